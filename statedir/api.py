@@ -1,0 +1,210 @@
+"""The Python API: keep a store open and make transitions without a new process.
+
+    import statedir
+    sd = statedir.open("state")
+    sd.new("run-1", topic="AI and QA")
+    sd.stage("run-1", "1", "in_progress")
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from statedir import git, store as store_mod, transaction, yaml
+from statedir.change import Request
+from statedir.errors import BadFile, InvalidValue
+from statedir.store import Store
+
+CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
+
+
+def init(directory: Path) -> dict[str, Any]:
+    """Make a store at `directory` (git init first where it is in no work tree); commits it."""
+    directory = directory.resolve()
+    if (directory / store_mod.CONFIG).is_file():
+        return {"store": str(directory), "created": False, "commit": None}
+    if git.find_worktree(directory) is None:
+        git.init(directory.parent)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {".gitignore": store_mod.GITIGNORE, ".gitattributes": store_mod.GITATTRIBUTES}
+    (directory / store_mod.CONFIG).write_text(yaml.dump(CONFIG_DEFAULTS, store_mod.schema_ref(store_mod.CONFIG)))
+    for rel, text in files.items():
+        (directory / rel).write_text(text)
+    store = Store(directory)
+    with store.locked():
+        written = store_mod.copy_schemas(directory)
+        paths = [store.git_path(r) for r in [store_mod.CONFIG, *files, *written]]
+        sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
+                         author="state_tracker")
+    return {"store": str(directory), "created": True, "commit": sha}
+
+
+def _file_hash(path: str) -> dict[str, str]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
+    return {"path": path, "content_hash": hashlib.sha256(data).hexdigest()}
+
+
+def read_yaml_file(path: str) -> Any:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read {path}: {exc.strerror}", file=path) from None
+    return yaml.to_plain(yaml.load(raw, path))
+
+
+class StateDir:
+    """An open store. Every method that changes state makes exactly one commit."""
+
+    def __init__(self, path: str | Path, *, lock_timeout: float | None = None) -> None:
+        self.store = Store(Path(path))
+        self.lock_timeout = lock_timeout
+
+    # --- reading ------------------------------------------------------------------------------
+    def runs(self) -> list[dict[str, Any]]:
+        out = []
+        for run_id in self.store.run_ids():
+            state = yaml.to_plain(self.store.load(f"runs/{run_id}/state.yaml")) or {}
+            out.append({k: state.get(k) for k in ("run_id", "template", "pipeline_state", "current_stage")})
+        return out
+
+    def load(self, run_id: str, *, ledger: bool = False) -> Any:
+        store_mod.check_run_id(run_id)
+        return transaction.load_run(self.store, run_id, ledger=ledger)
+
+    def passports(self, run_id: str) -> dict[str, Any]:
+        """Every version's passport, current and past."""
+        base = self.store.require_run(run_id)
+        folder = self.store.path(f"{base}/materials")
+        labels = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+        return {label: yaml.to_plain(self.store.load(f"{base}/materials/{label}.yaml")) for label in labels}
+
+    def get(self, run_id: str, path: str) -> Any:
+        """One value of the run document by dotted path; a key holding a dot matches whole."""
+        from statedir import runs
+
+        t, run, _ = self.load(run_id)
+        head = path.split(".", 1)[0]
+        doc = runs.document(t, run, self.passports(run_id) if head == "passports" else {},
+                            self.histories(run_id) if head == "history" else {})
+        return resolve(doc, path)
+
+    def log(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """State commits, newest first; only `run_id`'s when given."""
+        spec = self.store.git_path(self.store.require_run(run_id) if run_id else ".")
+        entries = git.log(self.store.worktree, spec)
+        return [e for e in entries if run_id is None or e["run_id"] == run_id]
+
+    def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}
+
+    # --- writing ------------------------------------------------------------------------------
+    def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,
+            **args: Any) -> dict[str, Any]:
+        req = Request(action, actor or "pipeline_orchestrator", args, reason)
+        return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
+
+    def new(self, run_id: str, *, topic: str, template: str | None = None, entry_point: str | None = None,
+            language: str | None = None, passport: str | None = None, confirm_skip: bool = False,
+            actor: str | None = None) -> dict[str, Any]:
+        from statedir import template as template_mod
+
+        name = template or str(self.store.config.get("default_template", "academic-pipeline"))
+        t = template_mod.load(name, self.store.root / "templates")
+        is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
+        args = {"topic": topic, "language": language, "entry_point": entry_point,
+                "passport": read_yaml_file(passport) if passport else None, "confirm_skip": confirm_skip}
+        req = Request("new", actor or t.default_actor(), args)
+        return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
+                                  template_file=Path(name) if is_file else None)
+
+    def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
+              outputs: list[str] | None = None, decision: str | None = None, reason: str | None = None,
+              turns: str | None = None, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "stage", actor, reason, stage=stage, status=status, mode=mode,
+                        outputs=outputs or [], decision=decision, turns=turns)
+
+    def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "output", actor, stage=stage, outputs=outputs)
+
+    def pipeline(self, run_id: str, state: str, *, reason: str | None = None,
+                 actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "pipeline", actor, reason, state=state)
+
+    def set(self, run_id: str, field: str, value: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "set", actor, reason, field=field, value=value)
+
+    def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
+                 origin_skill: str | None = None, origin_mode: str | None = None,
+                 upstream: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
+        hashed = [_file_hash(f) for f in files or []]
+        return self._do(run_id, "material", actor, names=names, files=hashed, origin_skill=origin_skill,
+                        origin_mode=origin_mode, upstream=upstream or [])
+
+    def integrity(self, run_id: str, stage: str, verdict: str, *, refs_total: int, refs_verified: int,
+                  issues_found: int | None = None, issues_fixed: int | None = None,
+                  issues: list[str] | None = None, reason: str | None = None,
+                  actor: str | None = None) -> dict[str, Any]:
+        parsed = [_parse_issue(i) for i in issues or []]
+        return self._do(run_id, "integrity", actor, reason, stage=stage,
+                        verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
+                        issues_found=issues_found, issues_fixed=issues_fixed, issues=parsed)
+
+    def revision(self, run_id: str, *, items_total: int, items_addressed: int | None = None,
+                 pending: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "revision", actor, items_total=items_total, items_addressed=items_addressed,
+                        pending=pending or [])
+
+    def loop(self, run_id: str, *, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "loop", actor)
+
+    def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
+                actor: str | None = None) -> dict[str, Any]:
+        data = read_yaml_file(report) if isinstance(report, str) else report
+        return self._do(run_id, "observe", actor, stage=stage,
+                        checkpoint=checkpoint, report=data)
+
+    def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
+                actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "confirm", actor, next=next, response=response)
+
+    def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "redo", actor, reason, stage=stage)
+
+    def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
+               choice: str | None = None, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "resume", actor, hash=hash, stage=stage, mode=mode, choice=choice)
+
+    def seal(self, run_id: str, bindings: str | list[Any], *, actor: str | None = None) -> dict[str, Any]:
+        rows = read_yaml_file(bindings) if isinstance(bindings, str) else bindings
+        return self._do(run_id, "seal", actor, bindings=rows)
+
+
+def resolve(doc: Any, path: str) -> Any:
+    """Walk a dotted path, trying the longest key first so `stages.2.5.status` finds stage 2.5."""
+    from statedir.errors import InvalidValue
+
+    parts = path.split(".")
+    node, i = doc, 0
+    while i < len(parts):
+        for j in range(len(parts), i, -1):
+            key = ".".join(parts[i:j])
+            if isinstance(node, dict) and key in node:
+                node, i = node[key], j
+                break
+            if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node, i = node[int(key)], j
+                break
+        else:
+            raise InvalidValue(f"no value at {path!r} (stopped at {'.'.join(parts[i:])!r})", path=path)
+    return node
+
+
+def _parse_issue(text: str) -> dict[str, str]:
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not all(p.strip() for p in parts):
+        raise InvalidValue(f"--issue {text!r} must be SEVERITY:TYPE:DESCRIPTION", issue=text)
+    return {"severity": parts[0].strip(), "type": parts[1].strip(), "description": parts[2].strip()}

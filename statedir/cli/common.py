@@ -1,0 +1,38 @@
+"""Options every command takes, and discovery of the default store (the only cwd/env reader)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+StoreOpt = Annotated[Optional[Path], typer.Option(
+    "--store", envvar="STATEDIR_STORE", show_envvar=True,
+    help="The store; default: the nearest state/statedir.yaml at or above the current directory.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout: one JSON document.")]
+ActorOpt = Annotated[str, typer.Option(
+    "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
+RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False)]
+DEFAULT_ACTOR = "pipeline_orchestrator"
+
+
+def store_path(store: Path | None) -> Path:
+    from statedir import store as store_mod
+
+    return store if store is not None else store_mod.locate(Path.cwd())
+
+
+def open_store(store: Path | None):  # type: ignore[no-untyped-def]
+    """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
+    from statedir.api import StateDir
+    from statedir.errors import InvalidValue
+
+    raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
+    timeout = None
+    if raw:
+        try:
+            timeout = float(raw)
+        except ValueError:
+            raise InvalidValue(f"STATEDIR_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
+    return StateDir(store_path(store), lock_timeout=timeout)

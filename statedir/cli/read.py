@@ -1,0 +1,125 @@
+"""Reading commands: runs, templates, show, get, status, prereq, log."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
+from statedir.output import emit_json, table
+
+
+@app.command()
+def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """List runs: id, template, pipeline_state, current_stage."""
+    rows = open_store(store).runs()
+    if json:
+        emit_json(rows)
+    else:
+        print(table(rows, ["run_id", "template", "pipeline_state", "current_stage"]) or "no runs yet")
+
+
+@app.command()
+def templates(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """List the templates statedir ships and the store holds."""
+    from statedir import template
+    from statedir.cli.common import store_path
+    from statedir.errors import NotAStore
+
+    rows = [{"name": name, "source": "shipped", "title": template.load(name).doc.get("title")}
+            for name in template.shipped()]
+    try:
+        held = sorted((store_path(store) / "templates").glob("*.yaml"))
+    except NotAStore:
+        held = []
+    for path in held:
+        rows.append({"name": path.stem, "source": "store", "title": template.load(str(path)).doc.get("title")})
+    if json:
+        emit_json(rows)
+    else:
+        print(table(rows, ["name", "source", "title"]))
+
+
+@app.command()
+def show(run_id: RunArg,
+         format: Annotated[str, typer.Option("--format", help="yaml, json or ars (the State Tracker's single JSON).")] = "yaml",
+         store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The whole run as one document."""
+    from statedir import runs as runs_mod
+    from statedir.errors import InvalidValue
+
+    if format not in ("yaml", "json", "ars"):
+        raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
+    sd = open_store(store)
+    t, run, _ = sd.load(run_id)
+    histories = sd.histories(run_id)
+    if format == "ars":
+        doc = runs_mod.ars(t, run, histories)
+    else:
+        doc = runs_mod.document(t, run, sd.passports(run_id), histories)
+    if json or format != "yaml":
+        emit_json(doc)
+    else:
+        from statedir import yaml
+
+        print(yaml.dump(doc), end="")
+
+
+@app.command()
+def get(run_id: RunArg, path: Annotated[str, typer.Argument(help="Dotted path, e.g. stages.2.5.status.")],
+        store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """One value by dotted path (a key holding a dot, like stage 2.5, matches whole)."""
+    value = open_store(store).get(run_id, path)
+    if json or not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        emit_json(value)
+    else:
+        print(value)
+
+
+@app.command()
+def status(run_id: RunArg, line: Annotated[bool, typer.Option("--line", help="Only the one-line form.")] = False,
+           store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The Progress Dashboard (--line: the one-line form)."""
+    from statedir import dashboard
+
+    t, run, _ = open_store(store).load(run_id)
+    board, one = dashboard.render(t, run), dashboard.line(t, run)
+    if json:
+        emit_json({"run_id": run_id, "dashboard": board, "line": one})
+    else:
+        print(one if line else board)
+
+
+@app.command()
+def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage to check.")],
+           store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Check the prerequisites for entering a stage (exit 1 when not met)."""
+    from statedir import runs as runs_mod
+
+    t, run, _ = open_store(store).load(run_id)
+    report = runs_mod.prereq_report(t, run, stage)
+    if json:
+        emit_json(report)
+    else:
+        print(f"prerequisites for stage {t.display(t.resolve_stage(stage))}: "
+              + ("met" if report["prerequisites_met"] else "NOT met"))
+        for key in ("missing_required", "missing_recommended"):
+            if report[key]:
+                print(f"  {key.replace('_', ' ')}: {', '.join(report[key])}")
+        if report["warning"]:
+            print(f"  warning: {report['warning']}")
+    if not report["prerequisites_met"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def log(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's transitions.")] = None,
+        store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The audit trail, read from git: time, actor, action, summary, commit."""
+    entries: list[dict[str, Any]] = open_store(store).log(run_id)
+    if json:
+        emit_json(entries)
+        return
+    rows = [{**e, "commit": e["commit"][:10]} for e in entries]
+    print(table(rows, ["time", "run_id", "actor", "action", "summary", "commit"]) or "no transitions yet")

@@ -1,0 +1,52 @@
+"""Store-level commands: init, validate, demo."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import JsonOpt, StoreOpt
+from statedir.output import emit_json
+
+
+@app.command()
+def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")] = Path("state"),
+         store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Make a store (git init first where needed); an existing store is left as it is."""
+    from statedir import api
+
+    result = api.init(store if store is not None and directory == Path("state") else directory)
+    if json:
+        emit_json(result)
+    elif result["created"]:
+        print(f"ok  initialized statedir store in {result['store']}  [{result['commit'][:10]}]")
+    else:
+        print(f"ok  {result['store']} is already a statedir store; nothing changed")
+
+
+@app.command()
+def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files to check; default: every store file.")] = None,
+             store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Check files against their schemas; exit 1 with file::$.path: message lines on any failure."""
+    from statedir import validate as validate_mod
+    from statedir.cli.common import store_path
+
+    problems = (validate_mod.files(files) if files else validate_mod.store(store_path(store)))
+    if json:
+        emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})
+    else:
+        for problem in problems:
+            print(problem)
+    if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+def demo(keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the demo store here and keep it.")] = None,
+         json: JsonOpt = False) -> None:
+    """Drive an example academic pipeline in a throwaway repository, then show the dashboard and log."""
+    from statedir import demo as demo_mod
+
+    demo_mod.run(keep, as_json=json)

@@ -1,0 +1,158 @@
+"""Mutating commands: each parses its options, calls one StateDir method, prints the result."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.output import done
+
+Reason = Annotated[Optional[str], typer.Option("--reason", help="Why (recorded in the transition log).")]
+
+
+@app.command()
+def new(run_id: RunArg,
+        topic: Annotated[str, typer.Option("--topic", help="What the run is about.")],
+        template: Annotated[Optional[str], typer.Option(
+            "--template", help="Template name or file; default: the store's default (academic-pipeline).")] = None,
+        entry_point: Annotated[Optional[str], typer.Option(
+            "--entry-point", help="Stage to enter at (mid-entry); default: the first.")] = None,
+        language: Annotated[Optional[str], typer.Option("--language", help="Language code, default en.")] = None,
+        passport: Annotated[Optional[str], typer.Option(
+            "--passport", help="A VERIFIED Material Passport file that lets mid-entry pass an integrity stage.")] = None,
+        confirm_skip: Annotated[bool, typer.Option(
+            "--confirm-skip", help="The user confirms skipping an integrity stage on that passport.")] = False,
+        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Create a run."""
+    done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
+                               language=language, passport=passport, confirm_skip=confirm_skip,
+                               actor=actor), json)
+
+
+@app.command()
+def stage(run_id: RunArg,
+          stage: Annotated[str, typer.Argument(help="Stage id (e.g. 2.5, 3p; 3' works too).")],
+          status: Annotated[str, typer.Argument(help="New status (pending in_progress completed skipped blocked).")],
+          mode: Annotated[Optional[str], typer.Option("--mode", help="The stage's mode.")] = None,
+          output: Annotated[Optional[list[str]], typer.Option("--output", help="An output to record (repeatable).")] = None,
+          decision: Annotated[Optional[str], typer.Option("--decision", help="Review decision (stages 3, 3p).")] = None,
+          reason: Reason = None,
+          turns: Annotated[Optional[str], typer.Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
+          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Update a stage's status and details (update_stage)."""
+    done(open_store(store).stage(run_id, stage, status, mode=mode, outputs=output, decision=decision,
+                                 reason=reason, turns=turns, actor=actor), json)
+
+
+@app.command("output")
+def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage the outputs belong to.")],
+            output: Annotated[list[str], typer.Option("--output", help="An output (repeatable).")],
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Record a sub-skill's own stage outputs (submit_output)."""
+    done(open_store(store).output(run_id, stage, output, actor=actor), json)
+
+
+@app.command()
+def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="paused, running (resume), aborted or completed.")],
+             reason: Reason = None, store: StoreOpt = None, json: JsonOpt = False,
+             actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Change the pipeline state: pause, resume, abort (update_pipeline_state)."""
+    done(open_store(store).pipeline(run_id, state, reason=reason, actor=actor), json)
+
+
+@app.command("set")
+def set_(run_id: RunArg, field: Annotated[str, typer.Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
+         value: Annotated[str, typer.Argument(help="The new value.")],
+         reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Change a run-level field (request_update)."""
+    done(open_store(store).set(run_id, field, value, reason=reason, actor=actor), json)
+
+
+@app.command()
+def material(run_id: RunArg, names: Annotated[list[str], typer.Argument(help="Material names of one version series.")],
+             file: Annotated[Optional[list[str]], typer.Option("--file", help="The artifact file (hashed; repeatable).")] = None,
+             origin_skill: Annotated[Optional[str], typer.Option("--origin-skill", help="Skill that made it.")] = None,
+             origin_mode: Annotated[Optional[str], typer.Option("--origin-mode", help="Mode it was made in.")] = None,
+             upstream: Annotated[Optional[list[str]], typer.Option("--upstream", help="Version label it depends on (repeatable).")] = None,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Register the next version of a material; prints its version label."""
+    done(open_store(store).material(run_id, names, files=file, origin_skill=origin_skill,
+                                    origin_mode=origin_mode, upstream=upstream, actor=actor), json)
+
+
+@app.command()
+def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The integrity stage (2.5 or 4.5).")],
+              verdict: Annotated[str, typer.Argument(help="PASS, PASS_WITH_NOTES or FAIL.")],
+              refs_total: Annotated[int, typer.Option("--refs-total", help="References checked.")],
+              refs_verified: Annotated[int, typer.Option("--refs-verified", help="References verified.")],
+              issues_found: Annotated[Optional[int], typer.Option("--issues-found", help="Issues found.")] = None,
+              issues_fixed: Annotated[Optional[int], typer.Option("--issues-fixed", help="Issues fixed.")] = None,
+              issue: Annotated[Optional[list[str]], typer.Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
+              reason: Annotated[Optional[str], typer.Option("--reason", help="The user's decision after the FAIL cap.")] = None,
+              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Record an integrity check (update_integrity; actor integrity_verification)."""
+    done(open_store(store).integrity(run_id, stage, verdict, refs_total=refs_total, refs_verified=refs_verified,
+                                     issues_found=issues_found, issues_fixed=issues_fixed, issues=issue,
+                                     reason=reason, actor=actor), json)
+
+
+@app.command()
+def revision(run_id: RunArg, items_total: Annotated[int, typer.Option("--items-total", help="Roadmap items.")],
+             items_addressed: Annotated[Optional[int], typer.Option("--items-addressed", help="Items addressed.")] = None,
+             pending: Annotated[Optional[list[str]], typer.Option("--pending", help="An item still pending (repeatable).")] = None,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Record the revision round of the current revision stage."""
+    done(open_store(store).revision(run_id, items_total=items_total, items_addressed=items_addressed,
+                                    pending=pending, actor=actor), json)
+
+
+@app.command()
+def loop(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Increment the revision loop counter (capped)."""
+    done(open_store(store).loop(run_id, actor=actor), json)
+
+
+@app.command()
+def observe(run_id: RunArg, stage: Annotated[str, typer.Option("--stage", help="Stage id, or 'pipeline'.")],
+            checkpoint: Annotated[str, typer.Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
+            report: Annotated[str, typer.Option("--report", help="The observer report (YAML or JSON file).")],
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Append an advisory observer report (actor collaboration_depth_agent)."""
+    done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor), json)
+
+
+@app.command()
+def confirm(run_id: RunArg,
+            next: Annotated[Optional[str], typer.Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
+            response: Annotated[Optional[str], typer.Option("--response", help="continue, just-continue, review or done.")] = None,
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Answer the open checkpoint and start the next stage."""
+    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor), json)
+
+
+@app.command()
+def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.")],
+         reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Reopen a completed stage and bump its outputs' versions."""
+    done(open_store(store).redo(run_id, stage, reason=reason, actor=actor), json)
+
+
+@app.command()
+def resume(run_id: RunArg, hash: Annotated[str, typer.Argument(help="The 12-hex boundary hash.")],
+           stage: Annotated[Optional[str], typer.Option("--stage", help="Override the next stage.")] = None,
+           mode: Annotated[Optional[str], typer.Option("--mode", help="Mode for the resumed stage.")] = None,
+           choice: Annotated[Optional[str], typer.Option("--choice", help="Answer to the boundary's pending decision.")] = None,
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Resume from a reset boundary (consumes it)."""
+    done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, actor=actor), json)
+
+
+@app.command()
+def seal(run_id: RunArg, bindings: Annotated[str, typer.Option("--bindings", help="The five-row bindings file.")],
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Seal adjudication_activity_sources after the terminal state."""
+    done(open_store(store).seal(run_id, bindings, actor=actor), json)

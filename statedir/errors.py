@@ -1,0 +1,49 @@
+"""One exception root with stable codes; the CLI's error handler maps them to exit codes."""
+from __future__ import annotations
+
+from typing import Any
+
+REFUSED, BAD_INPUT, ENVIRONMENT = 1, 2, 3
+
+
+class StatedirError(Exception):
+    """Root of every error statedir reports; `code` is stable, `exit_code` per cli.md."""
+
+    code = "STATEDIR_ERROR"
+    exit_code = ENVIRONMENT
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def as_json(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+def _error(code: str, exit_code: int) -> type[StatedirError]:
+    return type(code.title().replace("_", "") + "Error", (StatedirError,),
+                {"code": code, "exit_code": exit_code, "__doc__": f"{code} (exit {exit_code})."})
+
+
+# Refused by the rules (exit 1).
+IllegalTransition = _error("ILLEGAL_TRANSITION", REFUSED)
+PermissionDenied = _error("PERMISSION_DENIED", REFUSED)
+PrerequisitesMissing = _error("PREREQUISITES_MISSING", REFUSED)
+LimitReached = _error("LIMIT_REACHED", REFUSED)
+RunTerminal = _error("RUN_TERMINAL", REFUSED)
+ImmutableField = _error("IMMUTABLE_FIELD", REFUSED)
+ValidationFailed = _error("VALIDATION_FAILED", REFUSED)
+# Bad input (exit 2).
+UnknownRun = _error("UNKNOWN_RUN", BAD_INPUT)
+UnknownStage = _error("UNKNOWN_STAGE", BAD_INPUT)
+UnknownMaterial = _error("UNKNOWN_MATERIAL", BAD_INPUT)
+InvalidValue = _error("INVALID_VALUE", BAD_INPUT)
+InvalidId = _error("INVALID_ID", BAD_INPUT)
+RunExists = _error("RUN_EXISTS", BAD_INPUT)
+BadFile = _error("BAD_FILE", BAD_INPUT)
+# Environment (exit 3).
+NotAStore = _error("NOT_A_STORE", ENVIRONMENT)
+LockTimeout = _error("LOCK_TIMEOUT", ENVIRONMENT)
+GitError = _error("GIT_ERROR", ENVIRONMENT)
+CorruptStore = _error("CORRUPT_STORE", ENVIRONMENT)

@@ -1,0 +1,51 @@
+"""Rendering results and errors: one JSON document with --json, short lines for people."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from statedir.errors import StatedirError
+
+
+def _color(text: str, code: str, stream: Any) -> str:
+    if os.environ.get("NO_COLOR") or not getattr(stream, "isatty", lambda: False)():
+        return text
+    return f"\033[{code}m{text}\033[0m"
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def done(result: dict[str, Any], as_json: bool) -> None:
+    """What a mutating command prints on success."""
+    if as_json:
+        emit_json(result)
+        return
+    line = result.get("summary", "done")
+    commit = result.get("commit")
+    print(_color("ok", "32", sys.stdout) + f"  {line}" + (f"  [{commit[:10]}]" if commit else ""))
+    if result.get("warning"):
+        print(_color("warning", "33", sys.stdout) + f"  {result['warning']}")
+
+
+def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    if not rows:
+        return ""
+    widths = {c: max(len(c), *(len(str(r.get(c) if r.get(c) is not None else "-")) for r in rows))
+              for c in columns}
+    lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip()]
+    for r in rows:
+        lines.append("  ".join(str(r.get(c) if r.get(c) is not None else "-").ljust(widths[c])
+                               for c in columns).rstrip())
+    return "\n".join(lines)
+
+
+def error(exc: StatedirError, as_json: bool) -> int:
+    if as_json:
+        emit_json(exc.as_json())
+    else:
+        sys.stderr.write(_color("error", "31", sys.stderr) + f": {exc.message} [{exc.code}]\n")
+    return exc.exit_code

@@ -1,0 +1,244 @@
+"""The store on disk: layout, safe paths, the exclusive lock, atomic writes and appends."""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from statedir import git, schema
+from statedir.errors import BadFile, CorruptStore, InvalidId, LockTimeout, NotAStore, UnknownRun
+
+CONFIG = "statedir.yaml"
+LOCK = ".statedir.lock"
+JOURNAL = ".statedir.txn"
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+DEFAULT_LOCK_TIMEOUT = 30.0
+GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
+GITATTRIBUTES = (
+    "# statedir: YAML state, diffed as text; logs are append-only so a union merge keeps both sides\n"
+    "*.yaml text eol=lf\n"
+    "runs/*/history/*.yaml merge=union\n"
+)
+
+# Which schema checks which store file (store-relative posix path patterns).
+SCHEMA_OF = (
+    (re.compile(r"^statedir\.yaml$"), "store-config"),
+    (re.compile(r"^templates/[^/]+\.yaml$"), "template"),
+    (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
+    (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),
+    (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
+    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),
+)
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID_RE.match(run_id) or run_id in {".", ".."}:
+        raise InvalidId(f"invalid run id {run_id!r}: use letters, digits and ._:- (at most 128, "
+                        "starting with a letter or digit)", run_id=run_id)
+    return run_id
+
+
+def schema_for(rel: str) -> str | None:
+    """The schema name for a store-relative path, or None for files statedir does not own."""
+    for pattern, name in SCHEMA_OF:
+        match = pattern.match(rel)
+        if match:
+            return name.format(**match.groupdict())
+    return None
+
+
+def schema_ref(rel: str) -> str:
+    """The relative path from a store file to its schema copy in `.schemas/`."""
+    name = schema_for(rel)
+    depth = rel.count("/")
+    return "../" * depth + f".schemas/{name}.schema.json"
+
+
+class Store:
+    """An opened store: its directory, its git work tree and its configuration."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        config_path = self.root / CONFIG
+        if not config_path.is_file():
+            raise NotAStore(f"{root} is not a statedir store (no {CONFIG}); run `statedir init`",
+                            store=str(root))
+        worktree = git.find_worktree(self.root)
+        if worktree is None:
+            raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
+        self.worktree = worktree
+        self.prefix = self.root.relative_to(worktree).as_posix()
+        self._config_bytes = config_path.read_bytes()
+        self._config: dict[str, Any] | None = None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        if self._config is None:
+            from statedir import yaml
+
+            self._config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG)) or {}
+        return self._config
+
+    def lock_timeout(self, override: float | None = None) -> float:
+        if override is not None:
+            return override
+        value = self.config.get("lock_timeout", DEFAULT_LOCK_TIMEOUT)
+        return float(value) if isinstance(value, (int, float)) else DEFAULT_LOCK_TIMEOUT
+
+    # --- paths ------------------------------------------------------------------------------
+    def path(self, rel: str) -> Path:
+        """The absolute path of a store file, refusing anything that leaves the store."""
+        target = self.root / rel
+        parent = target.parent
+        real_parent = Path(os.path.realpath(parent))
+        if real_parent != self.root and self.root not in real_parent.parents:
+            raise CorruptStore(f"{rel} leads out of the store (a symlinked directory?)", file=rel)
+        if target.is_symlink():
+            raise CorruptStore(f"{rel} is a symlink; statedir does not follow links", file=rel)
+        return target
+
+    def git_path(self, rel: str) -> str:
+        return f"{self.prefix}/{rel}" if self.prefix != "." else rel
+
+    def run_dir(self, run_id: str) -> str:
+        return f"runs/{check_run_id(run_id)}"
+
+    def require_run(self, run_id: str) -> str:
+        rel = self.run_dir(run_id)
+        if not self.path(f"{rel}/state.yaml").is_file():
+            raise UnknownRun(f"no run {run_id!r} in this store; see `statedir runs`", run_id=run_id)
+        return rel
+
+    def run_ids(self) -> list[str]:
+        runs = self.root / "runs"
+        if not runs.is_dir():
+            return []
+        return sorted(p.name for p in runs.iterdir() if (p / "state.yaml").is_file())
+
+    # --- reading ----------------------------------------------------------------------------
+    def read_bytes(self, rel: str) -> bytes | None:
+        try:
+            return self.path(rel).read_bytes()
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise BadFile(f"{rel} is a directory, not a file", file=rel) from None
+
+    def load(self, rel: str) -> Any:
+        """A store file as round-trip YAML data (None when missing)."""
+        from statedir import yaml
+
+        raw = self.read_bytes(rel)
+        return None if raw is None else yaml.load(raw, rel)
+
+    # --- writing ----------------------------------------------------------------------------
+    def write_atomic(self, rel: str, text: str) -> bool:
+        """Replace a file atomically (temp, fsync, rename); False when the bytes are unchanged."""
+        target = self.path(rel)
+        data = text.encode("utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            if target.read_bytes() == data:
+                return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return True
+
+    def append(self, rel: str, text: str, header: str) -> None:
+        """Append text at the end of a log, never reading what is already there."""
+        target = self.path(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+        fd = os.open(target, flags, 0o644)
+        try:
+            if os.fstat(fd).st_size == 0:
+                text = header + text
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # --- the lock and crash recovery ---------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the exclusive store lock; waiting longer than the timeout is LOCK_TIMEOUT."""
+        limit = self.lock_timeout(timeout)
+        fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            deadline = time.monotonic() + limit
+            delay = 0.002
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s",
+                                      timeout=limit)
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+            self.recover()
+            yield
+        finally:
+            os.close(fd)
+
+    def begin(self, rels: list[str]) -> None:
+        """Record which files a transition will touch, before touching any."""
+        self.write_atomic(JOURNAL, json.dumps(sorted(rels)))
+
+    def end(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.root / JOURNAL)
+
+    def recover(self) -> None:
+        """Undo a transition that died before its commit: its files go back to HEAD."""
+        raw = self.read_bytes(JOURNAL)
+        if raw is None:
+            return
+        try:
+            rels = [r for r in json.loads(raw) if isinstance(r, str) and ".." not in r.split("/")]
+        except ValueError:
+            rels = []
+        if rels:
+            git.restore(self.worktree, [self.git_path(r) for r in rels])
+        self.end()
+
+
+def locate(start: Path) -> Path:
+    """The nearest `state/statedir.yaml` at or above `start` (the default store)."""
+    for directory in (start, *start.parents):
+        if (directory / "state" / CONFIG).is_file():
+            return directory / "state"
+        if (directory / CONFIG).is_file():
+            return directory
+    raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
+
+
+def copy_schemas(root: Path) -> list[str]:
+    """Refresh `.schemas/` from the package; returns the store-relative paths written."""
+    target = root / ".schemas"
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in schema.schema_names():
+        src = schema.schema_path(name)
+        dst = target / src.name
+        if not dst.is_file() or dst.read_bytes() != src.read_bytes():
+            shutil.copyfile(src, dst)
+        written.append(f".schemas/{src.name}")
+    return written

@@ -1,0 +1,196 @@
+"""Pipeline templates: data files declaring stages, statuses, graph, materials, roles and caps."""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+from statedir import schema
+from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class Template:
+    """Read-only accessors over one validated template document (plain data)."""
+
+    def __init__(self, doc: dict[str, Any], source: str) -> None:
+        self.doc = doc
+        self.source = source
+        self.name: str = doc["name"]
+        self.stages: list[dict[str, Any]] = doc["stages"]
+        self.stage_ids = [s["id"] for s in self.stages]
+        self._by_id = {s["id"]: s for s in self.stages}
+        self.status = doc["statuses"]["roles"]
+        self.statuses: list[str] = doc["statuses"]["values"]
+        self.moves: dict[str, list[str]] = doc["statuses"]["moves"]
+        self.pipeline = doc["pipeline_states"]
+        self.graph: list[dict[str, Any]] = doc["graph"]
+        self.materials: list[str] = doc.get("materials", [])
+        self.series: list[dict[str, Any]] = doc.get("series", [])
+        self.roles: dict[str, dict[str, Any]] = doc.get("roles", {})
+        self.caps: dict[str, int] = doc.get("caps", {})
+        self.checkpoints: dict[str, Any] = doc.get("checkpoints", {})
+        self.terminal_targets = {self.pipeline["completed"], self.pipeline["aborted"]}
+
+    # --- stages --------------------------------------------------------------------------
+    def stage(self, stage_id: str) -> dict[str, Any]:
+        return self._by_id[self.resolve_stage(stage_id)]
+
+    def resolve_stage(self, raw: str) -> str:
+        """The stage id for `raw` (an id or an alias), or UNKNOWN_STAGE."""
+        stage_id = self.doc.get("aliases", {}).get(raw, raw)
+        if stage_id not in self._by_id:
+            raise UnknownStage(f"unknown stage {raw!r}; {self.name} has {', '.join(self.stage_ids)}",
+                               stage=raw, known=self.stage_ids)
+        return stage_id
+
+    def display(self, stage_id: str) -> str:
+        return self._by_id[stage_id].get("display", stage_id)
+
+    def index(self, stage_id: str) -> int:
+        return self.stage_ids.index(stage_id)
+
+    def skippable(self, stage_id: str) -> bool:
+        return bool(self.status.get("skipped")) and self._by_id[stage_id].get("skippable", True)
+
+    def owner(self, stage_id: str) -> str | None:
+        stage = self._by_id[stage_id]
+        return stage.get("owner") or stage.get("skill")
+
+    # --- graph -----------------------------------------------------------------------------
+    def edges_from(self, stage_id: str) -> list[dict[str, Any]]:
+        return [e for e in self.graph if e["from"] == stage_id]
+
+    def prohibited(self, source: str, target: str) -> bool:
+        return [source, target] in self.doc.get("prohibited", [])
+
+    def entry_points(self) -> list[str]:
+        return self.doc.get("entry_points", self.stage_ids[:1])
+
+    # --- materials -------------------------------------------------------------------------
+    def check_material(self, name: str) -> str:
+        if name not in self.materials:
+            raise UnknownMaterial(f"unknown material {name!r} for template {self.name}",
+                                  material=name, known=self.materials)
+        return name
+
+    def series_of(self, material: str) -> dict[str, Any]:
+        for series in self.series:
+            if material in series["materials"]:
+                return series
+        return {"name": material, "label": f"{material}_v{{N}}", "materials": [material]}
+
+    def series_by_name(self, name: str) -> dict[str, Any] | None:
+        for series in self.series:
+            if series["name"] == name:
+                return series
+        return self.series_of(name) if name in self.materials else None
+
+    # --- roles -----------------------------------------------------------------------------
+    def may(self, actor: str, action: str, stage_id: str | None = None) -> bool:
+        if action in self.roles.get(actor, {}).get("may", []):
+            return True
+        owned = stage_id is not None and self.owner(stage_id) == actor
+        return owned and action in self.doc.get("owner_may", [])
+
+    def default_actor(self) -> str:
+        return self.doc.get("default_actor", "pipeline_orchestrator")
+
+
+def _semantic_problems(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
+    """Cross-references the schema cannot express, as (json path, message)."""
+    out: list[tuple[list[Any], str]] = []
+    ids = [s["id"] for s in doc["stages"]]
+    for i, stage_id in enumerate(ids):
+        if ids.index(stage_id) != i:
+            out.append((["stages", i, "id"], f"duplicate stage id {stage_id!r}"))
+    statuses = doc["statuses"]["values"]
+    for role, value in doc["statuses"]["roles"].items():
+        if value not in statuses:
+            out.append((["statuses", "roles", role], f"{value!r} is not one of statuses.values"))
+    for src, targets in doc["statuses"]["moves"].items():
+        for value in [src, *targets]:
+            if value not in statuses:
+                out.append((["statuses", "moves", src], f"{value!r} is not one of statuses.values"))
+    ends = {doc["pipeline_states"]["completed"], doc["pipeline_states"]["aborted"]}
+    for i, edge in enumerate(doc["graph"]):
+        if edge["from"] not in ids:
+            out.append((["graph", i, "from"], f"unknown stage {edge['from']!r}"))
+        if edge["to"] not in ids and edge["to"] not in ends:
+            out.append((["graph", i, "to"], f"unknown stage or end state {edge['to']!r}"))
+        for key in ("skip", "reset"):
+            for j, stage_id in enumerate(edge.get(key, [])):
+                if stage_id not in ids:
+                    out.append((["graph", i, key, j], f"unknown stage {stage_id!r}"))
+    for alias, target in doc.get("aliases", {}).items():
+        if target not in ids:
+            out.append((["aliases", alias], f"alias of unknown stage {target!r}"))
+    for i, stage_id in enumerate(doc.get("entry_points", [])):
+        if stage_id not in ids:
+            out.append((["entry_points", i], f"unknown stage {stage_id!r}"))
+    materials = set(doc.get("materials", []))
+    for i, series in enumerate(doc.get("series", [])):
+        for name in series["materials"]:
+            if name not in materials:
+                out.append((["series", i, "materials"], f"unknown material {name!r}"))
+    for i, stage in enumerate(doc["stages"]):
+        prereq = stage.get("prerequisites", {})
+        for req in prereq.get("required", []):
+            for name in [req] if isinstance(req, str) else req.get("any_of", []):
+                if name not in materials:
+                    out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
+        for name in prereq.get("recommended", []):
+            if name not in materials:
+                out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
+    return out
+
+
+def parse(raw: bytes, source: str) -> Template:
+    """Validate a template file's bytes; a bad template is BAD_FILE naming the line."""
+    from statedir import yaml
+
+    doc = yaml.load(raw, source)
+    plain = yaml.to_plain(doc)
+    if not isinstance(plain, dict):
+        raise BadFile(f"{source}: a template must be a YAML mapping", file=source)
+    problems = schema.validate("template", plain, source, source=doc)
+    if problems:
+        first = problems[0]
+        where = f"{source}:{first.line}" if first.line else source
+        raise BadFile(f"{where}: invalid template at {first.path}: {first.message}", file=source,
+                      line=first.line, errors=[p.as_dict() for p in problems])
+    for path, message in _semantic_problems(plain):
+        line = schema._line_of(doc, path)  # noqa: SLF001 - shared line lookup
+        where = f"{source}:{line}" if line else source
+        raise BadFile(f"{where}: invalid template: {message}", file=source, line=line)
+    return Template(plain, source)
+
+
+def shipped() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml"))}
+
+
+@functools.cache
+def _load_file(path: Path) -> Template:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read template {path}: {exc.strerror}", file=str(path)) from None
+    return parse(raw, str(path))
+
+
+def load(name_or_path: str, store_templates: Path | None = None) -> Template:
+    """A template by name (the store's own first, then shipped) or by file path."""
+    if NAME_RE.match(name_or_path) and not name_or_path.endswith((".yaml", ".yml")):
+        if store_templates is not None and (store_templates / f"{name_or_path}.yaml").is_file():
+            return _load_file(store_templates / f"{name_or_path}.yaml")
+        if name_or_path in shipped():
+            return _load_file(shipped()[name_or_path])
+        raise InvalidValue(f"unknown template {name_or_path!r}; see `statedir templates`",
+                           template=name_or_path)
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise InvalidValue(f"template file {name_or_path!r} does not exist", template=name_or_path)
+    return _load_file(path.resolve())

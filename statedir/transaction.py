@@ -1,0 +1,167 @@
+"""The one write path: lock, load, decide, validate, write atomically, commit once."""
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+from statedir import git, schema, store as store_mod, yaml
+from statedir.change import Change, Request, RunData
+from statedir.errors import CorruptStore, GitError, RunExists, StatedirError, ValidationFailed
+from statedir.store import Store
+from statedir.template import Template
+
+LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
+        "checkpoints", "reset_boundary")
+
+
+class WriteFailed(StatedirError):
+    code = "IO_ERROR"
+    exit_code = 3
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _checked(rel: str, doc: Any) -> dict[str, Any]:
+    plain = yaml.to_plain(doc)
+    name = store_mod.schema_for(rel)
+    problems = schema.validate(name, plain, rel, source=doc) if name else []
+    if problems or not isinstance(plain, dict):
+        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}; "
+                           "fix the file or `git checkout` it", file=rel,
+                           errors=[p.as_dict() for p in problems])
+    return plain
+
+
+def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, dict[str, Any]]:
+    """A run as plain data, its template, and the round-trip documents edits are merged into."""
+    base = store.require_run(run_id)
+    docs: dict[str, Any] = {}
+
+    def read(rel: str) -> dict[str, Any]:
+        doc = store.load(rel)
+        if doc is None:
+            raise CorruptStore(f"{rel} is missing or empty", file=rel)
+        docs[rel] = doc
+        return _checked(rel, doc)
+
+    state = read(f"{base}/state.yaml")
+    if state.get("run_id") != run_id:
+        raise CorruptStore(f"{base}/state.yaml holds run_id {state.get('run_id')!r}", file=f"{base}/state.yaml")
+    t = run_template(store, state)
+    stages = {sid: read(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
+    passports = {label: read(f"{base}/materials/{label}.yaml")
+                 for label in state.get("current_version", {}).values()}
+    run = RunData(run_id, state, stages, passports)
+    if ledger or state.get("settings", {}).get("reset_boundaries"):
+        run.ledger = read_log(store, run_id, "reset_boundary")
+    return t, run, docs
+
+
+def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
+    rel = f"{store.run_dir(run_id)}/history/{name}.yaml"
+    doc = store.load(rel)
+    plain = yaml.to_plain(doc) if doc is not None else []
+    problems = schema.validate(f"log-{name}", plain, rel, source=doc)
+    if problems:
+        raise CorruptStore(f"{problems[0]}", file=rel)
+    return plain or []
+
+
+def run_template(store: Store, state: dict[str, Any]) -> Template:
+    from statedir import template
+
+    return template.load(state["template"], store.root / "templates")
+
+
+def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
+          docs: dict[str, Any], extra_files: dict[str, str] | None = None) -> dict[str, Any]:
+    """Persist an accepted change: validate everything first, then write, append, commit."""
+    base = store.run_dir(run_id)
+    files: dict[str, Any] = {}
+    if change.state is not None:
+        files[f"{base}/state.yaml"] = change.state
+    files.update({f"{base}/stages/{sid}.yaml": rec for sid, rec in change.stages.items()})
+    files.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
+    entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary,
+             "reason": req.reason}
+    appends = [(f"{base}/history/{name}.yaml", e) for name, e in change.logs]
+    appends.append((f"{base}/history/transitions.yaml", entry))
+    problems = []
+    for rel, data in files.items():
+        problems += schema.validate(store_mod.schema_for(rel) or "", data, rel)
+    for rel, data in appends:
+        problems += schema.validate(store_mod.schema_for(rel) or "", data, rel, pointer="$defs/entry")
+    if problems:
+        raise ValidationFailed(f"the change would write invalid state: {problems[0]}",
+                               errors=[p.as_dict() for p in problems])
+    texts = {rel: yaml.dump(yaml.merge(docs[rel], data) if rel in docs else data,
+                            store_mod.schema_ref(rel)) for rel, data in files.items()}
+    texts.update(extra_files or {})
+    touched = sorted({*texts, *(rel for rel, _ in appends)})
+    message = git.message(change.summary, run_id, req.actor, req.action)
+    try:
+        store.begin(touched)
+        for rel, text in texts.items():
+            store.write_atomic(rel, text)
+        for rel, data in appends:
+            store.append(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel)))
+        sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
+                         author=req.actor)
+    except OSError as exc:
+        store.recover()
+        raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None
+    except GitError:
+        store.recover()
+        raise
+    store.end()
+    return {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
+
+
+def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
+    """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
+    from statedir import rules
+
+    store_mod.check_run_id(run_id)
+    with store.locked(timeout):
+        t, run, docs = load_run(store, run_id, ledger=req.action == "resume")
+        now = utc_now()
+        change = rules.decide(t, run, req, now)
+        return apply(store, run_id, change, req, now, docs)
+
+
+def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
+           template_file: Path | None = None) -> dict[str, Any]:
+    """`new`: the run's files and its empty logs, one commit."""
+    from statedir import runs
+    from statedir.change import require_permission
+
+    store_mod.check_run_id(run_id)
+    require_permission(t, req.actor, "new")
+    with store.locked(timeout):
+        base = store.run_dir(run_id)
+        if store.path(base).exists():
+            raise RunExists(f"run {run_id!r} already exists", run_id=run_id)
+        now = utc_now()
+        _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
+                                 req.args.get("entry_point"), now, passport=req.args.get("passport"),
+                                 confirm_skip=bool(req.args.get("confirm_skip")))
+        extra = {f"{base}/history/{name}.yaml": yaml.header(store_mod.schema_ref(f"{base}/history/{name}.yaml"))
+                 for name in LOGS if name != "transitions"}
+        if template_file is not None:
+            extra.update(_store_template(store, t, template_file))
+        return apply(store, run_id, change, req, now, {}, extra)
+
+
+def _store_template(store: Store, t: Template, path: Path) -> dict[str, str]:
+    """A user's template file is kept in the store, so the run stays readable anywhere."""
+    from statedir.errors import InvalidValue
+
+    rel = f"templates/{t.name}.yaml"
+    raw = path.read_bytes()
+    existing = store.read_bytes(rel)
+    if existing is not None and existing != raw:
+        raise InvalidValue(f"the store already holds a different template named {t.name!r}", template=t.name)
+    return {rel: raw.decode("utf-8")}

@@ -1,0 +1,74 @@
+"""`validate`: every store file (or the named ones) against its schema, all failures collected."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from statedir import schema, store as store_mod, yaml
+from statedir.errors import BadFile
+from statedir.schema import Problem
+
+
+def _store_root(path: Path) -> Path | None:
+    for directory in path.resolve().parents:
+        if (directory / store_mod.CONFIG).is_file():
+            return directory
+    return None
+
+
+def check_file(path: Path, rel: str, shown: str) -> list[Problem]:
+    """Problems of one store file (`rel` inside its store, `shown` as the user named it)."""
+    name = store_mod.schema_for(rel)
+    if name is None:
+        return []
+    if path.is_symlink():
+        return [Problem(shown, "$", "is a symlink; statedir files are regular files")]
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return [Problem(shown, "$", f"cannot read: {exc.strerror}")]
+    try:
+        doc = yaml.load(raw, shown)
+    except BadFile as exc:
+        return [Problem(shown, "$", exc.message.removeprefix(f"{shown}:").strip(), exc.details.get("line"))]
+    problems = []
+    if not raw.startswith(yaml.HEADER_PREFIX.encode()):
+        problems.append(Problem(shown, "$", f"missing the first line {yaml.header(store_mod.schema_ref(rel)).strip()!r}", 1))
+    plain = yaml.to_plain(doc)
+    problems += schema.validate(name, plain, shown, source=doc)
+    if name == "template" and not problems:
+        from statedir import template
+
+        try:
+            template.parse(raw, shown)
+        except BadFile as exc:
+            problems.append(Problem(shown, "$", exc.message, exc.details.get("line")))
+    return problems
+
+
+def store(root: Path) -> list[Problem]:
+    """Every file statedir owns in the store at `root`."""
+    root = store_mod.Store(root).root
+    paths = [root / store_mod.CONFIG, *sorted((root / "templates").glob("*.yaml")),
+             *sorted((root / "runs").glob("*/**/*.yaml"))]
+    problems: list[Problem] = []
+    for path in paths:
+        rel = path.relative_to(root).as_posix()
+        problems += check_file(path, rel, rel)
+    return problems
+
+
+def files(paths: list[Path]) -> list[Problem]:
+    """The named files, each checked against the schema its place in its store calls for."""
+    problems: list[Problem] = []
+    for path in paths:
+        shown = str(path)
+        root = _store_root(path)
+        if root is None:
+            problems.append(Problem(shown, "$", "not inside a statedir store (no statedir.yaml above it)"))
+            continue
+        if not path.exists() and not path.is_symlink():
+            problems.append(Problem(shown, "$", "no such file"))
+            continue
+        problems += check_file(path, path.resolve().relative_to(root).as_posix()
+                               if not path.is_symlink() else path.name, shown)
+    return problems

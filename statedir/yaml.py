@@ -1,0 +1,147 @@
+"""The only module that imports ruamel.yaml: guarded loading, stable dumping, log entries."""
+from __future__ import annotations
+
+import datetime
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from statedir.errors import BadFile
+
+HEADER_PREFIX = "# yaml-language-server: $schema="
+MAX_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
+
+
+def _make_yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.representer.add_representer(
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
+    )
+    return yaml
+
+
+_YAML = _make_yaml()
+
+
+def header(schema_ref: str) -> str:
+    return f"{HEADER_PREFIX}{schema_ref}\n"
+
+
+def _check_nodes(node: Any, name: str) -> None:
+    """Refuse aliases, explicit non-core tags and deep nesting before anything is built."""
+    seen: set[int] = set()
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        line = current.start_mark.line + 1
+        if id(current) in seen:
+            raise BadFile(f"{name}:{line}: aliases are not allowed in statedir files", file=name, line=line)
+        seen.add(id(current))
+        tag = str(getattr(current.tag, "value", current.tag))
+        if tag not in _PLAIN_TAGS:
+            raise BadFile(f"{name}:{line}: tag {tag!r} is not allowed", file=name, line=line)
+        if depth > MAX_DEPTH:
+            raise BadFile(f"{name}:{line}: nesting deeper than {MAX_DEPTH} levels", file=name, line=line)
+        if isinstance(current.value, list):
+            for item in current.value:
+                if isinstance(item, tuple):
+                    key, value = item
+                    if isinstance(key.value, list):
+                        raise BadFile(f"{name}:{line}: a mapping key must be a plain value",
+                                      file=name, line=line)
+                    stack.extend(((key, depth + 1), (value, depth + 1)))
+                else:
+                    stack.append((item, depth + 1))
+
+
+def load(raw: bytes | str, name: str = "<input>") -> Any:
+    """Parse one YAML document (round-trip types) or raise BadFile naming the line."""
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_BYTES:
+            raise BadFile(f"{name}: file is larger than {MAX_BYTES} bytes", file=name)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadFile(f"{name}: not valid UTF-8 (byte {exc.start})", file=name) from None
+    else:
+        text = raw
+        if len(text) > MAX_BYTES:
+            raise BadFile(f"{name}: file is larger than {MAX_BYTES} bytes", file=name)
+    if text.startswith(HEADER_PREFIX):
+        # Keep line numbers while leaving the header out of the round-trip comments.
+        text = "\n" + text.partition("\n")[2]
+    # A fresh loader per document: a failed parse leaves no state behind.
+    loader = YAML(typ="rt")
+    try:
+        constructor, _parser = loader.get_constructor_parser(io.StringIO(text))
+        node = constructor.composer.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node, name)
+        return constructor.construct_document(node)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        raise BadFile(f"{name}:{line}: {problem}", file=name, line=line) from None
+    except YAMLError as exc:
+        raise BadFile(f"{name}: {' '.join(str(exc).split())}", file=name) from None
+    except RecursionError:
+        raise BadFile(f"{name}: nesting too deep", file=name) from None
+
+
+def to_plain(data: Any) -> Any:
+    """The JSON-like view used for validation and rules: dicts, lists, scalars, strings for times."""
+    if isinstance(data, dict):
+        return {str(k): to_plain(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [to_plain(v) for v in data]
+    if isinstance(data, bool) or data is None:
+        return data
+    if isinstance(data, (datetime.datetime, datetime.date)):
+        return data.isoformat().replace("+00:00", "Z")
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    return str(data)
+
+
+def dump(data: Any, schema_ref: str | None = None) -> str:
+    """Serialize with stable formatting; the schema header line comes first."""
+    stream = io.StringIO()
+    if schema_ref:
+        stream.write(header(schema_ref))
+    if data is not None:
+        _YAML.dump(data, stream)
+    return stream.getvalue()
+
+
+def dump_entry(entry: Any) -> str:
+    """The text that appending `entry` to a top-level YAML list adds at its end."""
+    stream = io.StringIO()
+    _YAML.dump([entry], stream)
+    return stream.getvalue()
+
+
+def merge(old: Any, new: Any) -> Any:
+    """`new` (plain data) laid over round-trip `old`: comments and key order survive."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in [k for k in old if k not in new]:
+            del old[key]
+        for key, value in new.items():
+            old[key] = merge(old[key], value) if key in old else value
+        return old
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, value in enumerate(new):
+            old[i] = merge(old[i], value)
+        return old
+    return old if to_plain(old) == new and type(to_plain(old)) is type(new) else new
