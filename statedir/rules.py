@@ -141,6 +141,10 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
     integrity = spec.get("integrity")
     if integrity and req.reason and record.get("retry_count", 0) >= integrity["retry_cap"]:
         record["fail_loop_decision"] = req.reason
+    if integrity and record.get("fail_loop_decision") and integrity.get("verifies"):
+        # The user's recorded decision carries the draft on, "partially unverified": its passport
+        # keeps its status, but the next stage may start.
+        state["materials"][integrity["verifies"]] = True
     if not conditions.all_hold(spec.get("completion", []), record, state):
         raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: "
                                 f"{spec.get('completion_message') or conditions.describe(spec['completion'])}",

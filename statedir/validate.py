@@ -15,9 +15,9 @@ def _store_root(path: Path) -> Path | None:
     return None
 
 
-def check_file(path: Path, rel: str, shown: str) -> list[Problem]:
+def check_file(path: Path, rel: str, shown: str, forced: str | None = None) -> list[Problem]:
     """Problems of one store file (`rel` inside its store, `shown` as the user named it)."""
-    name = store_mod.schema_for(rel)
+    name = forced or store_mod.schema_for(rel)
     if name is None:
         return []
     if path.is_symlink():
@@ -29,9 +29,11 @@ def check_file(path: Path, rel: str, shown: str) -> list[Problem]:
     try:
         doc = yaml.load(raw, shown)
     except BadFile as exc:
-        return [Problem(shown, "$", exc.message.removeprefix(f"{shown}:").strip(), exc.details.get("line"))]
+        line = exc.details.get("line")
+        text = exc.message.removeprefix(f"{shown}:").removeprefix(f"{line}:").strip()
+        return [Problem(shown, "$", f"line {line}: {text}" if line else text, line)]
     problems = []
-    if not raw.startswith(yaml.HEADER_PREFIX.encode()):
+    if forced is None and not raw.startswith(yaml.HEADER_PREFIX.encode()):
         problems.append(Problem(shown, "$", f"missing the first line {yaml.header(store_mod.schema_ref(rel)).strip()!r}", 1))
     plain = yaml.to_plain(doc)
     problems += schema.validate(name, plain, shown, source=doc)
@@ -57,11 +59,15 @@ def store(root: Path) -> list[Problem]:
     return problems
 
 
-def files(paths: list[Path]) -> list[Problem]:
-    """The named files, each checked against the schema its place in its store calls for."""
+def files(paths: list[Path], forced: str | None = None) -> list[Problem]:
+    """The named files, each checked against the schema its place in its store calls for
+    (or against `forced`, a schema name, wherever they are)."""
     problems: list[Problem] = []
     for path in paths:
         shown = str(path)
+        if forced is not None:
+            problems += check_file(path, path.name, shown, forced)
+            continue
         root = _store_root(path)
         if root is None:
             problems.append(Problem(shown, "$", "not inside a statedir store (no statedir.yaml above it)"))

@@ -28,12 +28,17 @@ def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")
 
 @app.command()
 def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files to check; default: every store file.")] = None,
+             schema: Annotated[Optional[str], typer.Option(
+                 "--schema", help="Check the named files against this schema (e.g. template), wherever they are.")] = None,
              store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Check files against their schemas; exit 1 with file::$.path: message lines on any failure."""
-    from statedir import validate as validate_mod
+    from statedir import schema as schema_mod, validate as validate_mod
     from statedir.cli.common import store_path
+    from statedir.errors import InvalidValue
 
-    problems = (validate_mod.files(files) if files else validate_mod.store(store_path(store)))
+    if schema is not None and schema not in schema_mod.schema_names():
+        raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
+    problems = (validate_mod.files(files, schema) if files else validate_mod.store(store_path(store)))
     if json:
         emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})
     else:

@@ -1,0 +1,3 @@
+from statedir.cli import entry
+
+entry()

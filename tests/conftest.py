@@ -1,0 +1,67 @@
+"""Fixtures: real git repositories in temp dirs, a fixed git identity, no use of the real home or cwd."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import statedir
+from statedir import api
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.invalid\n"
+                                     "[init]\n\tdefaultBranch = main\n\ttemplateDir =\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for var in ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_LOCK_TIMEOUT", "GIT_DIR", "GIT_INDEX_FILE",
+                "ARS_PASSPORT_RESET"):
+        monkeypatch.delenv(var, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+@pytest.fixture
+def repo(isolated: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(isolated)], check=True)
+    return isolated
+
+
+@pytest.fixture
+def sd(repo: Path) -> api.StateDir:
+    api.init(repo / "state")
+    return statedir.open(repo / "state")
+
+
+def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real CLI as a subprocess."""
+    return subprocess.run([sys.executable, "-m", "statedir", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, input=stdin, timeout=120)
+
+
+def cli_json(*args: str, **kwargs: object) -> tuple[int, object]:
+    proc = cli(*args, "--json", **kwargs)  # type: ignore[arg-type]
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under a work tree (git objects included) with its bytes, lock file aside."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.name != ".statedir.lock":
+            out[str(path.relative_to(root))] = path.read_bytes()
+    return out

@@ -1,0 +1,81 @@
+"""An in-memory run driven through the pure rules, for unit tests on plain data."""
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from typing import Any
+
+from statedir import rules, runs, template
+from statedir.change import Change, Request
+
+NOW = "2026-11-29T12:00:00Z"
+ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
+
+
+class Sim:
+    def __init__(self, name: str = "academic-pipeline", entry: str | None = None, **kwargs: Any) -> None:
+        self.t = template.load(name)
+        self.run, change = runs.new_run(self.t, "r1", "A topic", "en", entry, NOW, **kwargs)
+        self.run.passports = dict(change.passports)
+        self.logs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+    def do(self, action: str, actor: str = ORCH, reason: str | None = None, **args: Any) -> Change:
+        before = copy.deepcopy(self.run)
+        try:
+            change = rules.decide(self.t, self.run, Request(action, actor, args, reason), NOW)
+        finally:
+            assert self.run == before, "decide() must not mutate its input"
+        if change.state is not None:
+            self.run.state = change.state
+        self.run.stages.update(change.stages)
+        everything = {**self.run.passports, **change.passports}
+        self.run.passports = {label: everything[label] for label in self.run.state["current_version"].values()
+                              if label in everything}
+        self.all_passports = {**getattr(self, "all_passports", {}), **change.passports}
+        for name, entry in change.logs:
+            self.logs[name].append(entry)
+        return change
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.run.state
+
+    def status(self, stage_id: str) -> str:
+        return str(self.run.stages[stage_id]["status"])
+
+    # --- the academic pipeline, step by step ------------------------------------------------------
+    def research(self) -> None:
+        self.do("stage", stage="1", status="in_progress")
+        self.do("material", names=["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
+        self.do("stage", stage="1", status="completed")
+        self.do("confirm", response="continue")
+
+    def write(self) -> None:
+        self.do("material", names=["paper_draft"])
+        self.do("stage", stage="2", status="completed")
+        self.do("confirm", response="continue")
+
+    def integrity_pass(self, stage: str = "2.5", verdict: str = "PASS", issues: int = 0) -> None:
+        self.do("integrity", actor=INTEGRITY, stage=stage, verdict=verdict, refs_total=10, refs_verified=10,
+                issues_found=issues, issues_fixed=issues)
+        self.do("stage", stage=stage, status="completed")
+
+    def review(self, decision: str, stage: str = "3") -> None:
+        if stage == "3":
+            self.do("material", names=["review_reports"])
+            self.do("material", names=["revision_roadmap"])
+        else:
+            self.do("material", names=["re_review_report"])
+        self.do("stage", stage=stage, status="completed", decision=decision)
+
+    def revise(self, stage: str = "4") -> None:
+        self.do("material", names=["revised_draft" if stage == "4" else "re_revised_draft"])
+        self.do("revision", items_total=3, items_addressed=3)
+        self.do("stage", stage=stage, status="completed")
+
+    def to_review(self) -> None:
+        """Stages 1, 2 and 2.5 done; stage 3 in progress."""
+        self.research()
+        self.write()
+        self.integrity_pass()
+        self.do("confirm", response="continue")
