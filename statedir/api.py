@@ -62,6 +62,10 @@ class StateDir:
     def __init__(self, path: str | Path, *, lock_timeout: float | None = None) -> None:
         self.store = Store(Path(path))
         self.lock_timeout = lock_timeout
+        if (self.store.root / store_mod.JOURNAL).exists():
+            # A writer died mid-transition: roll it back before anyone reads its half.
+            with self.store.locked(lock_timeout):
+                pass
 
     # --- reading ------------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:

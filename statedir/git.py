@@ -118,6 +118,10 @@ def restore(worktree: Path, paths: list[str]) -> None:
         if blob is None:
             if target.exists() or target.is_symlink():
                 target.unlink()
+            for parent in target.parents:  # directories the transition created, now empty
+                if parent == worktree or any(parent.iterdir()):
+                    break
+                parent.rmdir()
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob)

@@ -7,7 +7,8 @@ from typing import Any
 
 from statedir import git, schema, store as store_mod, yaml
 from statedir.change import Change, Request, RunData
-from statedir.errors import CorruptStore, GitError, RunExists, StatedirError, ValidationFailed
+from statedir.errors import (CorruptStore, GitError, InvalidValue, RunExists, StatedirError,
+                             ValidationFailed)
 from statedir.store import Store
 from statedir.template import Template
 
@@ -100,21 +101,27 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     texts = {rel: yaml.dump(yaml.merge(docs[rel], data) if rel in docs else data,
                             store_mod.schema_ref(rel)) for rel, data in files.items()}
     texts.update(extra_files or {})
-    touched = sorted({*texts, *(rel for rel, _ in appends)})
+    entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel))) for rel, data in appends]
     message = git.message(change.summary, run_id, req.actor, req.action)
+    try:
+        for text in [*texts.values(), *(entry for _, entry, _ in entries), message]:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
+    touched = sorted({*texts, *(rel for rel, _ in appends)})
     try:
         store.begin(touched)
         for rel, text in texts.items():
             store.write_atomic(rel, text)
-        for rel, data in appends:
-            store.append(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel)))
+        for rel, entry_text, header in entries:
+            store.append(rel, entry_text, header)
         sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
                          author=req.actor)
     except OSError as exc:
         store.recover()
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None
-    except GitError:
-        store.recover()
+    except BaseException:
+        store.recover()  # roll back whatever stopped the transition, then let it surface
         raise
     store.end()
     return {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
@@ -142,7 +149,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     require_permission(t, req.actor, "new")
     with store.locked(timeout):
         base = store.run_dir(run_id)
-        if store.path(base).exists():
+        if store.path(f"{base}/state.yaml").exists():
             raise RunExists(f"run {run_id!r} already exists", run_id=run_id)
         now = utc_now()
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -18,10 +19,21 @@ _PLAIN_TAGS = frozenset(
 )
 
 
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _represent_str(representer: Any, value: str) -> Any:
+    # Characters YAML folds or drops in plain and single-quoted scalars round-trip only
+    # when escaped, so such strings are written double-quoted.
+    style = '"' if _UNSAFE.search(value) else None
+    return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
 def _make_yaml() -> YAML:
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.representer.add_representer(str, _represent_str)
     yaml.representer.add_representer(
         type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
     )

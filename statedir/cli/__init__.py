@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     from typer import _click as click  # typer's own click
 
     args = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):  # undecodable argv bytes must never crash a print
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure:
+            reconfigure(errors="backslashreplace")
     as_json = "--json" in args
     try:
         result = app(args=args, prog_name="statedir", standalone_mode=False)
@@ -37,9 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.UsageError as exc:
         code = output.error(InvalidValue(exc.format_message().strip().replace("\n", " ")), as_json)
         code = BAD_INPUT
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("aborted\n")
         code = 130
     except click.exceptions.ClickException as exc:

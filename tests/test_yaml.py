@@ -1,0 +1,85 @@
+"""Guarded YAML: hostile documents are BAD_FILE naming the line; our dumps are stable."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from statedir import yaml
+from statedir.errors import BadFile
+
+HOSTILE = {
+    "unclosed bracket": b"a: [1, 2\n",
+    "python tag": b"a: !!python/object/apply:os.system ['echo hi']\n",
+    "custom tag": b"a: !secret x\n",
+    "alias bomb": b"a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: [*c, *c]\n",
+    "invalid utf-8": b"a: \xff\xfe\n",
+    "duplicate keys": b"a: 1\nb: 2\na: 3\n",
+    "deep nesting": b"a: " + b"[" * 5000 + b"]" * 5000 + b"\n",
+    "deep block nesting": b"".join(b"  " * i + b"k:\n" for i in range(200)) + b"  " * 200 + b"v\n",
+    "nested complex keys": b"{" * 40 + b"}" * 40,
+    "nul byte": b"a: b\x00c\n",
+    "two documents": b"a: 1\n---\nb: 2\n",
+    "huge": b"a: '" + b"x" * (yaml.MAX_BYTES + 1) + b"'\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_yaml_is_a_clear_error_fast(name: str) -> None:
+    start = time.process_time()
+    with pytest.raises(BadFile) as info:
+        yaml.load(HOSTILE[name], "f.yaml")
+    assert info.value.message.startswith("f.yaml")
+    assert time.process_time() - start < 30  # a guard against hangs, not a performance claim
+
+
+def test_errors_name_the_line() -> None:
+    with pytest.raises(BadFile) as info:
+        yaml.load(b"a: 1\nb: 2\na: 3\n", "f.yaml")
+    assert info.value.details["line"] == 3
+
+
+def test_header_is_dropped_on_load_and_written_on_dump() -> None:
+    text = yaml.dump({"a": 1, "b": [{"c": None}]}, "x.schema.json")
+    assert text.splitlines()[0] == "# yaml-language-server: $schema=x.schema.json"
+    assert yaml.dump(yaml.load(text), "x.schema.json") == text
+
+
+def test_appended_entries_read_back_as_one_list() -> None:
+    text = yaml.header("log.json")
+    entries = [{"at": "2026-01-01T00:00:00Z", "n": i, "tags": ["a", "b"], "none": None} for i in range(3)]
+    for entry in entries:
+        text += yaml.dump_entry(entry)
+    assert yaml.to_plain(yaml.load(text)) == entries
+    assert yaml.dump(yaml.load(text), "log.json") == text
+
+
+def test_merge_keeps_comments_and_order() -> None:
+    doc = yaml.load("# yaml-language-server: $schema=s\nb: 1  # keep me\na: [1, 2]\n")
+    merged = yaml.merge(doc, {"b": 2, "a": [1, 2], "c": "new"})
+    assert yaml.dump(merged, "s") == "# yaml-language-server: $schema=s\nb: 2  # keep me\na: [1, 2]\nc: new\n"
+
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(min_size=1, max_size=10),
+                                                                      children, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=10), plain, max_size=6))
+def test_round_trip_of_any_plain_mapping(data: dict) -> None:
+    text = yaml.dump(data, "s.json")
+    assert yaml.to_plain(yaml.load(text)) == data
+    assert yaml.dump(yaml.load(text), "s.json") == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_bytes_load_or_fail_cleanly(raw: bytes) -> None:
+    try:
+        yaml.load(raw, "f.yaml")
+    except BadFile:
+        pass
