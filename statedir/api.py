@@ -59,9 +59,11 @@ def read_yaml_file(path: str) -> Any:
 class StateDir:
     """An open store. Every method that changes state makes exactly one commit."""
 
-    def __init__(self, path: str | Path, *, lock_timeout: float | None = None) -> None:
+    def __init__(self, path: str | Path, *, lock_timeout: float | None = None,
+                 reset_boundaries: bool = False) -> None:
         self.store = Store(Path(path))
         self.lock_timeout = lock_timeout
+        self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
         if (self.store.root / store_mod.JOURNAL).exists():
             # A writer died mid-transition: roll it back before anyone reads its half.
             with self.store.locked(lock_timeout):
@@ -108,6 +110,8 @@ class StateDir:
     # --- writing ------------------------------------------------------------------------------
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,
             **args: Any) -> dict[str, Any]:
+        if self.reset_boundaries:
+            args["reset_boundaries"] = True
         req = Request(action, actor or "pipeline_orchestrator", args, reason)
         return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 

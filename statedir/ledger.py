@@ -35,7 +35,7 @@ def append_boundary(t: Template, draft: Draft, stage_id: str, choices: list[str]
                     now: str) -> None:
     prior = list(draft.run.ledger or []) + [e for name, e in draft.logs if name == "reset_boundary"]
     pending = None
-    if default is None and len(choices) > 1:
+    if len(choices) > 1:
         pending = {"question": f"where does the pipeline go after stage {t.display(stage_id)}?",
                    "options": [{"value": c, "next_stage": c} for c in choices]}
     entry = {"kind": "boundary", "hash": ZERO, "at": now, "stage": stage_id, "next": default,

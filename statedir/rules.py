@@ -159,7 +159,7 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                              "choices": choices, "default": default, "terminal": False})
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
-    if kind == "FULL" and state.get("settings", {}).get("reset_boundaries"):
+    if kind == "FULL" and (state.get("settings", {}).get("reset_boundaries") or req.args.get("reset_boundaries")):
         ledger.append_boundary(t, draft, stage_id, choices, default, now)
 
 

@@ -133,7 +133,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
 
     store_mod.check_run_id(run_id)
     with store.locked(timeout):
-        t, run, docs = load_run(store, run_id, ledger=req.action == "resume")
+        t, run, docs = load_run(store, run_id, ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
         change = rules.decide(t, run, req, now)
         return apply(store, run_id, change, req, now, docs)

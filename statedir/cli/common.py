@@ -35,4 +35,5 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
             timeout = float(raw)
         except ValueError:
             raise InvalidValue(f"STATEDIR_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
-    return StateDir(store_path(store), lock_timeout=timeout)
+    return StateDir(store_path(store), lock_timeout=timeout,
+                    reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")

@@ -1,0 +1,102 @@
+"""Store-level properties: what a transition opens, appends, locks and rolls back."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from statedir import api, store as store_mod
+
+OPENED: list[tuple[str, object, object]] = []
+RECORDING = [False]
+
+
+def _audit(event: str, args: tuple) -> None:
+    if RECORDING[0] and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        OPENED.append((os.fsdecode(args[0]), args[1], args[2]))
+
+
+sys.addaudithook(_audit)
+
+
+def record(action) -> list[tuple[str, object, object]]:  # type: ignore[no-untyped-def]
+    OPENED.clear()
+    RECORDING[0] = True
+    try:
+        action()
+    finally:
+        RECORDING[0] = False
+    return list(OPENED)
+
+
+def reads(opened: list[tuple[str, object, object]], fragment: str) -> list[str]:
+    out = []
+    for path, mode, flags in opened:
+        if fragment not in path:
+            continue
+        reading = (isinstance(mode, str) and "r" in mode) or (
+            isinstance(flags, int) and flags & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR) and not flags & os.O_APPEND)
+        if reading:
+            out.append(path)
+    return out
+
+
+@pytest.fixture
+def sd(repo: Path) -> api.StateDir:
+    api.init(repo / "state")
+    sd = api.StateDir(repo / "state")
+    sd.new("r1", topic="one")
+    sd.new("r2", topic="two")
+    return sd
+
+
+def test_appending_never_reads_the_log(sd: api.StateDir) -> None:
+    opened = record(lambda: sd.stage("r1", "1", "in_progress"))
+    assert any("history/transitions.yaml" in p for p, _, _ in opened)
+    assert reads(opened, "/history/") == []
+
+
+def test_appending_works_whatever_the_log_holds(sd: api.StateDir, repo: Path) -> None:
+    log = repo / "state" / "runs" / "r1" / "history" / "transitions.yaml"
+    before = log.read_bytes()
+    sd.stage("r1", "1", "in_progress")
+    after = log.read_bytes()
+    assert after.startswith(before) and after.count(b"  - at: ") == before.count(b"  - at: ") + 1
+
+
+def test_a_one_run_command_opens_no_other_runs_files(sd: api.StateDir) -> None:
+    opened = record(lambda: (sd.stage("r1", "1", "in_progress"), sd.get("r1", "stages.1.status")))
+    assert [p for p, _, _ in opened if "/runs/r2" in p] == []
+    assert [p for p, _, _ in opened if "/runs/r1/" in p]
+
+
+def test_store_paths_refuse_escapes(sd: api.StateDir, tmp_path: Path) -> None:
+    store = sd.store
+    with pytest.raises(store_mod.InvalidId):
+        store.run_dir("../x")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (store.root / "runs" / "evil").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(store_mod.CorruptStore):
+        store.path("runs/evil/state.yaml")
+
+
+@pytest.mark.parametrize("run_id", [".", "..", "a/b", "", "-x", "x" * 129, "a b", "a\x00b", "é"])
+def test_invalid_run_ids(run_id: str) -> None:
+    with pytest.raises(store_mod.InvalidId):
+        store_mod.check_run_id(run_id)
+
+
+def test_an_interrupted_transition_is_rolled_back_by_the_next_command(sd: api.StateDir, repo: Path) -> None:
+    state = repo / "state" / "runs" / "r1" / "state.yaml"
+    committed = state.read_bytes()
+    sd.store.begin(["runs/r1/state.yaml", "runs/r1/materials/x_v1.yaml"])
+    state.write_text("half: written\n")
+    (repo / "state" / "runs" / "r1" / "materials").mkdir()
+    (repo / "state" / "runs" / "r1" / "materials" / "x_v1.yaml").write_text("x: 1\n")
+    fresh = api.StateDir(repo / "state")
+    assert state.read_bytes() == committed
+    assert not (repo / "state" / "runs" / "r1" / "materials").exists()
+    assert fresh.runs()[0]["run_id"] == "r1"

@@ -1,0 +1,73 @@
+"""`validate` and the pre-commit hook, run by the real pre-commit tool."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, cli
+
+from statedir import api, validate
+
+
+def test_store_validation_collects_everything(repo: Path) -> None:
+    sd = api.StateDir(Path(api.init(repo / "state")["store"]))
+    sd.new("r1", topic="t")
+    state = repo / "state" / "runs" / "r1" / "state.yaml"
+    state.write_text(state.read_text().replace("pipeline_state: initializing", "pipeline_state: [1]")
+                     .replace("loop_count: 0", "loop_count: -1"))
+    problems = validate.store(repo / "state")
+    assert {(p.path, p.file) for p in problems} == {("$.pipeline_state", "runs/r1/state.yaml"),
+                                                    ("$.loop_count", "runs/r1/state.yaml")}
+    assert str(problems[0]).startswith("runs/r1/state.yaml::$.")
+
+
+def test_a_file_without_its_schema_line_is_reported(repo: Path) -> None:
+    api.init(repo / "state")
+    config = repo / "state" / "statedir.yaml"
+    config.write_text(config.read_text().split("\n", 1)[1])
+    problems = validate.files([config])
+    assert len(problems) == 1 and "yaml-language-server" in problems[0].message
+
+
+def test_files_outside_a_store_and_forced_schemas(isolated: Path) -> None:
+    loose = isolated / "loose.yaml"
+    loose.write_text("a: 1\n")
+    assert "not inside a statedir store" in validate.files([loose])[0].message
+    assert validate.files([ROOT / "templates" / "linear.yaml"], "template") == []
+    assert validate.files([loose], "template")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_pre_commit_hook_with_the_real_pre_commit(repo: Path, tmp_path: Path) -> None:
+    sd = api.StateDir(Path(api.init(repo / "state")["store"]))
+    sd.new("r1", topic="t")
+    (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
+    env_home = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache")}
+    stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
+    stage.write_text(stage.read_text().replace("status: pending", "status: {x: 1}"))
+    (repo / "notes.yaml").write_text("not: [a store file\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    run = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "statedir-validate",
+                          "--all-files"], cwd=repo, capture_output=True, text=True, timeout=900,
+                         env={**__import__("os").environ, **env_home})
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "state/runs/r1/stages/1.yaml::$.status" in run.stdout
+    assert "notes.yaml" not in run.stdout.split("statedir validate")[-1]
+    stage.write_text(stage.read_text().replace("status: {x: 1}", "status: pending"))
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    again = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "statedir-validate",
+                            "--all-files"], cwd=repo, capture_output=True, text=True, timeout=900,
+                           env={**__import__("os").environ, **env_home})
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_cli_validate_exit_codes(repo: Path) -> None:
+    api.init(repo / "state")
+    assert cli("validate", cwd=repo).returncode == 0
+    bad = repo / "state" / "statedir.yaml"
+    bad.write_text(bad.read_text() + "format_version: 2\n")
+    proc = cli("validate", str(bad), cwd=repo)
+    assert proc.returncode == 1 and "duplicate key" in proc.stdout
