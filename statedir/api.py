@@ -36,7 +36,7 @@ def init(directory: Path) -> dict[str, Any]:
         written = store_mod.copy_schemas(directory)
         paths = [store.git_path(r) for r in [store_mod.CONFIG, *files, *written]]
         sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
-                         author="state_tracker")
+                         author="state_tracker", index_key=store.index_key)
     return {"store": str(directory), "created": True, "commit": sha}
 
 

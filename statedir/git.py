@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 from statedir.errors import GitError
@@ -50,7 +49,31 @@ def init(directory: Path) -> Path:
     return directory
 
 
+def git_dir(worktree: Path) -> Path:
+    """The repository's git directory (`.git`, or where a `.git` file points)."""
+    dot = worktree / ".git"
+    if dot.is_dir():
+        return dot
+    text = dot.read_text(encoding="utf-8", errors="replace").strip()
+    if text.startswith("gitdir:"):
+        path = Path(text[7:].strip())
+        return path if path.is_absolute() else (worktree / path).resolve()
+    return Path(run(worktree, "rev-parse", "--absolute-git-dir").stdout.decode().strip())
+
+
 def head(worktree: Path) -> str | None:
+    """HEAD's commit, read from the ref files where that is plain; git answers otherwise."""
+    gitdir = git_dir(worktree)
+    try:
+        content = (gitdir / "HEAD").read_text().strip()
+        if content.startswith("ref: "):
+            loose = gitdir / content[5:]
+            if loose.is_file():
+                content = loose.read_text().strip()
+        if len(content) == 40 and all(c in "0123456789abcdef" for c in content):
+            return content
+    except OSError:
+        pass
     proc = run(worktree, "rev-parse", "-q", "--verify", "HEAD", check=False)
     return proc.stdout.decode().strip() or None
 
@@ -67,46 +90,56 @@ def message(summary: str, run_id: str, actor: str, action: str) -> str:
             f"Statedir-Action: {action}\n")
 
 
-def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None) -> str:
+def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
+           index_key: str = "default") -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
-    A private index starts from HEAD, so nothing the user staged or left unstaged is swept
-    in; afterwards the user's index is brought up to date for these paths only.
+    The commit is built in statedir's own index, which mirrors HEAD, so nothing the user
+    staged or left unstaged is swept in; afterwards the user's index is brought up to date
+    for these paths only. The private index is reused while HEAD is the commit it mirrors.
     """
-    git_dir = Path(run(worktree, "rev-parse", "--git-dir").stdout.decode().strip())
-    git_dir = git_dir if git_dir.is_absolute() else worktree / git_dir
-    fd, index = tempfile.mkstemp(prefix="statedir-index-", dir=git_dir)
-    os.close(fd)
-    os.unlink(index)
-    env = {"GIT_INDEX_FILE": index}
+    gitdir = git_dir(worktree)
+    (gitdir / "statedir").mkdir(exist_ok=True)
+    index = gitdir / "statedir" / f"index-{index_key}"
+    mirrors = index.with_name(index.name + ".head")
+    env = {"GIT_INDEX_FILE": str(index)}
     if author:
         env.update(GIT_AUTHOR_NAME=author, GIT_AUTHOR_EMAIL=f"{author}@statedir.invalid")
+    parent = head(worktree)
     try:
-        if head(worktree):
-            run(worktree, "read-tree", "HEAD", env=env)
-        listing = "".join(f"{p}\0" for p in paths).encode()
-        run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
-        args = ("commit", "-q", "--no-verify", "--allow-empty", "-F", "-")
-        proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
-        if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
-            proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
-        if proc.returncode != 0:
-            words = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
-            raise GitError(f"git commit failed: {words[-1] if words else proc.returncode}")
-    finally:
-        for leftover in (index, index + ".lock"):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+        fresh = index.is_file() and mirrors.read_text().strip() == parent
+    except OSError:
+        fresh = False
+    for stale in ([] if fresh else [index]) + [mirrors]:
+        stale.unlink(missing_ok=True)
+    if parent and not fresh:
+        run(worktree, "read-tree", parent, env=env)
+    listing = "".join(f"{p}\0" for p in paths).encode()
+    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+    args = ("commit", "-q", "--no-verify", "--allow-empty", "-F", "-")
+    proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
+        proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
+    if proc.returncode != 0:
+        index.unlink(missing_ok=True)
+        words = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
+        raise GitError(f"git commit failed: {words[-1] if words else proc.returncode}")
     sha = head(worktree)
+    if sha is None or sha == parent:
+        raise GitError("git commit did not move HEAD")
+    mirrors.write_text(sha)
     sync_index(worktree, paths)
-    assert sha is not None
     return sha
 
 
 def sync_index(worktree: Path, paths: list[str]) -> None:
-    """Make the user's index agree with the work tree for statedir's own paths."""
+    """Make the user's index agree with the work tree for statedir's own paths.
+
+    Best effort: the commit has landed; if the user's own git holds the index lock, their
+    `git status` shows the store's files as changed until the next statedir command.
+    """
     listing = "".join(f"{p}\0" for p in paths).encode()
-    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", stdin=listing)
+    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, check=False)
 
 
 def restore(worktree: Path, paths: list[str]) -> None:

@@ -71,9 +71,30 @@ def _line_of(doc: Any, path: list[Any]) -> int | None:
     return line
 
 
+@functools.cache
+def _fast(name: str, pointer: str) -> Any:
+    from statedir.fastschema import Unsupported, compile_schema
+
+    schema = load_schema(name)
+    if pointer:
+        schema = {"$defs": schema["$defs"], "$ref": f"#/{pointer}"}
+    try:
+        return compile_schema(schema)
+    except Unsupported:
+        return None
+
+
+def is_valid(name: str, plain: Any, *, pointer: str = "") -> bool:
+    fast = _fast(name, pointer)
+    return fast(plain) if fast is not None else not list(_validator(name, pointer).iter_errors(plain))
+
+
 def validate(name: str, plain: Any, file: str = "<data>", *, pointer: str = "",
              source: Any = None) -> list[Problem]:
     """Every way `plain` fails schema `name` (or its sub-schema at `pointer`), as Problems."""
+    fast = _fast(name, pointer)
+    if fast is not None and fast(plain):
+        return []
     problems = []
     for error in sorted(_validator(name, pointer).iter_errors(plain), key=lambda e: list(map(str, e.absolute_path))):
         path = list(error.absolute_path)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import fcntl
 import json
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir import git, schema
+from statedir.cache import ParseCache
 from statedir.errors import BadFile, CorruptStore, InvalidId, LockTimeout, NotAStore, UnknownRun
 
 CONFIG = "statedir.yaml"
@@ -76,6 +78,7 @@ class Store:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
         self.worktree = worktree
         self.prefix = self.root.relative_to(worktree).as_posix()
+        self.index_key = hashlib.sha1(self.prefix.encode()).hexdigest()[:12]  # one private index per store
         self._config_bytes = config_path.read_bytes()
         self._config: dict[str, Any] | None = None
 
@@ -104,6 +107,14 @@ class Store:
         if target.is_symlink():
             raise CorruptStore(f"{rel} is a symlink; statedir does not follow links", file=rel)
         return target
+
+    @property
+    def cache_dir(self) -> Path:
+        """Disposable caches live in the git directory, out of the work tree and the store."""
+        return git.git_dir(self.worktree) / "statedir" / f"cache-{self.index_key}"
+
+    def cache(self, name: str) -> ParseCache:
+        return ParseCache(self.cache_dir / f"{name}.json")
 
     def git_path(self, rel: str) -> str:
         return f"{self.prefix}/{rel}" if self.prefix != "." else rel

@@ -173,24 +173,35 @@ def shipped() -> dict[str, Path]:
 
 
 @functools.cache
-def _load_file(path: Path) -> Template:
+def _load_file(path: Path, cache_dir: Path | None = None) -> Template:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise BadFile(f"cannot read template {path}: {exc.strerror}", file=str(path)) from None
-    return parse(raw, str(path))
+    if cache_dir is None:
+        return parse(raw, str(path))
+    from statedir.cache import ParseCache
+
+    cache = ParseCache(cache_dir / "templates.json")
+    hit = cache.get(str(path), raw)
+    if hit is not None:
+        return Template(hit[0], str(path))
+    parsed = parse(raw, str(path))
+    cache.put(str(path), raw, parsed.doc, True)
+    cache.save()
+    return parsed
 
 
-def load(name_or_path: str, store_templates: Path | None = None) -> Template:
+def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None) -> Template:
     """A template by name (the store's own first, then shipped) or by file path."""
     if NAME_RE.match(name_or_path) and not name_or_path.endswith((".yaml", ".yml")):
         if store_templates is not None and (store_templates / f"{name_or_path}.yaml").is_file():
-            return _load_file(store_templates / f"{name_or_path}.yaml")
+            return _load_file(store_templates / f"{name_or_path}.yaml", cache_dir)
         if name_or_path in shipped():
-            return _load_file(shipped()[name_or_path])
+            return _load_file(shipped()[name_or_path], cache_dir)
         raise InvalidValue(f"unknown template {name_or_path!r}; see `statedir templates`",
                            template=name_or_path)
     path = Path(name_or_path)
     if not path.is_file():
         raise InvalidValue(f"template file {name_or_path!r} does not exist", template=name_or_path)
-    return _load_file(path.resolve())
+    return _load_file(path.resolve(), cache_dir)

@@ -36,29 +36,58 @@ def _checked(rel: str, doc: Any) -> dict[str, Any]:
     return plain
 
 
-def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, dict[str, Any]]:
-    """A run as plain data, its template, and the round-trip documents edits are merged into."""
-    base = store.require_run(run_id)
-    docs: dict[str, Any] = {}
+class Sources:
+    """The files a command read: plain data (through the parse cache), and on demand the
+    round-trip documents that edits are merged into so hand comments survive."""
 
-    def read(rel: str) -> dict[str, Any]:
-        doc = store.load(rel)
-        if doc is None:
+    def __init__(self, store: Store, cache_name: str) -> None:
+        self.store = store
+        self.cache = store.cache(cache_name)
+        self.raw: dict[str, bytes] = {}
+        self.docs: dict[str, Any] = {}
+        self.canonical: dict[str, bool] = {}
+
+    def read(self, rel: str) -> dict[str, Any]:
+        raw = self.store.read_bytes(rel)
+        if not raw:
             raise CorruptStore(f"{rel} is missing or empty", file=rel)
-        docs[rel] = doc
-        return _checked(rel, doc)
+        self.raw[rel] = raw
+        hit = self.cache.get(rel, raw)
+        if hit is not None:
+            plain, self.canonical[rel] = hit
+            return plain  # type: ignore[no-any-return]
+        doc = yaml.load(raw, rel)
+        plain = _checked(rel, doc)
+        self.docs[rel] = doc
+        self.canonical[rel] = yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw
+        self.cache.put(rel, raw, plain, self.canonical[rel])
+        return plain
 
-    state = read(f"{base}/state.yaml")
+    def round_trip(self, rel: str) -> Any:
+        """The round-trip document to merge into, or None where a plain dump is identical."""
+        if rel not in self.raw or self.canonical.get(rel):
+            return None
+        if rel not in self.docs:
+            self.docs[rel] = yaml.load(self.raw[rel], rel)
+        return self.docs[rel]
+
+
+def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, Sources]:
+    """A run as plain data, its template, and the sources its files came from."""
+    base = store.require_run(run_id)
+    sources = Sources(store, f"run-{run_id}")
+    state = sources.read(f"{base}/state.yaml")
     if state.get("run_id") != run_id:
         raise CorruptStore(f"{base}/state.yaml holds run_id {state.get('run_id')!r}", file=f"{base}/state.yaml")
     t = run_template(store, state)
-    stages = {sid: read(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
-    passports = {label: read(f"{base}/materials/{label}.yaml")
+    stages = {sid: sources.read(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
+    passports = {label: sources.read(f"{base}/materials/{label}.yaml")
                  for label in state.get("current_version", {}).values()}
+    sources.cache.save()
     run = RunData(run_id, state, stages, passports)
     if ledger or state.get("settings", {}).get("reset_boundaries"):
         run.ledger = read_log(store, run_id, "reset_boundary")
-    return t, run, docs
+    return t, run, sources
 
 
 def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
@@ -74,11 +103,11 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
 def run_template(store: Store, state: dict[str, Any]) -> Template:
     from statedir import template
 
-    return template.load(state["template"], store.root / "templates")
+    return template.load(state["template"], store.root / "templates", store.cache_dir)
 
 
 def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
-          docs: dict[str, Any], extra_files: dict[str, str] | None = None) -> dict[str, Any]:
+          sources: Sources | None, extra_files: dict[str, str] | None = None) -> dict[str, Any]:
     """Persist an accepted change: validate everything first, then write, append, commit."""
     base = store.run_dir(run_id)
     files: dict[str, Any] = {}
@@ -98,7 +127,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     if problems:
         raise ValidationFailed(f"the change would write invalid state: {problems[0]}",
                                errors=[p.as_dict() for p in problems])
-    texts = {rel: yaml.dump(yaml.merge(docs[rel], data) if rel in docs else data,
+    merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
+    texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
                             store_mod.schema_ref(rel)) for rel, data in files.items()}
     texts.update(extra_files or {})
     entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel))) for rel, data in appends]
@@ -116,7 +146,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
         for rel, entry_text, header in entries:
             store.append(rel, entry_text, header)
         sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
-                         author=req.actor)
+                         author=req.actor, index_key=store.index_key)
     except OSError as exc:
         store.recover()
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None
@@ -124,6 +154,10 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
         store.recover()  # roll back whatever stopped the transition, then let it surface
         raise
     store.end()
+    if sources is not None:
+        for rel, data in files.items():
+            sources.cache.put(rel, texts[rel].encode("utf-8"), data, merged[rel] is None)
+        sources.cache.save()
     return {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
 
 
@@ -133,10 +167,11 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
 
     store_mod.check_run_id(run_id)
     with store.locked(timeout):
-        t, run, docs = load_run(store, run_id, ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
+        t, run, sources = load_run(store, run_id,
+                                   ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
         change = rules.decide(t, run, req, now)
-        return apply(store, run_id, change, req, now, docs)
+        return apply(store, run_id, change, req, now, sources)
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
@@ -159,7 +194,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
                  for name in LOGS if name != "transitions"}
         if template_file is not None:
             extra.update(_store_template(store, t, template_file))
-        return apply(store, run_id, change, req, now, {}, extra)
+        return apply(store, run_id, change, req, now, Sources(store, f"run-{run_id}"), extra)
 
 
 def _store_template(store: Store, t: Template, path: Path) -> dict[str, str]:

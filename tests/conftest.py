@@ -59,9 +59,13 @@ def cli_json(*args: str, **kwargs: object) -> tuple[int, object]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under a work tree (git objects included) with its bytes, lock file aside."""
+    """Every file under a work tree (git objects included) with its bytes; the lock file and
+    statedir's disposable caches and private index in .git/statedir aside."""
     out = {}
     for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).parts
+        if rel[:2] == (".git", "statedir"):
+            continue
         if path.is_file() and path.name != ".statedir.lock":
             out[str(path.relative_to(root))] = path.read_bytes()
     return out
