@@ -116,6 +116,9 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         run(worktree, "read-tree", parent, env=env)
     listing = "".join(f"{p}\0" for p in paths).encode()
     run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+    from statedir import faults
+
+    faults.point("during_commit")
     args = ("commit", "-q", "--no-verify", "--allow-empty", "-F", "-")
     proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
@@ -152,13 +155,17 @@ def restore(worktree: Path, paths: list[str]) -> None:
             if target.exists() or target.is_symlink():
                 target.unlink()
             for parent in target.parents:  # directories the transition created, now empty
-                if parent == worktree or any(parent.iterdir()):
+                if parent == worktree:
                     break
-                parent.rmdir()
+                if parent.is_dir():
+                    if any(parent.iterdir()):
+                        break
+                    parent.rmdir()
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob)
-    if rev:
+    staged = run(worktree, "diff", "--cached", "--quiet", rev or "--", "--", *paths, check=False)
+    if rev and staged.returncode != 0:  # died after its commit, before the user's index caught up
         run(worktree, "reset", "-q", "--", *paths, check=False)
 
 

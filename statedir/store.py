@@ -87,7 +87,11 @@ class Store:
         if self._config is None:
             from statedir import yaml
 
-            self._config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG)) or {}
+            config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
+            problems = schema.validate("store-config", config, CONFIG)
+            if problems:
+                raise CorruptStore(f"{problems[0]}; fix {self.root / CONFIG}", file=CONFIG)
+            self._config = config
         return self._config
 
     def lock_timeout(self, override: float | None = None) -> float:

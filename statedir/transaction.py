@@ -5,7 +5,7 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from statedir import git, schema, store as store_mod, yaml
+from statedir import faults, git, schema, store as store_mod, yaml
 from statedir.change import Change, Request, RunData
 from statedir.errors import (CorruptStore, GitError, InvalidValue, RunExists, StatedirError,
                              ValidationFailed)
@@ -141,10 +141,14 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     touched = sorted({*texts, *(rel for rel, _ in appends)})
     try:
         store.begin(touched)
-        for rel, text in texts.items():
+        faults.point("before_write")
+        for i, (rel, text) in enumerate(texts.items()):
             store.write_atomic(rel, text)
+            if i == 0:
+                faults.point("between_files")
         for rel, entry_text, header in entries:
             store.append(rel, entry_text, header)
+        faults.point("after_write")
         sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
                          author=req.actor, index_key=store.index_key)
     except OSError as exc:
@@ -153,6 +157,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     except BaseException:
         store.recover()  # roll back whatever stopped the transition, then let it surface
         raise
+    faults.point("after_commit")
     store.end()
     if sources is not None:
         for rel, data in files.items():

@@ -74,6 +74,22 @@ def _check_nodes(node: Any, name: str) -> None:
                     stack.append((item, depth + 1))
 
 
+_QUOTED_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|(?:^|(?<=\s))#[^\n]*", re.M)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _flow_depth_ok(text: str) -> bool:
+    """ruamel's scanner is quadratic in flow nesting; refuse deep brackets before it runs."""
+    if "[" * 8 not in text.replace(" ", "") and text.count("[") + text.count("{") <= MAX_DEPTH:
+        return True
+    depth = 0
+    for match in _BRACKET.finditer(_QUOTED_OR_COMMENT.sub("", text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return False
+    return True
+
+
 def load(raw: bytes | str, name: str = "<input>") -> Any:
     """Parse one YAML document (round-trip types) or raise BadFile naming the line."""
     if isinstance(raw, bytes):
@@ -90,6 +106,8 @@ def load(raw: bytes | str, name: str = "<input>") -> Any:
     if text.startswith(HEADER_PREFIX):
         # Keep line numbers while leaving the header out of the round-trip comments.
         text = "\n" + text.partition("\n")[2]
+    if not _flow_depth_ok(text):
+        raise BadFile(f"{name}: nesting deeper than {MAX_DEPTH} levels", file=name)
     # A fresh loader per document: a failed parse leaves no state behind.
     loader = YAML(typ="rt")
     try:

@@ -58,13 +58,14 @@ def cli_json(*args: str, **kwargs: object) -> tuple[int, object]:
     return proc.returncode, json.loads(proc.stdout)
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
+def snapshot(root: Path, objects: bool = True) -> dict[str, bytes]:
     """Every file under a work tree (git objects included) with its bytes; the lock file and
-    statedir's disposable caches and private index in .git/statedir aside."""
+    statedir's disposable caches and private index in .git/statedir aside (and, with
+    objects=False, git's object store, where a failed commit leaves unreachable blobs)."""
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).parts
-        if rel[:2] == (".git", "statedir"):
+        if rel[:2] == (".git", "statedir") or (not objects and rel[:2] == (".git", "objects")):
             continue
         if path.is_file() and path.name != ".statedir.lock":
             out[str(path.relative_to(root))] = path.read_bytes()

@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     from typer import _click as click  # typer's own click
 
     args = sys.argv[1:] if argv is None else argv
+    if os.environ.get("STATEDIR_FAULT"):
+        from statedir import faults
+
+        faults.arm(os.environ["STATEDIR_FAULT"])
     for stream in (sys.stdout, sys.stderr):  # undecodable argv bytes must never crash a print
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure:

@@ -1,0 +1,28 @@
+"""8 concurrent writer processes on one run and on different runs: nothing lost, nothing corrupt."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .helpers import assert_store_equals_last_commit
+from .load import check, hammer, prepare
+
+WRITERS, TRANSITIONS = 8, 6
+
+
+def test_concurrent_writers(isolated: Path) -> None:
+    prepare(isolated, WRITERS)
+    results = hammer(isolated, WRITERS, TRANSITIONS)
+    figures = check(isolated, results)
+    assert figures["accepted"] == WRITERS * TRANSITIONS, [r["stderr"] for r in results if r["code"]]
+    assert figures["lost"] == 0 and figures["corrupt"] == 0
+    assert figures["commits"] == figures["accepted"] + 2 * (WRITERS + 1)  # plus new + stage per run
+    assert_store_equals_last_commit(isolated)
+
+
+def test_lock_waits_end_in_a_clean_timeout(isolated: Path) -> None:
+    prepare(isolated, 4)
+    results = hammer(isolated, 4, 3, timeout=0.01)
+    figures = check(isolated, results)
+    assert figures["lost"] == 0 and figures["corrupt"] == 0 and figures["other_failures"] == 0
+    assert figures["accepted"] + figures["lock_timeouts"] == 12
+    assert_store_equals_last_commit(isolated)
