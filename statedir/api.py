@@ -72,11 +72,10 @@ class StateDir:
     # --- reading ------------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:
         out = []
-        sources = transaction.Sources(self.store, "runs")
+        sources = transaction.Sources(self.store)
         for run_id in self.store.run_ids():
             state = sources.read(f"runs/{run_id}/state.yaml")
             out.append({k: state.get(k) for k in ("run_id", "template", "pipeline_state", "current_stage")})
-        sources.cache.save()
         return out
 
     def load(self, run_id: str, *, ledger: bool = False) -> Any:

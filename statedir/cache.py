@@ -1,8 +1,10 @@
-"""A disposable parse cache: plain data of YAML files keyed by a digest of their bytes.
+"""A disposable parse cache: plain data of YAML files, addressed by a digest of their bytes.
 
 Parsing YAML with ruamel costs milliseconds per file; reading a file and hashing it costs
-microseconds. The YAML files stay the only truth: an entry is used only when the file's
-bytes still hash to it, and deleting `.cache/` loses nothing.
+microseconds. Entries are addressed by content (like git's objects), so a file's entry is
+used only while its bytes still hash to it, identical files share one entry, and a command
+reads only the entries of the files it reads. The YAML files stay the only truth: deleting
+the cache directory loses nothing.
 """
 from __future__ import annotations
 
@@ -15,37 +17,33 @@ from typing import Any
 
 
 def digest(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return hashlib.blake2b(raw, digest_size=20).hexdigest()
 
 
 class ParseCache:
-    """Entries {rel: [digest, canonical, plain]} kept in one JSON file."""
+    """Entries `<dir>/<2 hex>/<rest>.json` holding [schema, canonical, plain] of valid files."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.dirty = False
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, raw: bytes) -> Path:
+        key = digest(raw)
+        return self.directory / key[:2] / f"{key[2:]}.json"
+
+    def get(self, kind: str, raw: bytes) -> tuple[Any, bool] | None:
+        """(plain, canonical) of bytes already parsed and found valid as `kind`, else None."""
         try:
-            loaded = json.loads(path.read_bytes())
-            self.entries: dict[str, list[Any]] = loaded if isinstance(loaded, dict) else {}
+            entry = json.loads(self._path(raw).read_bytes())
         except (OSError, ValueError):
-            self.entries = {}
-
-    def get(self, rel: str, raw: bytes) -> tuple[Any, bool] | None:
-        entry = self.entries.get(rel)
-        if isinstance(entry, list) and len(entry) == 3 and entry[0] == digest(raw):
+            return None
+        if isinstance(entry, list) and len(entry) == 3 and entry[0] == kind:
             return entry[2], bool(entry[1])
         return None
 
-    def put(self, rel: str, raw: bytes, plain: Any, canonical: bool) -> None:
-        self.entries[rel] = [digest(raw), canonical, plain]
-        self.dirty = True
-
-    def save(self) -> None:
-        if not self.dirty:
-            return
+    def put(self, kind: str, raw: bytes, plain: Any, canonical: bool) -> None:
+        path = self._path(raw)
         with contextlib.suppress(OSError):  # a cache that cannot be written is just slower
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.entries, separators=(",", ":")))
-            os.replace(tmp, self.path)
-        self.dirty = False
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps([kind, canonical, plain], separators=(",", ":")))
+            os.replace(tmp, path)

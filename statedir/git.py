@@ -164,8 +164,8 @@ def restore(worktree: Path, paths: list[str]) -> None:
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob)
-    staged = run(worktree, "diff", "--cached", "--quiet", rev or "--", "--", *paths, check=False)
-    if rev and staged.returncode != 0:  # died after its commit, before the user's index caught up
+    # Died after its commit, before the user's index caught up? Then bring the index along.
+    if rev and run(worktree, "diff", "--cached", "--quiet", rev, "--", *paths, check=False).returncode:
         run(worktree, "reset", "-q", "--", *paths, check=False)
 
 

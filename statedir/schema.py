@@ -25,6 +25,14 @@ def schema_path(name: str) -> Path:
 
 
 @functools.cache
+def cache_kind(name: str) -> str:
+    """The parse-cache kind for files valid under `name`: a new schema invalidates its entries."""
+    from statedir.cache import digest
+
+    return f"{name}:{digest(schema_path(name).read_bytes())[:16]}"
+
+
+@functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 

@@ -117,8 +117,8 @@ class Store:
         """Disposable caches live in the git directory, out of the work tree and the store."""
         return git.git_dir(self.worktree) / "statedir" / f"cache-{self.index_key}"
 
-    def cache(self, name: str) -> ParseCache:
-        return ParseCache(self.cache_dir / f"{name}.json")
+    def cache(self) -> ParseCache:
+        return ParseCache(self.cache_dir / "parsed")
 
     def git_path(self, rel: str) -> str:
         return f"{self.prefix}/{rel}" if self.prefix != "." else rel

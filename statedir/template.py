@@ -182,13 +182,12 @@ def _load_file(path: Path, cache_dir: Path | None = None) -> Template:
         return parse(raw, str(path))
     from statedir.cache import ParseCache
 
-    cache = ParseCache(cache_dir / "templates.json")
-    hit = cache.get(str(path), raw)
+    cache = ParseCache(cache_dir / "parsed")
+    hit = cache.get(schema.cache_kind("template"), raw)
     if hit is not None:
         return Template(hit[0], str(path))
     parsed = parse(raw, str(path))
-    cache.put(str(path), raw, parsed.doc, True)
-    cache.save()
+    cache.put(schema.cache_kind("template"), raw, parsed.doc, True)
     return parsed
 
 

@@ -40,9 +40,9 @@ class Sources:
     """The files a command read: plain data (through the parse cache), and on demand the
     round-trip documents that edits are merged into so hand comments survive."""
 
-    def __init__(self, store: Store, cache_name: str) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.cache = store.cache(cache_name)
+        self.cache = store.cache()
         self.raw: dict[str, bytes] = {}
         self.docs: dict[str, Any] = {}
         self.canonical: dict[str, bool] = {}
@@ -52,7 +52,8 @@ class Sources:
         if not raw:
             raise CorruptStore(f"{rel} is missing or empty", file=rel)
         self.raw[rel] = raw
-        hit = self.cache.get(rel, raw)
+        kind = schema.cache_kind(store_mod.schema_for(rel) or "")
+        hit = self.cache.get(kind, raw)
         if hit is not None:
             plain, self.canonical[rel] = hit
             return plain  # type: ignore[no-any-return]
@@ -60,7 +61,7 @@ class Sources:
         plain = _checked(rel, doc)
         self.docs[rel] = doc
         self.canonical[rel] = yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw
-        self.cache.put(rel, raw, plain, self.canonical[rel])
+        self.cache.put(kind, raw, plain, self.canonical[rel])
         return plain
 
     def round_trip(self, rel: str) -> Any:
@@ -75,7 +76,7 @@ class Sources:
 def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, Sources]:
     """A run as plain data, its template, and the sources its files came from."""
     base = store.require_run(run_id)
-    sources = Sources(store, f"run-{run_id}")
+    sources = Sources(store)
     state = sources.read(f"{base}/state.yaml")
     if state.get("run_id") != run_id:
         raise CorruptStore(f"{base}/state.yaml holds run_id {state.get('run_id')!r}", file=f"{base}/state.yaml")
@@ -83,7 +84,6 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
     stages = {sid: sources.read(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
     passports = {label: sources.read(f"{base}/materials/{label}.yaml")
                  for label in state.get("current_version", {}).values()}
-    sources.cache.save()
     run = RunData(run_id, state, stages, passports)
     if ledger or state.get("settings", {}).get("reset_boundaries"):
         run.ledger = read_log(store, run_id, "reset_boundary")
@@ -161,8 +161,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     store.end()
     if sources is not None:
         for rel, data in files.items():
-            sources.cache.put(rel, texts[rel].encode("utf-8"), data, merged[rel] is None)
-        sources.cache.save()
+            sources.cache.put(schema.cache_kind(store_mod.schema_for(rel) or ""), texts[rel].encode("utf-8"), data,
+                              merged[rel] is None)
     return {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
 
 
@@ -199,7 +199,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
                  for name in LOGS if name != "transitions"}
         if template_file is not None:
             extra.update(_store_template(store, t, template_file))
-        return apply(store, run_id, change, req, now, Sources(store, f"run-{run_id}"), extra)
+        return apply(store, run_id, change, req, now, Sources(store), extra)
 
 
 def _store_template(store: Store, t: Template, path: Path) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statedir import schema, store as store_mod, yaml
+from statedir.cache import ParseCache
 from statedir.errors import BadFile
 from statedir.schema import Problem
 
@@ -15,8 +16,10 @@ def _store_root(path: Path) -> Path | None:
     return None
 
 
-def check_file(path: Path, rel: str, shown: str, forced: str | None = None) -> list[Problem]:
-    """Problems of one store file (`rel` inside its store, `shown` as the user named it)."""
+def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
+               cache: ParseCache | None = None) -> list[Problem]:
+    """Problems of one store file (`rel` inside its store, `shown` as the user named it);
+    bytes the parse cache already knows as valid are not parsed again."""
     name = forced or store_mod.schema_for(rel)
     if name is None:
         return []
@@ -26,6 +29,9 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None) -> l
         raw = path.read_bytes()
     except OSError as exc:
         return [Problem(shown, "$", f"cannot read: {exc.strerror}")]
+    header_ok = forced is not None or raw.startswith(yaml.HEADER_PREFIX.encode())
+    if cache is not None and header_ok and name != "template" and cache.get(schema.cache_kind(name), raw) is not None:
+        return []
     try:
         doc = yaml.load(raw, shown)
     except BadFile as exc:
@@ -33,10 +39,12 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None) -> l
         text = exc.message.removeprefix(f"{shown}:").removeprefix(f"{line}:").strip()
         return [Problem(shown, "$", f"line {line}: {text}" if line else text, line)]
     problems = []
-    if forced is None and not raw.startswith(yaml.HEADER_PREFIX.encode()):
+    if not header_ok:
         problems.append(Problem(shown, "$", f"missing the first line {yaml.header(store_mod.schema_ref(rel)).strip()!r}", 1))
     plain = yaml.to_plain(doc)
     problems += schema.validate(name, plain, shown, source=doc)
+    if cache is not None and not problems and isinstance(plain, dict | list):
+        cache.put(schema.cache_kind(name), raw, plain, yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw)
     if name == "template" and not problems:
         from statedir import template
 
@@ -49,13 +57,14 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None) -> l
 
 def store(root: Path) -> list[Problem]:
     """Every file statedir owns in the store at `root`."""
-    root = store_mod.Store(root).root
+    opened = store_mod.Store(root)
+    root, cache = opened.root, opened.cache()
     paths = [root / store_mod.CONFIG, *sorted((root / "templates").glob("*.yaml")),
              *sorted((root / "runs").glob("*/**/*.yaml"))]
     problems: list[Problem] = []
     for path in paths:
         rel = path.relative_to(root).as_posix()
-        problems += check_file(path, rel, rel)
+        problems += check_file(path, rel, rel, cache=cache)
     return problems
 
 
