@@ -1,15 +1,22 @@
-"""The only module that imports ruamel.yaml: guarded loading, stable dumping, log entries."""
+"""The only module that imports ruamel.yaml: guarded loading, stable dumping, log entries.
+
+Files statedir writes from plain data go through a small emitter of its own (block style,
+stable key order; the tests check ruamel reads back exactly what was written), so a
+transition whose files come from the parse cache never imports ruamel. Documents that
+carry a user's comments are merged and dumped by ruamel's round-trip dumper.
+"""
 from __future__ import annotations
 
 import datetime
+import functools
 import io
 import re
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from typing import TYPE_CHECKING, Any
 
 from statedir.errors import BadFile
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 HEADER_PREFIX = "# yaml-language-server: $schema="
 MAX_BYTES = 16 * 1024 * 1024
@@ -29,7 +36,10 @@ def _represent_str(representer: Any, value: str) -> Any:
     return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-def _make_yaml() -> YAML:
+@functools.cache
+def _dumper() -> YAML:
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
@@ -38,9 +48,6 @@ def _make_yaml() -> YAML:
         type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
     )
     return yaml
-
-
-_YAML = _make_yaml()
 
 
 def header(schema_ref: str) -> str:
@@ -108,6 +115,9 @@ def load(raw: bytes | str, name: str = "<input>") -> Any:
         text = "\n" + text.partition("\n")[2]
     if not _flow_depth_ok(text):
         raise BadFile(f"{name}: nesting deeper than {MAX_DEPTH} levels", file=name)
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     # A fresh loader per document: a failed parse leaves no state behind.
     loader = YAML(typ="rt")
     try:
@@ -145,21 +155,108 @@ def to_plain(data: Any) -> Any:
     return str(data)
 
 
+class _NotPlain(Exception):
+    """Data the emitter leaves to ruamel (floats, round-trip documents)."""
+
+
+_PLAIN_SAFE = re.compile(r"[A-Za-z_/][A-Za-z0-9_./()@+-]*(?: [A-Za-z0-9_./()@+-]+)*\Z")
+_AMBIGUOUS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
+_NEEDS_DOUBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is not str:
+        raise _NotPlain(type(value).__name__)
+    if _PLAIN_SAFE.match(value) and value.lower() not in _AMBIGUOUS:
+        return value
+    if not _NEEDS_DOUBLE.search(value):
+        return "'" + value.replace("'", "''") + "'"
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif _NEEDS_DOUBLE.match(char):
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return _scalar(value)
+
+
+def _mapping(data: dict[str, Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for key, value in data.items():
+        if type(key) is not str:
+            raise _NotPlain("key")
+        if isinstance(value, dict) and value:
+            out.append(f"{pad}{_scalar(key)}:")
+            _mapping(value, indent + 2, out)
+        elif isinstance(value, list) and value:
+            out.append(f"{pad}{_scalar(key)}:")
+            _sequence(value, indent + 2, out)
+        else:
+            out.append(f"{pad}{_scalar(key)}: {_inline(value)}")
+
+
+def _sequence(items: list[Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for value in items:
+        if (isinstance(value, dict) or isinstance(value, list)) and value:
+            inner: list[str] = []
+            (_mapping if isinstance(value, dict) else _sequence)(value, indent + 2, inner)
+            out.append(f"{pad}- {inner[0][indent + 2:]}")
+            out.extend(inner[1:])
+        else:
+            out.append(f"{pad}- {_inline(value)}")
+
+
+def emit(data: Any) -> str:
+    """Plain data as block YAML; raises _NotPlain for what only ruamel should write."""
+    if type(data) not in (dict, list):
+        raise _NotPlain(type(data).__name__)
+    out: list[str] = []
+    if isinstance(data, dict):
+        if not data:
+            return "{}\n"
+        _mapping(data, 0, out)
+    else:
+        if not data:
+            return "[]\n"
+        _sequence(data, 2, out)
+    return "\n".join(out) + "\n"
+
+
 def dump(data: Any, schema_ref: str | None = None) -> str:
     """Serialize with stable formatting; the schema header line comes first."""
-    stream = io.StringIO()
-    if schema_ref:
-        stream.write(header(schema_ref))
-    if data is not None:
-        _YAML.dump(data, stream)
-    return stream.getvalue()
+    head = header(schema_ref) if schema_ref else ""
+    if data is None:
+        return head
+    try:
+        return head + emit(data)
+    except _NotPlain:
+        stream = io.StringIO()
+        _dumper().dump(data, stream)
+        return head + stream.getvalue()
 
 
 def dump_entry(entry: Any) -> str:
     """The text that appending `entry` to a top-level YAML list adds at its end."""
-    stream = io.StringIO()
-    _YAML.dump([entry], stream)
-    return stream.getvalue()
+    return dump([entry])
 
 
 def merge(old: Any, new: Any) -> Any:

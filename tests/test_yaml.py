@@ -43,7 +43,7 @@ def test_errors_name_the_line() -> None:
 def test_header_is_dropped_on_load_and_written_on_dump() -> None:
     text = yaml.dump({"a": 1, "b": [{"c": None}]}, "x.schema.json")
     assert text.splitlines()[0] == "# yaml-language-server: $schema=x.schema.json"
-    assert yaml.dump(yaml.load(text), "x.schema.json") == text
+    assert yaml.dump(yaml.to_plain(yaml.load(text)), "x.schema.json") == text
 
 
 def test_appended_entries_read_back_as_one_list() -> None:
@@ -52,7 +52,7 @@ def test_appended_entries_read_back_as_one_list() -> None:
     for entry in entries:
         text += yaml.dump_entry(entry)
     assert yaml.to_plain(yaml.load(text)) == entries
-    assert yaml.dump(yaml.load(text), "log.json") == text
+    assert yaml.dump(yaml.to_plain(yaml.load(text)), "log.json") == text
 
 
 def test_merge_keeps_comments_and_order() -> None:
@@ -73,7 +73,7 @@ plain = st.recursive(
 def test_round_trip_of_any_plain_mapping(data: dict) -> None:
     text = yaml.dump(data, "s.json")
     assert yaml.to_plain(yaml.load(text)) == data
-    assert yaml.dump(yaml.load(text), "s.json") == text
+    assert yaml.dump(yaml.to_plain(yaml.load(text)), "s.json") == text
 
 
 @settings(max_examples=300, deadline=None)
@@ -83,3 +83,30 @@ def test_any_bytes_load_or_fail_cleanly(raw: bytes) -> None:
         yaml.load(raw, "f.yaml")
     except BadFile:
         pass
+
+
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+tricky = st.sampled_from(["", " ", "true", "No", "null", "~", "1", "2.5", "1e3", "0x1f", ".inf", "-", "- a", "a: b",
+                          "#x", "x #y", "'q'", '"d"', "a\nb", " lead", "trail ", "2026-11-29T19:19:27Z",
+                          "2026-11-29", "[a]", "{a}", "@x", "%x", "!x", "&x", "*x", "|", ">", "?", ",", "\t",
+                          "\x85", "\u2028", "é", "Stage 3' decision", "turns #1..#2", "paper_draft_v1", "/tmp/x"])
+emittable = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**12, 10**12) | any_text | tricky,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text | tricky, children, max_size=4),
+    max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
+def test_the_emitter_is_read_back_exactly_by_ruamel(data: object) -> None:
+    text = yaml.emit(data)
+    assert yaml.to_plain(yaml.load(text)) == data, text
+    assert yaml.emit(yaml.to_plain(yaml.load(text))) == text
+
+
+def test_the_emitter_writes_block_style_like_the_round_trip_dumper() -> None:
+    data = {"run_id": "r1", "stages": {"2.5": {"outputs": ["a", "b"], "empty": []}}, "m": {},
+            "log": [{"at": "2026-11-29T19:19:27Z", "n": 1, "tags": ["x"]}], "none": None}
+    assert yaml.emit(data) == (
+        "run_id: r1\nstages:\n  '2.5':\n    outputs:\n      - a\n      - b\n    empty: []\nm: {}\n"
+        "log:\n  - at: '2026-11-29T19:19:27Z'\n    'n': 1\n    tags:\n      - x\nnone: null\n")

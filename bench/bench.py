@@ -1,0 +1,201 @@
+"""statedir's cost against the floor of the git work it does. Run from the repository root:
+
+    .venv/bin/python bench/bench.py [--runs 10000] [--entries 100000] [--commits 10000] [--repeat 15]
+
+Builds its stores in a temp dir and prints one table: each figure is a median over repeated
+runs, with its ratio against a floor measured in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import statedir
+from statedir import api, yaml
+
+BIN = Path(sys.executable).parent / "statedir"
+LOG_FORMAT = ("--format=%H%x1f%cI%x1f%(trailers:key=Statedir-Run,valueonly,separator=%x2C)%x1f"
+              "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)%x1f"
+              "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)%x1f%s%x1e")
+
+
+def median(action: Callable[[int], object], repeat: int) -> float:
+    action(-1)  # warm caches once, as a long-lived store would have them
+    times = []
+    for i in range(repeat):
+        start = time.perf_counter()
+        action(i)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def sh(args: list[str], cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(args, cwd=cwd, check=True, capture_output=True, **kwargs)  # type: ignore[call-overload]
+
+
+def make_store(root: Path, name: str) -> Path:
+    repo = root / name
+    sh(["git", "init", "-q", str(repo)], cwd=root)
+    api.init(repo / "state")
+    sd = statedir.open(repo / "state")
+    sd.new("r1", topic="bench")
+    sd.stage("r1", "1", "in_progress")
+    (repo / "notes.txt").write_text("0\n")
+    sh(["git", "add", "notes.txt"], cwd=repo)
+    sh(["git", "commit", "-q", "-m", "notes"], cwd=repo)
+    return repo
+
+
+def grow_runs(repo: Path, count: int) -> None:
+    """Copies of r1 with their own ids: a store of `count` runs, committed."""
+    runs = repo / "state" / "runs"
+    template = runs / "r1"
+    for n in range(2, count + 1):
+        target = runs / f"r{n}"
+        shutil.copytree(template, target)
+        state = target / "state.yaml"
+        state.write_text(state.read_text().replace("run_id: r1\n", f"run_id: r{n}\n"))
+    sh(["git", "add", "-A", "state"], cwd=repo)
+    sh(["git", "commit", "-q", "-m", f"{count} runs"], cwd=repo)
+
+
+def grow_log(repo: Path, run_id: str, entries: int) -> None:
+    log = repo / "state" / "runs" / run_id / "history" / "transitions.yaml"
+    entry = yaml.dump_entry({"at": "2026-01-01T00:00:00Z", "actor": "pipeline_orchestrator", "action": "set",
+                             "summary": "set topic", "reason": "bench"})
+    with log.open("a") as out:
+        out.write(entry * entries)
+    sh(["git", "add", str(log)], cwd=repo)
+    sh(["git", "commit", "-q", "-m", f"{entries} log entries"], cwd=repo)
+
+
+def grow_commits(repo: Path, run_id: str, commits: int) -> None:
+    """`commits` state commits with trailers, written by git fast-import."""
+    head = sh(["git", "rev-parse", "HEAD"], cwd=repo).stdout.decode().strip()
+    branch = sh(["git", "symbolic-ref", "HEAD"], cwd=repo).stdout.decode().strip()
+    path = f"state/runs/{run_id}/bench.txt"
+    chunks = []
+    for n in range(commits):
+        message = (f"set topic {n}\n\nStatedir-Run: {run_id}\nStatedir-Actor: pipeline_orchestrator\n"
+                   f"Statedir-Action: set\n").encode()
+        content = f"{n}\n".encode()
+        chunks.append(f"commit {branch}\ncommitter bench <bench@x> {1700000000 + n} +0000\n".encode()
+                      + f"data {len(message)}\n".encode() + message
+                      + (f"from {head}\n".encode() if n == 0 else b"")
+                      + f"M 100644 inline {path}\ndata {len(content)}\n".encode() + content + b"\n")
+    sh(["git", "fast-import", "--quiet"], cwd=repo, input=b"".join(chunks))
+    sh(["git", "reset", "-q", "--hard"], cwd=repo)
+
+
+def cli_set(repo: Path, run_id: str = "r1") -> Callable[[int], object]:
+    return lambda i: sh([str(BIN), "set", run_id, "topic", f"t{i}", "--reason", "bench"], cwd=repo)
+
+
+def floor_cli(repo: Path) -> Callable[[int], object]:
+    def action(i: int) -> None:
+        sh([sys.executable, "-c", "pass"], cwd=repo)
+        (repo / "notes.txt").write_text(f"{i}\n")
+        sh(["git", "add", "notes.txt"], cwd=repo)
+        sh(["git", "commit", "-q", "-m", f"note {i}"], cwd=repo)
+    return action
+
+
+def floor_git(repo: Path) -> Callable[[int], object]:
+    def action(i: int) -> None:
+        (repo / "notes.txt").write_text(f"git {i}\n")
+        sh(["git", "add", "notes.txt"], cwd=repo)
+        sh(["git", "commit", "-q", "-m", f"note {i}"], cwd=repo)
+    return action
+
+
+def peak_rss_kib(args: list[str], cwd: Path) -> int:
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, capture_output=True); "
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    return int(sh([sys.executable, "-c", probe, *args], cwd=cwd).stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--commits", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    opts = parser.parse_args()
+    for var, value in (("GIT_AUTHOR_NAME", "bench"), ("GIT_AUTHOR_EMAIL", "bench@x"),
+                       ("GIT_COMMITTER_NAME", "bench"), ("GIT_COMMITTER_EMAIL", "bench@x")):
+        os.environ.setdefault(var, value)
+    rows: list[tuple[str, float, str, float, str]] = []
+
+    def row(what: str, value: float, floor_name: str, floor: float, target: str) -> None:
+        rows.append((what, value, floor_name, floor, target))
+        print(f"  measured: {what}", file=sys.stderr)
+
+    with tempfile.TemporaryDirectory(prefix="statedir-bench-") as tmp:
+        root = Path(tmp)
+        small = make_store(root, "small")
+        sd = statedir.open(small / "state")
+        row("CLI transition (set + commit)", median(cli_set(small), opts.repeat),
+            "python -c pass + git add + git commit", median(floor_cli(small), opts.repeat), "<= 5")
+        row("API transition (set + commit)",
+            median(lambda i: sd.set("r1", "topic", f"api {i}", reason="bench"), opts.repeat),
+            "git add + git commit", median(floor_git(small), opts.repeat), "<= 1.5")
+
+        sd.new("biglog", topic="bench")
+        sd.new("emptylog", topic="bench")
+        grow_log(small, "biglog", opts.entries)
+        row(f"append to a log of {opts.entries:,} entries",
+            median(lambda i: sd.set("biglog", "topic", f"b{i}", reason="bench"), opts.repeat),
+            "append to an empty log",
+            median(lambda i: sd.set("emptylog", "topic", f"e{i}", reason="bench"), opts.repeat), "<= 1.2")
+
+        big = make_store(root, "big")
+        grow_runs(big, opts.runs)
+        for label, args in (("status", ["status", "r1"]), ("get", ["get", "r1", "stages.1.status"])):
+            row(f"{label} in a {opts.runs:,}-run store",
+                median(lambda i, a=args: sh([str(BIN), *a], cwd=big), opts.repeat),
+                "in a 1-run store", median(lambda i, a=args: sh([str(BIN), *a], cwd=small), opts.repeat), "<= 1.2")
+        row(f"CLI transition in a {opts.runs:,}-run store", median(cli_set(big), opts.repeat),
+            "in a 1-run store", median(cli_set(small), opts.repeat), "<= 1.2")
+
+        def validate_one(repo: Path) -> Callable[[int], object]:
+            state = repo / "state" / "runs" / "r1" / "state.yaml"
+            return lambda i: (state.write_text(state.read_text().replace("language: en", "language: en")),
+                              sh([str(BIN), "validate", str(state)], cwd=repo))
+        row(f"validate one changed file, {opts.runs:,} runs", median(validate_one(big), opts.repeat),
+            "in a 1-run store", median(validate_one(small), opts.repeat), "<= 1.2")
+        start = time.perf_counter()
+        sh([str(BIN), "validate"], cwd=big)
+        cold = time.perf_counter() - start
+        start = time.perf_counter()
+        sh([str(BIN), "validate"], cwd=big)
+        warm = time.perf_counter() - start
+        row(f"validate the whole {opts.runs:,}-run store (cold cache)", cold, "warm cache", warm, "-")
+
+        grow_commits(small, "r1", opts.commits)
+        spec = "state/runs/r1"
+        row(f"log r1 over {opts.commits:,} commits", median(lambda i: sh([str(BIN), "log", "r1", "--json"], cwd=small), 5),
+            "git log, same format", median(lambda i: sh(["git", "log", LOG_FORMAT, "--", spec], cwd=small), 5), "<= 2")
+
+        rss = peak_rss_kib([str(BIN), "set", "r1", "topic", "rss", "--reason", "bench"], small)
+        rss_floor = peak_rss_kib([sys.executable, "-c", "pass"], small)
+
+    print(f"{'figure':<46} {'median':>9}  {'floor':<40} {'median':>9} {'ratio':>6} {'target':>7}")
+    for what, value, floor_name, floor, target in rows:
+        print(f"{what:<46} {value * 1000:>7.1f}ms  {floor_name:<40} {floor * 1000:>7.1f}ms "
+              f"{value / floor:>6.2f} {target:>7}")
+    print(f"{'peak memory of a CLI transition':<46} {rss / 1024:>7.1f}MB  {'python -c pass':<40} "
+          f"{rss_floor / 1024:>7.1f}MB {rss / rss_floor:>6.2f} {'-':>7}")
+    del resource
+
+
+if __name__ == "__main__":
+    main()
