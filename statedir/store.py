@@ -85,14 +85,20 @@ class Store:
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
+            cache, kind = self.cache(), schema.cache_kind("store-config")
+            hit = cache.get(kind, self._config_bytes)
+            if hit is not None:
+                self._config = hit[0]
+                return hit[0]  # type: ignore[no-any-return]
             from statedir import yaml
 
             config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
             problems = schema.validate("store-config", config, CONFIG)
             if problems:
                 raise CorruptStore(f"{problems[0]}; fix {self.root / CONFIG}", file=CONFIG)
+            cache.put(kind, self._config_bytes, config, False)
             self._config = config
-        return self._config
+        return self._config  # type: ignore[return-value]
 
     def lock_timeout(self, override: float | None = None) -> float:
         if override is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
 
@@ -10,16 +12,42 @@ import typer  # noqa: E402
 
 from statedir.errors import BAD_INPUT, InvalidValue, StatedirError  # noqa: E402
 
-app = typer.Typer(
-    name="statedir",
-    help="Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+HELP = "Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."
+COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
 
-from statedir.cli import read, store, write  # noqa: E402,F401  (commands register on `app`)
+
+class _Registry:
+    """Collects the command functions; `build` makes a Typer app of the ones a call needs.
+
+    Typer introspects every registered function each time it builds its click group, so a
+    call that names its command registers that command alone (`--help` registers all).
+    """
+
+    def command(self, name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            COMMANDS[name or function.__name__] = (function, kwargs)
+            return function
+        return register
+
+
+app = _Registry()
+
+
+def build(names: list[str] | None = None) -> typer.Typer:
+    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]})
+    cli.callback()(_group)  # a callback keeps one registered command a subcommand, not the app itself
+    for name, (function, kwargs) in COMMANDS.items():
+        if names is None or name in names:
+            cli.command(name, **kwargs)(function)
+    return cli
+
+
+def _group() -> None:
+    """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
+
+
+from statedir.cli import read, store, write  # noqa: E402,F401  (commands register themselves)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     as_json = "--json" in args
     try:
-        result = app(args=args, prog_name="statedir", standalone_mode=False)
+        named = [a for a in args[:1] if a in COMMANDS]
+        result = build(named or None)(args=args, prog_name="statedir", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except StatedirError as exc:
         code = output.error(exc, as_json)
