@@ -7,7 +7,6 @@
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,8 @@ def init(directory: Path) -> dict[str, Any]:
 
 
 def _file_hash(path: str) -> dict[str, str]:
+    import hashlib
+
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

@@ -9,15 +9,19 @@ the cache directory loses nothing.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+try:  # the builtin module: importing hashlib would load OpenSSL, a few ms on every command
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import blake2b
+
 
 def digest(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=20).hexdigest()
+    return blake2b(raw, digest_size=20).hexdigest()
 
 
 class ParseCache:

@@ -1,7 +1,6 @@
 """Reset boundaries: the passport ledger of `boundary` and `resume` entries and its hash."""
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -26,6 +25,8 @@ def jcs(value: Any) -> str:
 
 def boundary_hash(prior: list[dict[str, Any]], entry: dict[str, Any]) -> str:
     """First 12 hex of SHA-256 over every prior boundary and the new one (hash zeroed), LF-terminated."""
+    import hashlib
+
     lines = [jcs(e) for e in prior if e.get("kind") == "boundary"]
     lines.append(jcs({**entry, "hash": ZERO}))
     return hashlib.sha256("".join(f"{line}\n" for line in lines).encode("utf-8")).hexdigest()[:12]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import fcntl
 import json
 import os
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir import git, schema
-from statedir.cache import ParseCache
+from statedir.cache import ParseCache, digest
 from statedir.errors import BadFile, CorruptStore, InvalidId, LockTimeout, NotAStore, UnknownRun
 
 CONFIG = "statedir.yaml"
@@ -78,7 +77,7 @@ class Store:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
         self.worktree = worktree
         self.prefix = self.root.relative_to(worktree).as_posix()
-        self.index_key = hashlib.sha1(self.prefix.encode()).hexdigest()[:12]  # one private index per store
+        self.index_key = digest(self.prefix.encode())[:12]  # one private index per store
         self._config_bytes = config_path.read_bytes()
         self._config: dict[str, Any] | None = None
 
