@@ -84,11 +84,25 @@ class StateDir:
         return transaction.load_run(self.store, run_id, ledger=ledger)
 
     def passports(self, run_id: str) -> dict[str, Any]:
-        """Every version's passport, current and past."""
+        """Every version's passport, current and past, as read now: a VERIFIED passport whose
+        integrity pass is older than the template's window reads as STALE."""
+        import datetime
+
+        from statedir import materials
+
+        t, _, _ = self.load(run_id)
         base = self.store.require_run(run_id)
         folder = self.store.path(f"{base}/materials")
         labels = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
-        return {label: yaml.to_plain(self.store.load(f"{base}/materials/{label}.yaml")) for label in labels}
+        sources = transaction.Sources(self.store)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        hours = float(t.doc.get("passport_stale_hours", 24))
+        out = {}
+        for label in labels:
+            passport = dict(sources.read(f"{base}/materials/{label}.yaml"))
+            passport["verification_status"] = materials.effective_status(passport, now, hours)
+            out[label] = passport
+        return out
 
     def get(self, run_id: str, path: str) -> Any:
         """One value of the run document by dotted path; a key holding a dot matches whole."""

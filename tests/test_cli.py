@@ -309,3 +309,16 @@ def test_env_actor(store: Path) -> None:
     rc, out = cli_json("stage", "r1", "1", "in_progress", cwd=repo, env={"STATEDIR_ACTOR": "deep-research"})
     assert rc == 1 and out["error"]["code"] == "PERMISSION_DENIED"  # type: ignore[index]
     assert os.environ.get("STATEDIR_ACTOR") is None
+
+
+def test_a_verified_passport_reads_as_stale_after_24_hours(store: Path) -> None:
+    repo = store.parent
+    ok("new", "r1", "--topic", "t", cwd=repo)
+    ok("material", "r1", "paper_draft", cwd=repo)
+    passport = store / "runs" / "r1" / "materials" / "paper_draft_v1.yaml"
+    text = passport.read_text().replace("verification_status: UNVERIFIED", "verification_status: VERIFIED")
+    fresh = text.replace("integrity_pass_date: null", "integrity_pass_date: '2999-01-01T00:00:00Z'")
+    passport.write_text(fresh)
+    assert ok("get", "r1", "passports.paper_draft_v1.verification_status", cwd=repo) == "VERIFIED"
+    passport.write_text(text.replace("integrity_pass_date: null", "integrity_pass_date: '2020-01-01T00:00:00Z'"))
+    assert ok("get", "r1", "passports.paper_draft_v1.verification_status", cwd=repo) == "STALE"
