@@ -184,7 +184,8 @@ def main() -> None:
 
         grow_commits(small, "r1", opts.commits)
         spec = "state/runs/r1"
-        row(f"log r1 over {opts.commits:,} commits", median(lambda i: sh([str(BIN), "log", "r1", "--json"], cwd=small), 5),
+        row(f"log r1 over {opts.commits:,} commits",
+            median(lambda i: sh([str(BIN), "log", "r1", "--json"], cwd=small), 5),
             "git log, same format", median(lambda i: sh(["git", "log", LOG_FORMAT, "--", spec], cwd=small), 5), "<= 2")
 
         rss = peak_rss_kib([str(BIN), "set", "r1", "topic", "rss", "--reason", "bench"], small)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir import git, store as store_mod, transaction, yaml
+from statedir import git, transaction, yaml
+from statedir import store as store_mod
 from statedir.change import Request
 from statedir.errors import BadFile, InvalidValue
 from statedir.store import Store

@@ -19,7 +19,9 @@ def _detail(t: Template, run: RunData, stage_id: str, rec: dict[str, Any]) -> st
     if status == t.status.get("skipped"):
         return label + (f" ({rec['reason']})" if rec.get("reason") else "")
     if "integrity" in spec and rec.get("verdict"):
-        refs = f" ({rec['refs_verified']}/{rec['refs_total']} refs verified)" if rec.get("refs_total") is not None else ""
+        refs = ""
+        if rec.get("refs_total") is not None:
+            refs = f" ({rec['refs_verified']}/{rec['refs_total']} refs verified)"
         retry = f", retry {rec['retry_count']}" if rec.get("retry_count") else ""
         return f"{rec['verdict']}{refs}{retry}" + ("" if status == t.status["done"] else f" - {label}")
     if "decision" in spec and rec.get("decision"):

@@ -53,7 +53,7 @@ def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:
 
 def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     """Consume one boundary; a pending decision must be answered; then continue as `confirm` would."""
-    from statedir import rules
+    from statedir import graph
 
     ledger = run.ledger or []
     wanted = req.args["hash"]
@@ -74,7 +74,7 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     target = target or boundary.get("next")
     checkpoint = run.state.get("checkpoint")
     if checkpoint and checkpoint["stage"] == boundary["stage"]:
-        change = rules.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue"}),
+        change = graph.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue"}),
                                now, None)
     else:
         change = Draft(run).change("", now)

@@ -7,8 +7,7 @@ from typing import Any
 
 from statedir import materials
 from statedir.change import Change, Draft, Request, RunData
-from statedir.errors import (IllegalTransition, InvalidValue, LimitReached, PermissionDenied,
-                             ValidationFailed)
+from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied, ValidationFailed
 from statedir.template import Template
 
 VERDICT_ALIASES = {"PASS_WITH_CONDITIONS": "PASS_WITH_NOTES"}
@@ -100,7 +99,6 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
                                retry_count=retries)
         decision = req.reason
     mode = spec.get("mode")
-    report_series = materials.series_for(t, [spec["report_material"]])
     draft_series = spec.get("verifies_draft_series")
     draft_label = draft.state.get("current_version", {}).get(draft_series or "")
     label, passport, stale = materials.register(

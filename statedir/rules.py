@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from statedir import conditions, ledger, reports
+from statedir import conditions, graph, ledger, reports
 from statedir.change import Change, Draft, Request, RunData, require_live, require_permission
-from statedir.errors import (IllegalTransition, ImmutableField, InvalidValue, PrerequisitesMissing)
+from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 from statedir.runs import new_stage
 from statedir.template import Template
 
@@ -44,18 +44,6 @@ def _set_turns(t: Template, record: dict[str, Any], turns: str | None) -> None:
         raise ImmutableField(f"dialogue_log_ref of stage {record['id']} is fixed once the stage closed "
                              f"({record['dialogue_log_ref']})", field="dialogue_log_ref")
     record["dialogue_log_ref"] = ref
-
-
-def _start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
-    """Make `stage_id` the active current stage, after the material gap check."""
-    report = conditions.prerequisites(t, draft.state, draft.all_stages(), stage_id)
-    if not report["prerequisites_met"]:
-        raise PrerequisitesMissing(f"stage {t.display(stage_id)} needs {', '.join(report['missing_required'])}",
-                                   **report)
-    record = draft.stage(stage_id)
-    record.update(status=t.status["active"], started_at=record.get("started_at") or now)
-    draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None)
-    return report
 
 
 def _move_allowed(t: Template, record: dict[str, Any], target: str) -> None:
@@ -94,7 +82,7 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
         if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
             raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
                                     "`statedir confirm` first")
-        warning = _start(t, draft, stage_id, now)["warning"]
+        warning = graph.start(t, draft, stage_id, now)["warning"]
     elif target == t.status["done"]:
         _complete(t, draft, stage_id, req, now)
     elif target == t.status.get("skipped"):
@@ -161,106 +149,6 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                               "awareness_prompt": awareness, "response": None, "next": default})
     if kind == "FULL" and (state.get("settings", {}).get("reset_boundaries") or req.args.get("reset_boundaries")):
         ledger.append_boundary(t, draft, stage_id, choices, default, now)
-
-
-# --- confirm: answer the open checkpoint ----------------------------------------------------------
-def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
-    state = draft.state
-    response = req.args.get("response")
-    policy = t.checkpoints
-    if response is not None and response not in policy.get("responses", []):
-        raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(policy.get('responses', []))}")
-    current = state["current_stage"]
-    ack = t.stage(current).get("terminal_ack") if current else None
-    if ack and run.stages[current]["status"] == t.status["active"]:
-        return _terminal_ack(t, draft, current, ack, response, now)
-    checkpoint = state.get("checkpoint")
-    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
-        raise IllegalTransition(f"no checkpoint is open (the pipeline is {state['pipeline_state']})")
-    if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
-        raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
-                                "--response continue (or review)", checkpoint=checkpoint)
-    response = response or "continue"
-    target = _choose(t, run, checkpoint, req.args.get("next"))
-    _advance(t, draft, checkpoint["stage"], target, now)
-    if response in policy.get("continue_responses", []):
-        state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
-        if response == policy.get("slim_after"):
-            state["slim_checkpoints"] = True
-    elif response in policy.get("review_responses", []):
-        state.update(consecutive_continue_count=0, slim_checkpoints=False)
-    draft.stage(checkpoint["stage"])["checkpoint_confirmed"] = True
-    draft.log("checkpoints", {"at": now, "event": "answered", "stage": checkpoint["stage"],
-                              "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
-                              "response": response, "next": target})
-    schemas = t.stage(checkpoint["stage"]).get("schemas_checked", [])
-    draft.log("schema_validation", {"transition": f"{t.display(checkpoint['stage'])} -> {_shown(t, target)}",
-                                    "schemas_checked": schemas, "result": "PASS", "missing_fields": [],
-                                    "timestamp": now})
-    change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response})",
-                          now, next=target)
-    return change
-
-
-def _shown(t: Template, target: str) -> str:
-    return target if target in t.terminal_targets else t.display(target)
-
-
-def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: str | None) -> str:
-    source, choices = checkpoint["stage"], checkpoint["choices"]
-    if requested is None:
-        if checkpoint.get("default"):
-            return str(checkpoint["default"])
-        if not choices:
-            raise IllegalTransition(f"no stage follows stage {t.display(source)} as it stands: "
-                                    + "; ".join(f"{_shown(t, e['to'])} needs {conditions.describe(e['when'])}"
-                                                for e in t.edges_from(source) if e.get("when")))
-        raise InvalidValue(f"the graph offers a choice after stage {t.display(source)}: pass --next "
-                           + " or --next ".join(_shown(t, c) for c in choices), choices=choices)
-    target = requested if requested in t.terminal_targets else t.resolve_stage(requested)
-    if target in choices:
-        return target
-    if t.prohibited(source, target):
-        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} is prohibited", source=source,
-                                target=target)
-    edges = [e for e in t.edges_from(source) if e["to"] == target]
-    if edges:
-        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs "
-                                f"{conditions.describe(edges[0].get('when', []))}", source=source, target=target)
-    raise IllegalTransition(f"the stage graph does not lead from {t.display(source)} to {_shown(t, target)}",
-                            source=source, target=target, choices=choices)
-
-
-def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> None:
-    edge = next(e for e in t.edges_from(source) if e["to"] == target)
-    reason = edge.get("reason", "").replace("{decision}", str(draft.view(source).get("decision")))
-    for stage_id in edge.get("skip", []):
-        if draft.view(stage_id)["status"] == t.status["initial"]:
-            draft.stage(stage_id).update(status=t.status["skipped"], reason=reason or None)
-    for stage_id in edge.get("reset", []):
-        draft.stages[stage_id] = new_stage(t, stage_id)
-    if target in t.terminal_targets:
-        draft.state.update(pipeline_state=target, checkpoint=None)
-        return
-    _start(t, draft, target, now)
-
-
-def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any], response: str | None,
-                  now: str) -> Change:
-    if response is None:
-        raise InvalidValue(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "
-                           f"--response {ack['responses'][0]} ends the run")
-    done = response in ack["responses"]
-    if done:
-        draft.stage(stage_id).update(status=t.status["done"], completed_at=now, checkpoint_confirmed=True)
-        draft.state.update(pipeline_state=t.pipeline["completed"], checkpoint=None)
-    draft.log("checkpoints", {"at": now, "event": "answered", "stage": stage_id, "type": "FULL",
-                              "awareness_prompt": False, "response": response,
-                              "next": t.pipeline["completed"] if done else None})
-    summary = (f"stage {t.display(stage_id)} acknowledged: pipeline completed" if done
-               else f"stage {t.display(stage_id)}: response {response}, still in progress")
-    return draft.change(summary, now)
 
 
 # --- pipeline: update_pipeline_state --------------------------------------------------------------
@@ -333,7 +221,7 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
 
 
 HANDLERS = {
-    "stage": stage, "confirm": confirm, "pipeline": pipeline, "set": set_field, "redo": redo,
+    "stage": stage, "confirm": graph.confirm, "pipeline": pipeline, "set": set_field, "redo": redo,
     "output": reports.output, "material": reports.material, "integrity": reports.integrity,
     "revision": reports.revision, "loop": reports.loop, "observe": reports.observe, "seal": reports.seal,
     "resume": ledger.resume,

@@ -5,10 +5,10 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from statedir import faults, git, schema, store as store_mod, yaml
+from statedir import faults, git, schema, yaml
+from statedir import store as store_mod
 from statedir.change import Change, Request, RunData
-from statedir.errors import (CorruptStore, GitError, InvalidValue, RunExists, StatedirError,
-                             ValidationFailed)
+from statedir.errors import CorruptStore, InvalidValue, RunExists, StatedirError, ValidationFailed
 from statedir.store import Store
 from statedir.template import Template
 
@@ -207,8 +207,11 @@ def _store_template(store: Store, t: Template, path: Path) -> dict[str, str]:
     from statedir.errors import InvalidValue
 
     rel = f"templates/{t.name}.yaml"
-    raw = path.read_bytes()
+    text = path.read_bytes().decode("utf-8")
+    if text.startswith(yaml.HEADER_PREFIX):  # re-point the schema line into the store's .schemas/
+        text = text.partition("\n")[2]
+    text = yaml.header(store_mod.schema_ref(rel)) + text
     existing = store.read_bytes(rel)
-    if existing is not None and existing != raw:
+    if existing is not None and existing != text.encode("utf-8"):
         raise InvalidValue(f"the store already holds a different template named {t.name!r}", template=t.name)
-    return {rel: raw.decode("utf-8")}
+    return {rel: text}

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from statedir import schema, store as store_mod, yaml
+from statedir import schema, yaml
+from statedir import store as store_mod
 from statedir.cache import ParseCache
 from statedir.errors import BadFile
 from statedir.schema import Problem
@@ -40,7 +41,8 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
         return [Problem(shown, "$", f"line {line}: {text}" if line else text, line)]
     problems = []
     if not header_ok:
-        problems.append(Problem(shown, "$", f"missing the first line {yaml.header(store_mod.schema_ref(rel)).strip()!r}", 1))
+        first = yaml.header(store_mod.schema_ref(rel)).strip()
+        problems.append(Problem(shown, "$", f"missing the first line {first!r}", 1))
     plain = yaml.to_plain(doc)
     problems += schema.validate(name, plain, shown, source=doc)
     if cache is not None and not problems and isinstance(plain, dict | list):

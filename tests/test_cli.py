@@ -272,6 +272,7 @@ def test_own_template_file_and_linear(store: Path) -> None:
     ok("stage", "l1", "plan", "in_progress", cwd=repo)
     ok("stage", "l1", "plan", "done", cwd=repo)
     assert ok("get", "l1", "pipeline_state", cwd=repo) == "awaiting_confirmation"
+    assert ok("validate", cwd=repo) == {"valid": True, "errors": []}
     bad = repo / "bad.yaml"
     bad.write_text(mine.read_text().replace("  - {from: plan, to: build}", "  - {from: plan, to: nowhere}"))
     rc, out = cli_json("new", "l2", "--topic", "t", "--template", str(bad), cwd=repo)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from statedir import api, store as store_mod
+from statedir import api
+from statedir import store as store_mod
 
 OPENED: list[tuple[str, object, object]] = []
 RECORDING = [False]

@@ -52,8 +52,9 @@ from statedir.cli import read, store, write  # noqa: E402,F401  (commands regist
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every StatedirError becomes its exit code and one JSON object or stderr line."""
-    from statedir import output
     from typer import _click as click  # typer's own click
+
+    from statedir import output
 
     args = sys.argv[1:] if argv is None else argv
     if os.environ.get("STATEDIR_FAULT"):

@@ -32,7 +32,8 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
                  "--schema", help="Check the named files against this schema (e.g. template), wherever they are.")] = None,
              store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Check files against their schemas; exit 1 with file::$.path: message lines on any failure."""
-    from statedir import schema as schema_mod, validate as validate_mod
+    from statedir import schema as schema_mod
+    from statedir import validate as validate_mod
     from statedir.cli.common import store_path
     from statedir.errors import InvalidValue
 

@@ -2,13 +2,14 @@
 never a traceback; a refused command leaves the store byte-identical."""
 from __future__ import annotations
 
-import io
 import contextlib
+import io
 from pathlib import Path
 
 import pytest
 from conftest import snapshot
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from statedir import api
 from statedir.cli import main
