@@ -90,8 +90,13 @@ def message(summary: str, run_id: str, actor: str, action: str) -> str:
             f"Statedir-Action: {action}\n")
 
 
+# Above this private-index size, `git commit` (which lstat()s every tracked file to refresh
+# the index) costs more than building the commit with plumbing that touches no work tree.
+PLUMBING_INDEX_BYTES = 1 << 20
+
+
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           index_key: str = "default") -> str:
+           index_key: str = "default", plumbing_above: int = PLUMBING_INDEX_BYTES) -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
     The commit is built in statedir's own index, which mirrors HEAD, so nothing the user
@@ -119,19 +124,43 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     from statedir import faults
 
     faults.point("during_commit")
-    args = ("commit", "-q", "--no-verify", "--allow-empty", "-F", "-")
-    proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
-    if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
-        proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
-    if proc.returncode != 0:
+    sha: str | None
+    try:
+        if index.stat().st_size > plumbing_above:
+            sha = _commit_plumbing(worktree, env, parent, text)
+        else:
+            sha = _commit_porcelain(worktree, env, text)
+    except GitError:
         index.unlink(missing_ok=True)
-        words = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
-        raise GitError(f"git commit failed: {words[-1] if words else proc.returncode}")
-    sha = head(worktree)
+        raise
     if sha is None or sha == parent:
         raise GitError("git commit did not move HEAD")
     mirrors.write_text(sha)
     sync_index(worktree, paths)
+    return sha
+
+
+def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], text: str) -> str:
+    """Run a committing command; without a configured identity, commit as statedir."""
+    proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
+        proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
+    if proc.returncode != 0:
+        words = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {words[-1] if words else proc.returncode}")
+    return proc.stdout.decode().strip()
+
+
+def _commit_porcelain(worktree: Path, env: dict[str, str], text: str) -> str | None:
+    _with_identity(worktree, ("commit", "-q", "--no-verify", "--allow-empty", "-F", "-"), env, text)
+    return head(worktree)
+
+
+def _commit_plumbing(worktree: Path, env: dict[str, str], parent: str | None, text: str) -> str:
+    tree = run(worktree, "write-tree", env=env).stdout.decode().strip()
+    sha = _with_identity(worktree, ("commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"), env, text)
+    # Compare-and-swap: a HEAD that moved meanwhile fails the update instead of losing a commit.
+    run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha, parent or "0" * 40)
     return sha
 
 

@@ -216,9 +216,12 @@ def _mapping(data: dict[str, Any], indent: int, out: list[str]) -> None:
 def _sequence(items: list[Any], indent: int, out: list[str]) -> None:
     pad = " " * indent
     for value in items:
-        if (isinstance(value, dict) or isinstance(value, list)) and value:
+        if isinstance(value, (dict, list)) and value:
             inner: list[str] = []
-            (_mapping if isinstance(value, dict) else _sequence)(value, indent + 2, inner)
+            if isinstance(value, dict):
+                _mapping(value, indent + 2, inner)
+            else:
+                _sequence(value, indent + 2, inner)
             out.append(f"{pad}- {inner[0][indent + 2:]}")
             out.extend(inner[1:])
         else:

@@ -1,0 +1,38 @@
+"""Commits built in the private index, by porcelain or by plumbing: only the given paths land."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from statedir import git
+
+
+def sh(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("plumbing_above", [0, git.PLUMBING_INDEX_BYTES])
+def test_commit_takes_only_its_paths(repo: Path, plumbing_above: int) -> None:
+    (repo / "user.txt").write_text("base\n")
+    sh(repo, "add", "user.txt")
+    sh(repo, "commit", "-q", "-m", "base")
+    (repo / "user.txt").write_text("staged\n")
+    sh(repo, "add", "user.txt")
+    (repo / "user.txt").write_text("unstaged\n")
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    first = git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), author="me",
+                       plumbing_above=plumbing_above)
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    second = git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), author="me",
+                        plumbing_above=plumbing_above)
+    assert sh(repo, "rev-parse", "HEAD").strip() == second
+    assert sh(repo, "rev-parse", "HEAD~1").strip() == first
+    assert sh(repo, "show", "--name-only", "--format=", "HEAD").split() == ["s/a.yaml"]
+    assert "Statedir-Action: stage" in sh(repo, "log", "-1", "--format=%B")
+    assert sh(repo, "log", "-1", "--format=%an").strip() == "me"
+    status = sh(repo, "status", "--porcelain")
+    assert status == "MM user.txt\n"  # the user's staged and unstaged work, as it was
+    assert "commit: two" in sh(repo, "reflog", "-1")
