@@ -60,6 +60,10 @@ class Sim:
                 issues_found=issues, issues_fixed=issues)
         self.do("stage", stage=stage, status="completed")
 
+    def fail_integrity(self, rounds: int, stage: str = "2.5") -> None:
+        for _ in range(rounds):
+            self.do("integrity", actor=INTEGRITY, stage=stage, verdict="FAIL", refs_total=10, refs_verified=8)
+
     def review(self, decision: str, stage: str = "3") -> None:
         if stage == "3":
             self.do("material", names=["review_reports"])
@@ -72,6 +76,14 @@ class Sim:
         self.do("material", names=["revised_draft" if stage == "4" else "re_revised_draft"])
         self.do("revision", items_total=3, items_addressed=3)
         self.do("stage", stage=stage, status="completed")
+
+    def to_re_review(self) -> None:
+        """Through a major revision: stage 3' in progress."""
+        self.to_review()
+        self.review("major_revision")
+        self.do("confirm", response="continue")
+        self.revise()
+        self.do("confirm", response="continue")
 
     def to_review(self) -> None:
         """Stages 1, 2 and 2.5 done; stage 3 in progress."""

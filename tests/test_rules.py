@@ -60,7 +60,7 @@ def test_fail_retries_stay_in_progress_and_are_capped_at_three() -> None:
     sim.research()
     sim.write()
     for attempt in range(3):
-        sim.do("integrity", actor=INTEGRITY, stage="2.5", verdict="FAIL", refs_total=10, refs_verified=8)
+        sim.fail_integrity(1)
         assert sim.status("2.5") == "in_progress"
         assert sim.run.stages["2.5"]["retry_count"] == attempt + 1
     assert [e["retry_count"] for e in sim.logs["integrity"]] == [0, 1, 2]
@@ -77,8 +77,7 @@ def test_the_fourth_attempt_goes_through_with_a_recorded_decision() -> None:
     sim = Sim()
     sim.research()
     sim.write()
-    for _ in range(3):
-        sim.do("integrity", actor=INTEGRITY, stage="2.5", verdict="FAIL", refs_total=10, refs_verified=8)
+    sim.fail_integrity(3)
     sim.do("integrity", actor=INTEGRITY, reason="handle manually", stage="2.5", verdict="PASS",
            refs_total=10, refs_verified=10)
     assert sim.logs["integrity"][-1]["decision"] == "handle manually"
@@ -157,11 +156,7 @@ def test_reject_offers_restructure_or_abort() -> None:
 @pytest.mark.parametrize("decision", ["accept", "minor_revision"])
 def test_re_review_accept_or_minor_goes_to_final_integrity(decision: str) -> None:
     sim = Sim()
-    sim.to_review()
-    sim.review("major_revision")
-    sim.do("confirm", response="continue")
-    sim.revise()
-    sim.do("confirm", response="continue")
+    sim.to_re_review()
     assert sim.state["current_stage"] == "3p"
     sim.review(decision, stage="3p")
     sim.do("confirm", response="continue")
@@ -172,11 +167,7 @@ def test_re_review_accept_or_minor_goes_to_final_integrity(decision: str) -> Non
 
 def test_re_review_major_goes_to_re_revise_then_only_final_integrity() -> None:
     sim = Sim()
-    sim.to_review()
-    sim.review("major_revision")
-    sim.do("confirm", response="continue")
-    sim.revise()
-    sim.do("confirm", response="continue")
+    sim.to_re_review()
     sim.review("major_revision", stage="3p")
     sim.do("confirm", response="continue")
     assert sim.state["current_stage"] == "4p"
