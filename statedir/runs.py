@@ -112,8 +112,14 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
 
 def document(t: Template, run: RunData, passports: dict[str, dict[str, Any]],
              histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The whole run as one document (show yaml|json, get)."""
-    return {**run.state, "stages": run.stages, "passports": passports, "history": histories}
+    """The whole run as one document (show yaml|json, get); `awaiting_resume` is computed from
+    the reset-boundary ledger when it was read, never stored."""
+    doc = {**run.state, "stages": run.stages, "passports": passports, "history": histories}
+    if "reset_boundary" in histories:
+        from statedir.ledger import awaiting_resume
+
+        doc["awaiting_resume"] = awaiting_resume(histories["reset_boundary"])
+    return doc
 
 
 def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

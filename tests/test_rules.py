@@ -447,3 +447,46 @@ def test_seal_only_after_terminal_and_leaves_it_unchanged() -> None:
     assert sim.state["pipeline_state"] == "aborted"
     assert len(sim.state["adjudication_activity_sources"]) == 5
     refused(sim, "ILLEGAL_TRANSITION", "seal", bindings=rows)
+
+
+def test_vocabulary_edges() -> None:
+    sim = Sim()
+    assert "unknown status" in refused(sim, "INVALID_VALUE", "stage", stage="1", status="stalled")
+    sim.do("stage", stage="1", status="blocked", reason="waiting for data")
+    sim.do("stage", stage="1", status="in_progress")
+    sim.do("stage", stage="1", status="blocked")
+    sim.do("stage", stage="1", status="in_progress")
+    assert sim.status("1") == "in_progress" and sim.state["pipeline_state"] == "running"
+    sim.do("material", names=["paper_draft"])
+    sim.do("stage", stage="1", status="completed")
+    sim.do("confirm", response="continue")
+    sim.do("stage", stage="2", status="completed")
+    sim.do("confirm", response="continue")
+    sim.do("integrity", actor=INTEGRITY, stage="2.5", verdict="PASS_WITH_CONDITIONS", refs_total=3,
+           refs_verified=3)
+    assert sim.run.stages["2.5"]["verdict"] == "PASS_WITH_NOTES"
+    refused(sim, "INVALID_VALUE", "integrity", actor=INTEGRITY, stage="2.5", verdict="GREAT", refs_total=1,
+            refs_verified=1)
+    refused(sim, "INVALID_VALUE", "integrity", actor=INTEGRITY, stage="2.5", verdict="PASS", refs_total=1,
+            refs_verified=2)
+
+
+def test_version_labels_follow_the_series_table() -> None:
+    sim = Sim()
+    expected = {("rq_brief", "bibliography"): "research_v1", ("paper_draft",): "paper_draft_v1",
+                ("revised_draft",): "paper_draft_v2", ("re_revised_draft",): "paper_draft_v3",
+                ("review_reports",): "review_v1", ("re_review_report",): "review_v2",
+                ("revision_roadmap",): "roadmap_v1", ("response_to_reviewers",): "revision_v1",
+                ("integrity_report_pre",): "integrity_mid_v1", ("integrity_report_final",): "integrity_final_v1",
+                ("editorial_decision",): "editorial_decision_v1", ("final_paper",): "final_paper_v1"}
+    for names, label in expected.items():
+        assert sim.do("material", names=list(names)).result["version_label"] == label
+    assert sim.state["current_version"]["paper_draft"] == "paper_draft_v3"
+    assert sim.state["version_counters"]["review"] == 2
+
+
+def test_completed_requires_the_last_stage_done_or_declined() -> None:
+    sim = Sim()
+    assert "stage 6" in refused(sim, "ILLEGAL_TRANSITION", "pipeline", state="completed")
+    refused(sim, "ILLEGAL_TRANSITION", "pipeline", state="awaiting_confirmation")
+    refused(sim, "INVALID_VALUE", "pipeline", state="finished")
