@@ -96,8 +96,10 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           index_key: str = "default", plumbing_above: int = PLUMBING_INDEX_BYTES) -> str:
-    """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
+           index_key: str = "default", plumbing_above: int = PLUMBING_INDEX_BYTES,
+           created: list[str] | None = None) -> str:
+    """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD;
+    `created` are those HEAD does not have yet (default: any of them may be new).
 
     The commit is built in statedir's own index, which mirrors HEAD, so nothing the user
     staged or left unstaged is swept in; afterwards the user's index is brought up to date
@@ -119,17 +121,21 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         stale.unlink(missing_ok=True)
     if parent and not fresh:
         run(worktree, "read-tree", parent, env=env)
-    listing = "".join(f"{p}\0" for p in paths).encode()
-    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+    plumbing = parent is None or not index.is_file() or index.stat().st_size > plumbing_above
+    # `commit --only` stages what the index already knows itself; new paths are added first.
+    staged = paths if plumbing else (paths if created is None else created)
+    if staged:
+        listing = "".join(f"{p}\0" for p in staged).encode()
+        run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
     from statedir import faults
 
     faults.point("during_commit")
     sha: str | None
     try:
-        if index.stat().st_size > plumbing_above:
+        if plumbing:
             sha = _commit_plumbing(worktree, env, parent, text)
         else:
-            sha = _commit_porcelain(worktree, env, text)
+            sha = _commit_porcelain(worktree, env, text, paths)
     except GitError:
         index.unlink(missing_ok=True)
         raise
@@ -147,12 +153,14 @@ def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], t
         proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
     if proc.returncode != 0:
         words = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {words[-1] if words else proc.returncode}")
+        command = next(a for a in args if not a.startswith("-"))
+        raise GitError(f"git {command} failed: {words[-1] if words else proc.returncode}")
     return proc.stdout.decode().strip()
 
 
-def _commit_porcelain(worktree: Path, env: dict[str, str], text: str) -> str | None:
-    _with_identity(worktree, ("commit", "-q", "--no-verify", "--allow-empty", "-F", "-"), env, text)
+def _commit_porcelain(worktree: Path, env: dict[str, str], text: str, paths: list[str]) -> str | None:
+    args = ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty", "--only", "-F", "-", "--", *paths)
+    _with_identity(worktree, args, env, text)
     return head(worktree)
 
 

@@ -139,6 +139,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     except UnicodeEncodeError:
         raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
     touched = sorted({*texts, *(rel for rel, _ in appends)})
+    created = [store.git_path(rel) for rel in touched if not store.path(rel).exists()]
     try:
         store.begin(touched)
         faults.point("before_write")
@@ -150,7 +151,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
             store.append(rel, entry_text, header)
         faults.point("after_write")
         sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
-                         author=req.actor, index_key=store.index_key)
+                         author=req.actor, index_key=store.index_key, created=created)
     except OSError as exc:
         store.recover()
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None

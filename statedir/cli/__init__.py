@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     as_json = "--json" in args
     try:
+        if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
+            raise InvalidValue("an argument contains a NUL byte")
         named = [a for a in args[:1] if a in COMMANDS]
         result = build(named or None)(args=args, prog_name="statedir", standalone_mode=False)
         code = result if isinstance(result, int) else 0
