@@ -69,9 +69,10 @@ def crashes(root: Path, trials: int) -> dict[str, int]:
         time.sleep(rng.uniform(0, 0.25))
         proc.kill()
         proc.wait()
+        ok = consistent(repo)  # the next command first: it waits for a commit the writer left running
         accepted += len(state_commits(repo)) - before
         tried += 1
-        survived += consistent(repo)
+        survived += ok
         lost += len(material_labels(repo, "r1")) != accepted
     return {"points": len(faults.POINTS) + 1, "tried": tried, "survived": survived, "lost": lost}
 

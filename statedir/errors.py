@@ -47,3 +47,4 @@ NotAStore = _error("NOT_A_STORE", ENVIRONMENT)
 LockTimeout = _error("LOCK_TIMEOUT", ENVIRONMENT)
 GitError = _error("GIT_ERROR", ENVIRONMENT)
 CorruptStore = _error("CORRUPT_STORE", ENVIRONMENT)
+WriteFailed = _error("IO_ERROR", ENVIRONMENT)  # disk full, permissions: nothing was changed

@@ -182,6 +182,23 @@ def sync_index(worktree: Path, paths: list[str]) -> None:
     run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, check=False)
 
 
+def settle(worktree: Path, index_key: str, timeout: float = 10.0) -> None:
+    """Wait for git processes a killed writer left running (SIGKILL does not reach its
+    children): its commit may still land, and rolling back must see where HEAD ends up."""
+    import time
+
+    gitdir = git_dir(worktree)
+    locks = [gitdir / "statedir" / f"index-{index_key}.lock", gitdir / "index.lock", gitdir / "HEAD.lock"]
+    time.sleep(0.05)  # a git the writer had just started may not hold its lock yet
+    deadline = time.monotonic() + timeout
+    while any(lock.exists() for lock in locks) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    private = locks[0]
+    if private.exists():  # its git died too: the lock is ours to clear, and the index to rebuild
+        private.unlink(missing_ok=True)
+        (gitdir / "statedir" / f"index-{index_key}").unlink(missing_ok=True)
+
+
 def restore(worktree: Path, paths: list[str]) -> None:
     """Put `paths` back as HEAD has them (deleting those HEAD lacks); index included."""
     rev = head(worktree)

@@ -236,6 +236,7 @@ class Store:
         except ValueError:
             rels = []
         if rels:
+            git.settle(self.worktree, self.index_key)
             git.restore(self.worktree, [self.git_path(r) for r in rels])
         self.end()
 

@@ -8,17 +8,12 @@ from typing import Any
 from statedir import faults, git, schema, yaml
 from statedir import store as store_mod
 from statedir.change import Change, Request, RunData
-from statedir.errors import CorruptStore, InvalidValue, RunExists, StatedirError, ValidationFailed
+from statedir.errors import CorruptStore, InvalidValue, RunExists, ValidationFailed, WriteFailed
 from statedir.store import Store
 from statedir.template import Template
 
 LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
         "checkpoints", "reset_boundary")
-
-
-class WriteFailed(StatedirError):
-    code = "IO_ERROR"
-    exit_code = 3
 
 
 def utc_now() -> str:
@@ -205,8 +200,6 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
 
 def _store_template(store: Store, t: Template, path: Path) -> dict[str, str]:
     """A user's template file is kept in the store, so the run stays readable anywhere."""
-    from statedir.errors import InvalidValue
-
     rel = f"templates/{t.name}.yaml"
     text = path.read_bytes().decode("utf-8")
     if text.startswith(yaml.HEADER_PREFIX):  # re-point the schema line into the store's .schemas/
