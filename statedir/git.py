@@ -90,7 +90,7 @@ def message(summary: str, run_id: str, actor: str, action: str) -> str:
             f"Statedir-Action: {action}\n")
 
 
-# Above this private-index size, `git commit` (which lstat()s every tracked file to refresh
+# Above this size of the user's index, `git commit` (which lstat()s every tracked file to refresh
 # the index) costs more than building the commit with plumbing that touches no work tree.
 PLUMBING_INDEX_BYTES = 1 << 20
 
@@ -101,46 +101,67 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD;
     `created` are those HEAD does not have yet (default: any of them may be new).
 
-    The commit is built in statedir's own index, which mirrors HEAD, so nothing the user
-    staged or left unstaged is swept in; afterwards the user's index is brought up to date
-    for these paths only. The private index is reused while HEAD is the commit it mirrors.
+    Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
+    user's index agrees with HEAD for these paths. In a small repository `git commit --only`
+    does all of it in one process (it builds the commit in a temporary index of its own,
+    from HEAD plus these paths); in a large one, where that command's index refresh would
+    lstat() every tracked file, the commit is built with plumbing in statedir's own index.
     """
+    env = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": f"{author}@statedir.invalid"} if author else {}
+    parent = head(worktree)
+    sha: str | None
+    user_index = git_dir(worktree) / "index"
+    if parent is None or (user_index.is_file() and user_index.stat().st_size > plumbing_above):
+        sha = _commit_private(worktree, paths, text, env, parent, index_key)
+    else:
+        new = paths if created is None else created
+        if new:  # `commit --only` takes only paths the index knows
+            listing = "".join(f"{p}\0" for p in new).encode()
+            run(worktree, "update-index", "--add", "-z", "--stdin", stdin=listing)
+        _fault("during_commit")
+        _with_identity(worktree, ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty",
+                                  "--only", "-F", "-", "--", *paths), env, text)
+        sha = head(worktree)
+    if sha is None or sha == parent:
+        raise GitError("git commit did not move HEAD")
+    return sha
+
+
+def _fault(name: str) -> None:
+    from statedir import faults
+
+    faults.point(name)
+
+
+def _commit_private(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
+                    index_key: str) -> str:
+    """Plumbing in a private index that mirrors HEAD (reused while HEAD is the commit it
+    mirrors): write-tree, commit-tree, compare-and-swap update-ref; then the user's index."""
     gitdir = git_dir(worktree)
     (gitdir / "statedir").mkdir(exist_ok=True)
     index = gitdir / "statedir" / f"index-{index_key}"
     mirrors = index.with_name(index.name + ".head")
-    env = {"GIT_INDEX_FILE": str(index)}
-    if author:
-        env.update(GIT_AUTHOR_NAME=author, GIT_AUTHOR_EMAIL=f"{author}@statedir.invalid")
-    parent = head(worktree)
+    env = {**env, "GIT_INDEX_FILE": str(index)}
     try:
         fresh = index.is_file() and mirrors.read_text().strip() == parent
     except OSError:
         fresh = False
     for stale in ([] if fresh else [index]) + [mirrors]:
         stale.unlink(missing_ok=True)
-    if parent and not fresh:
-        run(worktree, "read-tree", parent, env=env)
-    plumbing = parent is None or not index.is_file() or index.stat().st_size > plumbing_above
-    # `commit --only` stages what the index already knows itself; new paths are added first.
-    staged = paths if plumbing else (paths if created is None else created)
-    if staged:
-        listing = "".join(f"{p}\0" for p in staged).encode()
-        run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
-    from statedir import faults
-
-    faults.point("during_commit")
-    sha: str | None
     try:
-        if plumbing:
-            sha = _commit_plumbing(worktree, env, parent, text)
-        else:
-            sha = _commit_porcelain(worktree, env, text, paths)
+        if parent and not fresh:
+            run(worktree, "read-tree", parent, env=env)
+        listing = "".join(f"{p}\0" for p in paths).encode()
+        run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+        _fault("during_commit")
+        tree = run(worktree, "write-tree", env=env).stdout.decode().strip()
+        sha = _with_identity(worktree, ("commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"),
+                             env, text)
+        # Compare-and-swap: a HEAD that moved meanwhile fails the update instead of losing a commit.
+        run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha, parent or "0" * 40)
     except GitError:
         index.unlink(missing_ok=True)
         raise
-    if sha is None or sha == parent:
-        raise GitError("git commit did not move HEAD")
     mirrors.write_text(sha)
     sync_index(worktree, paths)
     return sha
@@ -156,20 +177,6 @@ def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], t
         command = next(a for a in args if not a.startswith("-"))
         raise GitError(f"git {command} failed: {words[-1] if words else proc.returncode}")
     return proc.stdout.decode().strip()
-
-
-def _commit_porcelain(worktree: Path, env: dict[str, str], text: str, paths: list[str]) -> str | None:
-    args = ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty", "--only", "-F", "-", "--", *paths)
-    _with_identity(worktree, args, env, text)
-    return head(worktree)
-
-
-def _commit_plumbing(worktree: Path, env: dict[str, str], parent: str | None, text: str) -> str:
-    tree = run(worktree, "write-tree", env=env).stdout.decode().strip()
-    sha = _with_identity(worktree, ("commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"), env, text)
-    # Compare-and-swap: a HEAD that moved meanwhile fails the update instead of losing a commit.
-    run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha, parent or "0" * 40)
-    return sha
 
 
 def sync_index(worktree: Path, paths: list[str]) -> None:

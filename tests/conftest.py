@@ -60,8 +60,9 @@ def cli_json(*args: str, **kwargs: object) -> tuple[int, object]:
 
 def snapshot(root: Path, objects: bool = True) -> dict[str, bytes]:
     """Every file under a work tree (git objects included) with its bytes; the lock file and
-    statedir's disposable caches and private index in .git/statedir aside (and, with
-    objects=False, git's object store, where a failed commit leaves unreachable blobs)."""
+    statedir's disposable caches and private index in .git/statedir aside. With objects=False,
+    for a git command that failed half way: git's object store (where it leaves unreachable
+    blobs) is left out and the index is compared by its entries, not its stat caches."""
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).parts
@@ -69,4 +70,7 @@ def snapshot(root: Path, objects: bool = True) -> dict[str, bytes]:
             continue
         if path.is_file() and path.name != ".statedir.lock":
             out[str(path.relative_to(root))] = path.read_bytes()
+    if not objects and (root / ".git" / "index").exists():
+        out[".git/index"] = subprocess.run(["git", "ls-files", "--stage"], cwd=root, capture_output=True,
+                                           check=True).stdout
     return out
