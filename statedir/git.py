@@ -235,6 +235,13 @@ _FIELDS = ("%H", "%cI", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)", "%s")
 
 
+def _utc(iso: str) -> str:
+    import datetime
+
+    when = datetime.datetime.fromisoformat(iso).astimezone(datetime.timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def log(worktree: Path, pathspec: str) -> list[dict[str, str]]:
     """State commits touching `pathspec`, newest first, read from their trailers."""
     if not head(worktree):
@@ -247,6 +254,6 @@ def log(worktree: Path, pathspec: str) -> list[dict[str, str]]:
         if len(fields) != len(_FIELDS) or not fields[2]:
             continue
         sha, time, run_id, actor, action, summary = fields
-        entries.append({"commit": sha, "time": time, "actor": actor, "action": action,
+        entries.append({"commit": sha, "time": _utc(time), "actor": actor, "action": action,
                         "run_id": run_id, "summary": summary})
     return entries

@@ -108,6 +108,7 @@ def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
     log = ok("log", "p1", cwd=repo)
     assert [e["commit"] for e in log] == commits[::-1]
     assert {tuple(sorted(e)) for e in log} == {("action", "actor", "commit", "run_id", "summary", "time")}
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", e["time"]) for e in log)
     assert log[-1]["action"] == "new" and {e["actor"] for e in log} == {"pipeline_orchestrator",
                                                                          "integrity_verification"}
     assert ok("validate", cwd=repo) == {"valid": True, "errors": []}
