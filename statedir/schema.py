@@ -92,11 +92,6 @@ def _fast(name: str, pointer: str) -> Any:
         return None
 
 
-def is_valid(name: str, plain: Any, *, pointer: str = "") -> bool:
-    fast = _fast(name, pointer)
-    return fast(plain) if fast is not None else not list(_validator(name, pointer).iter_errors(plain))
-
-
 def validate(name: str, plain: Any, file: str = "<data>", *, pointer: str = "",
              source: Any = None) -> list[Problem]:
     """Every way `plain` fails schema `name` (or its sub-schema at `pointer`), as Problems."""
