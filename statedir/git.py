@@ -19,19 +19,42 @@ _QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", 
 _FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 
 
+LOCK_RETRY_SECONDS = 5.0
+
+
 def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None,
         check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """Run one git command in `worktree`; a failure is GIT_ERROR with git's own words."""
-    try:
-        proc = subprocess.run(["git", *_QUIET, *args], cwd=worktree, input=stdin, capture_output=True,
-                              env={**os.environ, **env} if env else None, check=False)
-    except OSError as exc:
-        raise GitError(f"cannot run git: {exc.strerror}") from None
+    """Run one git command in `worktree`; a failure is GIT_ERROR with git's own words.
+
+    A command that finds a lock of git's taken (the user's own git is writing the index or
+    a ref) is tried again for a few seconds before that counts as a failure.
+    """
+    import time
+
+    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    delay = 0.01
+    while True:
+        try:
+            proc = subprocess.run(["git", *_QUIET, *args], cwd=worktree, input=stdin, capture_output=True,
+                                  env={**os.environ, **env} if env else None, check=False)
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc.strerror}") from None
+        contended = proc.returncode != 0 and b".lock': File exists" in proc.stderr
+        if not contended or time.monotonic() >= deadline:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
     if check and proc.returncode != 0:
-        words = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {words[-1] if words else proc.returncode}",
+        raise GitError(f"git {next(a for a in args if not a.startswith('-'))} failed: {_gist(proc.stderr)}",
                        command=["git", *args], stderr=proc.stderr.decode(errors="replace"))
     return proc
+
+
+def _gist(stderr: bytes) -> str:
+    """git's own reason: its first fatal/error line, else its last line."""
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    reasons = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (reasons or lines or ["no message"])[0 if reasons else -1]
 
 
 def find_worktree(start: Path) -> Path | None:
@@ -173,9 +196,8 @@ def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], t
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
         proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
     if proc.returncode != 0:
-        words = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
         command = next(a for a in args if not a.startswith("-"))
-        raise GitError(f"git {command} failed: {words[-1] if words else proc.returncode}")
+        raise GitError(f"git {command} failed: {_gist(proc.stderr or proc.stdout)}")
     return proc.stdout.decode().strip()
 
 

@@ -36,3 +36,23 @@ def test_commit_takes_only_its_paths(repo: Path, plumbing_above: int) -> None:
     status = sh(repo, "status", "--porcelain")
     assert status == "MM user.txt\n"  # the user's staged and unstaged work, as it was
     assert "commit: two" in sh(repo, "reflog", "-1")
+
+
+def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from statedir.errors import GitError
+
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("")
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
+    with pytest.raises(GitError, match="index.lock"):
+        git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
+    threading.Timer(0.3, lock.unlink).start()
+    git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
