@@ -169,13 +169,22 @@ def _commit_private(worktree: Path, paths: list[str], text: str, env: dict[str, 
         fresh = index.is_file() and mirrors.read_text().strip() == parent
     except OSError:
         fresh = False
-    for stale in ([] if fresh else [index]) + [mirrors]:
-        stale.unlink(missing_ok=True)
+    mirrors.unlink(missing_ok=True)
+    if not fresh:
+        index.unlink(missing_ok=True)
+    listing = "".join(f"{p}\0" for p in paths).encode()
     try:
-        if parent and not fresh:
-            run(worktree, "read-tree", parent, env=env)
-        listing = "".join(f"{p}\0" for p in paths).encode()
-        run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+        try:
+            if parent and not fresh:
+                run(worktree, "read-tree", parent, env=env)
+            run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+        except GitError:
+            if not fresh:
+                raise
+            # The reused index is unreadable (disposable, so rebuilt from HEAD once).
+            index.unlink(missing_ok=True)
+            run(worktree, "read-tree", parent or "--empty", env=env)
+            run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
         _fault("during_commit")
         tree = run(worktree, "write-tree", env=env).stdout.decode().strip()
         sha = _with_identity(worktree, ("commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"),

@@ -56,3 +56,14 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
     threading.Timer(0.3, lock.unlink).start()
     git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
+
+
+def test_an_unreadable_private_index_is_rebuilt(repo: Path) -> None:
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
+    private = next((repo / ".git" / "statedir").glob("index-*[!d]"))
+    private.write_bytes(b"DIRC garbage")
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), plumbing_above=0)
+    assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
