@@ -164,7 +164,9 @@ def _commit_private(worktree: Path, paths: list[str], text: str, env: dict[str, 
     (gitdir / "statedir").mkdir(exist_ok=True)
     index = gitdir / "statedir" / f"index-{index_key}"
     mirrors = index.with_name(index.name + ".head")
-    env = {**env, "GIT_INDEX_FILE": str(index)}
+    # A split index: each commit rewrites a small delta, not an entry per tracked file.
+    env = {**env, "GIT_INDEX_FILE": str(index), "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.splitIndex",
+           "GIT_CONFIG_VALUE_0": "true"}
     try:
         fresh = index.is_file() and mirrors.read_text().strip() == parent
     except OSError:
