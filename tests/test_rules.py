@@ -347,6 +347,17 @@ def test_permission_matrix(actor: str, action: str) -> None:
         assert action in ALLOWED[actor]
 
 
+def test_integrity_verification_writes_integrity_only() -> None:
+    sim = Sim()
+    sim.research()
+    sim.write()
+    refused(sim, "PERMISSION_DENIED", "output", actor=INTEGRITY, stage="2.5", outputs=["x"])
+    refused(sim, "PERMISSION_DENIED", "stage", actor=INTEGRITY, stage="2.5", status="completed")
+    refused(sim, "PERMISSION_DENIED", "material", actor=INTEGRITY, names=["paper_draft"])
+    refused(sim, "PERMISSION_DENIED", "pipeline", actor=INTEGRITY, state="paused")
+    sim.do("integrity", actor=INTEGRITY, stage="2.5", verdict="PASS", refs_total=1, refs_verified=1)
+
+
 def test_observer_reports_are_advisory_and_never_at_mandatory_checkpoints() -> None:
     sim = Sim()
     sim.research()
