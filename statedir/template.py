@@ -191,9 +191,10 @@ def _load_file(path: Path, cache_dir: Path | None = None) -> Template:
     return parsed
 
 
-def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None) -> Template:
-    """A template by name (the store's own first, then shipped) or by file path."""
-    if NAME_RE.match(name_or_path) and not name_or_path.endswith((".yaml", ".yml")):
+def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None, *,
+         allow_path: bool = True) -> Template:
+    """A template by name (the store's own first, then shipped) or, with allow_path, by file path."""
+    if not allow_path or (NAME_RE.match(name_or_path) and not name_or_path.endswith((".yaml", ".yml"))):
         if store_templates is not None and (store_templates / f"{name_or_path}.yaml").is_file():
             return _load_file(store_templates / f"{name_or_path}.yaml", cache_dir)
         if name_or_path in shipped():

@@ -98,7 +98,12 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
 def run_template(store: Store, state: dict[str, Any]) -> Template:
     from statedir import template
 
-    return template.load(state["template"], store.root / "templates", store.cache_dir)
+    # A run names a template the store holds or statedir ships, never a path.
+    try:
+        return template.load(state["template"], store.root / "templates", store.cache_dir, allow_path=False)
+    except InvalidValue:
+        raise CorruptStore(f"run {state['run_id']} uses template {state['template']!r}, which the store "
+                           "does not hold", template=state["template"]) from None
 
 
 def apply(store: Store, run_id: str, change: Change, req: Request, now: str,

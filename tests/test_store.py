@@ -101,3 +101,12 @@ def test_an_interrupted_transition_is_rolled_back_by_the_next_command(sd: api.St
     assert state.read_bytes() == committed
     assert not (repo / "state" / "runs" / "r1" / "materials").exists()
     assert fresh.runs()[0]["run_id"] == "r1"
+
+
+def test_a_run_never_loads_its_template_from_a_path(sd: api.StateDir, repo: Path) -> None:
+    rogue = repo / "rogue.yaml"
+    rogue.write_text((Path(__file__).parent.parent / "templates" / "linear.yaml").read_text())
+    state = repo / "state" / "runs" / "r1" / "state.yaml"
+    state.write_text(state.read_text().replace("template: academic-pipeline", "template: rogue.yaml"))
+    with pytest.raises(store_mod.CorruptStore, match="does not hold"):
+        sd.stage("r1", "1", "in_progress")
