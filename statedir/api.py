@@ -13,31 +13,56 @@ from typing import Any
 from statedir import git, transaction, yaml
 from statedir import store as store_mod
 from statedir.change import Request
-from statedir.errors import BadFile, InvalidValue
+from statedir.errors import BadFile, InvalidValue, WriteFailed
 from statedir.store import Store
 
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
 
 def init(directory: Path) -> dict[str, Any]:
-    """Make a store at `directory` (git init first where it is in no work tree); commits it."""
+    """Make a store at `directory` (git init first where it is in no work tree); commits it.
+
+    An existing store is left as it is; anything else already at `directory` is refused, and
+    a failure part way removes what this call created.
+    """
+    import shutil
+
     directory = directory.resolve()
     if (directory / store_mod.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
-    if git.find_worktree(directory) is None:
-        git.init(directory.parent)
-    directory.mkdir(parents=True, exist_ok=True)
-    files = {".gitignore": store_mod.GITIGNORE, ".gitattributes": store_mod.GITATTRIBUTES}
-    (directory / store_mod.CONFIG).write_text(yaml.dump(CONFIG_DEFAULTS, store_mod.schema_ref(store_mod.CONFIG)))
-    for rel, text in files.items():
-        (directory / rel).write_text(text)
-    store = Store(directory)
-    with store.locked():
-        written = store_mod.copy_schemas(directory)
-        paths = [store.git_path(r) for r in [store_mod.CONFIG, *files, *written]]
-        sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
-                         author="state_tracker", index_key=store.index_key)
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
+    created = not directory.exists()
+    try:
+        if git.find_worktree(directory) is None:
+            git.init(directory.parent)
+        directory.mkdir(parents=True, exist_ok=True)
+        files = {".gitignore": store_mod.GITIGNORE, ".gitattributes": store_mod.GITATTRIBUTES,
+                 store_mod.CONFIG: yaml.dump(CONFIG_DEFAULTS, store_mod.schema_ref(store_mod.CONFIG))}
+        for rel, text in files.items():
+            (directory / rel).write_text(text)
+        store = Store(directory)
+        with store.locked():
+            written = store_mod.copy_schemas(directory)
+            paths = [store.git_path(r) for r in [*files, *written]]
+            sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
+                             author="state_tracker", index_key=store.index_key)
+    except OSError as exc:
+        _undo_init(directory, created, shutil)
+        raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None
+    except BaseException:
+        _undo_init(directory, created, shutil)
+        raise
     return {"store": str(directory), "created": True, "commit": sha}
+
+
+def _undo_init(directory: Path, created: bool, shutil: Any) -> None:
+    if directory.is_dir():
+        if created:
+            shutil.rmtree(directory, ignore_errors=True)
+        else:
+            for child in directory.iterdir():
+                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
 
 
 def _file_hash(path: str) -> dict[str, str]:

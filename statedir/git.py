@@ -67,8 +67,12 @@ def find_worktree(start: Path) -> Path | None:
 
 def init(directory: Path) -> Path:
     from git import Repo  # GitPython: only `init` needs a repository object
+    from git.exc import GitError as GitPythonError
 
-    Repo.init(directory)
+    try:
+        Repo.init(directory, mkdir=True)
+    except (GitPythonError, OSError) as exc:
+        raise GitError(f"git init {directory} failed: {' '.join(str(exc).split())[:200]}") from None
     return directory
 
 

@@ -324,3 +324,14 @@ def test_a_verified_passport_reads_as_stale_after_24_hours(store: Path) -> None:
     assert ok("get", "r1", "passports.paper_draft_v1.verification_status", cwd=repo) == "VERIFIED"
     passport.write_text(text.replace("integrity_pass_date: null", "integrity_pass_date: '2020-01-01T00:00:00Z'"))
     assert ok("get", "r1", "passports.paper_draft_v1.verification_status", cwd=repo) == "STALE"
+
+
+def test_init_refuses_what_is_already_there_and_leaves_it(isolated: Path) -> None:
+    (isolated / "afile").write_text("mine\n")
+    (isolated / "full").mkdir()
+    (isolated / "full" / "x").write_text("mine\n")
+    for target in ("afile", "full"):
+        rc, out = cli_json("init", target, cwd=isolated)
+        assert rc == 2 and out["error"]["code"] == "INVALID_VALUE"  # type: ignore[index]
+    assert (isolated / "afile").read_text() == "mine\n" and os.listdir(isolated / "full") == ["x"]
+    assert not (isolated / ".git").exists()
