@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from statedir import api, dashboard
-from statedir.errors import StatedirError
+from statedir import api, dashboard, git
+from statedir.errors import StatedirError, WriteFailed
 
 RUN = "demo-paper"
 ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
@@ -73,10 +72,13 @@ def _script(sd: api.StateDir, artifacts: Path) -> list[dict[str, Any]]:
 def run(keep: Path | None, as_json: bool = False) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="statedir-demo-")) if keep is None else keep.resolve()
     try:
-        workdir.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "-q", str(workdir)], check=True)
-        artifacts = workdir / "artifacts"
-        artifacts.mkdir(exist_ok=True)
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+            git.init(workdir)
+            artifacts = workdir / "artifacts"
+            artifacts.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise WriteFailed(f"cannot make the demo in {workdir}: {exc.strerror or exc}") from None
         api.init(workdir / "state")
         sd = api.StateDir(workdir / "state")
         refused = _script(sd, artifacts)
