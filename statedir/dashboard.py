@@ -57,10 +57,13 @@ def render(t: Template, run: RunData) -> str:
     lines = [double, f"|   {t.doc.get('dashboard_title', t.doc.get('title', t.name))}".ljust(WIDTH + 1) + "|",
              double, *_wrapped(f"Topic: {state['topic']}"), rule]
     markers = t.doc["statuses"].get("markers", {})
+    # The seed's columns (4 and 18 wide) fit the academic pipeline; longer ids or names widen them.
+    id_width = max(4, *(len(t.display(sid)) + 1 for sid in t.stage_ids))
+    name_width = max(18, *(len(t.stage(sid).get("label", t.stage(sid)["name"])) + 2 for sid in t.stage_ids))
     for sid in t.stage_ids:
         rec = run.stages[sid]
         name = t.stage(sid).get("label", t.stage(sid)["name"])
-        lines.append(f"  Stage {t.display(sid).ljust(4)}{name.ljust(18)}"
+        lines.append(f"  Stage {t.display(sid).ljust(id_width)}{name.ljust(name_width)}"
                      f"{markers.get(rec['status'], '[?]')} {_detail(t, run, sid, rec)}".rstrip())
     integrity = [sid for sid in t.stage_ids if "integrity" in t.stage(sid)]
     if integrity:

@@ -335,3 +335,11 @@ def test_init_refuses_what_is_already_there_and_leaves_it(isolated: Path) -> Non
         assert rc == 2 and out["error"]["code"] == "INVALID_VALUE"  # type: ignore[index]
     assert (isolated / "afile").read_text() == "mine\n" and os.listdir(isolated / "full") == ["x"]
     assert not (isolated / ".git").exists()
+
+
+def test_the_dashboard_fits_any_template(store: Path) -> None:
+    repo = store.parent
+    ok("new", "l1", "--topic", "t", "--template", "linear", cwd=repo)
+    board = ok("status", "l1", cwd=repo)["dashboard"]
+    assert "  Stage plan    PLAN              [ ] To do" in board
+    assert "  Stage deliver DELIVER           [ ] To do" in board
