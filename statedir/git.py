@@ -143,8 +143,7 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     else:
         new = paths if created is None else created
         if new:  # `commit --only` takes only paths the index knows
-            listing = "".join(f"{p}\0" for p in new).encode()
-            run(worktree, "update-index", "--add", "-z", "--stdin", stdin=listing)
+            update_index(worktree, new)
         _fault("during_commit")
         _with_identity(worktree, ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty",
                                   "--only", "-F", "-", "--", *paths), env, text)
@@ -178,19 +177,18 @@ def _commit_private(worktree: Path, paths: list[str], text: str, env: dict[str, 
     mirrors.unlink(missing_ok=True)
     if not fresh:
         index.unlink(missing_ok=True)
-    listing = "".join(f"{p}\0" for p in paths).encode()
     try:
         try:
             if parent and not fresh:
                 run(worktree, "read-tree", parent, env=env)
-            run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+            update_index(worktree, paths, env=env)
         except GitError:
             if not fresh:
                 raise
             # The reused index is unreadable (disposable, so rebuilt from HEAD once).
             index.unlink(missing_ok=True)
             run(worktree, "read-tree", parent or "--empty", env=env)
-            run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing)
+            update_index(worktree, paths, env=env)
         _fault("during_commit")
         tree = run(worktree, "write-tree", env=env).stdout.decode().strip()
         sha = _with_identity(worktree, ("commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"),
@@ -201,7 +199,9 @@ def _commit_private(worktree: Path, paths: list[str], text: str, env: dict[str, 
         index.unlink(missing_ok=True)
         raise
     mirrors.write_text(sha)
-    sync_index(worktree, paths)
+    # Best effort: the commit has landed; if the user's own git holds the index lock, their
+    # `git status` shows the store's files as changed until the next statedir command.
+    update_index(worktree, paths, check=False)
     return sha
 
 
@@ -216,14 +216,12 @@ def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], t
     return proc.stdout.decode().strip()
 
 
-def sync_index(worktree: Path, paths: list[str]) -> None:
-    """Make the user's index agree with the work tree for statedir's own paths.
-
-    Best effort: the commit has landed; if the user's own git holds the index lock, their
-    `git status` shows the store's files as changed until the next statedir command.
-    """
+def update_index(worktree: Path, paths: list[str], *, env: dict[str, str] | None = None,
+                 check: bool = True) -> None:
+    """Bring an index (the user's, or GIT_INDEX_FILE's in `env`) to the work tree for `paths`:
+    added, changed or removed."""
     listing = "".join(f"{p}\0" for p in paths).encode()
-    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", stdin=listing, check=False)
+    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing, check=check)
 
 
 def settle(worktree: Path, index_key: str, timeout: float = 10.0) -> None:
