@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from statedir import store as store_mod
 from statedir.change import Request
 from statedir.errors import BadFile, InvalidValue, WriteFailed
 from statedir.store import Store
+from statedir.template import Template
 
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
@@ -25,8 +27,6 @@ def init(directory: Path) -> dict[str, Any]:
     An existing store is left as it is; anything else already at `directory` is refused, and
     a failure part way removes what this call created.
     """
-    import shutil
-
     directory = directory.resolve()
     if (directory / store_mod.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
@@ -48,15 +48,15 @@ def init(directory: Path) -> dict[str, Any]:
             sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
                              author="state_tracker", index_key=store.index_key)
     except OSError as exc:
-        _undo_init(directory, created, shutil)
+        _undo_init(directory, created)
         raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None
     except BaseException:
-        _undo_init(directory, created, shutil)
+        _undo_init(directory, created)
         raise
     return {"store": str(directory), "created": True, "commit": sha}
 
 
-def _undo_init(directory: Path, created: bool, shutil: Any) -> None:
+def _undo_init(directory: Path, created: bool) -> None:
     if directory.is_dir():
         if created:
             shutil.rmtree(directory, ignore_errors=True)
@@ -109,14 +109,15 @@ class StateDir:
         store_mod.check_run_id(run_id)
         return transaction.load_run(self.store, run_id, ledger=ledger)
 
-    def passports(self, run_id: str) -> dict[str, Any]:
+    def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
         """Every version's passport, current and past, as read now: a VERIFIED passport whose
         integrity pass is older than the template's window reads as STALE."""
         import datetime
 
         from statedir import materials
 
-        t, _, _ = self.load(run_id)
+        if t is None:
+            t, _, _ = self.load(run_id)
         base = self.store.require_run(run_id)
         folder = self.store.path(f"{base}/materials")
         labels = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
@@ -136,7 +137,7 @@ class StateDir:
 
         t, run, _ = self.load(run_id)
         head = path.split(".", 1)[0]
-        doc = runs.document(t, run, self.passports(run_id) if head == "passports" else {},
+        doc = runs.document(t, run, self.passports(run_id, t) if head == "passports" else {},
                             self.histories(run_id) if head == "history" else {})
         return resolve(doc, path)
 

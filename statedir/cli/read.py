@@ -57,7 +57,7 @@ def show(run_id: RunArg,
     if format == "ars":
         doc = runs_mod.ars(t, run, histories)
     else:
-        doc = runs_mod.document(t, run, sd.passports(run_id), histories)
+        doc = runs_mod.document(t, run, sd.passports(run_id, t), histories)
     if json or format != "yaml":
         emit_json(doc)
     else:
