@@ -160,10 +160,9 @@ class Store:
         return None if raw is None else yaml.load(raw, rel)
 
     # --- writing ----------------------------------------------------------------------------
-    def write_atomic(self, rel: str, text: str) -> bool:
+    def write_atomic(self, rel: str, data: bytes) -> bool:
         """Replace a file atomically (temp, fsync, rename); False when the bytes are unchanged."""
         target = self.path(rel)
-        data = text.encode("utf-8")
         with contextlib.suppress(FileNotFoundError):
             if target.read_bytes() == data:
                 return False
@@ -220,7 +219,7 @@ class Store:
 
     def begin(self, rels: list[str]) -> None:
         """Record which files a transition will touch, before touching any."""
-        self.write_atomic(JOURNAL, json.dumps(sorted(rels)))
+        self.write_atomic(JOURNAL, json.dumps(sorted(rels)).encode())
 
     def end(self) -> None:
         with contextlib.suppress(FileNotFoundError):

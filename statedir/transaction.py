@@ -133,8 +133,9 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     texts.update(extra_files or {})
     entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel))) for rel, data in appends]
     message = git.message(change.summary, run_id, req.actor, req.action)
-    try:
-        for text in [*texts.values(), *(entry for _, entry, _ in entries), message]:
+    try:  # encoded once, before anything is written: an undecodable argument changes nothing
+        encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
+        for text in [*(entry for _, entry, _ in entries), message]:
             text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
@@ -143,8 +144,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     try:
         store.begin(touched)
         faults.point("before_write")
-        for i, (rel, text) in enumerate(texts.items()):
-            store.write_atomic(rel, text)
+        for i, (rel, data) in enumerate(encoded.items()):
+            store.write_atomic(rel, data)
             if i == 0:
                 faults.point("between_files")
         for rel, entry_text, header in entries:
@@ -162,7 +163,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     store.end()
     if sources is not None:
         for rel, data in files.items():
-            sources.cache.put(schema.cache_kind(store_mod.schema_for(rel) or ""), texts[rel].encode("utf-8"), data,
+            sources.cache.put(schema.cache_kind(store_mod.schema_for(rel) or ""), encoded[rel], data,
                               merged[rel] is None)
     return {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
 
