@@ -109,10 +109,12 @@ def floor_cli(repo: Path) -> Callable[[int], object]:
     return action
 
 
-def floor_git(repo: Path) -> Callable[[int], object]:
+def floor_git(repo: Path, rel: str = "notes.txt") -> Callable[[int], object]:
+    """git add + git commit of a one-line change (appended, so a long file stays long)."""
     def action(i: int) -> None:
-        (repo / "notes.txt").write_text(f"git {i}\n")
-        sh(["git", "add", "notes.txt"], cwd=repo)
+        with (repo / rel).open("a") as out:
+            out.write(f"git {i}\n")
+        sh(["git", "add", rel], cwd=repo)
         sh(["git", "commit", "-q", "-m", f"note {i}"], cwd=repo)
     return action
 
@@ -158,6 +160,13 @@ def main() -> None:
             median(lambda i: sd.set("biglog", "topic", f"b{i}", reason="bench"), opts.repeat),
             "append to an empty log",
             median(lambda i: sd.set("emptylog", "topic", f"e{i}", reason="bench"), opts.repeat), "<= 1.2")
+        # Context: git hashes a changed file whole, so its own commit grows with the file.
+        shutil.copy(small / "state" / "runs" / "biglog" / "history" / "transitions.yaml", small / "big.log")
+        (small / "empty.log").write_text("")
+        sh(["git", "add", "big.log", "empty.log"], cwd=small)
+        sh(["git", "commit", "-q", "-m", "logs"], cwd=small)
+        row("  git: add + commit, a line to that log", median(floor_git(small, "big.log"), opts.repeat),
+            "to an empty file", median(floor_git(small, "empty.log"), opts.repeat), "-")
 
         big = make_store(root, "big")
         grow_runs(big, opts.runs)
@@ -167,6 +176,9 @@ def main() -> None:
                 "in a 1-run store", median(lambda i, a=args: sh([str(BIN), *a], cwd=small), opts.repeat), "<= 1.2")
         row(f"CLI transition in a {opts.runs:,}-run store", median(cli_set(big), opts.repeat),
             "in a 1-run store", median(cli_set(small), opts.repeat), "<= 1.2")
+        # Context: git's own add + commit of one line grows with the number of tracked files.
+        row(f"  git: add + commit, {opts.runs:,}-run store", median(floor_git(big), opts.repeat),
+            "in a 1-run store", median(floor_git(small), opts.repeat), "-")
 
         def validate_one(repo: Path) -> Callable[[int], object]:
             state = repo / "state" / "runs" / "r1" / "state.yaml"

@@ -46,7 +46,7 @@ def init(directory: Path) -> dict[str, Any]:
             written = store_mod.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
-                             author="state_tracker", index_key=store.index_key)
+                             author="state_tracker")
     except OSError as exc:
         _undo_init(directory, created)
         raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None

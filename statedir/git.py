@@ -1,4 +1,4 @@
-"""Git for statedir: commits built in a private index, and the audit log read back.
+"""Git for statedir: commits of exactly the store's changed files, and the audit log read back.
 
 The transition path drives the git binary directly (one short process per step) rather than
 through GitPython, whose import alone costs about as much as a commit; GitPython is used
@@ -123,8 +123,7 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           index_key: str = "default", plumbing_above: int = PLUMBING_INDEX_BYTES,
-           created: list[str] | None = None) -> str:
+           plumbing_above: int = PLUMBING_INDEX_BYTES, created: list[str] | None = None) -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD;
     `created` are those HEAD does not have yet (default: any of them may be new).
 
@@ -132,14 +131,15 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     user's index agrees with HEAD for these paths. In a small repository `git commit --only`
     does all of it in one process (it builds the commit in a temporary index of its own,
     from HEAD plus these paths); in a large one, where that command's index refresh would
-    lstat() every tracked file, the commit is built with plumbing in statedir's own index.
+    lstat() every tracked file, the commit is built with plumbing from the trees on the
+    changed paths alone.
     """
     env = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": f"{author}@statedir.invalid"} if author else {}
     parent = head(worktree)
     sha: str | None
     user_index = git_dir(worktree) / "index"
     if parent is None or (user_index.is_file() and user_index.stat().st_size > plumbing_above):
-        sha = _commit_private(worktree, paths, text, env, parent, index_key)
+        sha = _commit_trees(worktree, paths, text, env, parent)
     else:
         new = paths if created is None else created
         if new:  # `commit --only` takes only paths the index knows
@@ -159,50 +159,97 @@ def _fault(name: str) -> None:
     faults.point(name)
 
 
-def _commit_private(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
-                    index_key: str) -> str:
-    """Plumbing in a private index that mirrors HEAD (reused while HEAD is the commit it
-    mirrors): write-tree, commit-tree, compare-and-swap update-ref; then the user's index."""
-    gitdir = git_dir(worktree)
-    (gitdir / "statedir").mkdir(exist_ok=True)
-    index = gitdir / "statedir" / f"index-{index_key}"
-    mirrors = index.with_name(index.name + ".head")
-    # A split index: each commit rewrites a small delta, not an entry per tracked file.
-    env = {**env, "GIT_INDEX_FILE": str(index), "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.splitIndex",
-           "GIT_CONFIG_VALUE_0": "true"}
-    try:
-        fresh = index.is_file() and mirrors.read_text().strip() == parent
-    except OSError:
-        fresh = False
-    mirrors.unlink(missing_ok=True)
-    if not fresh:
-        index.unlink(missing_ok=True)
-    try:
-        try:
-            if parent and not fresh:
-                run(worktree, "read-tree", parent, env=env)
-            update_index(worktree, paths, env=env)
-        except GitError:
-            if not fresh:
-                raise
-            # The reused index is unreadable (disposable, so rebuilt from HEAD once).
-            index.unlink(missing_ok=True)
-            run(worktree, "read-tree", parent or "--empty", env=env)
-            update_index(worktree, paths, env=env)
-        _fault("during_commit")
-        tree = run(worktree, "write-tree", env=env).stdout.decode().strip()
-        sha = _with_identity(worktree, ("commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"),
-                             env, text)
-        # Compare-and-swap: a HEAD that moved meanwhile fails the update instead of losing a commit.
-        run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha, parent or "0" * 40)
-    except GitError:
-        index.unlink(missing_ok=True)
-        raise
-    mirrors.write_text(sha)
+def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None) -> str:
+    """Plumbing that reads no index: the changed files are hashed, only the trees on their
+    paths are rebuilt from the parent's (one directory listing each, never every tracked
+    file), then commit-tree and a compare-and-swap update-ref; then the user's index."""
+    present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
+    hashed = run(worktree, "hash-object", "-w", "--", *present).stdout.decode().split() if present else []
+    # directory -> name -> (mode, type, object id); "" is the root
+    files: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for rel, oid in zip(present, hashed, strict=True):
+        executable = (worktree / rel).stat().st_mode & 0o100
+        directory, _, name = rel.rpartition("/")
+        files.setdefault(directory, {})[name] = ("100755" if executable else "100644", "blob", oid)
+    for rel in set(paths) - set(present):
+        directory, _, name = rel.rpartition("/")
+        files.setdefault(directory, {})[name] = ("", "", "")  # removed
+    dirs = {""}
+    for directory in files:
+        parts = directory.split("/") if directory else []
+        dirs.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    ordered = sorted(dirs, key=lambda d: (-d.count("/") - (d != ""), d))  # deepest first, root last
+    trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
+    _fault("during_commit")
+    root = _write_trees(worktree, ordered, trees, files)
+    sha = _with_identity(worktree, ("commit-tree", root, *(("-p", parent) if parent else ()), "-F", "-"), env, text)
+    # Compare-and-swap: a HEAD that moved meanwhile fails the update instead of losing a commit.
+    run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha, parent or "0" * 40)
     # Best effort: the commit has landed; if the user's own git holds the index lock, their
     # `git status` shows the store's files as changed until the next statedir command.
     update_index(worktree, paths, check=False)
     return sha
+
+
+def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+    """The listings of `dirs` at `rev`, in one `cat-file --batch` (a missing one is empty)."""
+    import re
+
+    query = "".join(f"{rev}:{d}\n" if d else f"{rev}^{{tree}}\n" for d in dirs).encode()
+    out = run(worktree, "cat-file", "--batch", stdin=query).stdout
+    trees: dict[str, dict[str, tuple[str, str, str]]] = {}
+    pos = 0
+    for directory in dirs:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split()
+        pos = eol + 1
+        listing: dict[str, tuple[str, str, str]] = {}
+        if header[-1] != b"missing":
+            size = int(header[2])
+            raw, pos = out[pos:pos + size], pos + size + 1
+            if header[1] == b"tree":
+                width = len(header[0]) // 2  # SHA-1 or SHA-256 object ids
+                entry = re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL)
+                for match in entry.finditer(raw):
+                    mode = match[1].decode()
+                    listing[match[2].decode("utf-8", "surrogateescape")] = (
+                        mode, "tree" if mode == "40000" else "commit" if mode == "160000" else "blob", match[3].hex())
+        trees[directory] = listing
+    return trees
+
+
+def _write_trees(worktree: Path, ordered: list[str], trees: dict[str, dict[str, tuple[str, str, str]]],
+                 files: dict[str, dict[str, tuple[str, str, str]]]) -> str:
+    """Write the changed trees, deepest first, through one `git mktree --batch` (which sorts
+    and checks each listing); returns the new root tree."""
+    proc = subprocess.Popen(["git", *_QUIET, "mktree", "-z", "--missing", "--batch"], cwd=worktree,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    written: dict[str, str | None] = {}
+    try:
+        for directory in ordered:
+            listing = trees[directory]
+            listing.update(files.get(directory, {}))
+            for sub, oid in written.items():  # this directory's children, written just before
+                parent_dir, _, name = sub.rpartition("/")
+                if sub and parent_dir == directory:
+                    listing[name] = ("040000", "tree", oid) if oid else ("", "", "")
+            entries = [f"{mode} {kind} {oid}\t{name}\0" for name, (mode, kind, oid) in listing.items() if mode]
+            if not entries and directory:
+                written[directory] = None  # an emptied directory leaves its parent
+                continue
+            proc.stdin.write("".join(entries).encode("utf-8", "surrogateescape") + b"\0")
+            proc.stdin.flush()
+            written[directory] = proc.stdout.readline().decode().strip()
+        _, stderr = proc.communicate()
+    except (OSError, ValueError):
+        proc.kill()
+        proc.wait()
+        raise GitError("git mktree failed: it stopped reading") from None
+    root = written.get("")
+    if proc.returncode != 0 or not root or any(v == "" for v in written.values()):
+        raise GitError(f"git mktree failed: {_gist(stderr)}")
+    return root
 
 
 def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], text: str) -> str:
@@ -224,21 +271,17 @@ def update_index(worktree: Path, paths: list[str], *, env: dict[str, str] | None
     run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing, check=check)
 
 
-def settle(worktree: Path, index_key: str, timeout: float = 10.0) -> None:
+def settle(worktree: Path, timeout: float = 10.0) -> None:
     """Wait for git processes a killed writer left running (SIGKILL does not reach its
     children): its commit may still land, and rolling back must see where HEAD ends up."""
     import time
 
     gitdir = git_dir(worktree)
-    locks = [gitdir / "statedir" / f"index-{index_key}.lock", gitdir / "index.lock", gitdir / "HEAD.lock"]
+    locks = [gitdir / "index.lock", gitdir / "HEAD.lock"]
     time.sleep(0.05)  # a git the writer had just started may not hold its lock yet
     deadline = time.monotonic() + timeout
     while any(lock.exists() for lock in locks) and time.monotonic() < deadline:
         time.sleep(0.01)
-    private = locks[0]
-    if private.exists():  # its git died too: the lock is ours to clear, and the index to rebuild
-        private.unlink(missing_ok=True)
-        (gitdir / "statedir" / f"index-{index_key}").unlink(missing_ok=True)
 
 
 def restore(worktree: Path, paths: list[str]) -> None:

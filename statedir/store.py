@@ -77,7 +77,7 @@ class Store:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
         self.worktree = worktree
         self.prefix = self.root.relative_to(worktree).as_posix()
-        self.index_key = digest(self.prefix.encode())[:12]  # one private index per store
+        self.index_key = digest(self.prefix.encode())[:12]  # one parse cache per store
         self._config_bytes = config_path.read_bytes()
         self._config: dict[str, Any] | None = None
 
@@ -235,7 +235,7 @@ class Store:
         except ValueError:
             rels = []
         if rels:
-            git.settle(self.worktree, self.index_key)
+            git.settle(self.worktree)
             git.restore(self.worktree, [self.git_path(r) for r in rels])
         self.end()
 

@@ -152,7 +152,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
             store.append(rel, entry_text, header)
         faults.point("after_write")
         sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
-                         author=req.actor, index_key=store.index_key, created=created)
+                         author=req.actor, created=created)
     except OSError as exc:
         store.recover()
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None

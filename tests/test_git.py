@@ -58,12 +58,52 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
-def test_an_unreadable_private_index_is_rebuilt(repo: Path) -> None:
+def _tree_after(repo: Path, plumbing_above: int, steps: list[dict[str, str | None]]) -> str:
+    """Apply `steps` (path -> new text, None deletes) as commits; HEAD's tree at the end."""
+    for n, step in enumerate(steps):
+        for rel, text in step.items():
+            target = repo / rel
+            if text is None:
+                target.unlink()
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+        git.commit(repo, sorted(step), git.message(f"step {n}", "r1", "me", "stage"), plumbing_above=plumbing_above)
+    return sh(repo, "rev-parse", "HEAD^{tree}").strip()
+
+
+STEPS: list[dict[str, str | None]] = [
+    {"s/runs/r1/state.yaml": "a: 1\n", "s/statedir.yaml": "v: 1\n"},
+    {"s/runs/r2/state.yaml": "b: 1\n", "s/runs/r2/history/t.yaml": "- 1\n", "s/runs/r1-x/a.yaml": "x\n",
+     "s/runs/r1.yaml": "dot sorts before slash\n", "s/runs/ü ñ.yaml": "non-ASCII names\n"},
+    {"s/runs/r2/history/t.yaml": "- 1\n- 2\n", "s/runs/r1/state.yaml": None},  # r1/ empties and goes
+    {"s/runs/r2/history/t.yaml": None, "s/runs/r2/state.yaml": None, "s/runs/r3/s.yaml": "c\n"},
+]
+
+
+def test_plumbing_builds_the_trees_porcelain_would(tmp_path: Path) -> None:
+    """Directories added, emptied and removed, names that sort around `/`, non-ASCII names:
+    the commit built from trees alone has exactly the tree `git commit --only` makes."""
+    trees = []
+    for plumbing_above in (0, git.PLUMBING_INDEX_BYTES):
+        repo = tmp_path / f"repo{plumbing_above}"
+        sh(tmp_path, "init", "-q", str(repo))
+        (repo / "user.txt").write_text("base\n")
+        sh(repo, "add", "user.txt")
+        sh(repo, "commit", "-q", "-m", "base")
+        trees.append(_tree_after(repo, plumbing_above, STEPS))
+        assert sh(repo, "status", "--porcelain") == ""  # the user's index agrees with HEAD
+        assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
+        listing = sh(repo, "-c", "core.quotepath=false", "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+        assert listing == ["s/runs/r1-x/a.yaml", "s/runs/r1.yaml", "s/runs/r3/s.yaml", "s/runs/ü ñ.yaml",
+                           "s/statedir.yaml", "user.txt"]
+    assert trees[0] == trees[1]
+
+
+def test_plumbing_commits_on_an_unborn_branch(repo: Path) -> None:
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
-    private = next((repo / ".git" / "statedir").glob("index-*[!d]"))
-    private.write_bytes(b"DIRC garbage")
-    (repo / "s" / "a.yaml").write_text("a: 2\n")
-    git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), plumbing_above=0)
-    assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
+    first = git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    assert sh(repo, "rev-list", "--count", first).strip() == "1"
+    assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
+    assert sh(repo, "status", "--porcelain") == ""
