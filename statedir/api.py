@@ -14,7 +14,7 @@ from typing import Any
 from statedir import git, transaction, yaml
 from statedir import store as store_mod
 from statedir.change import Request
-from statedir.errors import BadFile, InvalidValue, WriteFailed
+from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
 from statedir.store import Store
 from statedir.template import Template
 
@@ -98,10 +98,17 @@ class StateDir:
 
     # --- reading ------------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:
+        """Every run's id, template, pipeline_state and current_stage; a run whose state
+        cannot be read is listed with its `error` ({code, message, details}) instead."""
         out = []
         sources = transaction.Sources(self.store)
         for run_id in self.store.run_ids():
-            state = sources.read(f"runs/{run_id}/state.yaml")
+            try:
+                state = sources.read(f"runs/{run_id}/state.yaml")
+            except StatedirError as exc:
+                out.append({"run_id": run_id, "template": None, "pipeline_state": None, "current_stage": None,
+                            **exc.as_json()})
+                continue
             out.append({k: state.get(k) for k in ("run_id", "template", "pipeline_state", "current_stage")})
         return out
 

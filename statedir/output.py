@@ -19,6 +19,11 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
+def warn(message: str) -> None:
+    """A warning for people, on stderr (stdout stays the command's output)."""
+    sys.stderr.write(_color("warning", "33", sys.stderr) + f": {message}\n")
+
+
 def done(result: dict[str, Any], as_json: bool) -> None:
     """What a mutating command prints on success."""
     if as_json:

@@ -191,6 +191,21 @@ def test_store_is_found_from_a_subdirectory_and_by_env(store: Path) -> None:
                                  "pipeline_state": "initializing", "current_stage": "1"}]
 
 
+def test_runs_lists_an_unreadable_run_with_its_error(store: Path) -> None:
+    repo = store.parent
+    ok("new", "r1", "--topic", "t", cwd=repo)
+    ok("new", "r2", "--topic", "t", cwd=repo)
+    (store / "runs" / "r1" / "state.yaml").write_text("run_id: [r1\n")
+    rc, rows = cli_json("runs", cwd=repo)
+    assert rc == 0 and [r["run_id"] for r in rows] == ["r1", "r2"]  # type: ignore[index]
+    assert rows[0]["error"]["code"] == "BAD_FILE" and rows[0]["pipeline_state"] is None  # type: ignore[index]
+    assert rows[1] == {"run_id": "r2", "template": "academic-pipeline", "pipeline_state": "initializing",
+                       "current_stage": "1"}  # type: ignore[index]
+    proc = cli("runs", cwd=repo)
+    assert proc.returncode == 0 and "r2      academic-pipeline  initializing" in proc.stdout
+    assert proc.stderr.startswith("warning: run r1 cannot be read: runs/r1/state.yaml:2:")
+
+
 def test_lock_timeout(store: Path) -> None:
     repo = store.parent
     ok("new", "r1", "--topic", "t", cwd=repo)

@@ -12,8 +12,17 @@ from statedir.output import emit_json, table
 
 @app.command()
 def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """List runs: id, template, pipeline_state, current_stage."""
+    """List runs: id, template, pipeline_state, current_stage.
+
+    A run whose state cannot be read is still listed, with its error (and a warning on
+    stderr); `statedir validate` says what is wrong with it.
+    """
+    from statedir.output import warn
+
     rows = open_store(store).runs()
+    for row in rows:
+        if "error" in row:
+            warn(f"run {row['run_id']} cannot be read: {row['error']['message']} [{row['error']['code']}]")
     if json:
         emit_json(rows)
     else:
