@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,15 @@ class ParseCache:
         if isinstance(entry, list) and len(entry) == 3 and entry[0] == kind:
             return entry[2], bool(entry[1])
         return None
+
+    def through(self, kind: str, raw: bytes, parse: Callable[[], tuple[Any, bool]]) -> tuple[Any, bool]:
+        """(plain, canonical) of `raw` from the cache, else from `parse()` (which parses and
+        validates, or raises), then remembered."""
+        hit = self.get(kind, raw)
+        if hit is None:
+            hit = parse()
+            self.put(kind, raw, *hit)
+        return hit
 
     def put(self, kind: str, raw: bytes, plain: Any, canonical: bool) -> None:
         path = self._path(raw)

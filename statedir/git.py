@@ -179,12 +179,19 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
         parts = directory.split("/") if directory else []
         dirs.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
     ordered = sorted(dirs, key=lambda d: (-d.count("/") - (d != ""), d))  # deepest first, root last
-    trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
     _fault("during_commit")
-    root = _write_trees(worktree, ordered, trees, files)
-    sha = _with_identity(worktree, ("commit-tree", root, *(("-p", parent) if parent else ()), "-F", "-"), env, text)
-    # Compare-and-swap: a HEAD that moved meanwhile fails the update instead of losing a commit.
-    run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha, parent or "0" * 40)
+    for attempt in range(3):
+        trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
+        root = _write_trees(worktree, ordered, trees, files)
+        sha = _with_identity(worktree, ("commit-tree", root, *(("-p", parent) if parent else ()), "-F", "-"), env,
+                             text)
+        # Compare-and-swap: a HEAD that moved meanwhile (the user's own commit) fails the
+        # update instead of being lost, and the commit is rebuilt on top of it.
+        moved = run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
+                    parent or "0" * 40, check=attempt == 2)
+        if moved.returncode == 0:
+            break
+        parent = head(worktree)
     # Best effort: the commit has landed; if the user's own git holds the index lock, their
     # `git status` shows the store's files as changed until the next statedir command.
     update_index(worktree, paths, check=False)

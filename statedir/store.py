@@ -80,23 +80,21 @@ class Store:
         self.index_key = digest(self.prefix.encode())[:12]  # one parse cache per store
         self._config_bytes = config_path.read_bytes()
         self._config: dict[str, Any] | None = None
+        self._inside: set[Path] = set()  # directories found to resolve inside the store
 
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
-            cache, kind = self.cache(), schema.cache_kind("store-config")
-            hit = cache.get(kind, self._config_bytes)
-            if hit is not None:
-                self._config = hit[0]
-                return hit[0]  # type: ignore[no-any-return]
-            from statedir import yaml
+            def parse() -> tuple[Any, bool]:
+                from statedir import yaml
 
-            config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
-            problems = schema.validate("store-config", config, CONFIG)
-            if problems:
-                raise CorruptStore(f"{problems[0]}; fix {self.root / CONFIG}", file=CONFIG)
-            cache.put(kind, self._config_bytes, config, False)
-            self._config = config
+                config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
+                problems = schema.validate("store-config", config, CONFIG)
+                if problems:
+                    raise CorruptStore(f"{problems[0]}; fix {self.root / CONFIG}", file=CONFIG)
+                return config, False
+
+            self._config = self.cache().through(schema.cache_kind("store-config"), self._config_bytes, parse)[0]
         return self._config  # type: ignore[return-value]
 
     def lock_timeout(self, override: float | None = None) -> float:
@@ -106,13 +104,20 @@ class Store:
         return float(value) if isinstance(value, (int, float)) else DEFAULT_LOCK_TIMEOUT
 
     # --- paths ------------------------------------------------------------------------------
+    def recheck_paths(self) -> None:
+        """Forget which directories were found inside the store: each command (and each
+        hold of the lock) checks afresh, so a directory swapped for a symlink is caught."""
+        self._inside.clear()
+
     def path(self, rel: str) -> Path:
         """The absolute path of a store file, refusing anything that leaves the store."""
         target = self.root / rel
         parent = target.parent
-        real_parent = Path(os.path.realpath(parent))
-        if real_parent != self.root and self.root not in real_parent.parents:
-            raise CorruptStore(f"{rel} leads out of the store (a symlinked directory?)", file=rel)
+        if parent not in self._inside:
+            real_parent = Path(os.path.realpath(parent))
+            if real_parent != self.root and self.root not in real_parent.parents:
+                raise CorruptStore(f"{rel} leads out of the store (a symlinked directory?)", file=rel)
+            self._inside.add(parent)
         if target.is_symlink():
             raise CorruptStore(f"{rel} is a symlink; statedir does not follow links", file=rel)
         return target
@@ -212,9 +217,11 @@ class Store:
                                       timeout=limit)
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
+            self.recheck_paths()
             self.recover()
             yield
         finally:
+            self.recheck_paths()
             os.close(fd)
 
     def begin(self, rels: list[str]) -> None:

@@ -182,13 +182,9 @@ def _load_file(path: Path, cache_dir: Path | None = None) -> Template:
         return parse(raw, str(path))
     from statedir.cache import ParseCache
 
-    cache = ParseCache(cache_dir / "parsed")
-    hit = cache.get(schema.cache_kind("template"), raw)
-    if hit is not None:
-        return Template(hit[0], str(path))
-    parsed = parse(raw, str(path))
-    cache.put(schema.cache_kind("template"), raw, parsed.doc, True)
-    return parsed
+    doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
+                                                      lambda: (parse(raw, str(path)).doc, True))
+    return Template(doc, str(path))
 
 
 def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None, *,

@@ -37,6 +37,7 @@ class Sources:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        store.recheck_paths()
         self.cache = store.cache()
         self.raw: dict[str, bytes] = {}
         self.docs: dict[str, Any] = {}
@@ -47,17 +48,14 @@ class Sources:
         if not raw:
             raise CorruptStore(f"{rel} is missing or empty", file=rel)
         self.raw[rel] = raw
-        kind = schema.cache_kind(store_mod.schema_for(rel) or "")
-        hit = self.cache.get(kind, raw)
-        if hit is not None:
-            plain, self.canonical[rel] = hit
-            return plain  # type: ignore[no-any-return]
-        doc = yaml.load(raw, rel)
-        plain = _checked(rel, doc)
-        self.docs[rel] = doc
-        self.canonical[rel] = yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw
-        self.cache.put(kind, raw, plain, self.canonical[rel])
-        return plain
+
+        def parse() -> tuple[Any, bool]:
+            doc = self.docs[rel] = yaml.load(raw, rel)
+            plain = _checked(rel, doc)
+            return plain, yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw
+
+        plain, self.canonical[rel] = self.cache.through(schema.cache_kind(store_mod.schema_for(rel) or ""), raw, parse)
+        return plain  # type: ignore[no-any-return]
 
     def round_trip(self, rel: str) -> Any:
         """The round-trip document to merge into, or None where a plain dump is identical."""

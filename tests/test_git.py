@@ -107,3 +107,21 @@ def test_plumbing_commits_on_an_unborn_branch(repo: Path) -> None:
     assert sh(repo, "rev-list", "--count", first).strip() == "1"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
+
+
+def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path) -> None:
+    """The plumbing's update-ref is a compare-and-swap: HEAD moved since statedir read it
+    (here: statedir read it before the user's commit) is rebuilt upon, never overwritten."""
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    seen = git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
+    (repo / "user.txt").write_text("mine\n")
+    sh(repo, "add", "user.txt")
+    sh(repo, "commit", "-q", "-m", "the user's own")
+    users = sh(repo, "rev-parse", "HEAD").strip()
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    sha = git._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen)
+    assert sh(repo, "rev-parse", "HEAD").strip() == sha
+    assert sh(repo, "rev-parse", "HEAD~1").strip() == users
+    assert sh(repo, "show", "HEAD:user.txt") == "mine\n" and sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
+    assert sh(repo, "status", "--porcelain") == ""
