@@ -110,3 +110,47 @@ def test_a_run_never_loads_its_template_from_a_path(sd: api.StateDir, repo: Path
     state.write_text(state.read_text().replace("template: academic-pipeline", "template: rogue.yaml"))
     with pytest.raises(store_mod.CorruptStore, match="does not hold"):
         sd.stage("r1", "1", "in_progress")
+
+
+def _git_commands_reading_an_index(trace: Path) -> tuple[list[str], set[str]]:
+    """From a GIT_TRACE2_EVENT file: the git commands run, and those that read an index."""
+    import json
+
+    names: dict[str, str] = {}
+    readers = set()
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "cmd_name":
+            names[event["sid"]] = event["name"]
+        elif event["event"] == "region_enter" and event.get("label") == "do_read_index":
+            readers.add(names.get(event["sid"], "?"))
+    return list(names.values()), readers
+
+
+def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the commit costs the trees on the changed paths, not the tracked files: in a
+    repository above the plumbing threshold, only the last step (bringing the user's index
+    to HEAD) reads an index."""
+    import subprocess
+
+    from statedir import git
+
+    bulk = repo / "bulk"
+    bulk.mkdir()
+    for n in range(14_000):
+        (bulk / f"f{n:05d}").write_bytes(b"")
+    subprocess.run(["git", "add", "bulk"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=repo, check=True)
+    assert (repo / ".git" / "index").stat().st_size > git.PLUMBING_INDEX_BYTES
+    api.init(repo / "state")
+    sd = api.StateDir(repo / "state")
+    sd.new("r1", topic="one")
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    sd.stage("r1", "1", "in_progress")
+    commands, readers = _git_commands_reading_an_index(trace)
+    assert commands == ["hash-object", "cat-file", "mktree", "commit-tree", "update-ref", "update-index"]
+    assert readers == {"update-index"}
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
+    assert status.stdout == ""
