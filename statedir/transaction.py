@@ -20,10 +20,14 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:
+    name = store_mod.schema_for(rel)
+    return schema.validate(name, plain, rel, source=doc) if name else []
+
+
 def _checked(rel: str, doc: Any) -> dict[str, Any]:
     plain = yaml.to_plain(doc)
-    name = store_mod.schema_for(rel)
-    problems = schema.validate(name, plain, rel, source=doc) if name else []
+    problems = _problems(rel, plain, doc)
     if problems or not isinstance(plain, dict):
         raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}; "
                            "fix the file or `git checkout` it", file=rel,
@@ -50,7 +54,10 @@ class Sources:
         self.raw[rel] = raw
 
         def parse() -> tuple[Any, bool]:
-            doc = self.docs[rel] = yaml.load(raw, rel)
+            own = yaml.read_own(raw, store_mod.schema_ref(rel))
+            if isinstance(own, dict) and not _problems(rel, own):
+                return own, True
+            doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines
             plain = _checked(rel, doc)
             return plain, yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw
 
@@ -85,7 +92,11 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
 
 def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
     rel = f"{store.run_dir(run_id)}/history/{name}.yaml"
-    doc = store.load(rel)
+    raw = store.read_bytes(rel)
+    own = yaml.read_own(raw, store_mod.schema_ref(rel)) if raw is not None else None
+    if isinstance(own, list) and not schema.validate(f"log-{name}", own, rel):
+        return own
+    doc = yaml.load(raw, rel) if raw is not None else None
     plain = yaml.to_plain(doc) if doc is not None else []
     problems = schema.validate(f"log-{name}", plain, rel, source=doc)
     if problems:

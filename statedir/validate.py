@@ -31,8 +31,14 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
     except OSError as exc:
         return [Problem(shown, "$", f"cannot read: {exc.strerror}")]
     header_ok = forced is not None or raw.startswith(yaml.HEADER_PREFIX.encode())
-    if cache is not None and header_ok and name != "template" and cache.get(schema.cache_kind(name), raw) is not None:
-        return []
+    if forced is None and name != "template":
+        if cache is not None and header_ok and cache.get(schema.cache_kind(name), raw) is not None:
+            return []
+        own = yaml.read_own(raw, store_mod.schema_ref(rel))  # statedir's own output, read without ruamel
+        if own is not yaml.FOREIGN and not schema.validate(name, own, shown):
+            if cache is not None:
+                cache.put(schema.cache_kind(name), raw, own, True)
+            return []
     try:
         doc = yaml.load(raw, shown)
     except BadFile as exc:
@@ -45,7 +51,7 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
         problems.append(Problem(shown, "$", f"missing the first line {first!r}", 1))
     plain = yaml.to_plain(doc)
     problems += schema.validate(name, plain, shown, source=doc)
-    if cache is not None and not problems and isinstance(plain, dict | list):
+    if cache is not None and not problems and (plain is None or isinstance(plain, dict | list)):
         cache.put(schema.cache_kind(name), raw, plain, yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw)
     if name == "template" and not problems:
         from statedir import template

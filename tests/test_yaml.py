@@ -111,3 +111,46 @@ def test_the_emitter_writes_block_style_like_the_round_trip_dumper() -> None:
     assert yaml.emit(data) == (
         "run_id: r1\nstages:\n  '2.5':\n    outputs:\n      - a\n      - b\n    empty: []\nm: {}\n"
         "log:\n  - at: '2026-11-29T19:19:27Z'\n    'n': 1\n    tags:\n      - x\nnone: null\n")
+
+
+REF = "../.schemas/stage.schema.json"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.none() | st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
+def test_statedirs_own_output_is_read_without_ruamel(data: object) -> None:
+    assert yaml.read_own(yaml.dump(data, REF).encode(), REF) == data
+
+
+edits = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3),
+                           st.text(st.sampled_from(" -:'\"\\\n#a1{}[]&*!|>x\tu"), max_size=3)), min_size=1, max_size=3)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(any_text | tricky, emittable, min_size=1, max_size=6) | st.lists(emittable, min_size=1,
+                                                                                         max_size=4), edits)
+def test_the_own_reader_never_reads_text_differently_from_ruamel(data: object, changes: list) -> None:
+    """Edited text is either left to ruamel (FOREIGN) or read exactly as ruamel reads it."""
+    text = yaml.dump(data, REF)
+    head, body = text[:len(yaml.header(REF))], text[len(yaml.header(REF)):]
+    for at, cut, insert in changes:
+        at = at % (len(body) + 1)
+        body = body[:at] + insert + body[at + cut:]
+    raw = (head + body).encode()
+    own = yaml.read_own(raw, REF)
+    if own is yaml.FOREIGN:
+        return
+    assert own == yaml.to_plain(yaml.load(raw)), head + body
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_yaml_is_foreign_to_the_own_reader(name: str) -> None:
+    assert yaml.read_own(yaml.header(REF).encode() + HOSTILE[name], REF) is yaml.FOREIGN
+
+
+def test_text_without_statedirs_header_or_with_comments_is_foreign() -> None:
+    body = b"a: 1\n"
+    assert yaml.read_own(body, REF) is yaml.FOREIGN
+    assert yaml.read_own(yaml.header(REF).encode() + b"a: 1  # why\n", REF) is yaml.FOREIGN
+    assert yaml.read_own(yaml.header(REF).encode() + b"a: [1]\n", REF) is yaml.FOREIGN
+    assert yaml.read_own(yaml.header(REF).encode() + body, REF) == {"a": 1}
