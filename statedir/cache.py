@@ -30,20 +30,31 @@ class ParseCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self._prefix = f"{directory}{os.sep}"
 
-    def _path(self, raw: bytes) -> Path:
-        key = digest(raw)
-        return self.directory / key[:2] / f"{key[2:]}.json"
+    def _path(self, raw: bytes) -> str:
+        key = digest(raw)  # a plain string path: this runs once per file a command reads
+        return f"{self._prefix}{key[:2]}{os.sep}{key[2:]}.json"
 
     def get(self, kind: str, raw: bytes) -> tuple[Any, bool] | None:
         """(plain, canonical) of bytes already parsed and found valid as `kind`, else None."""
         try:
-            entry = json.loads(self._path(raw).read_bytes())
+            with open(self._path(raw), "rb") as file:
+                entry = json.loads(file.read())
         except (OSError, ValueError):
             return None
         if isinstance(entry, list) and len(entry) == 3 and entry[0] == kind:
             return entry[2], bool(entry[1])
         return None
+
+    def knows(self, kind: str, raw: bytes) -> bool:
+        """Whether these bytes were already found valid as `kind` (reads the entry's head only)."""
+        head = f"[{json.dumps(kind)},".encode()
+        try:
+            with open(self._path(raw), "rb") as entry:
+                return entry.read(len(head)) == head
+        except OSError:
+            return False
 
     def through(self, kind: str, raw: bytes, parse: Callable[[], tuple[Any, bool]]) -> tuple[Any, bool]:
         """(plain, canonical) of `raw` from the cache, else from `parse()` (which parses and
@@ -55,7 +66,7 @@ class ParseCache:
         return hit
 
     def put(self, kind: str, raw: bytes, plain: Any, canonical: bool) -> None:
-        path = self._path(raw)
+        path = Path(self._path(raw))
         with contextlib.suppress(OSError):  # a cache that cannot be written is just slower
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

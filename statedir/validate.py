@@ -1,6 +1,7 @@
 """`validate`: every store file (or the named ones) against its schema, all failures collected."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from statedir import schema, yaml
@@ -32,7 +33,7 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
         return [Problem(shown, "$", f"cannot read: {exc.strerror}")]
     header_ok = forced is not None or raw.startswith(yaml.HEADER_PREFIX.encode())
     if forced is None and name != "template":
-        if cache is not None and header_ok and cache.get(schema.cache_kind(name), raw) is not None:
+        if cache is not None and header_ok and cache.knows(schema.cache_kind(name), raw):
             return []
         own = yaml.read_own(raw, store_mod.schema_ref(rel))  # statedir's own output, read without ruamel
         if own is not yaml.FOREIGN and not schema.validate(name, own, shown):
@@ -67,12 +68,19 @@ def store(root: Path) -> list[Problem]:
     """Every file statedir owns in the store at `root`."""
     opened = store_mod.Store(root)
     root, cache = opened.root, opened.cache()
-    paths = [root / store_mod.CONFIG, *sorted((root / "templates").glob("*.yaml")),
-             *sorted((root / "runs").glob("*/**/*.yaml"))]
     problems: list[Problem] = []
-    for path in paths:
-        rel = path.relative_to(root).as_posix()
-        problems += check_file(path, rel, rel, cache=cache)
+    rels = [store_mod.CONFIG, *(f"templates/{p.name}" for p in sorted((root / "templates").glob("*.yaml")))]
+    found: list[str] = []
+    for directory, dirs, names in os.walk(root / "runs"):  # symlinked directories are not entered
+        inside = os.path.relpath(directory, root).replace(os.sep, "/")
+        for name in dirs:
+            if os.path.islink(os.path.join(directory, name)):
+                problems.append(Problem(f"{inside}/{name}", "$", "is a symlink; statedir files are regular files"))
+        if inside != "runs":
+            found += (f"{inside}/{name}" for name in names if name.endswith(".yaml"))
+    rels += sorted(found, key=lambda rel: rel.split("/"))
+    for rel in rels:
+        problems += check_file(root / rel, rel, rel, cache=cache)
     return problems
 
 

@@ -24,6 +24,21 @@ def test_store_validation_collects_everything(repo: Path) -> None:
     assert str(problems[0]).startswith("runs/r1/state.yaml::$.")
 
 
+def test_store_validation_reports_a_symlinked_directory_without_entering_it(repo: Path,
+                                                                            tmp_path: Path) -> None:
+    sd = api.StateDir(Path(api.init(repo / "state")["store"]))
+    sd.new("r1", topic="t")
+    sd.new("r2", topic="t")
+    assert validate.store(repo / "state") == []
+    assert validate.store(repo / "state") == []  # again, from the parse cache
+    elsewhere = tmp_path / "elsewhere"
+    (repo / "state" / "runs" / "r2" / "stages").rename(elsewhere)
+    (repo / "state" / "runs" / "r2" / "stages").symlink_to(elsewhere, target_is_directory=True)
+    problems = validate.store(repo / "state")
+    assert [(p.file, p.message) for p in problems] == [
+        ("runs/r2/stages", "is a symlink; statedir files are regular files")]
+
+
 def test_a_file_without_its_schema_line_is_reported(repo: Path) -> None:
     api.init(repo / "state")
     config = repo / "state" / "statedir.yaml"
