@@ -88,7 +88,9 @@ class Store:
             def parse() -> tuple[Any, bool]:
                 from statedir import yaml
 
-                config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
+                config = yaml.read_own(self._config_bytes, schema_ref(CONFIG))
+                if config is yaml.FOREIGN:  # edited by hand: ruamel reads it
+                    config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
                 problems = schema.validate("store-config", config, CONFIG)
                 if problems:
                     raise CorruptStore(f"{problems[0]}; fix {self.root / CONFIG}", file=CONFIG)
