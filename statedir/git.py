@@ -315,16 +315,10 @@ def restore(worktree: Path, paths: list[str]) -> None:
         run(worktree, "reset", "-q", "--", *paths, check=False)
 
 
-_FIELDS = ("%H", "%cI", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
+_FIELDS = ("%H", "%cd", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)", "%s")
-
-
-def _utc(iso: str) -> str:
-    import datetime
-
-    when = datetime.datetime.fromisoformat(iso).astimezone(datetime.timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+UTC_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%SZ"  # with TZ=UTC: git writes the times in UTC
 
 
 def log(worktree: Path, pathspec: str) -> list[dict[str, str]]:
@@ -332,13 +326,14 @@ def log(worktree: Path, pathspec: str) -> list[dict[str, str]]:
     if not head(worktree):
         return []
     fmt = "%x1f".join(_FIELDS) + "%x1e"
-    out = run(worktree, "log", f"--format={fmt}", "--", pathspec).stdout.decode(errors="replace")
+    out = run(worktree, "log", UTC_DATE, f"--format={fmt}", "--", pathspec, env={"TZ": "UTC"}).stdout.decode(
+        errors="replace")
     entries = []
     for record in out.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
         if len(fields) != len(_FIELDS) or not fields[2]:
             continue
         sha, time, run_id, actor, action, summary = fields
-        entries.append({"commit": sha, "time": _utc(time), "actor": actor, "action": action,
+        entries.append({"commit": sha, "time": time, "actor": actor, "action": action,
                         "run_id": run_id, "summary": summary})
     return entries

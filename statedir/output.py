@@ -16,7 +16,14 @@ def _color(text: str, code: str, stream: Any) -> str:
 
 
 def emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    """One JSON document: indented for a person at a terminal; one compact line for a program
+    reading a pipe (fewer tokens for an agent, and json's C encoder, ten times faster on a
+    long audit log than the indenting one)."""
+    if sys.stdout.isatty():
+        text = json.dumps(value, ensure_ascii=False, indent=2)
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    sys.stdout.write(text + "\n")
 
 
 def warn(message: str) -> None:

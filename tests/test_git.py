@@ -125,3 +125,13 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path) -> 
     assert sh(repo, "rev-parse", "HEAD~1").strip() == users
     assert sh(repo, "show", "HEAD:user.txt") == "mine\n" and sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
     assert sh(repo, "status", "--porcelain") == ""
+
+
+def test_log_times_are_utc_whatever_the_zones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-01T10:00:00+02:00")
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    assert [(e["time"], e["action"], e["run_id"]) for e in git.log(repo, "s")] == [("2026-03-01T08:00:00Z", "stage",
+                                                                                      "r1")]
