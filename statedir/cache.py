@@ -28,9 +28,25 @@ def digest(raw: bytes) -> str:
 class ParseCache:
     """Entries `<dir>/<2 hex>/<rest>.json` holding [schema, canonical, plain] of valid files."""
 
+    MEMORY_ENTRIES = 4096  # a long-lived handle (the Python API) keeps this many entries' text
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._prefix = f"{directory}{os.sep}"
+        self._memory: dict[str, bytes] = {}  # entry path -> its JSON text, as on disk
+
+    def _entry(self, path: str) -> bytes:
+        text = self._memory.get(path)
+        if text is None:
+            with open(path, "rb") as file:
+                text = file.read()
+            self._remember(path, text)
+        return text
+
+    def _remember(self, path: str, text: bytes) -> None:
+        if len(self._memory) >= self.MEMORY_ENTRIES:
+            self._memory.clear()
+        self._memory[path] = text
 
     def _path(self, raw: bytes) -> str:
         key = digest(raw)  # a plain string path: this runs once per file a command reads
@@ -39,8 +55,7 @@ class ParseCache:
     def get(self, kind: str, raw: bytes) -> tuple[Any, bool] | None:
         """(plain, canonical) of bytes already parsed and found valid as `kind`, else None."""
         try:
-            with open(self._path(raw), "rb") as file:
-                entry = json.loads(file.read())
+            entry = json.loads(self._entry(self._path(raw)))  # parsed afresh: callers may change it
         except (OSError, ValueError):
             return None
         if isinstance(entry, list) and len(entry) == 3 and entry[0] == kind:
@@ -50,8 +65,11 @@ class ParseCache:
     def knows(self, kind: str, raw: bytes) -> bool:
         """Whether these bytes were already found valid as `kind` (reads the entry's head only)."""
         head = f"[{json.dumps(kind)},".encode()
+        path = self._path(raw)
+        if path in self._memory:
+            return self._memory[path].startswith(head)
         try:
-            with open(self._path(raw), "rb") as entry:
+            with open(path, "rb") as entry:
                 return entry.read(len(head)) == head
         except OSError:
             return False
@@ -66,9 +84,12 @@ class ParseCache:
         return hit
 
     def put(self, kind: str, raw: bytes, plain: Any, canonical: bool) -> None:
-        path = Path(self._path(raw))
+        name = self._path(raw)
+        text = json.dumps([kind, canonical, plain], separators=(",", ":")).encode()
+        self._remember(name, text)
+        path = Path(name)
         with contextlib.suppress(OSError):  # a cache that cannot be written is just slower
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps([kind, canonical, plain], separators=(",", ":")))
+            tmp.write_bytes(text)
             os.replace(tmp, path)

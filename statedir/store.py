@@ -81,6 +81,7 @@ class Store:
         self._config_bytes = config_path.read_bytes()
         self._config: dict[str, Any] | None = None
         self._inside: set[Path] = set()  # directories found to resolve inside the store
+        self._cache: ParseCache | None = None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -130,7 +131,11 @@ class Store:
         return git.git_dir(self.worktree) / "statedir" / f"cache-{self.index_key}"
 
     def cache(self) -> ParseCache:
-        return ParseCache(self.cache_dir / "parsed")
+        """The store's parse cache: one per opened store, so a long-lived handle keeps its
+        entries in memory between calls."""
+        if self._cache is None:
+            self._cache = ParseCache(self.cache_dir / "parsed")
+        return self._cache
 
     def git_path(self, rel: str) -> str:
         return f"{self.prefix}/{rel}" if self.prefix != "." else rel
