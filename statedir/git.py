@@ -13,9 +13,10 @@ from pathlib import Path
 from statedir.errors import GitError
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
-# State commits are ours alone: no user hooks, no signing prompts, no auto-gc pauses.
+# State commits are ours alone: no user hooks, no signing prompts, no auto-gc or auto-maintenance
+# (`git commit` would start `git maintenance run --auto`, a process per commit).
 _QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
-          "-c", "core.quotepath=false")
+          "-c", "maintenance.auto=false", "-c", "core.quotepath=false")
 _FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 
 

@@ -154,3 +154,13 @@ def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path,
     assert readers == {"update-index"}
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
     assert status.stdout == ""
+
+
+def test_a_transition_in_a_small_repository_is_one_git_process(sd: api.StateDir, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git commit --only`, and nothing it would start itself (no auto-maintenance)."""
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    sd.stage("r1", "1", "in_progress")
+    commands, _ = _git_commands_reading_an_index(trace)
+    assert commands == ["commit"]
