@@ -46,6 +46,21 @@ def sd(repo: Path) -> api.StateDir:
     return statedir.open(repo / "state")
 
 
+def make_large(repo: Path) -> Path:
+    """Commit 14,000 empty files: the repository's index grows past the size above which
+    statedir commits with plumbing instead of `git commit --only`."""
+    from statedir import git
+
+    bulk = repo / "bulk"
+    bulk.mkdir()
+    for n in range(14_000):
+        (bulk / f"f{n:05d}").write_bytes(b"")
+    subprocess.run(["git", "add", "bulk"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=repo, check=True)
+    assert (repo / ".git" / "index").stat().st_size > git.PLUMBING_INDEX_BYTES
+    return repo
+
+
 def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
         stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The real CLI as a subprocess."""

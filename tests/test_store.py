@@ -134,15 +134,9 @@ def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path,
     to HEAD) reads an index."""
     import subprocess
 
-    from statedir import git
+    from conftest import make_large
 
-    bulk = repo / "bulk"
-    bulk.mkdir()
-    for n in range(14_000):
-        (bulk / f"f{n:05d}").write_bytes(b"")
-    subprocess.run(["git", "add", "bulk"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=repo, check=True)
-    assert (repo / ".git" / "index").stat().st_size > git.PLUMBING_INDEX_BYTES
+    make_large(repo)
     api.init(repo / "state")
     sd = api.StateDir(repo / "state")
     sd.new("r1", topic="one")

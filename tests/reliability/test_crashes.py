@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli, snapshot
+from conftest import cli, make_large, snapshot
 
-from statedir import api, faults, git
+from statedir import api, faults
 
 from .helpers import assert_store_equals_last_commit, material_labels, state_commits
 
@@ -28,13 +28,7 @@ def store(repo: Path, request: pytest.FixtureRequest) -> Path:
     """A store in a small repository (`git commit --only`) and in one whose index is large
     enough for the plumbing path (commit-tree, update-ref)."""
     if request.param == "large":
-        bulk = repo / "bulk"
-        bulk.mkdir()
-        for n in range(14_000):
-            (bulk / f"f{n:05d}").write_bytes(b"")
-        subprocess.run(["git", "add", "bulk"], cwd=repo, check=True)
-        subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=repo, check=True)
-        assert (repo / ".git" / "index").stat().st_size > git.PLUMBING_INDEX_BYTES
+        make_large(repo)
     api.init(repo / "state")
     sd = api.StateDir(repo / "state")
     sd.new("r1", topic="crash test")
