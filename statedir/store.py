@@ -77,10 +77,11 @@ class Store:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
         self.worktree = worktree
         self.prefix = self.root.relative_to(worktree).as_posix()
-        self.index_key = digest(self.prefix.encode())[:12]  # one parse cache per store
+        self.cache_key = digest(self.prefix.encode())[:12]  # one parse cache per store
         self._config_bytes = config_path.read_bytes()
         self._config: dict[str, Any] | None = None
-        self._inside: set[Path] = set()  # directories found to resolve inside the store
+        # While the lock is held: directories already found to resolve inside the store.
+        self._inside: set[Path] | None = None
         self._cache: ParseCache | None = None
 
     @property
@@ -107,20 +108,16 @@ class Store:
         return float(value) if isinstance(value, (int, float)) else DEFAULT_LOCK_TIMEOUT
 
     # --- paths ------------------------------------------------------------------------------
-    def recheck_paths(self) -> None:
-        """Forget which directories were found inside the store: each command (and each
-        hold of the lock) checks afresh, so a directory swapped for a symlink is caught."""
-        self._inside.clear()
-
     def path(self, rel: str) -> Path:
         """The absolute path of a store file, refusing anything that leaves the store."""
         target = self.root / rel
         parent = target.parent
-        if parent not in self._inside:
+        if self._inside is None or parent not in self._inside:
             real_parent = Path(os.path.realpath(parent))
             if real_parent != self.root and self.root not in real_parent.parents:
                 raise CorruptStore(f"{rel} leads out of the store (a symlinked directory?)", file=rel)
-            self._inside.add(parent)
+            if self._inside is not None:
+                self._inside.add(parent)
         if target.is_symlink():
             raise CorruptStore(f"{rel} is a symlink; statedir does not follow links", file=rel)
         return target
@@ -128,7 +125,7 @@ class Store:
     @property
     def cache_dir(self) -> Path:
         """Disposable caches live in the git directory, out of the work tree and the store."""
-        return git.git_dir(self.worktree) / "statedir" / f"cache-{self.index_key}"
+        return git.git_dir(self.worktree) / "statedir" / f"cache-{self.cache_key}"
 
     def cache(self) -> ParseCache:
         """The store's parse cache: one per opened store, so a long-lived handle keeps its
@@ -224,11 +221,11 @@ class Store:
                                       timeout=limit)
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
-            self.recheck_paths()
+            self._inside = set()  # each directory is resolved once per hold of the lock
             self.recover()
             yield
         finally:
-            self.recheck_paths()
+            self._inside = None
             os.close(fd)
 
     def begin(self, rels: list[str]) -> None:

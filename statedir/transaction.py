@@ -41,7 +41,6 @@ class Sources:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        store.recheck_paths()
         self.cache = store.cache()
         self.raw: dict[str, bytes] = {}
         self.docs: dict[str, Any] = {}
