@@ -83,6 +83,9 @@ def read_yaml_file(path: str) -> Any:
     return yaml.to_plain(yaml.load(raw, path))
 
 
+RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `runs` lists of each run
+
+
 class StateDir:
     """An open store. Every method that changes state makes exactly one commit."""
 
@@ -106,10 +109,9 @@ class StateDir:
             try:
                 state = sources.read(f"runs/{run_id}/state.yaml")
             except StatedirError as exc:
-                out.append({"run_id": run_id, "template": None, "pipeline_state": None, "current_stage": None,
-                            **exc.as_json()})
+                out.append({**dict.fromkeys(RUN_FIELDS), "run_id": run_id, **exc.as_json()})
                 continue
-            out.append({k: state.get(k) for k in ("run_id", "template", "pipeline_state", "current_stage")})
+            out.append({k: state.get(k) for k in RUN_FIELDS})
         return out
 
     def load(self, run_id: str, *, ledger: bool = False) -> Any:

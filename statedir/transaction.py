@@ -93,8 +93,8 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
     rel = f"{store.run_dir(run_id)}/history/{name}.yaml"
     raw = store.read_bytes(rel)
     own = yaml.read_own(raw, store_mod.schema_ref(rel)) if raw is not None else None
-    if isinstance(own, list) and not schema.validate(f"log-{name}", own, rel):
-        return own
+    if own is not yaml.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
+        return own or []  # statedir's own text (None: a log with no entries yet, or none at all)
     doc = yaml.load(raw, rel) if raw is not None else None
     plain = yaml.to_plain(doc) if doc is not None else []
     problems = schema.validate(f"log-{name}", plain, rel, source=doc)

@@ -17,6 +17,7 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
     A run whose state cannot be read is still listed, with its error (and a warning on
     stderr); `statedir validate` says what is wrong with it.
     """
+    from statedir.api import RUN_FIELDS
     from statedir.output import warn
 
     rows = open_store(store).runs()
@@ -26,7 +27,7 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
     if json:
         emit_json(rows)
     else:
-        print(table(rows, ["run_id", "template", "pipeline_state", "current_stage"]) or "no runs yet")
+        print(table(rows, list(RUN_FIELDS)) or "no runs yet")
 
 
 @app.command()
