@@ -186,6 +186,11 @@ class Store:
         os.replace(tmp, target)
         return True
 
+    def remove(self, rel: str) -> None:
+        """Delete a store file (absent already is fine)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path(rel).unlink()
+
     def append(self, rel: str, text: str, header: str) -> None:
         """Append text at the end of a log, never reading what is already there."""
         target = self.path(rel)

@@ -5,10 +5,11 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from statedir import faults, git, schema, yaml
+from statedir import git, schema, yaml
 from statedir import store as store_mod
 from statedir.change import Change, Request, RunData
-from statedir.errors import CorruptStore, InvalidValue, RunExists, ValidationFailed, WriteFailed
+from statedir.errors import CorruptStore, InvalidValue, RunExists, ValidationFailed
+from statedir.persist import persist
 from statedir.store import Store
 from statedir.template import Template
 
@@ -147,28 +148,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
             text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
-    touched = sorted({*texts, *(rel for rel, _ in appends)})
-    created = [store.git_path(rel) for rel in touched if not store.path(rel).exists()]
-    try:
-        store.begin(touched)
-        faults.point("before_write")
-        for i, (rel, data) in enumerate(encoded.items()):
-            store.write_atomic(rel, data)
-            if i == 0:
-                faults.point("between_files")
-        for rel, entry_text, header in entries:
-            store.append(rel, entry_text, header)
-        faults.point("after_write")
-        sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
-                         author=req.actor, created=created)
-    except OSError as exc:
-        store.recover()
-        raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None
-    except BaseException:
-        store.recover()  # roll back whatever stopped the transition, then let it surface
-        raise
-    faults.point("after_commit")
-    store.end()
+    sha = persist(store, writes=encoded, appends=entries, message=message, author=req.actor)
     if sources is not None:
         for rel, data in files.items():
             sources.cache.put(schema.cache_kind(store_mod.schema_for(rel) or ""), encoded[rel], data,
