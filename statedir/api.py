@@ -7,14 +7,19 @@
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from statedir import git, transaction, yaml
+from statedir import git, gitcommit, transaction, yaml
 from statedir import store as store_mod
 from statedir.change import Request
 from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
+from statedir.journal import JOURNAL
 from statedir.store import Store
 from statedir.template import Template
 
@@ -45,8 +50,9 @@ def init(directory: Path) -> dict[str, Any]:
         with store.locked():
             written = store_mod.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
-            sha = git.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker", "init"),
-                             author="state_tracker")
+            git.preflight(store.worktree)
+            sha = gitcommit.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker",
+                                                                      "init"), author="state_tracker")
     except OSError as exc:
         _undo_init(directory, created)
         raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None
@@ -65,22 +71,51 @@ def _undo_init(directory: Path, created: bool) -> None:
                 shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
 
 
-def _file_hash(path: str) -> dict[str, str]:
-    import hashlib
+def _open_regular(path: str, what: str) -> Any:
+    """A named file opened for reading; a FIFO, device or directory is refused, never waited on."""
+    import stat
 
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
-    return {"path": path, "content_hash": hashlib.sha256(data).hexdigest()}
+        raise InvalidValue(f"cannot read {what} {path}: {exc.strerror}", file=path) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidValue(f"{what} {path} is not a regular file", file=path)
+    return os.fdopen(fd, "rb")
+
+
+def _file_hash(path: str) -> dict[str, str]:
+    """The SHA-256 of a file, read in chunks (a file of any size costs no memory)."""
+    import hashlib
+
+    with _open_regular(path, "--file") as f:
+        try:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError as exc:
+            raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
+    return {"path": path, "content_hash": digest}
 
 
 def read_yaml_file(path: str) -> Any:
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise BadFile(f"cannot read {path}: {exc.strerror}", file=path) from None
+    with _open_regular(path, "file") as f:
+        try:
+            raw = f.read(yaml.MAX_BYTES + 1)
+        except OSError as exc:
+            raise BadFile(f"cannot read {path}: {exc.strerror}", file=path) from None
     return yaml.to_plain(yaml.load(raw, path))
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _reads(method: _Method) -> _Method:
+    """A read of several files, made under the shared store lock: never half a transition."""
+    @functools.wraps(method)
+    def wrapper(self: StateDir, *args: Any, **kwargs: Any) -> Any:
+        with self.reading():
+            return method(self, *args, **kwargs)
+    return wrapper  # type: ignore[return-value]
 
 
 RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `runs` lists of each run
@@ -94,12 +129,17 @@ class StateDir:
         self.store = Store(Path(path))
         self.lock_timeout = lock_timeout
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
-        if (self.store.root / store_mod.JOURNAL).exists():
+        if (self.store.root / JOURNAL).exists():
             # A writer died mid-transition: roll it back before anyone reads its half.
             with self.store.locked(lock_timeout):
                 pass
 
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the store's shared lock: reads inside see no transition half made."""
+        return self.store.reading(self.lock_timeout)
+
     # --- reading ------------------------------------------------------------------------------
+    @_reads
     def runs(self) -> list[dict[str, Any]]:
         """Every run's id, template, pipeline_state and current_stage; a run whose state
         cannot be read is listed with its `error` ({code, message, details}) instead."""
@@ -114,10 +154,12 @@ class StateDir:
             out.append({k: state.get(k) for k in RUN_FIELDS})
         return out
 
+    @_reads
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
         store_mod.check_run_id(run_id)
         return transaction.load_run(self.store, run_id, ledger=ledger)
 
+    @_reads
     def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
         """Every version's passport, current and past, as read now: a VERIFIED passport whose
         integrity pass is older than the template's window reads as STALE."""
@@ -140,6 +182,7 @@ class StateDir:
             out[label] = passport
         return out
 
+    @_reads
     def get(self, run_id: str, path: str) -> Any:
         """One value of the run document by dotted path; a key holding a dot matches whole."""
         from statedir import runs
@@ -156,6 +199,7 @@ class StateDir:
         entries = git.log(self.store.worktree, spec)
         return [e for e in entries if run_id is None or e["run_id"] == run_id]
 
+    @_reads
     def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}
 

@@ -48,3 +48,4 @@ LockTimeout = _error("LOCK_TIMEOUT", ENVIRONMENT)
 GitError = _error("GIT_ERROR", ENVIRONMENT)
 CorruptStore = _error("CORRUPT_STORE", ENVIRONMENT)
 WriteFailed = _error("IO_ERROR", ENVIRONMENT)  # disk full, permissions: nothing was changed
+UncommittedEdit = _error("UNCOMMITTED_EDIT", ENVIRONMENT)  # a store file differs from HEAD: not ours to commit

@@ -10,17 +10,32 @@ import os
 import subprocess
 from pathlib import Path
 
+from statedir import gitindex
 from statedir.errors import GitError
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
 # State commits are ours alone: no user hooks, no signing prompts, no auto-gc or auto-maintenance
 # (`git commit` would start `git maintenance run --auto`, a process per commit).
-_QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
+QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
           "-c", "maintenance.auto=false", "-c", "core.quotepath=false")
-_FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 
 
 LOCK_RETRY_SECONDS = 5.0
+# Variables that point git at another repository, work tree or index. statedir works on the
+# repository that holds the store: every git it runs has them removed, and a write refuses to
+# start while one points elsewhere (inside a git hook, say), rather than commit to one
+# repository and write files in another.
+REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
+# Operations in progress that a commit of statedir's would slip into (and `--abort` discard).
+IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
+               ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"), ("BISECT_LOG", "a bisect"))
+
+
+def environment(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in REDIRECTS}
+    env.update(extra or {})
+    return env
 
 
 def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None,
@@ -36,8 +51,8 @@ def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: by
     delay = 0.01
     while True:
         try:
-            proc = subprocess.run(["git", *_QUIET, *args], cwd=worktree, input=stdin, capture_output=True,
-                                  env={**os.environ, **env} if env else None, check=False)
+            proc = subprocess.run(["git", *QUIET, *args], cwd=worktree, input=stdin, capture_output=True,
+                                  env=environment(env), check=False)
         except OSError as exc:
             raise GitError(f"cannot run git: {exc.strerror}") from None
         contended = proc.returncode != 0 and b".lock': File exists" in proc.stderr
@@ -46,12 +61,12 @@ def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: by
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
     if check and proc.returncode != 0:
-        raise GitError(f"git {next(a for a in args if not a.startswith('-'))} failed: {_gist(proc.stderr)}",
+        raise GitError(f"git {next(a for a in args if not a.startswith('-'))} failed: {gist(proc.stderr)}",
                        command=["git", *args], stderr=proc.stderr.decode(errors="replace"))
     return proc
 
 
-def _gist(stderr: bytes) -> str:
+def gist(stderr: bytes) -> str:
     """git's own reason: its first fatal/error line, else its last line."""
     lines = stderr.decode(errors="replace").strip().splitlines()
     reasons = [line for line in lines if line.startswith(("fatal:", "error:"))]
@@ -103,172 +118,84 @@ def head(worktree: Path) -> str | None:
     except OSError:
         pass
     proc = run(worktree, "rev-parse", "-q", "--verify", "HEAD", check=False)
+    if proc.returncode not in (0, 1) or (proc.returncode == 1 and proc.stderr.strip()):
+        raise GitError(f"git rev-parse failed: {gist(proc.stderr)}", stderr=proc.stderr.decode(errors="replace"))
     return proc.stdout.decode().strip() or None
 
 
-def show(worktree: Path, rev: str, path: str) -> bytes | None:
-    """A file's bytes at `rev`, or None where it does not exist there."""
-    proc = run(worktree, "cat-file", "blob", f"{rev}:{path}", check=False)
-    return proc.stdout if proc.returncode == 0 else None
+def preflight(worktree: Path) -> list[str]:
+    """Before a write: refuse where a commit would land somewhere the user does not expect;
+    returns warnings for people (a detached HEAD)."""
+    gitdir = git_dir(worktree)
+    for var in REDIRECTS:
+        value = os.environ.get(var)
+        if value is None:
+            continue
+        same = {"GIT_DIR": gitdir, "GIT_WORK_TREE": worktree, "GIT_INDEX_FILE": gitdir / "index"}.get(var)
+        if same is not None and (worktree / value).resolve() == same.resolve():
+            continue  # it names this very repository: harmless, and removed from every git call
+        raise GitError(f"{var} is set ({value}); statedir commits only to the repository that holds the "
+                       f"store ({worktree}). Unset it: `env -u {var} statedir ...`", variable=var)
+    for marker, operation in IN_PROGRESS:
+        if (gitdir / marker).exists():
+            raise GitError(f"{operation} is in progress in {worktree}; a state commit now would be part of it "
+                           "(and lost on --abort). Finish or abort it first, then retry", operation=marker)
+    try:
+        detached = not (gitdir / "HEAD").read_text().startswith("ref: ")
+    except OSError:
+        detached = False
+    return ["HEAD is detached: this commit is on no branch; `git switch -c NAME` keeps it"] if detached else []
+
+
+def blob_ids(worktree: Path, rev: str | None, paths: list[str]) -> dict[str, tuple[str, int] | None]:
+    """Each path's blob id and size at `rev` (None where it has no such file), in one git."""
+    if rev is None or not paths:
+        return dict.fromkeys(paths)
+    query = "".join(f"{rev}:{p}\n" for p in paths).encode()
+    lines = run(worktree, "cat-file", "--batch-check", stdin=query).stdout.decode().splitlines()
+    out: dict[str, tuple[str, int] | None] = {}
+    for path, line in zip(paths, lines, strict=True):
+        fields = line.split()
+        out[path] = (fields[0], int(fields[2])) if len(fields) == 3 and fields[1] == "blob" else None
+    return out
+
+
+def landed(worktree: Path, before: str | None, text: str) -> bool:
+    """Whether a commit with message `text` was made on top of `before` (HEAD then)."""
+    now = head(worktree)
+    if now is None or now == before:
+        return False
+    span = f"{before}..{now}" if before else now
+    out = run(worktree, "log", "-z", "--format=%B", "-n", "100", span).stdout.decode(errors="replace")
+    return any(m.strip() == text.strip() for m in out.split("\0"))
+
+
+def reset_index(worktree: Path, paths: list[str]) -> None:
+    """Bring the user's index to HEAD for `paths` (after a transition died mid-commit)."""
+    if not paths:
+        return
+    rev = head(worktree)
+    if rev is None:
+        args: tuple[str, ...] = ("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *paths)
+    else:
+        differs = run(worktree, "--literal-pathspecs", "diff", "--cached", "--quiet", rev, "--", *paths, check=False)
+        if differs.returncode == 0:
+            return
+        if differs.returncode != 1:
+            raise GitError(f"git diff failed: {gist(differs.stderr)}")
+        args = ("reset", "-q", rev, "--", *paths)
+    proc = run(worktree, "--literal-pathspecs", *args, check=False)
+    if proc.returncode != 0:
+        lock = git_dir(worktree) / "index.lock"
+        raise GitError(f"the index does not match HEAD for the store and git cannot fix it ({gist(proc.stderr)}). "
+                       f"If no git command is running: `rm -f '{lock}'`, then run any statedir command",
+                       command=["git", *args])
 
 
 def message(summary: str, run_id: str, actor: str, action: str) -> str:
     lines = " ".join(summary.split())
     return (f"{lines}\n\nStatedir-Run: {run_id}\nStatedir-Actor: {actor}\n"
             f"Statedir-Action: {action}\n")
-
-
-# Above this size of the user's index, `git commit` (which lstat()s every tracked file to refresh
-# the index) costs more than building the commit with plumbing that touches no work tree.
-PLUMBING_INDEX_BYTES = 1 << 20
-
-
-def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           plumbing_above: int = PLUMBING_INDEX_BYTES, created: list[str] | None = None) -> str:
-    """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD;
-    `created` are those HEAD does not have yet (default: any of them may be new).
-
-    Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
-    user's index agrees with HEAD for these paths. In a small repository `git commit --only`
-    does all of it in one process (it builds the commit in a temporary index of its own,
-    from HEAD plus these paths); in a large one, where that command's index refresh would
-    lstat() every tracked file, the commit is built with plumbing from the trees on the
-    changed paths alone.
-    """
-    env = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": f"{author}@statedir.invalid"} if author else {}
-    parent = head(worktree)
-    sha: str | None
-    user_index = git_dir(worktree) / "index"
-    if parent is None or (user_index.is_file() and user_index.stat().st_size > plumbing_above):
-        sha = _commit_trees(worktree, paths, text, env, parent)
-    else:
-        new = paths if created is None else created
-        if new:  # `commit --only` takes only paths the index knows
-            update_index(worktree, new)
-        _fault("during_commit")
-        _with_identity(worktree, ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty",
-                                  "--only", "-F", "-", "--", *paths), env, text)
-        sha = head(worktree)
-    if sha is None or sha == parent:
-        raise GitError("git commit did not move HEAD")
-    return sha
-
-
-def _fault(name: str) -> None:
-    from statedir import faults
-
-    faults.point(name)
-
-
-def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None) -> str:
-    """Plumbing that reads no index: the changed files are hashed, only the trees on their
-    paths are rebuilt from the parent's (one directory listing each, never every tracked
-    file), then commit-tree and a compare-and-swap update-ref; then the user's index."""
-    present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
-    hashed = run(worktree, "hash-object", "-w", "--", *present).stdout.decode().split() if present else []
-    # directory -> name -> (mode, type, object id); "" is the root
-    files: dict[str, dict[str, tuple[str, str, str]]] = {}
-    for rel, oid in zip(present, hashed, strict=True):
-        executable = (worktree / rel).stat().st_mode & 0o100
-        directory, _, name = rel.rpartition("/")
-        files.setdefault(directory, {})[name] = ("100755" if executable else "100644", "blob", oid)
-    for rel in set(paths) - set(present):
-        directory, _, name = rel.rpartition("/")
-        files.setdefault(directory, {})[name] = ("", "", "")  # removed
-    dirs = {""}
-    for directory in files:
-        parts = directory.split("/") if directory else []
-        dirs.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
-    ordered = sorted(dirs, key=lambda d: (-d.count("/") - (d != ""), d))  # deepest first, root last
-    _fault("during_commit")
-    for attempt in range(3):
-        trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
-        root = _write_trees(worktree, ordered, trees, files)
-        sha = _with_identity(worktree, ("commit-tree", root, *(("-p", parent) if parent else ()), "-F", "-"), env,
-                             text)
-        # Compare-and-swap: a HEAD that moved meanwhile (the user's own commit) fails the
-        # update instead of being lost, and the commit is rebuilt on top of it.
-        moved = run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
-                    parent or "0" * 40, check=attempt == 2)
-        if moved.returncode == 0:
-            break
-        parent = head(worktree)
-    # Best effort: the commit has landed; if the user's own git holds the index lock, their
-    # `git status` shows the store's files as changed until the next statedir command.
-    update_index(worktree, paths, check=False)
-    return sha
-
-
-def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
-    """The listings of `dirs` at `rev`, in one `cat-file --batch` (a missing one is empty)."""
-    import re
-
-    query = "".join(f"{rev}:{d}\n" if d else f"{rev}^{{tree}}\n" for d in dirs).encode()
-    out = run(worktree, "cat-file", "--batch", stdin=query).stdout
-    trees: dict[str, dict[str, tuple[str, str, str]]] = {}
-    pos = 0
-    for directory in dirs:
-        eol = out.index(b"\n", pos)
-        header = out[pos:eol].split()
-        pos = eol + 1
-        listing: dict[str, tuple[str, str, str]] = {}
-        if header[-1] != b"missing":
-            size = int(header[2])
-            raw, pos = out[pos:pos + size], pos + size + 1
-            if header[1] == b"tree":
-                width = len(header[0]) // 2  # SHA-1 or SHA-256 object ids
-                entry = re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL)
-                for match in entry.finditer(raw):
-                    mode = match[1].decode()
-                    listing[match[2].decode("utf-8", "surrogateescape")] = (
-                        mode, "tree" if mode == "40000" else "commit" if mode == "160000" else "blob", match[3].hex())
-        trees[directory] = listing
-    return trees
-
-
-def _write_trees(worktree: Path, ordered: list[str], trees: dict[str, dict[str, tuple[str, str, str]]],
-                 files: dict[str, dict[str, tuple[str, str, str]]]) -> str:
-    """Write the changed trees, deepest first, through one `git mktree --batch` (which sorts
-    and checks each listing); returns the new root tree."""
-    proc = subprocess.Popen(["git", *_QUIET, "mktree", "-z", "--missing", "--batch"], cwd=worktree,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    written: dict[str, str | None] = {}
-    try:
-        for directory in ordered:
-            listing = trees[directory]
-            listing.update(files.get(directory, {}))
-            for sub, oid in written.items():  # this directory's children, written just before
-                parent_dir, _, name = sub.rpartition("/")
-                if sub and parent_dir == directory:
-                    listing[name] = ("040000", "tree", oid) if oid else ("", "", "")
-            entries = [f"{mode} {kind} {oid}\t{name}\0" for name, (mode, kind, oid) in listing.items() if mode]
-            if not entries and directory:
-                written[directory] = None  # an emptied directory leaves its parent
-                continue
-            proc.stdin.write("".join(entries).encode("utf-8", "surrogateescape") + b"\0")
-            proc.stdin.flush()
-            written[directory] = proc.stdout.readline().decode().strip()
-        _, stderr = proc.communicate()
-    except (OSError, ValueError):
-        proc.kill()
-        proc.wait()
-        raise GitError("git mktree failed: it stopped reading") from None
-    root = written.get("")
-    if proc.returncode != 0 or not root or any(v == "" for v in written.values()):
-        raise GitError(f"git mktree failed: {_gist(stderr)}")
-    return root
-
-
-def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], text: str) -> str:
-    """Run a committing command; without a configured identity, commit as statedir."""
-    proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
-    if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
-        proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
-    if proc.returncode != 0:
-        command = next(a for a in args if not a.startswith("-"))
-        raise GitError(f"git {command} failed: {_gist(proc.stderr or proc.stdout)}")
-    return proc.stdout.decode().strip()
 
 
 def update_index(worktree: Path, paths: list[str], *, env: dict[str, str] | None = None,
@@ -285,35 +212,14 @@ def settle(worktree: Path, timeout: float = 10.0) -> None:
     import time
 
     gitdir = git_dir(worktree)
-    locks = [gitdir / "index.lock", gitdir / "HEAD.lock"]
+    locks = [gitdir / "index.lock", gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock"]
     time.sleep(0.05)  # a git the writer had just started may not hold its lock yet
     deadline = time.monotonic() + timeout
-    while any(lock.exists() for lock in locks) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        gitindex.release_dead_index_lock(gitdir)
+        if not any(lock.exists() for lock in locks):
+            break
         time.sleep(0.01)
-
-
-def restore(worktree: Path, paths: list[str]) -> None:
-    """Put `paths` back as HEAD has them (deleting those HEAD lacks); index included."""
-    rev = head(worktree)
-    for rel in paths:
-        blob = show(worktree, rev, rel) if rev else None
-        target = worktree / rel
-        if blob is None:
-            if target.exists() or target.is_symlink():
-                target.unlink()
-            for parent in target.parents:  # directories the transition created, now empty
-                if parent == worktree:
-                    break
-                if parent.is_dir():
-                    if any(parent.iterdir()):
-                        break
-                    parent.rmdir()
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(blob)
-    # Died after its commit, before the user's index caught up? Then bring the index along.
-    if rev and run(worktree, "diff", "--cached", "--quiet", rev, "--", *paths, check=False).returncode:
-        run(worktree, "reset", "-q", "--", *paths, check=False)
 
 
 _FIELDS = ("%H", "%cd", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",

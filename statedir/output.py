@@ -34,6 +34,8 @@ def warn(message: str) -> None:
 def done(result: dict[str, Any], as_json: bool) -> None:
     """What a mutating command prints on success."""
     if as_json:
+        for message in result.get("warnings", []):
+            warn(message)  # people watching an agent's stderr see it too
         emit_json(result)
         return
     line = result.get("summary", "done")
@@ -41,6 +43,8 @@ def done(result: dict[str, Any], as_json: bool) -> None:
     print(_color("ok", "32", sys.stdout) + f"  {line}" + (f"  [{commit[:10]}]" if commit else ""))
     if result.get("warning"):
         print(_color("warning", "33", sys.stdout) + f"  {result['warning']}")
+    for message in result.get("warnings", []):
+        warn(message)
 
 
 def table(rows: list[dict[str, Any]], columns: list[str]) -> str:

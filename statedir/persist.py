@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from statedir import faults, git
-from statedir.errors import WriteFailed
+from statedir import committed, faults, git, gitcommit, journal
+from statedir.errors import InvalidValue, WriteFailed
 from statedir.store import Store
+from statedir.yaml import MAX_BYTES
 
 
 def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tuple[str, str, str]] = (),
@@ -18,15 +19,25 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     """Write `writes` (store-relative path -> bytes) atomically, append each `(path, text, header)`
     to its log, delete `removes`, and commit exactly those paths; returns the commit.
 
-    The caller holds the store lock. Any failure rolls every touched file back to what it was
-    before this call, then surfaces (an OSError as IO_ERROR).
+    The caller holds the store lock. Refused before anything is written: a file larger than any
+    reader accepts, a repository in the middle of a merge or rebase (or named by a git variable
+    that points elsewhere), a touched file that differs from HEAD. Any later failure puts every
+    touched file back as it was (from the journal), then surfaces (an OSError as IO_ERROR).
     """
     appends = list(appends)
     removes = list(removes)
-    touched = sorted({*writes, *(rel for rel, _, _ in appends), *removes})
-    created = [store.git_path(rel) for rel in touched if not store.path(rel).exists()]
+    for rel, data in writes.items():
+        if len(data) > MAX_BYTES:
+            raise InvalidValue(f"{rel} would be {len(data)} bytes, more than the {MAX_BYTES} any reader "
+                               "accepts; store large content in a file and register it with --file", file=rel)
+    store.warnings.extend(git.preflight(store.worktree))
+    head = git.head(store.worktree)
+    saved = journal.before(store, [*writes, *removes], [rel for rel, _, _ in appends])
+    journal.require_committed(store, saved, head)
+    created = [store.git_path(rel) for rel in saved.rels()
+               if saved.files.get(rel, b"") is None or saved.logs.get(rel, 0) is None]
     try:
-        store.begin(touched)
+        journal.begin(store, saved, head, message)
         faults.point("before_write")
         for i, (rel, data) in enumerate(writes.items()):
             store.write_atomic(rel, data)
@@ -36,15 +47,17 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
             store.append(rel, entry_text, header)
         for rel in removes:
             store.remove(rel)
+            store.prune(rel)
         faults.point("after_write")
-        sha = git.commit(store.worktree, [store.git_path(rel) for rel in touched], message,
-                         author=author, created=created)
+        sha = gitcommit.commit(store.worktree, [store.git_path(rel) for rel in saved.rels()], message,
+                               author=author, created=created)
     except OSError as exc:
-        store.recover()
+        journal.recover(store)
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None
     except BaseException:
-        store.recover()  # roll back whatever stopped the transition, then let it surface
+        journal.recover(store)  # put back whatever stopped the transition left, then let it surface
         raise
     faults.point("after_commit")
-    store.end()
+    journal.end(store)
+    committed.remember(store, head, sha, journal.committed_paths(store, saved, writes, removes, len(sha)))
     return sha

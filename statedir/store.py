@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -13,13 +12,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from statedir import git, schema
+from statedir import git, journal, schema
 from statedir.cache import ParseCache, digest
-from statedir.errors import BadFile, CorruptStore, InvalidId, LockTimeout, NotAStore, UnknownRun
+from statedir.errors import (
+    BadFile,
+    CorruptStore,
+    InvalidId,
+    InvalidValue,
+    LockTimeout,
+    NotAStore,
+    StatedirError,
+    UnknownRun,
+    WriteFailed,
+)
+from statedir.journal import JOURNAL
 
 CONFIG = "statedir.yaml"
 LOCK = ".statedir.lock"
-JOURNAL = ".statedir.txn"
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 DEFAULT_LOCK_TIMEOUT = 30.0
 GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
@@ -45,6 +54,19 @@ def check_run_id(run_id: str) -> str:
         raise InvalidId(f"invalid run id {run_id!r}: use letters, digits and ._:- (at most 128, "
                         "starting with a letter or digit)", run_id=run_id)
     return run_id
+
+
+def check_timeout(value: object, name: str = "lock timeout") -> float:
+    """A lock timeout in seconds: a finite number from 0 to a day (nan would wait forever)."""
+    import math
+
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidValue(f"{name} {value!r} is not a number of seconds", value=str(value)) from None
+    if not math.isfinite(seconds) or not 0 <= seconds <= 86400:
+        raise InvalidValue(f"{name} {value!r} must be a number of seconds from 0 to 86400", value=str(value))
+    return seconds
 
 
 def schema_for(rel: str) -> str | None:
@@ -83,6 +105,8 @@ class Store:
         # While the lock is held: directories already found to resolve inside the store.
         self._inside: set[Path] | None = None
         self._cache: ParseCache | None = None
+        self._held = False  # this process holds the store lock (shared or exclusive)
+        self.warnings: list[str] = []  # said by the last write, for the command's output
 
     @property
     def config(self) -> dict[str, Any]:
@@ -103,9 +127,12 @@ class Store:
 
     def lock_timeout(self, override: float | None = None) -> float:
         if override is not None:
-            return override
-        value = self.config.get("lock_timeout", DEFAULT_LOCK_TIMEOUT)
-        return float(value) if isinstance(value, (int, float)) else DEFAULT_LOCK_TIMEOUT
+            return check_timeout(override)
+        try:
+            value = self.config.get("lock_timeout", DEFAULT_LOCK_TIMEOUT)
+        except StatedirError:  # a broken config is reported by whatever reads it (validate lists it)
+            return DEFAULT_LOCK_TIMEOUT
+        return check_timeout(value) if isinstance(value, (int, float)) else DEFAULT_LOCK_TIMEOUT
 
     # --- paths ------------------------------------------------------------------------------
     def path(self, rel: str) -> Path:
@@ -205,55 +232,92 @@ class Store:
         finally:
             os.close(fd)
 
+    def prune(self, rel: str) -> None:
+        """Remove the directories above `rel` that are left empty, up to the store's root."""
+        for parent in self.path(rel).parents:
+            if parent == self.root or self.root not in parent.parents:
+                break
+            try:
+                parent.rmdir()
+            except OSError:  # not empty, or already gone
+                if parent.exists():
+                    break
+
     # --- the lock and crash recovery ---------------------------------------------------------
+    def _lock_fd(self, *, create: bool) -> int | None:
+        """The lock file, opened; None where it cannot be made and `create` is False (a
+        read-only checkout: nobody can write there, so readers need no lock)."""
+        path = self.root / LOCK
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise CorruptStore(f"the lock file {path} is a symlink; statedir does not follow links "
+                                   f"(remove it: rm '{path}')", file=LOCK) from None
+            if not create and exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+                return None
+            raise WriteFailed(f"cannot open the store lock {path}: {exc.strerror} (a read-only store?)",
+                              file=LOCK) from None
+
+    def _flock(self, fd: int, mode: int, limit: float) -> None:
+        deadline = time.monotonic() + limit
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise WriteFailed(f"cannot lock the store: {exc.strerror}") from None
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s", timeout=limit)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
     @contextlib.contextmanager
     def locked(self, timeout: float | None = None) -> Iterator[None]:
-        """Hold the exclusive store lock; waiting longer than the timeout is LOCK_TIMEOUT."""
-        limit = self.lock_timeout(timeout)
-        fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        """Hold the exclusive store lock; waiting longer than the timeout is LOCK_TIMEOUT. A
+        transition a dead writer left half done is finished or undone first."""
+        if self._held:
+            yield
+            return
+        fd = self._lock_fd(create=True)
+        assert fd is not None
         try:
-            deadline = time.monotonic() + limit
-            delay = 0.002
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s",
-                                      timeout=limit)
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+            self._flock(fd, fcntl.LOCK_EX, self.lock_timeout(timeout))
+            self._held = True
             self._inside = set()  # each directory is resolved once per hold of the lock
-            self.recover()
+            self.warnings = []
+            journal.recover(self)
             yield
         finally:
+            self._held = False
             self._inside = None
             os.close(fd)
 
-    def begin(self, rels: list[str]) -> None:
-        """Record which files a transition will touch, before touching any."""
-        self.write_atomic(JOURNAL, json.dumps(sorted(rels)).encode())
-
-    def end(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.root / JOURNAL)
-
-    def recover(self) -> None:
-        """Undo a transition that died before its commit: its files go back to HEAD."""
-        raw = self.read_bytes(JOURNAL)
-        if raw is None:
+    @contextlib.contextmanager
+    def reading(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the lock shared while reading, so a reader never sees half a transition; a
+        transition a dead writer left half done is undone first (under the exclusive lock)."""
+        if self._held:
+            yield
+            return
+        fd = self._lock_fd(create=False)
+        if fd is None:  # a read-only store: no writer can be at work in it
+            yield
             return
         try:
-            rels = [r for r in json.loads(raw) if isinstance(r, str) and ".." not in r.split("/")]
-        except ValueError:
-            rels = []
-        if rels:
-            git.settle(self.worktree)
-            git.restore(self.worktree, [self.git_path(r) for r in rels])
-        self.end()
+            self._flock(fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
+            if (self.root / JOURNAL).exists():
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                with self.locked(timeout):
+                    pass
+                self._flock(fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
+            self._held = True
+            yield
+        finally:
+            self._held = False
+            os.close(fd)
 
 
 def locate(start: Path) -> Path:

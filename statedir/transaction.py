@@ -153,7 +153,10 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
         for rel, data in files.items():
             sources.cache.put(schema.cache_kind(store_mod.schema_for(rel) or ""), encoded[rel], data,
                               merged[rel] is None)
-    return {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
+    result = {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
+    if store.warnings:
+        result["warnings"] = list(store.warnings)
+    return result
 
 
 def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from statedir import schema, yaml
 from statedir import store as store_mod
 from statedir.cache import ParseCache
 from statedir.errors import BadFile
+from statedir.journal import JOURNAL
 from statedir.schema import Problem
 
 
@@ -67,6 +68,11 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
 def store(root: Path) -> list[Problem]:
     """Every file statedir owns in the store at `root`."""
     opened = store_mod.Store(root)
+    with opened.reading():  # an interrupted transition is finished or undone first
+        return _store(opened)
+
+
+def _store(opened: store_mod.Store) -> list[Problem]:
     root, cache = opened.root, opened.cache()
     problems: list[Problem] = []
     rels = [store_mod.CONFIG, *(f"templates/{p.name}" for p in sorted((root / "templates").glob("*.yaml")))]
@@ -88,6 +94,7 @@ def files(paths: list[Path], forced: str | None = None) -> list[Problem]:
     """The named files, each checked against the schema its place in its store calls for
     (or against `forced`, a schema name, wherever they are)."""
     problems: list[Problem] = []
+    interrupted: set[Path] = set()
     for path in paths:
         shown = str(path)
         if forced is not None:
@@ -97,6 +104,10 @@ def files(paths: list[Path], forced: str | None = None) -> list[Problem]:
         if root is None:
             problems.append(Problem(shown, "$", "not inside a statedir store (no statedir.yaml above it)"))
             continue
+        if (root / JOURNAL).exists() and root not in interrupted:  # never green on a half-written store
+            interrupted.add(root)
+            problems.append(Problem(str(root / JOURNAL), "$", "a transition was interrupted and is not rolled back "
+                                    "yet; run `statedir validate` (or any statedir command) in the store, then retry"))
         if not path.exists() and not path.is_symlink():
             problems.append(Problem(shown, "$", "no such file"))
             continue

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from statedir import git
+from statedir import git, gitcommit
 
 
 def sh(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("plumbing_above", [0, git.PLUMBING_INDEX_BYTES])
+@pytest.mark.parametrize("plumbing_above", [0, gitcommit.PLUMBING_INDEX_BYTES])
 def test_commit_takes_only_its_paths(repo: Path, plumbing_above: int) -> None:
     (repo / "user.txt").write_text("base\n")
     sh(repo, "add", "user.txt")
@@ -23,10 +23,10 @@ def test_commit_takes_only_its_paths(repo: Path, plumbing_above: int) -> None:
     (repo / "user.txt").write_text("unstaged\n")
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), author="me",
+    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), author="me",
                        plumbing_above=plumbing_above)
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    second = git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), author="me",
+    second = gitcommit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), author="me",
                         plumbing_above=plumbing_above)
     assert sh(repo, "rev-parse", "HEAD").strip() == second
     assert sh(repo, "rev-parse", "HEAD~1").strip() == first
@@ -45,16 +45,16 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
 
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     lock = repo / ".git" / "index.lock"
     lock.write_text("")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
     with pytest.raises(GitError, match="index.lock"):
-        git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+        gitcommit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
     threading.Timer(0.3, lock.unlink).start()
-    git.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    gitcommit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
@@ -68,7 +68,8 @@ def _tree_after(repo: Path, plumbing_above: int, steps: list[dict[str, str | Non
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
-        git.commit(repo, sorted(step), git.message(f"step {n}", "r1", "me", "stage"), plumbing_above=plumbing_above)
+        gitcommit.commit(repo, sorted(step), git.message(f"step {n}", "r1", "me", "stage"),
+                         plumbing_above=plumbing_above)
     return sh(repo, "rev-parse", "HEAD^{tree}").strip()
 
 
@@ -85,7 +86,7 @@ def test_plumbing_builds_the_trees_porcelain_would(tmp_path: Path) -> None:
     """Directories added, emptied and removed, names that sort around `/`, non-ASCII names:
     the commit built from trees alone has exactly the tree `git commit --only` makes."""
     trees = []
-    for plumbing_above in (0, git.PLUMBING_INDEX_BYTES):
+    for plumbing_above in (0, gitcommit.PLUMBING_INDEX_BYTES):
         repo = tmp_path / f"repo{plumbing_above}"
         sh(tmp_path, "init", "-q", str(repo))
         (repo / "user.txt").write_text("base\n")
@@ -103,7 +104,7 @@ def test_plumbing_builds_the_trees_porcelain_would(tmp_path: Path) -> None:
 def test_plumbing_commits_on_an_unborn_branch(repo: Path) -> None:
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     assert sh(repo, "rev-list", "--count", first).strip() == "1"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
@@ -114,13 +115,13 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path) -> 
     (here: statedir read it before the user's commit) is rebuilt upon, never overwritten."""
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    seen = git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
+    seen = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
     (repo / "user.txt").write_text("mine\n")
     sh(repo, "add", "user.txt")
     sh(repo, "commit", "-q", "-m", "the user's own")
     users = sh(repo, "rev-parse", "HEAD").strip()
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    sha = git._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen)
+    sha = gitcommit._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen, {})
     assert sh(repo, "rev-parse", "HEAD").strip() == sha
     assert sh(repo, "rev-parse", "HEAD~1").strip() == users
     assert sh(repo, "show", "HEAD:user.txt") == "mine\n" and sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
@@ -132,6 +133,6 @@ def test_log_times_are_utc_whatever_the_zones(repo: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    git.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     assert [(e["time"], e["action"], e["run_id"]) for e in git.log(repo, "s")] == [("2026-03-01T08:00:00Z", "stage",
                                                                                       "r1")]

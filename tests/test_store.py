@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir import api
+from statedir import api, git, journal
 from statedir import store as store_mod
 
 OPENED: list[tuple[str, object, object]] = []
@@ -93,7 +93,8 @@ def test_invalid_run_ids(run_id: str) -> None:
 def test_an_interrupted_transition_is_rolled_back_by_the_next_command(sd: api.StateDir, repo: Path) -> None:
     state = repo / "state" / "runs" / "r1" / "state.yaml"
     committed = state.read_bytes()
-    sd.store.begin(["runs/r1/state.yaml", "runs/r1/materials/x_v1.yaml"])
+    saved = journal.before(sd.store, ["runs/r1/state.yaml", "runs/r1/materials/x_v1.yaml"], [])
+    journal.begin(sd.store, saved, git.head(repo), "a transition that dies")
     state.write_text("half: written\n")
     (repo / "state" / "runs" / "r1" / "materials").mkdir()
     (repo / "state" / "runs" / "r1" / "materials" / "x_v1.yaml").write_text("x: 1\n")

@@ -26,14 +26,9 @@ def store_path(store: Path | None) -> Path:
 def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
     from statedir.api import StateDir
-    from statedir.errors import InvalidValue
+    from statedir.store import check_timeout
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
-    timeout = None
-    if raw:
-        try:
-            timeout = float(raw)
-        except ValueError:
-            raise InvalidValue(f"STATEDIR_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
+    timeout = check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
     return StateDir(store_path(store), lock_timeout=timeout,
                     reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")

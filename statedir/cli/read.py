@@ -62,12 +62,13 @@ def show(run_id: RunArg,
     if format not in ("yaml", "json", "ars"):
         raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
     sd = open_store(store)
-    t, run, _ = sd.load(run_id)
-    histories = sd.histories(run_id)
-    if format == "ars":
-        doc = runs_mod.ars(t, run, histories)
-    else:
-        doc = runs_mod.document(t, run, sd.passports(run_id, t), histories)
+    with sd.reading():  # one consistent moment of the run
+        t, run, _ = sd.load(run_id)
+        histories = sd.histories(run_id)
+        if format == "ars":
+            doc = runs_mod.ars(t, run, histories)
+        else:
+            doc = runs_mod.document(t, run, sd.passports(run_id, t), histories)
     if json or format != "yaml":
         emit_json(doc)
     else:

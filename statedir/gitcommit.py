@@ -1,0 +1,175 @@
+"""A commit of exactly the store's changed files, on top of HEAD, with the user's index held.
+
+Small repositories commit with one `git commit --only`; large ones (whose index refresh would
+lstat() every tracked file) with plumbing over the trees on the changed paths alone.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from statedir import gitindex
+from statedir.errors import GitError
+from statedir.git import LOCK_RETRY_SECONDS, QUIET, environment, gist, git_dir, head, run, update_index
+
+_FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
+
+# Above this size of the user's index, `git commit` (which lstat()s every tracked file to refresh
+# the index) costs more than building the commit with plumbing that touches no work tree.
+PLUMBING_INDEX_BYTES = 1 << 20
+
+
+def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
+           plumbing_above: int = PLUMBING_INDEX_BYTES, created: list[str] | None = None) -> str:
+    """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD;
+    `created` are those HEAD does not have yet (default: any of them may be new).
+
+    Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
+    user's index agrees with HEAD for these paths. In a small repository `git commit --only`
+    does all of it in one process (it builds the commit in a temporary index of its own,
+    from HEAD plus these paths); in a large one, where that command's index refresh would
+    lstat() every tracked file, the commit is built with plumbing from the trees on the
+    changed paths alone.
+    """
+    env = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": f"{author}@statedir.invalid"} if author else {}
+    gitdir = git_dir(worktree)
+    user_index = gitdir / "index"
+    with gitindex.held(gitdir, LOCK_RETRY_SECONDS) as index_env:
+        parent = head(worktree)
+        sha: str | None
+        if parent is None or (user_index.is_file() and user_index.stat().st_size > plumbing_above):
+            sha = _commit_trees(worktree, paths, text, env, parent, index_env)
+        else:
+            new = paths if created is None else created
+            if new:  # `commit --only` takes only paths the index knows
+                update_index(worktree, new, env=index_env)
+            _fault("during_commit")
+            for attempt in range(3):
+                try:
+                    _with_identity(worktree, ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty",
+                                              "--only", "-F", "-", "--", *paths), {**env, **index_env}, text)
+                    break
+                except GitError as exc:  # HEAD moved under it (a ref update of the user's): build it again
+                    if "cannot lock ref" not in exc.message or attempt == 2:
+                        raise
+            sha = head(worktree)
+        if sha is None or sha == parent:
+            raise GitError("git commit did not move HEAD")
+    return sha
+
+
+def _fault(name: str) -> None:
+    from statedir import faults
+
+    faults.point(name)
+
+
+def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
+                  index_env: dict[str, str]) -> str:
+    """Plumbing that reads no index: the changed files are hashed, only the trees on their
+    paths are rebuilt from the parent's (one directory listing each, never every tracked
+    file), then commit-tree and a compare-and-swap update-ref; then the user's index."""
+    present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
+    hashed = run(worktree, "hash-object", "-w", "--", *present).stdout.decode().split() if present else []
+    # directory -> name -> (mode, type, object id); "" is the root
+    files: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for rel, oid in zip(present, hashed, strict=True):
+        executable = (worktree / rel).stat().st_mode & 0o100
+        directory, _, name = rel.rpartition("/")
+        files.setdefault(directory, {})[name] = ("100755" if executable else "100644", "blob", oid)
+    for rel in set(paths) - set(present):
+        directory, _, name = rel.rpartition("/")
+        files.setdefault(directory, {})[name] = ("", "", "")  # removed
+    dirs = {""}
+    for directory in files:
+        parts = directory.split("/") if directory else []
+        dirs.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    ordered = sorted(dirs, key=lambda d: (-d.count("/") - (d != ""), d))  # deepest first, root last
+    _fault("during_commit")
+    for attempt in range(3):
+        trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
+        root = _write_trees(worktree, ordered, trees, files)
+        sha = _with_identity(worktree, ("commit-tree", root, *(("-p", parent) if parent else ()), "-F", "-"), env,
+                             text)
+        # Compare-and-swap: a HEAD that moved meanwhile (the user's own commit) fails the
+        # update instead of being lost, and the commit is rebuilt on top of it.
+        moved = run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
+                    parent or "0" * 40, check=attempt == 2)
+        if moved.returncode == 0:
+            break
+        parent = head(worktree)
+    update_index(worktree, paths, env=index_env)  # the next index: it replaces the user's once this returns
+    return sha
+
+
+def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+    """The listings of `dirs` at `rev`, in one `cat-file --batch` (a missing one is empty)."""
+    import re
+
+    query = "".join(f"{rev}:{d}\n" if d else f"{rev}^{{tree}}\n" for d in dirs).encode()
+    out = run(worktree, "cat-file", "--batch", stdin=query).stdout
+    trees: dict[str, dict[str, tuple[str, str, str]]] = {}
+    pos = 0
+    for directory in dirs:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split()
+        pos = eol + 1
+        listing: dict[str, tuple[str, str, str]] = {}
+        if header[-1] != b"missing":
+            size = int(header[2])
+            raw, pos = out[pos:pos + size], pos + size + 1
+            if header[1] == b"tree":
+                width = len(header[0]) // 2  # SHA-1 or SHA-256 object ids
+                entry = re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL)
+                for match in entry.finditer(raw):
+                    mode = match[1].decode()
+                    listing[match[2].decode("utf-8", "surrogateescape")] = (
+                        mode, "tree" if mode == "40000" else "commit" if mode == "160000" else "blob", match[3].hex())
+        trees[directory] = listing
+    return trees
+
+
+def _write_trees(worktree: Path, ordered: list[str], trees: dict[str, dict[str, tuple[str, str, str]]],
+                 files: dict[str, dict[str, tuple[str, str, str]]]) -> str:
+    """Write the changed trees, deepest first, through one `git mktree --batch` (which sorts
+    and checks each listing); returns the new root tree."""
+    proc = subprocess.Popen(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], cwd=worktree,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=environment(None))
+    assert proc.stdin is not None and proc.stdout is not None
+    written: dict[str, str | None] = {}
+    try:
+        for directory in ordered:
+            listing = trees[directory]
+            listing.update(files.get(directory, {}))
+            for sub, oid in written.items():  # this directory's children, written just before
+                parent_dir, _, name = sub.rpartition("/")
+                if sub and parent_dir == directory:
+                    listing[name] = ("040000", "tree", oid) if oid else ("", "", "")
+            entries = [f"{mode} {kind} {oid}\t{name}\0" for name, (mode, kind, oid) in listing.items() if mode]
+            if not entries and directory:
+                written[directory] = None  # an emptied directory leaves its parent
+                continue
+            proc.stdin.write("".join(entries).encode("utf-8", "surrogateescape") + b"\0")
+            proc.stdin.flush()
+            written[directory] = proc.stdout.readline().decode().strip()
+        _, stderr = proc.communicate()
+    except (OSError, ValueError):
+        proc.kill()
+        proc.wait()
+        raise GitError("git mktree failed: it stopped reading") from None
+    root = written.get("")
+    if proc.returncode != 0 or not root or any(v == "" for v in written.values()):
+        raise GitError(f"git mktree failed: {gist(stderr)}")
+    return root
+
+
+def _with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], text: str) -> str:
+    """Run a committing command; without a configured identity, commit as statedir."""
+    proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
+        proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
+    if proc.returncode != 0:
+        command = next(a for a in args if not a.startswith("-"))
+        raise GitError(f"git {command} failed: {gist(proc.stderr or proc.stdout)}")
+    return proc.stdout.decode().strip()
