@@ -11,18 +11,22 @@ import os
 import signal
 
 POINTS = ("before_write", "between_files", "after_write", "during_commit", "after_commit")
-_armed: str | None = None
+_armed: dict[str, str] = {}
 
 
 def arm(spec: str | None) -> None:
-    global _armed
-    _armed = spec or None
+    """Arm one point or several, comma-separated (`between_files:enospc,during_recovery:enospc`)."""
+    _armed.clear()
+    for item in (spec or "").split(","):
+        if item:
+            name, _, kind = item.partition(":")
+            _armed[name] = kind
 
 
 def point(name: str) -> None:
-    if _armed is None or _armed.split(":")[0] != name:
+    if name not in _armed:
         return
-    kind = _armed.partition(":")[2]
+    kind = _armed[name]
     if kind == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     if kind == "git":

@@ -170,6 +170,15 @@ def landed(worktree: Path, before: str | None, text: str) -> bool:
     return any(m.strip() == text.strip() for m in out.split("\0"))
 
 
+def index_identity(worktree: Path) -> list[int] | None:
+    """Which file the user's index is now (inode, mtime, size): git replaces it on every write."""
+    try:
+        st = (git_dir(worktree) / "index").stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
 def reset_index(worktree: Path, paths: list[str]) -> None:
     """Bring the user's index to HEAD for `paths` (after a transition died mid-commit)."""
     if not paths:

@@ -20,39 +20,39 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           plumbing_above: int = PLUMBING_INDEX_BYTES, created: list[str] | None = None) -> str:
-    """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD;
-    `created` are those HEAD does not have yet (default: any of them may be new).
+           plumbing_above: int = PLUMBING_INDEX_BYTES) -> str:
+    """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
     Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
-    user's index agrees with HEAD for these paths. In a small repository `git commit --only`
-    does all of it in one process (it builds the commit in a temporary index of its own,
-    from HEAD plus these paths); in a large one, where that command's index refresh would
-    lstat() every tracked file, the commit is built with plumbing from the trees on the
-    changed paths alone.
+    user's index agrees with HEAD for these paths; it is held (git's index.lock) throughout
+    and updated before HEAD moves (see gitindex.Index). In a small repository
+    `git commit --only` builds the commit (in a temporary index of its own, from HEAD plus
+    these paths); in a large one, where that command's index refresh would lstat() every
+    tracked file, the commit is built with plumbing from the trees on the changed paths alone.
     """
     env = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": f"{author}@statedir.invalid"} if author else {}
     gitdir = git_dir(worktree)
     user_index = gitdir / "index"
-    with gitindex.held(gitdir, LOCK_RETRY_SECONDS) as index_env:
+    with gitindex.held(gitdir, LOCK_RETRY_SECONDS) as index:
         parent = head(worktree)
         sha: str | None
-        if parent is None or (user_index.is_file() and user_index.stat().st_size > plumbing_above):
-            sha = _commit_trees(worktree, paths, text, env, parent, index_env)
+        large = user_index.is_file() and user_index.stat().st_size > plumbing_above
+        update_index(worktree, paths, env=index.env)
+        index.publish()
+        if parent is None or large:
+            sha = _commit_trees(worktree, paths, text, env, parent)
         else:
-            new = paths if created is None else created
-            if new:  # `commit --only` takes only paths the index knows
-                update_index(worktree, new, env=index_env)
             _fault("during_commit")
             for attempt in range(3):
                 try:
                     _with_identity(worktree, ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty",
-                                              "--only", "-F", "-", "--", *paths), {**env, **index_env}, text)
+                                              "--only", "-F", "-", "--", *paths), {**env, **index.env}, text)
                     break
                 except GitError as exc:  # HEAD moved under it (a ref update of the user's): build it again
                     if "cannot lock ref" not in exc.message or attempt == 2:
                         raise
             sha = head(worktree)
+            index.publish()  # with the stat data `commit --only` refreshed
         if sha is None or sha == parent:
             raise GitError("git commit did not move HEAD")
     return sha
@@ -64,11 +64,10 @@ def _fault(name: str) -> None:
     faults.point(name)
 
 
-def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
-                  index_env: dict[str, str]) -> str:
+def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None) -> str:
     """Plumbing that reads no index: the changed files are hashed, only the trees on their
     paths are rebuilt from the parent's (one directory listing each, never every tracked
-    file), then commit-tree and a compare-and-swap update-ref; then the user's index."""
+    file), then commit-tree and a compare-and-swap update-ref."""
     present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
     hashed = run(worktree, "hash-object", "-w", "--", *present).stdout.decode().split() if present else []
     # directory -> name -> (mode, type, object id); "" is the root
@@ -98,7 +97,6 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
         if moved.returncode == 0:
             break
         parent = head(worktree)
-    update_index(worktree, paths, env=index_env)  # the next index: it replaces the user's once this returns
     return sha
 
 

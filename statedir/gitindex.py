@@ -51,10 +51,36 @@ def release_dead_index_lock(gitdir: Path) -> bool:
     return st is not None
 
 
+class Index:
+    """The user's index, held: git writes the next one into `env`'s file, and `publish()`
+    puts it in place. The index is published *before* HEAD moves: `git commit` reads HEAD
+    before it reads the index, so a user's commit then sees either the old HEAD (and fails its
+    compare-and-swap) or the new HEAD with the new index, never the new HEAD with the old index."""
+
+    def __init__(self, gitdir: Path) -> None:
+        self.index = gitdir / "index"
+        self.next = gitdir / "statedir" / "index.next"
+        self.env = {"GIT_INDEX_FILE": str(self.next)}
+
+    def start(self) -> None:
+        self.next.unlink(missing_ok=True)
+        if self.index.exists():
+            try:
+                os.link(self.index, self.next)  # git writes the next index anew, so the link costs no copy
+            except OSError:
+                shutil.copyfile(self.index, self.next)
+
+    def publish(self) -> None:
+        """Put the next index in place; git may go on writing a newer one (start again)."""
+        if self.next.exists():
+            os.replace(self.next, self.index)
+        self.start()
+
+
 @contextlib.contextmanager
-def held(gitdir: Path, wait: float) -> Iterator[dict[str, str]]:
-    """Hold the user's index; yields the environment under which git writes the next index.
-    On success the next index replaces the user's; on failure the user's is left as it was."""
+def held(gitdir: Path, wait: float) -> Iterator[Index]:
+    """Hold the user's index (git's own `index.lock`) until the block ends; a failure leaves
+    the index as it was last published."""
     lock = gitdir / "index.lock"
     deadline = time.monotonic() + wait
     delay = 0.005
@@ -72,31 +98,19 @@ def held(gitdir: Path, wait: float) -> Iterator[dict[str, str]]:
             delay = min(delay * 2, 0.1)
         except OSError as exc:
             raise GitError(f"cannot lock the repository's index ({lock}): {exc.strerror}") from None
-    private = gitdir / "statedir"
-    owner = private / OWNER
-    nxt = private / "index.next"
-    ok = False
+    owner = gitdir / "statedir" / OWNER
+    index = Index(gitdir)
     try:
         st = os.fstat(fd)
         os.close(fd)
-        private.mkdir(parents=True, exist_ok=True)
+        owner.parent.mkdir(parents=True, exist_ok=True)
         owner.write_text(f"{os.getpid()} {st.st_ino} {st.st_ctime_ns}\n")
-        nxt.unlink(missing_ok=True)
-        (private / "index.next.lock").unlink(missing_ok=True)
-        index = gitdir / "index"
-        if index.exists():
-            try:
-                os.link(index, nxt)  # git writes the next index anew, so the link costs no copy
-            except OSError:
-                shutil.copyfile(index, nxt)
-        yield {"GIT_INDEX_FILE": str(nxt)}
-        ok = True
+        (gitdir / "statedir" / "index.next.lock").unlink(missing_ok=True)
+        index.start()
+        yield index
     finally:
         try:
-            if ok and nxt.exists():
-                os.replace(nxt, gitdir / "index")
-            else:
-                nxt.unlink(missing_ok=True)
+            index.next.unlink(missing_ok=True)
         finally:
             lock.unlink(missing_ok=True)
             owner.unlink(missing_ok=True)

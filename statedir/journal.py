@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from statedir import committed, git
+from statedir import committed, faults, git
 from statedir.errors import CorruptStore, GitError, UncommittedEdit, WriteFailed
 
 if TYPE_CHECKING:  # the store calls recover() when it takes its lock
@@ -105,7 +105,7 @@ def committed_paths(store: Store, saved: Before, writes: Mapping[str, bytes], re
 
 def begin(store: Store, saved: Before, head: str | None, message: str) -> None:
     """Save the journal (atomically, synced) before the first file is touched."""
-    record = {"head": head, "message": message,
+    record = {"head": head, "message": message, "index": git.index_identity(store.worktree),
               "files": {rel: None if data is None else base64.b64encode(data).decode()
                         for rel, data in saved.files.items()},
               "logs": saved.logs}
@@ -126,7 +126,7 @@ def _read(store: Store) -> dict[str, Any] | None:
         files = {rel: None if b64 is None else base64.b64decode(b64, validate=True)
                  for rel, b64 in record["files"].items()}
         logs = {rel: None if size is None else int(size) for rel, size in record["logs"].items()}
-        head, message = record["head"], record["message"]
+        head, message, index = record["head"], record["message"], record.get("index")
         if not (head is None or isinstance(head, str)) or not isinstance(message, str):
             raise TypeError
     except (ValueError, TypeError, KeyError, AttributeError):
@@ -136,7 +136,7 @@ def _read(store: Store) -> dict[str, Any] | None:
     for rel in [*files, *logs]:
         if rel.startswith("/") or ".." in rel.split("/"):
             raise CorruptStore(f"the transaction journal names {rel!r}, which is outside the store", file=JOURNAL)
-    return {"head": head, "message": message, "saved": Before(files, logs)}
+    return {"head": head, "message": message, "index": index, "saved": Before(files, logs)}
 
 
 def recover(store: Store) -> None:
@@ -149,10 +149,11 @@ def recover(store: Store) -> None:
     paths = [store.git_path(rel) for rel in saved.rels()]
     git.settle(store.worktree)  # a git the dead writer started may still be finishing its commit
     try:
-        if git.landed(store.worktree, record["head"], record["message"]):
-            git.reset_index(store.worktree, paths)  # it died before the user's index caught up
-        else:
+        if not git.landed(store.worktree, record["head"], record["message"]):
+            faults.point("during_recovery")
             _put_back(store, saved)
+        if git.index_identity(store.worktree) != record["index"]:  # the index may be ahead of HEAD, or behind
+            git.reset_index(store.worktree, paths)
     except OSError as exc:
         raise WriteFailed(f"cannot roll back an interrupted transition: {exc.strerror or exc}; the journal "
                           f"{store.root / JOURNAL} is kept, fix the cause and run any statedir command") from None

@@ -34,8 +34,6 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     head = git.head(store.worktree)
     saved = journal.before(store, [*writes, *removes], [rel for rel, _, _ in appends])
     journal.require_committed(store, saved, head)
-    created = [store.git_path(rel) for rel in saved.rels()
-               if saved.files.get(rel, b"") is None or saved.logs.get(rel, 0) is None]
     try:
         journal.begin(store, saved, head, message)
         faults.point("before_write")
@@ -50,7 +48,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
             store.prune(rel)
         faults.point("after_write")
         sha = gitcommit.commit(store.worktree, [store.git_path(rel) for rel in saved.rels()], message,
-                               author=author, created=created)
+                               author=author)
     except OSError as exc:
         journal.recover(store)
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None

@@ -128,6 +128,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
              "reason": req.reason}
     appends = [(f"{base}/history/{name}.yaml", e) for name, e in change.logs]
     appends.append((f"{base}/history/transitions.yaml", entry))
+    for rel, data in [*files.items(), *appends]:
+        yaml.check_depth(data, rel)
     problems = []
     for rel, data in files.items():
         problems += schema.validate(store_mod.schema_for(rel) or "", data, rel)

@@ -81,6 +81,24 @@ def _check_nodes(node: Any, name: str) -> None:
                     stack.append((item, depth + 1))
 
 
+def check_depth(data: Any, name: str) -> None:
+    """Refuse data nested deeper than any reader accepts, before it is written."""
+    stack = [(data, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children = list(current.values())
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        if children and depth + 1 > MAX_DEPTH:
+            from statedir.errors import InvalidValue
+
+            raise InvalidValue(f"{name}: a value nested deeper than {MAX_DEPTH} levels cannot be read back", file=name)
+        stack.extend((child, depth + 1) for child in children)
+
+
 _QUOTED_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|(?:^|(?<=\s))#[^\n]*", re.M)
 _BRACKET = re.compile(r"[\[\]{}]")
 

@@ -145,20 +145,22 @@ def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path,
     monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
     sd.stage("r1", "1", "in_progress")
     commands, readers = _git_commands_reading_an_index(trace)
-    assert commands == ["hash-object", "cat-file", "mktree", "commit-tree", "update-ref", "update-index"]
+    assert commands == ["update-index", "hash-object", "cat-file", "mktree", "commit-tree", "update-ref"]
     assert readers == {"update-index"}
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
     assert status.stdout == ""
 
 
-def test_a_transition_in_a_small_repository_is_one_git_process(sd: api.StateDir, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """`git commit --only`, and nothing it would start itself (no auto-maintenance)."""
+def test_a_transition_in_a_small_repository_is_two_git_processes(sd: api.StateDir, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's index updated first (before HEAD moves), then `git commit --only`, and
+    nothing either would start itself (no auto-maintenance, no asking git about hand edits
+    when statedir made the last commit)."""
     trace = tmp_path / "trace.json"
     monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
     sd.stage("r1", "1", "in_progress")
     commands, _ = _git_commands_reading_an_index(trace)
-    assert commands == ["commit"]
+    assert commands == ["update-index", "commit"]
 
 
 def test_a_warm_transition_imports_no_ruamel(sd: api.StateDir, repo: Path) -> None:
