@@ -23,17 +23,22 @@ def store_path(store: Path | None) -> Path:
     return store if store is not None else store_mod.locate(Path.cwd())
 
 
-def open_store(store: Path | None):  # type: ignore[no-untyped-def]
-    """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
-    from statedir.api import StateDir
+def env_lock_timeout() -> float | None:
+    """STATEDIR_LOCK_TIMEOUT in seconds, or None where it is not set."""
     from statedir.errors import InvalidValue
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
-    timeout = None
-    if raw:
-        try:
-            timeout = float(raw)
-        except ValueError:
-            raise InvalidValue(f"STATEDIR_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
-    return StateDir(store_path(store), lock_timeout=timeout,
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise InvalidValue(f"STATEDIR_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
+
+
+def open_store(store: Path | None):  # type: ignore[no-untyped-def]
+    """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
+    from statedir.api import StateDir
+
+    return StateDir(store_path(store), lock_timeout=env_lock_timeout(),
                     reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")

@@ -28,8 +28,9 @@ def keyed(value: Any) -> Any:
 
 
 def changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """[{path, from, to}] from `old` to `new`; added and removed values are None on their
-    missing side. Paths are dotted keys into the document (`stages.2.5.status`)."""
+    """[{path, from, to, change}] from `old` to `new`; added and removed values are None on
+    their missing side, `change` says which (added, removed, changed). Paths are dotted keys
+    into the document (`stages.2.5.status`)."""
     from deepdiff import DeepDiff
     from deepdiff.helper import notpresent
 
@@ -40,7 +41,9 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
             path = item.path(output_format="list")
             before = None if item.t1 is notpresent else item.t1
             after = None if item.t2 is notpresent else item.t2
-            rows.append({"path": ".".join(str(p) for p in path), "from": before, "to": after, "_key": path})
+            change = "added" if kind.endswith("_added") else "removed" if kind.endswith("_removed") else "changed"
+            rows.append({"path": ".".join(str(p) for p in path), "from": before, "to": after, "change": change,
+                         "_key": path})
     rows.sort(key=lambda r: [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in r["_key"]])
     for row in rows:
         del row["_key"]
@@ -57,9 +60,9 @@ def render(rows: list[dict[str, Any]]) -> str:
 
     lines = []
     for row in rows:
-        if row["from"] is None and row["to"] is not None:
+        if row["change"] == "added":
             lines.append(f"+ {row['path']}: {show(row['to'])}")
-        elif row["to"] is None and row["from"] is not None:
+        elif row["change"] == "removed":
             lines.append(f"- {row['path']}: {show(row['from'])}")
         else:
             lines.append(f"~ {row['path']}: {show(row['from'])} -> {show(row['to'])}")
