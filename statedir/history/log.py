@@ -18,11 +18,13 @@ _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=
 _RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$|^(yesterday|today|now)$")
 
 
-def since_arg(since: str) -> str:
-    """`--since` as git takes it: an ISO 8601 date or time, or 'N days ago' (and the like)."""
+def since_arg(since: str) -> tuple[str, str | None]:
+    """`--since` as git takes it (an ISO 8601 date or time, or 'N days ago' and the like), and
+    for an absolute time its UTC form, which entries are also compared with (git ignores
+    dates past 2100 rather than matching nothing)."""
     text = since.strip()
     if _RELATIVE.match(text.lower()):
-        return text
+        return text, None
     try:
         when = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -30,7 +32,7 @@ def since_arg(since: str) -> str:
                            "or '3 days ago'", since=since) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.timezone.utc)
-    return when.isoformat()
+    return when.isoformat(), when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def entries(store: Store, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
@@ -44,8 +46,10 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
     if not git.head(store.worktree):
         return []
     args = ["log", git.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
+    after = None
     if since is not None:
-        args.append(f"--since={since_arg(since)}")
+        git_since, after = since_arg(since)
+        args.append(f"--since={git_since}")
     if limit is not None and actor is None and action is None:
         args.append(f"-n{limit}")
     spec = store.git_path(store.run_dir(run_id) if run_id else ".")
@@ -60,6 +64,8 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         entry = {"commit": sha, "time": time, "actor": who if ours else author, "action": what if ours else None,
                  "run_id": run if ours else run_id, "summary": summary, "reason": _reason(request),
                  "statedir": ours}
+        if after is not None and time < after:
+            break  # newest first: every later entry is older still
         if (actor is None or entry["actor"] == actor) and (action is None or entry["action"] == action):
             found.append(entry)
             if limit is not None and len(found) >= limit:
