@@ -116,9 +116,10 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
 
 def parse_cache(store: Store) -> list[Finding]:
     """Parse-cache entries that are unreadable or disagree with the file they stand for."""
+    from statedir.cache import ParseCache
     from statedir.history.snapshot import parse
 
-    cache = store.cache()
+    cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
     bad: list[str] = []
     for directory, _, names in os.walk(store.root / "runs"):
         for name in names:
