@@ -119,13 +119,15 @@ class Reader:
                 raise CorruptStore(f"{rel} is missing at {commit[:10]}", file=rel)
             return self.plain(rel, files[rel])
 
-        stages = {sid: copy.deepcopy(need(f"{base}/stages/{sid}.yaml")) for sid in t.stage_ids}
+        # Shared with the parse memo, not copied: decisions never change their input (the rules'
+        # tests hold them to it), and verify reads the same unchanged files commit after commit.
+        stages = {sid: need(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
         passports = {label: need(f"{base}/materials/{label}.yaml")
                      for label in state.get("current_version", {}).values()}
-        run = RunData(run_id, copy.deepcopy(state), stages, passports)
+        run = RunData(run_id, state, stages, passports)
         if ledger or state.get("settings", {}).get("reset_boundaries"):
             rel = f"{base}/history/reset_boundary.yaml"
-            run.ledger = copy.deepcopy(self.plain(rel, files[rel])) if rel in files else []
+            run.ledger = self.plain(rel, files[rel]) if rel in files else []
         return t, run
 
     def snapshot(self, commit: str, run_id: str, clock: datetime.datetime) -> Snapshot:
