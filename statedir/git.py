@@ -129,7 +129,8 @@ def message(summary: str, run_id: str, actor: str, action: str, *, reason: str |
     for key, value in (trailers or {}).items():
         text += f"{key}: {value}\n"
     if request is not None:
-        encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)  # key order kept: replay writes it
+        # Key order kept: a replay writes the arguments in the order they were given.
+        encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)
         text += f"{REQUEST_TRAILER}: {encoded}\n"
     return text
 

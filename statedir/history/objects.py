@@ -11,7 +11,7 @@ from statedir import git
 from statedir.errors import GitError, InvalidValue
 
 # One tree entry: mode, name, NUL, the raw object id (20 bytes for SHA-1, 32 for SHA-256).
-_ENTRY = {20: re.compile(rb"(\d+) ([^\0]+)\0(.{20})", re.DOTALL), 32: re.compile(rb"(\d+) ([^\0]+)\0(.{32})", re.DOTALL)}
+_ENTRY = {width: re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL) for width in (20, 32)}
 
 
 class Objects:
@@ -39,21 +39,28 @@ class Objects:
 
     def read(self, spec: str) -> tuple[str, str, bytes] | None:
         """(object id, type, content) of `spec`, or None where it names nothing."""
-        if "\n" in spec:
+        return self.read_many([spec])[0]
+
+    def read_many(self, specs: list[str]) -> list[tuple[str, str, bytes] | None]:
+        """Several objects in one round trip (a few short names: they must fit git's pipe)."""
+        if any("\n" in spec for spec in specs):
             raise InvalidValue("an object name cannot hold a newline")
         proc = self._process()
         assert proc.stdin is not None and proc.stdout is not None
+        found: list[tuple[str, str, bytes] | None] = []
         try:
-            proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.write("".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape"))
             proc.stdin.flush()
-            header = proc.stdout.readline().split()
-            if len(header) != 3:
-                return None  # "<spec> missing" / "ambiguous"
-            size = int(header[2])
-            data = proc.stdout.read(size + 1)[:size]
+            for _ in specs:
+                header = proc.stdout.readline().split()
+                if len(header) != 3:
+                    found.append(None)  # "<spec> missing" / "ambiguous"
+                    continue
+                size = int(header[2])
+                found.append((header[0].decode(), header[1].decode(), proc.stdout.read(size + 1)[:size]))
         except (OSError, ValueError):
             raise GitError("git cat-file stopped answering") from None
-        return header[0].decode(), header[1].decode(), data
+        return found
 
     def blob(self, spec: str) -> bytes | None:
         found = self.read(spec)
@@ -61,12 +68,7 @@ class Objects:
 
     def tree(self, spec: str) -> dict[str, tuple[str, str]]:
         """A tree's entries, name -> (mode, object id); empty where `spec` is no tree."""
-        found = self.read(spec)
-        if not found or found[1] != "tree":
-            return {}
-        width = len(found[0]) // 2
-        return {m[2].decode("utf-8", "surrogateescape"): (m[1].decode(), m[3].hex())
-                for m in _ENTRY[width].finditer(found[2])}
+        return entries(self.read(spec))
 
     def close(self) -> None:
         if self._proc is not None:
@@ -76,6 +78,15 @@ class Objects:
                 self._proc.stdout.close()
             self._proc.wait()
             self._proc = None
+
+
+def entries(found: tuple[str, str, bytes] | None) -> dict[str, tuple[str, str]]:
+    """A tree object's entries, name -> (mode, object id); empty for anything but a tree."""
+    if not found or found[1] != "tree":
+        return {}
+    width = len(found[0]) // 2
+    return {m[2].decode("utf-8", "surrogateescape"): (m[1].decode(), m[3].hex())
+            for m in _ENTRY[width].finditer(found[2])}
 
 
 def resolve(worktree: Path, rev: str) -> str:

@@ -54,6 +54,7 @@ def expected(reader: Reader, commit: Commit) -> dict[str, bytes]:
     replay = REPLAYERS.get(commit.action)
     if replay is None:
         raise ValidationFailed(f"statedir has no replay for action {commit.action!r}")
+    reader.rendered.clear()
     return replay(reader, commit)
 
 
@@ -125,8 +126,11 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
     out: dict[str, bytes] = {}
     for rel, value in data.items():
         if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
-            value = yaml.merge(yaml.load(reader.raw(files[rel]), rel), value)
-        out[rel] = yaml.dump(value, store_mod.schema_ref(rel)).encode()
+            out[rel] = yaml.dump(yaml.merge(yaml.load(reader.raw(files[rel]), rel), value),
+                                 store_mod.schema_ref(rel)).encode()
+        else:
+            out[rel] = yaml.dump(value, store_mod.schema_ref(rel)).encode()
+            reader.rendered[rel] = value
     for rel, value in appends:
         before = out.get(rel)
         if before is None:

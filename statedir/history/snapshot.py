@@ -10,11 +10,11 @@ from statedir import schema, yaml
 from statedir import store as store_mod
 from statedir.change import RunData
 from statedir.errors import CorruptStore, UnknownRun
+from statedir.history import objects
 from statedir.history.objects import Objects
 from statedir.store import Store
 from statedir.template import Template
 from statedir.transaction import LOGS
-
 
 
 @dataclass
@@ -53,14 +53,28 @@ class Reader:
         self.objects = objects
         self._parsed: dict[tuple[str, str], tuple[Any, bool]] = {}
         self._templates: dict[str, Template] = {}
+        self.rendered: dict[str, Any] = {}  # path -> the plain data a replay just wrote there
+        self._held: dict[str, dict[str, str]] = {}  # commit -> the store's templates: name -> blob id
 
     def spec(self, commit: str, rel: str) -> str:
         return f"{commit}:{self.store.git_path(rel)}"
 
     def files(self, commit: str, rel_dir: str) -> dict[str, str]:
-        """Every file under a store directory at `commit`: store-relative path -> blob id."""
+        """Every file under a store directory at `commit`: store-relative path -> blob id.
+        A run's usual folders are asked for in the same round trip as the run's own."""
         out: dict[str, str] = {}
-        pending = [(rel_dir, self.objects.tree(self.spec(commit, rel_dir)))]
+        usual = ["stages", "materials", "history"] if rel_dir.startswith("runs/") else []
+        specs = [self.spec(commit, rel_dir), *(self.spec(commit, f"{rel_dir}/{d}") for d in usual)]
+        if usual:  # the store's templates too: the run's template is read next
+            specs.append(self.spec(commit, "templates"))
+        found = self.objects.read_many(specs)
+        if usual:
+            self._held[commit] = {n[:-5]: oid for n, (_, oid) in objects.entries(found.pop()).items()
+                                  if n.endswith(".yaml")}
+        top = objects.entries(found[0])
+        pending = [(rel_dir, {n: e for n, e in top.items() if n not in usual or not e[0].startswith("4")})]
+        pending += [(f"{rel_dir}/{d}", objects.entries(tree)) for d, tree in zip(usual, found[1:], strict=True)
+                    if d in top and top[d][0].startswith("4")]
         while pending:
             directory, entries = pending.pop()
             for name, (mode, oid) in entries.items():
@@ -85,17 +99,24 @@ class Reader:
     def plain(self, rel: str, oid: str) -> Any:
         return self.parsed(rel, oid)[0]
 
-    def template(self, commit: str, name: str, files: dict[str, str] | None = None) -> Template:
+    def adopt(self, rel: str, oid: str, plain: Any) -> None:
+        """Remember that blob `oid` holds `plain`, as statedir wrote it (a replay proved it)."""
+        self._parsed.setdefault((store_mod.schema_ref(rel), oid), (plain, True))
+
+    def template(self, commit: str, name: str) -> Template:
         """The template `name` as the store held it at `commit`, else the one statedir ships."""
         from statedir import template as template_mod
 
         rel = f"templates/{name}.yaml"
-        found = self.objects.read(self.spec(commit, rel)) if files is None else (
-            (files[rel], "blob", b"") if rel in files else None)
-        key = found[0] if found else f"shipped:{name}"
+        if commit in self._held:  # listed with the run's files
+            oid = self._held[commit].get(name)
+        else:
+            found = self.objects.read(self.spec(commit, rel))
+            oid = found[0] if found else None
+        key = oid or f"shipped:{name}"
         if key not in self._templates:
-            if found:
-                self._templates[key] = template_mod.parse(self.raw(found[0]), f"{rel}@{commit[:10]}")
+            if oid:
+                self._templates[key] = template_mod.parse(self.raw(oid), f"{rel}@{commit[:10]}")
             elif name in template_mod.shipped():
                 self._templates[key] = template_mod.load(name)
             else:
@@ -155,8 +176,6 @@ class Reader:
 
 def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
-    from statedir.history import objects
-
     store_mod.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
     when = datetime.datetime.fromisoformat(objects.commit_time(store.worktree, sha).replace("Z", "+00:00"))

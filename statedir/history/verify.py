@@ -119,6 +119,8 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
             actual = parent_files.get(rel, "0" * width)
         if blob_id(want[rel], width) == actual:
             replayed.add(rel)
+            if rel in reader.rendered:  # the next commit's replay reads it without parsing it again
+                reader.adopt(rel, actual, reader.rendered[rel])
         elif _same_data(reader, rel, want[rel], actual):
             out.append(_finding(commit, "hand_edit", rel, f"the {commit.action} transition's data, but text edited "
                                                           "by hand (comments or layout) rode into its commit"))

@@ -42,7 +42,8 @@ def test_hand_edits_are_saved_then_restored(sd: api.StateDir, repo: Path) -> Non
     text = cli("doctor", cwd=repo)
     assert text.returncode == 1
     lines = text.stdout.splitlines()
-    assert any(line.startswith("uncommitted  runs/p1/state.yaml: runs/p1/state.yaml differs from HEAD") for line in lines)
+    assert any(line.startswith("uncommitted  runs/p1/state.yaml: runs/p1/state.yaml differs from HEAD")
+               for line in lines)
     assert any("runs/p1/stages/notes.yaml is not committed" in line for line in lines)
     assert any(line.startswith("temp_file    runs/p1/stages/.1.yaml.123.tmp") and "(--fix: delete it)" in line
                for line in lines)
