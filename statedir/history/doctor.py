@@ -6,6 +6,7 @@ import contextlib
 import datetime
 import errno
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -60,7 +61,7 @@ def leftovers(store: Store, timeout: float | None) -> list[Finding]:
                 path = Path(directory) / name
                 rel = path.relative_to(store.root).as_posix()
                 out.append(_finding("temp_file", rel, "a temporary file of an interrupted write",
-                                    "delete it", lambda p=path: p.unlink(missing_ok=True)))
+                                    "delete it", functools.partial(path.unlink, missing_ok=True)))
     return out
 
 
