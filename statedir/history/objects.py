@@ -2,6 +2,7 @@
 any commit, with nothing checked out and neither the index nor HEAD touched."""
 from __future__ import annotations
 
+import datetime
 import re
 import subprocess
 from pathlib import Path
@@ -105,6 +106,12 @@ def is_ancestor(worktree: Path, ancestor: str, descendant: str) -> bool:
     return git.run(worktree, "merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
 
 
-def commit_time(worktree: Path, sha: str) -> str:
-    """The commit's committer time, UTC ISO 8601."""
-    return git.run(worktree, "show", "-s", git.UTC_DATE, "--format=%cd", sha, env={"TZ": "UTC"}).stdout.decode().strip()
+def commit_time(objs: Objects, sha: str) -> datetime.datetime:
+    """The commit's committer time (UTC), read from the commit object itself."""
+    found = objs.read(sha)
+    if found and found[1] == "commit":
+        for line in found[2].split(b"\n\n", 1)[0].splitlines():
+            if line.startswith(b"committer "):
+                stamp = int(line.rsplit(b" ", 2)[1])
+                return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
+    raise GitError(f"cannot read commit {sha}")

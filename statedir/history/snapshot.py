@@ -178,8 +178,8 @@ def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
     store_mod.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
-    when = datetime.datetime.fromisoformat(objects.commit_time(store.worktree, sha).replace("Z", "+00:00"))
     with Objects(store.worktree) as objs:
+        when = objects.commit_time(objs, sha)
         try:
             return Reader(store, objs).snapshot(sha, run_id, when)
         except UnknownRun:

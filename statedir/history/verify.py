@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from statedir import git
-from statedir.errors import StatedirError
+from statedir.errors import GitError, StatedirError
 from statedir.history import objects
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.snapshot import Reader, parse
@@ -36,6 +36,8 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
     for record in out.split("\x1e")[1:]:
         header, _, raw = record.partition("\0")
         fields = header.split("\x1f")
+        if len(fields) != len(_FIELDS):
+            raise GitError(f"git log printed a record verify cannot read: {header[:80]!r}")
         sha, parents, run_id, actor, action, request = (f.strip() for f in fields)
         commit = Commit(sha, parents.split(), run_id, actor, action, _json(request))
         tokens = raw.lstrip("\n").split("\0")
