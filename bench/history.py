@@ -84,12 +84,15 @@ def main() -> None:
         one_run, _ = timed(["verify", "run-000", "--json"], repo, opts.repeat)
         log, _ = timed(["log", "--json"], repo, opts.repeat)
         show_at, _ = timed(["show", "run-000", "--at", first, "--json"], repo, opts.repeat)
+        floor, _ = timed(["runs", "--json"], repo, opts.repeat)  # a command that reads no history
         print(f"store: {opts.runs} runs, {opts.transitions} transitions ({result['checked']} commits with init), "
               f"built in {built:.1f} s")
-        print(f"verify (whole store)       {verify:6.2f} s   clean, {processes} git processes")
+        print(f"verify (whole store)       {verify:6.2f} s   clean, {processes} git processes, "
+              f"{1000 * verify / result['checked']:.1f} ms a commit")
         print(f"verify run-000             {one_run:6.2f} s")
         print(f"log --json                 {log:6.2f} s")
         print(f"show --at (oldest commit)  {show_at:6.2f} s")
+        print(f"runs --json (start-up floor, for scale) {floor:6.2f} s; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
