@@ -173,9 +173,13 @@ class StateDir:
             since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Every commit that touched the store (or `run_id`'s folder), newest first, statedir's
         own and others' (`statedir: false`), filtered; one git process."""
+        from statedir.errors import UnknownRun
         from statedir.history import log
 
-        return log.entries(self.store, run_id, actor=actor, action=action, since=since, limit=limit)
+        found = log.entries(self.store, run_id, actor=actor, action=action, since=since, limit=limit)
+        if run_id and not found and not self.store.path(self.store.run_dir(run_id)).is_dir():
+            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
+        return found
 
     def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}

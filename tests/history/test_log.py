@@ -72,3 +72,5 @@ def test_bad_filters_are_bad_input(sd: api.StateDir, repo: Path) -> None:
     for args in (["--limit", "0"], ["--limit", "x"], ["--since", "last tuesday-ish"]):
         code, out = cli_json("log", *args, cwd=repo)
         assert code == 2 and out["error"]["code"] == "INVALID_VALUE", args
+    assert cli_json("log", "p9", cwd=repo)[1]["error"]["code"] == "UNKNOWN_RUN"
+    assert cli_json("log", "../x", cwd=repo)[1]["error"]["code"] == "INVALID_ID"
