@@ -183,25 +183,90 @@ class StateDir:
         return out
 
     @_reads
-    def get(self, run_id: str, path: str) -> Any:
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
+        """The whole run as one document (`format` json or ars), now or as of commit `at`."""
+        from statedir import runs
+
+        if at is not None:
+            from statedir.history import snapshot
+
+            snap = snapshot.read_at(self.store, run_id, at)
+            if format == "ars":
+                return runs.ars(snap.template, snap.run, snap.histories)
+            return runs.document(snap.template, snap.run, snap.passports, snap.histories)
+        t, run, _ = self.load(run_id)
+        histories = self.histories(run_id)
+        if format == "ars":
+            return runs.ars(t, run, histories)
+        return runs.document(t, run, self.passports(run_id, t), histories)
+
+    @_reads
+    def get(self, run_id: str, path: str, *, at: str | None = None) -> Any:
         """One value of the run document by dotted path; a key holding a dot matches whole."""
         from statedir import runs
 
+        if at is not None:
+            return resolve(self.show(run_id, at=at), path)
         t, run, _ = self.load(run_id)
         head = path.split(".", 1)[0]
         doc = runs.document(t, run, self.passports(run_id, t) if head == "passports" else {},
                             self.histories(run_id) if head == "history" else {})
         return resolve(doc, path)
 
-    def log(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """State commits, newest first; only `run_id`'s when given."""
-        spec = self.store.git_path(self.store.require_run(run_id) if run_id else ".")
-        entries = git.log(self.store.worktree, spec)
-        return [e for e in entries if run_id is None or e["run_id"] == run_id]
+    def log(self, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
+            since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Every commit that touched the store (or `run_id`'s folder), newest first, statedir's
+        own and others' (`statedir: false`), filtered; one git process."""
+        from statedir.errors import UnknownRun
+        from statedir.history import log
+
+        found = log.entries(self.store, run_id, actor=actor, action=action, since=since, limit=limit)
+        if run_id and not found and not self.store.path(self.store.run_dir(run_id)).is_dir():
+            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
+        return found
 
     @_reads
     def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}
+
+    # --- history (statedir.history) ---------------------------------------------------------------
+    def diff(self, run_id: str, start: str, end: str | None = None) -> dict[str, Any]:
+        """What changed in the run document from commit `start` to `end` (default: now)."""
+        from statedir.history import diff, objects
+
+        before = self.show(run_id, at=start)
+        after = self.show(run_id, at=end) if end is not None else self.show(run_id)
+        return {"run_id": run_id, "from": objects.resolve(self.store.worktree, start),
+                "to": objects.resolve(self.store.worktree, end) if end is not None else None,
+                "changes": diff.changes(before, after)}
+
+    def versions(self, run_id: str, material: str) -> list[dict[str, Any]]:
+        """Every version of a material (or series), oldest first: {version_label, commit, passport}."""
+        from statedir.history import versions
+
+        t, _, _ = self.load(run_id)
+        return versions.versions(self.store, run_id, material, t, self.passports(run_id, t))
+
+    def rollback(self, run_id: str, *, to: str, reason: str, actor: str | None = None) -> dict[str, Any]:
+        """One new commit that brings the run's mutable files back to commit `to`."""
+        from statedir.history import rollback
+
+        return rollback.rollback(self.store, run_id, to, reason, actor or "pipeline_orchestrator",
+                                 timeout=self.lock_timeout)
+
+    def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
+        """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}."""
+        from statedir.history import verify
+
+        if run_id is not None:
+            store_mod.check_run_id(run_id)
+        return verify.verify(self.store, run_id, since)
+
+    def doctor(self, *, fix: bool = False) -> dict[str, Any]:
+        """What a crash, a clone or a hand edit left behind; repaired with `fix`."""
+        from statedir.history import doctor
+
+        return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)
 
     # --- writing ------------------------------------------------------------------------------
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,
@@ -219,7 +284,7 @@ class StateDir:
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))
         t = template_mod.load(name, self.store.root / "templates")
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
-        args = {"topic": topic, "language": language, "entry_point": entry_point,
+        args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": read_yaml_file(passport) if passport else None, "confirm_skip": confirm_skip}
         req = Request("new", actor or t.default_actor(), args)
         return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,

@@ -6,14 +6,17 @@ where a command needs a repository object and speed does not matter (`init`).
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from statedir import gitindex
 from statedir.errors import GitError
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
+REQUEST_TRAILER = "Statedir-Request"  # what was asked, as compact JSON: {"at", "args", "reason"}
 # State commits are ours alone: no user hooks, no signing prompts, no auto-gc or auto-maintenance
 # (`git commit` would start `git maintenance run --auto`, a process per commit).
 QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
@@ -201,10 +204,24 @@ def reset_index(worktree: Path, paths: list[str]) -> None:
                        command=["git", *args])
 
 
-def message(summary: str, run_id: str, actor: str, action: str) -> str:
+def message(summary: str, run_id: str, actor: str, action: str, *, reason: str | None = None,
+            request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None) -> str:
+    """A state commit's message: the one-line summary, the reason as its body, then the trailers.
+
+    `request` (what was asked: the time, the arguments, the reason) is kept as one line of
+    compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition again.
+    """
     lines = " ".join(summary.split())
-    return (f"{lines}\n\nStatedir-Run: {run_id}\nStatedir-Actor: {actor}\n"
-            f"Statedir-Action: {action}\n")
+    body = "\n".join(line.rstrip() for line in reason.strip().splitlines()) if reason and reason.strip() else ""
+    text = f"{lines}\n\n" + (f"{body}\n\n" if body else "")
+    text += f"Statedir-Run: {run_id}\nStatedir-Actor: {actor}\nStatedir-Action: {action}\n"
+    for key, value in (trailers or {}).items():
+        text += f"{key}: {value}\n"
+    if request is not None:
+        # Key order kept: a replay writes the arguments in the order they were given.
+        encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)
+        text += f"{REQUEST_TRAILER}: {encoded}\n"
+    return text
 
 
 def update_index(worktree: Path, paths: list[str], *, env: dict[str, str] | None = None,

@@ -143,7 +143,9 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
                             store_mod.schema_ref(rel)) for rel, data in files.items()}
     texts.update(extra_files or {})
     entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel))) for rel, data in appends]
-    message = git.message(change.summary, run_id, req.actor, req.action)
+    message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
+                          request={"at": now, "args": req.args, "reason": req.reason},
+                          trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None)
     try:  # encoded once, before anything is written: an undecodable argument changes nothing
         encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
         for text in [*(entry for _, entry, _ in entries), message]:

@@ -15,7 +15,7 @@ from conftest import ROOT, cli, cli_json, snapshot
 
 COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set",
             "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
-            "validate", "resume", "seal", "demo"]
+            "validate", "resume", "seal", "demo", "diff", "versions", "rollback", "verify", "doctor"]
 
 
 def git(repo: Path, *args: str) -> str:
@@ -110,7 +110,9 @@ def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
     assert "revision round 1 at stage 4: 5/5 items" in subjects
     log = ok("log", "p1", cwd=repo)
     assert [e["commit"] for e in log] == commits[::-1]
-    assert {tuple(sorted(e)) for e in log} == {("action", "actor", "commit", "run_id", "summary", "time")}
+    assert {tuple(sorted(e)) for e in log} == {("action", "actor", "commit", "reason", "run_id", "statedir",
+                                                "summary", "time")}
+    assert all(e["statedir"] for e in log)
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", e["time"]) for e in log)
     assert log[-1]["action"] == "new" and {e["actor"] for e in log} == {"pipeline_orchestrator",
                                                                          "integrity_verification"}

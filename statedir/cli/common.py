@@ -23,12 +23,17 @@ def store_path(store: Path | None) -> Path:
     return store if store is not None else store_mod.locate(Path.cwd())
 
 
-def open_store(store: Path | None):  # type: ignore[no-untyped-def]
-    """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
-    from statedir.api import StateDir
+def env_lock_timeout() -> float | None:
+    """STATEDIR_LOCK_TIMEOUT in seconds, or None where it is not set."""
     from statedir.store import check_timeout
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
-    timeout = check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
-    return StateDir(store_path(store), lock_timeout=timeout,
+    return check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
+
+
+def open_store(store: Path | None):  # type: ignore[no-untyped-def]
+    """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
+    from statedir.api import StateDir
+
+    return StateDir(store_path(store), lock_timeout=env_lock_timeout(),
                     reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")

@@ -51,24 +51,20 @@ def templates(store: StoreOpt = None, json: JsonOpt = False) -> None:
         print(table(rows, ["name", "source", "title"]))
 
 
+AtOpt = Annotated[Optional[str], typer.Option(
+    "--at", metavar="REV", help="As of this commit (anything git rev-parse takes); nothing is checked out.")]
+
+
 @app.command()
 def show(run_id: RunArg,
          format: Annotated[str, typer.Option("--format", help="yaml, json or ars (the State Tracker's single JSON).")] = "yaml",
-         store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """The whole run as one document."""
-    from statedir import runs as runs_mod
+         at: AtOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The whole run as one document (--at REV: as it was at that commit)."""
     from statedir.errors import InvalidValue
 
     if format not in ("yaml", "json", "ars"):
         raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
-    sd = open_store(store)
-    with sd.reading():  # one consistent moment of the run
-        t, run, _ = sd.load(run_id)
-        histories = sd.histories(run_id)
-        if format == "ars":
-            doc = runs_mod.ars(t, run, histories)
-        else:
-            doc = runs_mod.document(t, run, sd.passports(run_id, t), histories)
+    doc = open_store(store).show(run_id, at=at, format="ars" if format == "ars" else "json")
     if json or format != "yaml":
         emit_json(doc)
     else:
@@ -79,9 +75,9 @@ def show(run_id: RunArg,
 
 @app.command()
 def get(run_id: RunArg, path: Annotated[str, typer.Argument(help="Dotted path, e.g. stages.2.5.status.")],
-        store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """One value by dotted path (a key holding a dot, like stage 2.5, matches whole)."""
-    value = open_store(store).get(run_id, path)
+        at: AtOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """One value by dotted path (a key holding a dot, like stage 2.5, matches whole); --at REV: as of a commit."""
+    value = open_store(store).get(run_id, path, at=at)
     if json or not isinstance(value, (str, int, float)) or isinstance(value, bool):
         emit_json(value)
     else:
@@ -125,12 +121,18 @@ def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage 
 
 
 @app.command()
-def log(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's transitions.")] = None,
+def log(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's commits.")] = None,
+        actor: Annotated[Optional[str], typer.Option("--actor", help="Only this actor's transitions (a git author for others' commits).")] = None,
+        action: Annotated[Optional[str], typer.Option("--action", help="Only this action (stage, confirm, rollback, ...).")] = None,
+        since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only commits since DATE (2026-11-30, 2026-11-30T12:00:00Z, '3 days ago').")] = None,
+        limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="At most N entries (the newest).")] = None,
         store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """The audit trail, read from git: time, actor, action, summary, commit."""
-    entries: list[dict[str, Any]] = open_store(store).log(run_id)
+    """The audit trail, read from git: every commit that touched the store, statedir's or not (marked)."""
+    entries: list[dict[str, Any]] = open_store(store).log(run_id, actor=actor, action=action, since=since, limit=limit)
     if json:
         emit_json(entries)
         return
-    rows = [{**e, "commit": e["commit"][:10]} for e in entries]
+    rows = [{**e, "commit": e["commit"][:10], "action": e["action"] or "(not statedir)",
+             "summary": e["summary"] + (f"  -- {' '.join(e['reason'].split())}" if e["reason"] else "")}
+            for e in entries]
     print(table(rows, ["time", "run_id", "actor", "action", "summary", "commit"]) or "no transitions yet")

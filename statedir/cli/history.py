@@ -1,0 +1,95 @@
+"""History commands: diff, versions, rollback, verify, doctor (show/get --at and log's filters
+live with their commands in read.py)."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.output import done, emit_json, table
+
+
+@app.command()
+def diff(run_id: RunArg,
+         start: Annotated[str, typer.Argument(metavar="FROM", help="The earlier commit (anything git rev-parse takes).")],
+         end: Annotated[Optional[str], typer.Argument(metavar="[TO]", help="The later commit; default: the current state.")] = None,
+         store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """What changed in a run between two commits: dotted paths, old and new values."""
+    from statedir.history import diff as diff_mod
+
+    result = open_store(store).diff(run_id, start, end)
+    if json:
+        emit_json(result)
+        return
+    to = result["to"][:10] if result["to"] else "now"
+    print(f"run {run_id}: {result['from'][:10]} -> {to}, {len(result['changes'])} change(s)")
+    if result["changes"]:
+        print(diff_mod.render(result["changes"]))
+
+
+@app.command()
+def versions(run_id: RunArg,
+             material: Annotated[str, typer.Argument(help="A material name (e.g. paper_draft) or its series.")],
+             store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Every version of a material, oldest first, with its passport and the commit that made it."""
+    rows = open_store(store).versions(run_id, material)
+    if json:
+        emit_json(rows)
+        return
+    flat = [{"version_label": r["version_label"], "status": r["passport"].get("verification_status"),
+             "origin": r["passport"].get("origin_date"), "content_hash": (r["passport"].get("content_hash") or "")[:12],
+             "commit": (r["commit"] or "(not committed)")[:10]} for r in rows]
+    print(table(flat, ["version_label", "status", "origin", "content_hash", "commit"]) or f"no versions of {material} yet")
+
+
+@app.command()
+def rollback(run_id: RunArg,
+             to: Annotated[str, typer.Option("--to", metavar="REV", help="The commit to bring the run back to (an ancestor of HEAD).")],
+             reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the log and the commit).")],
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """One new commit that brings the run back to REV; history is never rewritten."""
+    done(open_store(store).rollback(run_id, to=to, reason=reason, actor=actor), json)
+
+
+@app.command()
+def verify(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's commits.")] = None,
+           since: Annotated[Optional[str], typer.Option("--since", metavar="REV", help="Only commits after REV.")] = None,
+           store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings."""
+    result = open_store(store).verify(run_id, since=since)
+    if json:
+        emit_json(result)
+    else:
+        for f in result["findings"]:
+            print(f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}")
+        verdict = "clean" if result["clean"] else f"{len(result['findings'])} finding(s)"
+        print(f"verified {result['checked']} commit(s): {verdict}")
+    if not result["clean"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def doctor(fix: Annotated[bool, typer.Option("--fix", help="Repair what is found (each line says how).")] = False,
+           store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Report (and with --fix repair) what a crash, a clone or a hand edit left behind."""
+    from statedir.cli.common import env_lock_timeout, store_path
+    from statedir.history import doctor as doctor_mod
+    from statedir.store import Store
+
+    # Not open_store(): opening a StateDir rolls a dead writer's journal back, which doctor reports first.
+    result = doctor_mod.doctor(Store(store_path(store)), fix=fix, timeout=env_lock_timeout())
+    if json:
+        emit_json(result)
+    else:
+        for f in result["repaired"]:
+            print(f"fixed  {f['kind']:<12} {f['file'] or '-'}: {f['fix']}")
+        for f in result["findings"]:
+            print(f"{f['kind']:<12} {f['file'] or '-'}: {f['message']} (--fix: {f['fix']})")
+        if result.get("backup"):
+            print(f"your versions of restored files are in {result['backup']}")
+        if not result["findings"]:
+            print("doctor: nothing to repair")
+    if result["findings"]:
+        raise typer.Exit(1)

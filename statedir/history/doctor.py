@@ -1,0 +1,187 @@
+"""doctor: what a crash, a clone or a hand edit left behind, reported one line each with what
+`--fix` does, and repaired with `--fix` (store files only through the one write path)."""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import errno
+import fcntl
+import functools
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from statedir import git, schema
+from statedir import store as store_mod
+from statedir.errors import StatedirError
+from statedir.persist import persist
+from statedir.store import Store
+
+Finding = dict[str, Any]
+
+# Hook point for the distribution issue: a check that the repository's git config registers
+# the store's merge driver. It returns findings (with a `repair` callable) or nothing.
+MERGE_DRIVER_CHECK: Callable[[Store], list[Finding]] | None = None
+
+
+def _finding(kind: str, file: str | None, message: str, fix: str, repair: Callable[[], None] | None) -> Finding:
+    return {"kind": kind, "file": file, "message": message, "fix": fix, "_repair": repair}
+
+
+def lock_held(store: Store) -> bool:
+    """Whether a live process holds the store lock now (flock dies with its holder)."""
+    path = store.root / store_mod.LOCK
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)  # closing releases a lock taken just now
+    return False
+
+
+def leftovers(store: Store, timeout: float | None) -> list[Finding]:
+    """A transition's journal or temp files left by a process that died."""
+    out = []
+    if (store.root / store_mod.JOURNAL).exists() and not lock_held(store):
+        def recover() -> None:
+            with store.locked(timeout):  # taking the lock rolls the half transition back
+                pass
+        out.append(_finding("journal", store_mod.JOURNAL, "a transition died before its commit and left its journal",
+                            "roll its files back to HEAD and remove the journal", recover))
+    for directory, _, names in os.walk(store.root):
+        for name in names:
+            if name.endswith(".tmp") and name.startswith("."):
+                path = Path(directory) / name
+                rel = path.relative_to(store.root).as_posix()
+                out.append(_finding("temp_file", rel, "a temporary file of an interrupted write",
+                                    "delete it", functools.partial(path.unlink, missing_ok=True)))
+    return out
+
+
+def uncommitted(store: Store, backup: Path) -> list[Finding]:
+    """Store files that differ from HEAD (or are new) with no transition."""
+    out = git.run(store.worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
+                  store.git_path(".")).stdout.decode("utf-8", "surrogateescape")
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    found = []
+    entries = out.split("\0")
+    for entry in entries:
+        if len(entry) < 4 or not entry[3:].startswith(prefix):
+            continue
+        path = entry[3:]
+        rel = path[len(prefix):]
+        state = "is not committed" if entry[:2] == "??" else "differs from HEAD"
+        if rel in (store_mod.JOURNAL, store_mod.LOCK) or rel.endswith(".tmp"):
+            continue
+
+        def restore(path: str = path, rel: str = rel) -> None:
+            source = store.worktree / path
+            if source.is_file():
+                (backup / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, backup / rel)
+            if git.blob_ids(store.worktree, git.head(store.worktree), [path])[path] is None:
+                (store.worktree / path).unlink(missing_ok=True)  # HEAD has no such file
+            else:
+                git.run(store.worktree, "--literal-pathspecs", "checkout", "HEAD", "--", path)
+        found.append(_finding("uncommitted", rel, f"{rel} {state} with no transition",
+                              f"save it to {backup} and restore HEAD's version", restore))
+    return found
+
+
+def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Finding]:
+    """`.schemas/` copies that are missing or differ from the schemas statedir ships."""
+    stale = []
+    for name in schema.schema_names():
+        rel = f".schemas/{schema.schema_path(name).name}"
+        want = schema.schema_path(name).read_bytes()
+        if store.read_bytes(rel) != want:
+            stale.append((rel, want))
+    if not stale:
+        return []
+
+    def restore() -> None:
+        from statedir import git as git_mod
+
+        with store.locked(timeout):
+            message = git_mod.message(f"doctor: restore {len(stale)} schema cop{'y' if len(stale) == 1 else 'ies'}",
+                                      "-", actor, "doctor")
+            persist(store, writes=dict(stale), message=message, author=actor)
+    return [_finding("schema_copy", rel, f"{rel} is missing or differs from the schema statedir ships",
+                     "write statedir's copy (one commit for all)", restore if i == 0 else None)
+            for i, (rel, _) in enumerate(stale)]
+
+
+def parse_cache(store: Store) -> list[Finding]:
+    """Parse-cache entries that are unreadable or disagree with the file they stand for."""
+    from statedir.cache import ParseCache
+    from statedir.history.snapshot import parse
+
+    cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
+    bad: list[str] = []
+    for directory, _, names in os.walk(store.root / "runs"):
+        for name in names:
+            rel = (Path(directory) / name).relative_to(store.root).as_posix()
+            kind = store_mod.schema_for(rel)
+            if not kind or kind.startswith("log-"):
+                continue
+            raw = (Path(directory) / name).read_bytes()
+            hit = cache.get(schema.cache_kind(kind), raw)
+            if hit is None:
+                continue
+            with contextlib.suppress(StatedirError):
+                if parse(rel, raw)[0] != hit[0]:
+                    bad.append(rel)
+    for path in (store.cache_dir / "parsed").rglob("*.json") if (store.cache_dir / "parsed").is_dir() else []:
+        try:
+            entry = json.loads(path.read_bytes())
+            ok = isinstance(entry, list) and len(entry) == 3
+        except (OSError, ValueError):
+            ok = False
+        if not ok:
+            bad.append(str(path))
+    if not bad:
+        return []
+
+    def clear() -> None:
+        shutil.rmtree(store.cache_dir / "parsed", ignore_errors=True)
+    return [_finding("parse_cache", rel, f"the parse cache's entry for {rel} does not match it",
+                     "delete the parse cache (it is rebuilt as files are read)", clear if i == 0 else None)
+            for i, rel in enumerate(bad)]
+
+
+def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
+           timeout: float | None = None) -> dict[str, Any]:
+    """{findings: [{kind, file, message, fix}], fixed: bool}; with `fix`, each is repaired and
+    the store examined again (`findings` then lists what is left)."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    backup = git.git_dir(store.worktree) / "statedir" / "doctor" / stamp
+
+    def examine() -> list[Finding]:
+        found = leftovers(store, timeout)
+        if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
+            found += uncommitted(store, backup)
+        found += schema_copies(store, actor, timeout) + parse_cache(store)
+        if MERGE_DRIVER_CHECK is not None:
+            found += MERGE_DRIVER_CHECK(store)
+        return found
+
+    found = examine()
+    repaired = []
+    if fix:
+        for _ in range(2):  # a rolled-back journal can reveal more to repair
+            for finding in found:
+                if finding["_repair"] is not None:
+                    finding["_repair"]()
+                repaired.append({k: v for k, v in finding.items() if k != "_repair"})
+            found = examine()
+            if not found:
+                break
+    return {"findings": [{k: v for k, v in f.items() if k != "_repair"} for f in found],
+            "repaired": repaired, "backup": str(backup) if backup.exists() else None}

@@ -1,0 +1,81 @@
+"""The audit trail read from git in one process: every commit that touched the store (or one
+run), statedir's own transitions and anyone else's, filtered by actor, action, time and count."""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from typing import Any
+
+from statedir import git
+from statedir.errors import InvalidValue
+from statedir.store import Store
+
+_FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
+           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)", "%s")
+_RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$|^(yesterday|today|now)$")
+
+
+def since_arg(since: str) -> tuple[str, str | None]:
+    """`--since` as git takes it (an ISO 8601 date or time, or 'N days ago' and the like), and
+    for an absolute time its UTC form, which entries are also compared with (git ignores
+    dates past 2100 rather than matching nothing)."""
+    text = since.strip()
+    if _RELATIVE.match(text.lower()):
+        return text, None
+    try:
+        when = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidValue(f"--since {since!r} is not a date: use 2026-11-30, 2026-11-30T12:00:00Z "
+                           "or '3 days ago'", since=since) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return when.isoformat(), when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def entries(store: Store, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
+            since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every commit touching the store (or the run's folder), newest first, as
+    {commit, time, actor, action, run_id, summary, reason, statedir}; a commit without
+    statedir's trailers (a hand edit, a `git revert`) is listed with `statedir: false` and
+    its git author as actor."""
+    if limit is not None and limit < 1:
+        raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
+    if not git.head(store.worktree):
+        return []
+    args = ["log", git.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
+    after = None
+    if since is not None:
+        git_since, after = since_arg(since)
+        args.append(f"--since={git_since}")
+    if limit is not None and actor is None and action is None:
+        args.append(f"-n{limit}")
+    spec = store.git_path(store.run_dir(run_id) if run_id else ".")
+    out = git.run(store.worktree, *args, "--", spec, env={"TZ": "UTC"}).stdout.decode(errors="replace")
+    found = []
+    for record in out.split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) != len(_FIELDS):
+            continue
+        sha, time, author, run, who, what, request, summary = fields
+        ours = bool(run and who and what)
+        entry = {"commit": sha, "time": time, "actor": who if ours else author, "action": what if ours else None,
+                 "run_id": run if ours else run_id, "summary": summary, "reason": _reason(request),
+                 "statedir": ours}
+        if after is not None and time < after:
+            break  # newest first: every later entry is older still
+        if (actor is None or entry["actor"] == actor) and (action is None or entry["action"] == action):
+            found.append(entry)
+            if limit is not None and len(found) >= limit:
+                break
+    return found
+
+
+def _reason(request: str) -> str | None:
+    try:
+        value = json.loads(request).get("reason") if request else None
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None

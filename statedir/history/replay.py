@@ -1,0 +1,173 @@
+"""Replaying one recorded transition: decide the recorded request again, with the same pure
+rules, on the parent commit's files, and render the files that decision writes.
+
+`expected()` returns store-relative path -> the exact bytes the transition must have left
+there; verify compares them with the commit's own blobs (by object id, without reading them).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from statedir import rules, runs, schema, yaml
+from statedir import store as store_mod
+from statedir.change import Change, Request, require_permission
+from statedir.errors import RunExists, StatedirError, ValidationFailed
+from statedir.history import rollback
+from statedir.history.snapshot import Reader
+from statedir.transaction import LOGS
+
+
+@dataclass
+class Commit:
+    """One commit as verify reads it from `git log --raw`."""
+
+    sha: str
+    parents: list[str]
+    run_id: str
+    actor: str
+    action: str
+    request: dict[str, Any] | None
+    # store-relative path -> (status letter, old blob id, new blob id); a zero id where absent
+    changed: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+
+    @property
+    def parent(self) -> str | None:
+        return self.parents[0] if self.parents else None
+
+
+def blob_id(data: bytes, width: int = 40) -> str:
+    """git's object id for a blob of these bytes (SHA-1, or SHA-256 in such repositories)."""
+    hasher = hashlib.sha1 if width == 40 else hashlib.sha256
+    return hasher(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:
+    return reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
+
+
+def expected(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    """The bytes every file the transition writes must hold after it; raises the refusal
+    (a StatedirError) where the rules refuse the recorded request on the parent's state."""
+    replay = REPLAYERS.get(commit.action)
+    if replay is None:
+        raise ValidationFailed(f"statedir has no replay for action {commit.action!r}")
+    reader.rendered.clear()
+    return replay(reader, commit)
+
+
+def _request(commit: Commit) -> tuple[Request, str]:
+    if commit.request is None:
+        raise ValidationFailed("the commit records no request (Statedir-Request), so it cannot be decided again")
+    args = commit.request.get("args")
+    at = commit.request.get("at")
+    if not isinstance(args, dict) or not isinstance(at, str):
+        raise ValidationFailed("the recorded request has no args or time")
+    return Request(commit.action, commit.actor, args, commit.request.get("reason")), at
+
+
+def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    req, now = _request(commit)
+    files = _run_files(reader, commit)
+    t, run = reader.run(commit.parent or "", commit.run_id, files,
+                        ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
+    if req.action == "rollback":
+        target = rollback.target_at(reader, commit.run_id, str(req.args.get("to")), commit.parent)
+        change = rollback.decide(t, run, target, req, now)
+    else:
+        change = rules.decide(t, run, req, now)
+    return render(reader, commit, files, change, req, now)
+
+
+def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    req, now = _request(commit)
+    files = _run_files(reader, commit)
+    base = f"runs/{commit.run_id}"
+    if f"{base}/state.yaml" in files:
+        raise RunExists(f"run {commit.run_id!r} already existed", run_id=commit.run_id)
+    name = str(req.args.get("template"))
+    stored = f"templates/{name}.yaml"
+    extra: dict[str, bytes] = {}
+    if stored in commit.changed and commit.changed[stored][0] == "A":  # `new --template FILE` keeps it
+        extra[stored] = reader.raw(commit.changed[stored][2])
+    t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
+    require_permission(t, req.actor, "new")
+    _, change = runs.new_run(t, commit.run_id, str(req.args.get("topic")), req.args.get("language") or "en",
+                             req.args.get("entry_point"), now, passport=req.args.get("passport"),
+                             confirm_skip=bool(req.args.get("confirm_skip")))
+    for log in LOGS:
+        if log != "transitions":
+            rel = f"{base}/history/{log}.yaml"
+            extra[rel] = yaml.header(store_mod.schema_ref(rel)).encode()
+    return {**render(reader, commit, files, change, req, now), **extra}
+
+
+def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change, req: Request,
+           now: str) -> dict[str, bytes]:
+    """What `transaction.apply` writes for `change`, byte for byte, on the parent's files."""
+    base = f"runs/{commit.run_id}"
+    data: dict[str, Any] = {}
+    if change.state is not None:
+        data[f"{base}/state.yaml"] = change.state
+    data.update({f"{base}/stages/{sid}.yaml": rec for sid, rec in change.stages.items()})
+    data.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
+    entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary, "reason": req.reason}
+    appends = [(f"{base}/history/{name}.yaml", e) for name, e in change.logs]
+    appends.append((f"{base}/history/transitions.yaml", entry))
+    problems = []
+    for rel, value in data.items():
+        problems += schema.validate(store_mod.schema_for(rel) or "", value, rel)
+    for rel, value in appends:
+        problems += schema.validate(store_mod.schema_for(rel) or "", value, rel, pointer="$defs/entry")
+    if problems:
+        raise ValidationFailed(f"the change would write invalid state: {problems[0]}")
+    out: dict[str, bytes] = {}
+    for rel, value in data.items():
+        if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
+            out[rel] = yaml.dump(yaml.merge(yaml.load(reader.raw(files[rel]), rel), value),
+                                 store_mod.schema_ref(rel)).encode()
+        else:
+            out[rel] = yaml.dump(value, store_mod.schema_ref(rel)).encode()
+            reader.rendered[rel] = value
+    for rel, value in appends:
+        before = out.get(rel)
+        if before is None:
+            before = reader.raw(files[rel]) if rel in files else b""
+        text = yaml.dump_entry(value)
+        out[rel] = before + (yaml.header(store_mod.schema_ref(rel)) + text if not before else text).encode()
+    return out
+
+
+def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    """`init`: the store's own files, made once, in a commit whose parent has no store."""
+    if commit.parent and reader.objects.read(reader.spec(commit.parent, store_mod.CONFIG)):
+        raise ValidationFailed("init of a store that already existed")
+    allowed = {store_mod.CONFIG, ".gitignore", ".gitattributes"}
+    odd = [rel for rel in commit.changed if rel not in allowed and not rel.startswith(".schemas/")]
+    if odd or any(status != "A" for status, _, _ in commit.changed.values()):
+        raise ValidationFailed(f"init wrote {', '.join(odd) or 'over existing files'}")
+    return {rel: reader.raw(new) for rel, (_, _, new) in commit.changed.items()}
+
+
+def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    """`doctor --fix`: only `.schemas/` copies, each exactly the schema statedir ships."""
+    out = {}
+    for rel in commit.changed:
+        name = rel.removeprefix(".schemas/").removesuffix(".schema.json")
+        if not rel.startswith(".schemas/") or name not in schema.schema_names():
+            raise ValidationFailed(f"doctor wrote {rel}, which is not a schema copy")
+        out[rel] = schema.schema_path(name).read_bytes()
+    return out
+
+
+# action -> replay; other subsystems (the bus, the research ledger) register theirs here.
+REPLAYERS: dict[str, Callable[[Reader, Commit], dict[str, bytes]]] = {
+    **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
+    "init": _init, "doctor": _doctor,
+}
+
+
+def refusal(exc: StatedirError) -> str:
+    return f"{exc.message} [{exc.code}]"

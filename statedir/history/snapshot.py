@@ -1,0 +1,186 @@
+"""A store's files as of any commit, parsed once per blob: runs, templates, passports, logs."""
+from __future__ import annotations
+
+import copy
+import datetime
+from dataclasses import dataclass
+from typing import Any
+
+from statedir import schema, yaml
+from statedir import store as store_mod
+from statedir.change import RunData
+from statedir.errors import CorruptStore, UnknownRun
+from statedir.history import objects
+from statedir.history.objects import Objects
+from statedir.store import Store
+from statedir.template import Template
+from statedir.transaction import LOGS
+
+
+@dataclass
+class Snapshot:
+    """One run as of one commit."""
+
+    commit: str
+    template: Template
+    run: RunData
+    passports: dict[str, dict[str, Any]]
+    histories: dict[str, list[dict[str, Any]]]
+
+
+def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
+    """(plain data, canonical) of a store file's bytes, validated against its schema;
+    canonical: the bytes are exactly what statedir writes for that data."""
+    name = store_mod.schema_for(rel) or ""
+    ref = store_mod.schema_ref(rel)
+    is_log = name.startswith("log-")
+    own = yaml.read_own(raw, ref)
+    if own is not yaml.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
+        return (own or [] if is_log else own), True
+    doc = yaml.load(raw, rel)
+    plain = yaml.to_plain(doc)
+    problems = schema.validate(name, plain, rel, source=doc) if name else []
+    if problems or (not is_log and not isinstance(plain, dict)):
+        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}", file=rel)
+    return (plain or [] if is_log else plain), yaml.dump(plain, ref).encode() == raw
+
+
+class Reader:
+    """Reads and parses store files at commits through one `Objects`; a blob is parsed once."""
+
+    def __init__(self, store: Store, objects: Objects) -> None:
+        self.store = store
+        self.objects = objects
+        self._parsed: dict[tuple[str, str], tuple[Any, bool]] = {}
+        self._templates: dict[str, Template] = {}
+        self.rendered: dict[str, Any] = {}  # path -> the plain data a replay just wrote there
+        self._held: dict[str, dict[str, str]] = {}  # commit -> the store's templates: name -> blob id
+
+    def spec(self, commit: str, rel: str) -> str:
+        return f"{commit}:{self.store.git_path(rel)}"
+
+    def files(self, commit: str, rel_dir: str) -> dict[str, str]:
+        """Every file under a store directory at `commit`: store-relative path -> blob id.
+        A run's usual folders are asked for in the same round trip as the run's own."""
+        out: dict[str, str] = {}
+        usual = ["stages", "materials", "history"] if rel_dir.startswith("runs/") else []
+        specs = [self.spec(commit, rel_dir), *(self.spec(commit, f"{rel_dir}/{d}") for d in usual)]
+        if usual:  # the store's templates too: the run's template is read next
+            specs.append(self.spec(commit, "templates"))
+        found = self.objects.read_many(specs)
+        if usual:
+            self._held[commit] = {n[:-5]: oid for n, (_, oid) in objects.entries(found.pop()).items()
+                                  if n.endswith(".yaml")}
+        top = objects.entries(found[0])
+        pending = [(rel_dir, {n: e for n, e in top.items() if n not in usual or not e[0].startswith("4")})]
+        pending += [(f"{rel_dir}/{d}", objects.entries(tree)) for d, tree in zip(usual, found[1:], strict=True)
+                    if d in top and top[d][0].startswith("4")]
+        while pending:
+            directory, entries = pending.pop()
+            for name, (mode, oid) in entries.items():
+                if mode.startswith("4"):
+                    pending.append((f"{directory}/{name}", self.objects.tree(oid)))
+                else:
+                    out[f"{directory}/{name}"] = oid
+        return out
+
+    def raw(self, oid: str) -> bytes:
+        blob = self.objects.blob(oid)
+        if blob is None:
+            raise CorruptStore(f"git object {oid} is missing")
+        return blob
+
+    def parsed(self, rel: str, oid: str) -> tuple[Any, bool]:
+        key = (store_mod.schema_ref(rel), oid)  # the schema (and its path) the bytes are read against
+        if key not in self._parsed:
+            self._parsed[key] = parse(rel, self.raw(oid))
+        return self._parsed[key]
+
+    def plain(self, rel: str, oid: str) -> Any:
+        return self.parsed(rel, oid)[0]
+
+    def adopt(self, rel: str, oid: str, plain: Any) -> None:
+        """Remember that blob `oid` holds `plain`, as statedir wrote it (a replay proved it)."""
+        self._parsed.setdefault((store_mod.schema_ref(rel), oid), (plain, True))
+
+    def template(self, commit: str, name: str) -> Template:
+        """The template `name` as the store held it at `commit`, else the one statedir ships."""
+        from statedir import template as template_mod
+
+        rel = f"templates/{name}.yaml"
+        if commit in self._held:  # listed with the run's files
+            oid = self._held[commit].get(name)
+        else:
+            found = self.objects.read(self.spec(commit, rel))
+            oid = found[0] if found else None
+        key = oid or f"shipped:{name}"
+        if key not in self._templates:
+            if oid:
+                self._templates[key] = template_mod.parse(self.raw(oid), f"{rel}@{commit[:10]}")
+            elif name in template_mod.shipped():
+                self._templates[key] = template_mod.load(name)
+            else:
+                raise CorruptStore(f"template {name!r} is neither in the store at {commit[:10]} nor shipped",
+                                   template=name)
+        return self._templates[key]
+
+    def run(self, commit: str, run_id: str, files: dict[str, str] | None = None, *,
+            ledger: bool = False) -> tuple[Template, RunData]:
+        """A run as plain data at `commit` (`files`: its files there, when already listed)."""
+        base = f"runs/{store_mod.check_run_id(run_id)}"
+        if files is None:
+            files = self.files(commit, base)
+        if f"{base}/state.yaml" not in files:
+            raise UnknownRun(f"no run {run_id!r} at {commit[:10]}", run_id=run_id, commit=commit)
+        state = self.plain(f"{base}/state.yaml", files[f"{base}/state.yaml"])
+        t = self.template(commit, state["template"])
+
+        def need(rel: str) -> Any:
+            if rel not in files:
+                raise CorruptStore(f"{rel} is missing at {commit[:10]}", file=rel)
+            return self.plain(rel, files[rel])
+
+        # Shared with the parse memo, not copied: decisions never change their input (the rules'
+        # tests hold them to it), and verify reads the same unchanged files commit after commit.
+        stages = {sid: need(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
+        passports = {label: need(f"{base}/materials/{label}.yaml")
+                     for label in state.get("current_version", {}).values()}
+        run = RunData(run_id, state, stages, passports)
+        if ledger or state.get("settings", {}).get("reset_boundaries"):
+            rel = f"{base}/history/reset_boundary.yaml"
+            run.ledger = self.plain(rel, files[rel]) if rel in files else []
+        return t, run
+
+    def snapshot(self, commit: str, run_id: str, clock: datetime.datetime) -> Snapshot:
+        """The run at `commit` with every passport (status as read at `clock`) and every log."""
+        from statedir import materials
+
+        base = f"runs/{store_mod.check_run_id(run_id)}"
+        files = self.files(commit, base)
+        t, run = self.run(commit, run_id, files, ledger=True)
+        hours = float(t.doc.get("passport_stale_hours", 24))
+        passports = {}
+        labels = sorted(r[len(base) + 11:-5] for r in files
+                        if r.startswith(f"{base}/materials/") and r.endswith(".yaml") and r.count("/") == 3)
+        for label in labels:
+            rel = f"{base}/materials/{label}.yaml"
+            passport = dict(self.plain(rel, files[rel]))
+            passport["verification_status"] = materials.effective_status(passport, clock, hours)
+            passports[label] = passport
+        histories = {}
+        for name in LOGS:
+            rel = f"{base}/history/{name}.yaml"
+            histories[name] = copy.deepcopy(self.plain(rel, files[rel])) if rel in files else []
+        return Snapshot(commit, t, run, passports, histories)
+
+
+def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
+    """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
+    store_mod.check_run_id(run_id)
+    sha = objects.resolve(store.worktree, rev)
+    with Objects(store.worktree) as objs:
+        when = objects.commit_time(objs, sha)
+        try:
+            return Reader(store, objs).snapshot(sha, run_id, when)
+        except UnknownRun:
+            raise UnknownRun(f"no run {run_id!r} at {rev} ({sha[:10]})", run_id=run_id, rev=rev) from None

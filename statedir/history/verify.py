@@ -1,0 +1,185 @@
+"""verify: walk every commit that touched the store (or one run) and prove each came from a
+legal statedir transition, reading history with two git processes in all: one `git log` with
+raw diffs, one `git cat-file --batch` for the trees and blobs replay needs."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from statedir import git
+from statedir.errors import GitError, StatedirError
+from statedir.history import objects
+from statedir.history.replay import Commit, blob_id, expected, refusal
+from statedir.history.snapshot import Reader, parse
+from statedir.store import Store
+
+_FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
+           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)")
+_LOG = re.compile(r"^runs/[^/]+/history/")
+_PASSPORT = re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$")
+
+
+def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
+    """The commits touching `pathspec`, oldest first, with their store files' changes."""
+    if not git.head(store.worktree):
+        return []
+    args = ["log", "--reverse", "--topo-order", "--raw", "--no-renames", "--no-abbrev", "-z",
+            "--format=%x1e" + "%x1f".join(_FIELDS)]
+    if since:
+        args.append(f"{since}..HEAD")
+    out = git.run(store.worktree, *args, "--", pathspec).stdout.decode("utf-8", "surrogateescape")
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    found = []
+    for record in out.split("\x1e")[1:]:
+        header, _, raw = record.partition("\0")
+        fields = header.split("\x1f")
+        if len(fields) != len(_FIELDS):
+            raise GitError(f"git log printed a record verify cannot read: {header[:80]!r}")
+        sha, parents, run_id, actor, action, request = (f.strip() for f in fields)
+        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request))
+        tokens = raw.lstrip("\n").split("\0")
+        for meta, path in zip(tokens[0::2], tokens[1::2], strict=False):
+            parts = meta.split()
+            if len(parts) == 5 and path.startswith(prefix):
+                commit.changed[path[len(prefix):]] = (parts[4][0], parts[2], parts[3])
+        found.append(commit)
+    return found
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
+    """{clean, checked, findings: [{commit, kind, file, message}]}: hand_edit, illegal,
+    log_rewritten, label_reused, in history order."""
+    rel = store.run_dir(run_id) if run_id else "."
+    since_sha = objects.resolve(store.worktree, since) if since else None
+    history = commits(store, store.git_path(rel), since_sha)
+    findings: list[dict[str, Any]] = []
+    removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
+    with objects.Objects(store.worktree) as objs:
+        reader = Reader(store, objs)
+        for commit in history:
+            findings += _check(reader, commit, removed)
+    return {"clean": not findings, "checked": len(history), "findings": findings}
+
+
+def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[str, Any]:
+    return {"commit": commit.sha, "kind": kind, "file": file, "message": message}
+
+
+def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    replayed: set[str] = set()  # files the replay proved exactly right
+    if not (commit.run_id and commit.actor and commit.action):
+        out += [_finding(commit, "hand_edit", rel, f"{_verb(status)} without statedir (no Statedir-* trailers)")
+                for rel, (status, _, _) in sorted(commit.changed.items())]
+    elif len(commit.parents) > 1:
+        pass  # a merge: the sync issue's merge driver decides what merges legally
+    else:
+        out += _replay(reader, commit, replayed)
+    for rel, (status, old, new) in sorted(commit.changed.items()):
+        if _LOG.match(rel) and status != "A" and rel not in replayed:
+            out += _append_only(reader, commit, rel, old, new if status != "D" else None)
+        if _PASSPORT.match(rel):
+            out += _label(reader, commit, rel, status, old, new, removed)
+    return out
+
+
+def _verb(status: str) -> str:
+    return {"A": "added", "D": "deleted"}.get(status, "changed")
+
+
+def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str, Any]]:
+    try:
+        want = expected(reader, commit)
+    except StatedirError as exc:
+        first = min(commit.changed, default=None)
+        return [_finding(commit, "illegal", first, f"replaying {commit.action} on the parent is refused: "
+                                                   f"{refusal(exc)}")]
+    out = []
+    width = len(commit.sha)
+    parent_files: dict[str, str] | None = None
+    for rel in sorted(set(want) | set(commit.changed)):
+        if rel not in want:  # a hand edit that rode into the transition's commit
+            out.append(_finding(commit, "hand_edit", rel, f"{_verb(commit.changed[rel][0])} in the commit of a "
+                                                          f"{commit.action} transition, which does not write it"))
+            continue
+        if rel in commit.changed:
+            actual = commit.changed[rel][2]
+        else:
+            if parent_files is None:
+                parent_files = reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
+            actual = parent_files.get(rel, "0" * width)
+        if blob_id(want[rel], width) == actual:
+            replayed.add(rel)
+            if rel in reader.rendered:  # the next commit's replay reads it without parsing it again
+                reader.adopt(rel, actual, reader.rendered[rel])
+        elif _same_data(reader, rel, want[rel], actual):
+            out.append(_finding(commit, "hand_edit", rel, f"the {commit.action} transition's data, but text edited "
+                                                          "by hand (comments or layout) rode into its commit"))
+        else:
+            out.append(_finding(commit, "illegal", rel, f"replaying {commit.action} on the parent gives "
+                                                        "different content (forged or edited)"))
+    return out
+
+
+def _same_data(reader: Reader, rel: str, want: bytes, actual: str) -> bool:
+    """Whether the committed blob holds the data the replay wrote, in other text."""
+    if set(actual) == {"0"}:
+        return False
+    try:
+        return bool(parse(rel, want)[0] == parse(rel, reader.raw(actual))[0])
+    except StatedirError:
+        return False
+
+
+def _append_only(reader: Reader, commit: Commit, rel: str, old: str, new: str | None) -> list[dict[str, Any]]:
+    before = reader.raw(old)
+    after = reader.raw(new) if new else b""
+    if after.startswith(before):
+        return []
+    if new is None:
+        return [_finding(commit, "log_rewritten", rel, "the append-only log was deleted")]
+    try:
+        old_entries, new_entries = parse(rel, before)[0], parse(rel, after)[0]
+    except StatedirError:
+        return [_finding(commit, "log_rewritten", rel, "committed text of the append-only log was changed")]
+    index = next((i for i, (a, b) in enumerate(zip(old_entries, new_entries, strict=False)) if a != b), None)
+    if index is not None:
+        message = f"entry {index} was changed or reordered"
+    elif len(new_entries) < len(old_entries):
+        message = f"{len(old_entries) - len(new_entries)} entries were removed from the end"
+    else:
+        message = "committed text of the append-only log was changed"
+    return [_finding(commit, "log_rewritten", rel, message)]
+
+
+def _identity(reader: Reader, rel: str, oid: str) -> Any:
+    try:
+        passport = reader.plain(rel, oid)
+    except StatedirError:
+        return ("unreadable", oid)
+    return {k: passport.get(k) for k in ("series", "materials", "content_hash", "files")}
+
+
+def _label(reader: Reader, commit: Commit, rel: str, status: str, old: str, new: str,
+           removed: dict[str, Any]) -> list[dict[str, Any]]:
+    label = rel.rpartition("/")[2][:-5]
+    if status == "D":
+        removed[rel] = _identity(reader, rel, old)
+        return []
+    before = _identity(reader, rel, old) if status != "A" else removed.pop(rel, None)
+    if before is None or before == _identity(reader, rel, new):
+        return []
+    return [_finding(commit, "label_reused", rel, f"version label {label} now names different content "
+                                                  "(a label is never reused)")]
+

@@ -1,0 +1,49 @@
+"""Every version of a material or series, oldest first, with its passport and the commit
+that made it (read from one `git log` of the run's materials folder)."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir import git, materials
+from statedir.store import Store
+from statedir.template import Template
+
+
+def series_name(t: Template, material: str) -> str:
+    """The series `material` names: a series name, or the series a material belongs to."""
+    found = t.series_by_name(material)
+    if found is not None:
+        return str(found["name"])
+    return str(t.series_of(t.check_material(material))["name"])  # UNKNOWN_MATERIAL otherwise
+
+
+def adding_commits(store: Store, run_id: str) -> dict[str, str]:
+    """Passport file name -> the newest commit that added it."""
+    folder = store.git_path(f"{store.run_dir(run_id)}/materials")
+    if not git.head(store.worktree):
+        return {}
+    out = git.run(store.worktree, "log", "--diff-filter=A", "--no-renames", "--format=%x1e%H", "--name-only",
+                  "-z", "--", folder).stdout.decode("utf-8", "surrogateescape")
+    made: dict[str, str] = {}
+    for record in out.split("\x1e")[1:]:
+        sha, _, names = record.partition("\n")
+        for name in names.strip("\n\0").split("\0"):
+            if name:
+                made.setdefault(name.rpartition("/")[2], sha.strip("\0\n"))
+    return made
+
+
+def versions(store: Store, run_id: str, material: str, t: Template,
+             passports: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """[{version_label, commit, passport}] of the series, oldest first; `commit` is None for a
+    passport no commit added (it was written by hand and not committed)."""
+    name = series_name(t, material)
+    made = adding_commits(store, run_id)
+
+    def number(label: str) -> int:
+        match = materials.LABEL_RE.match(label)
+        return int(match["n"]) if match else 0
+
+    mine = [label for label, p in passports.items() if p.get("series") == name]
+    return [{"version_label": label, "commit": made.get(f"{label}.yaml"), "passport": passports[label]}
+            for label in sorted(mine, key=lambda label: (number(label), label))]

@@ -1,0 +1,70 @@
+"""diff (a semantic diff of the show document) and versions (every version of a material)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import cli, cli_json, snapshot
+
+from statedir import api
+from statedir.history import diff
+from tests.history.helpers import drive
+
+
+def test_diff_between_two_commits_in_dotted_paths(sd: api.StateDir, repo: Path) -> None:
+    seen = drive(sd, repo / "draft.md", 12)
+    before = snapshot(repo)
+    code, out = cli_json("diff", "p1", seen[10][0], seen[11][0], cwd=repo)  # stage 2.5 completed
+    assert code == 0 and out["run_id"] == "p1" and (out["from"], out["to"]) == (seen[10][0], seen[11][0])
+    rows = {r["path"]: (r["from"], r["to"]) for r in out["changes"]}
+    assert rows["stages.2.5.status"] == ("in_progress", "completed")
+    assert rows["pipeline_state"] == ("running", "awaiting_confirmation")
+    assert rows["stages.2.5.checkpoint_type"] == (None, "MANDATORY")
+    added = [r for r in out["changes"] if r["path"].startswith("history.transitions.")]
+    assert len(added) == 1 and added[0]["from"] is None and added[0]["to"]["summary"] == "stage 2.5 completed"
+    assert all(set(r) == {"path", "from", "to", "change"} for r in out["changes"])
+    assert snapshot(repo) == before
+
+
+def test_diff_to_now_and_for_people(sd: api.StateDir, repo: Path) -> None:
+    seen = drive(sd, repo / "draft.md", 6)
+    result = sd.diff("p1", seen[4][0])
+    assert result["to"] is None
+    assert {"path": "current_version.paper_draft", "from": None, "to": "paper_draft_v1", "change": "added"} \
+        in result["changes"]
+    text = cli("diff", "p1", seen[4][0], cwd=repo).stdout
+    assert text.startswith(f"run p1: {seen[4][0][:10]} -> now,")
+    assert '+ current_version.paper_draft: "paper_draft_v1"' in text
+    assert sd.diff("p1", "HEAD")["changes"] == []
+    assert cli_json("diff", "p1", "HEAD", "HEAD", cwd=repo)[1]["changes"] == []
+
+
+def test_records_are_matched_by_their_id() -> None:
+    old = {"rows": [{"source_family": "a", "n": 1}, {"source_family": "b", "n": 2}], "log": [{"x": 1}]}
+    new = {"rows": [{"source_family": "b", "n": 3}, {"source_family": "a", "n": 1}], "log": [{"x": 1}, {"x": 2}]}
+    assert diff.changes(old, new) == [
+        {"path": "log.1", "from": None, "to": {"x": 2}, "change": "added"},
+        {"path": "rows.b.n", "from": 2, "to": 3, "change": "changed"}]
+
+
+def test_diff_bad_input(sd: api.StateDir, repo: Path) -> None:
+    drive(sd, repo / "draft.md", 2)
+    for args, code in [(["p1", "nope"], "INVALID_VALUE"), (["p9", "HEAD"], "UNKNOWN_RUN"), (["p1"], "INVALID_VALUE")]:
+        status, out = cli_json("diff", *args, cwd=repo)
+        assert status == 2 and out["error"]["code"] == code, args
+
+
+def test_versions_of_a_material_or_its_series(sd: api.StateDir, repo: Path) -> None:
+    seen = drive(sd, repo / "draft.md", 12)
+    code, out = cli_json("versions", "p1", "paper_draft", cwd=repo)
+    assert code == 0
+    assert [(v["version_label"], v["commit"]) for v in out] == [("paper_draft_v1", seen[5][0]),
+                                                               ("paper_draft_v2", seen[9][0])]
+    assert out[0]["passport"]["content_hash"] == out[1]["passport"]["content_hash"]  # the same file, twice
+    assert out[1]["passport"]["verification_status"] == "VERIFIED"
+    research = sd.versions("p1", "research")  # a series name
+    assert [v["version_label"] for v in research] == ["research_v1"]
+    assert sd.versions("p1", "bibliography") == research  # a material of that bundle
+    text = cli("versions", "p1", "paper_draft", cwd=repo).stdout
+    assert "paper_draft_v1" in text and seen[5][0][:10] in text
+    status, err = cli_json("versions", "p1", "no_such", cwd=repo)
+    assert status == 2 and err["error"]["code"] == "UNKNOWN_MATERIAL"

@@ -1,0 +1,40 @@
+"""The shipped pre-push example: a clean history pushes; a hand edit is refused, and only the
+commits the remote lacks are replayed."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+from statedir import api
+from tests.history.helpers import drive, git, hand_commit
+
+
+def push(repo: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True, env=env)
+
+
+def test_pre_push_runs_verify(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    hook = repo / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    shutil.copy(ROOT / "examples" / "pre-push", hook)
+    drive(sd, repo / "draft.md", 3)
+    first = push(repo)
+    assert first.returncode == 0, first.stderr
+    drive_more = sd.stage("p1", "1", "completed")
+    path = repo / "state/runs/p1/state.yaml"
+    path.write_text(path.read_text().replace("topic: AI and QA", "topic: by hand"))
+    edit = hand_commit(repo)
+    refused = push(repo)
+    assert refused.returncode != 0
+    assert f"{edit[:10]}  hand_edit" in refused.stdout + refused.stderr
+    assert "verified 2 commit(s)" in refused.stdout + refused.stderr  # only what the remote lacks
+    assert drive_more["commit"] != git(remote, "rev-parse", "main").strip()
