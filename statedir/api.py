@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statedir import git, transaction, yaml
 from statedir import store as store_mod
@@ -17,6 +17,9 @@ from statedir.change import Request
 from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
 from statedir.store import Store
 from statedir.template import Template
+
+if TYPE_CHECKING:
+    from statedir.bus import Bus
 
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
@@ -158,6 +161,12 @@ class StateDir:
 
     def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}
+
+    def bus(self, session: str) -> Bus:
+        """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""
+        from statedir.bus import Bus
+
+        return Bus(self.store, session, lock_timeout=self.lock_timeout)
 
     # --- writing ------------------------------------------------------------------------------
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,
