@@ -26,7 +26,7 @@ class WrongType(StatedirError):
 def parse(field: str) -> list[str]:
     """`phases.1-design.status` -> its keys; INVALID_VALUE for anything else."""
     parts = field.split(".")
-    if len(parts) > MAX_DEPTH or not all(SEGMENT_RE.match(p) for p in parts):
+    if len(parts) > MAX_DEPTH or not all(SEGMENT_RE.fullmatch(p) for p in parts):
         raise InvalidValue(f"invalid field {field[:200]!r}: keys of letters, digits and _@+- joined by dots, "
                            f"e.g. phases.1-design.status (at most {MAX_DEPTH} keys)", field=field[:200])
     return parts

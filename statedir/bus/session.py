@@ -34,21 +34,21 @@ class EvidenceMissing(StatedirError):
 
 def check_session(session: str) -> str:
     """The session id, or INVALID_ID unless it is `<YYYY-MM-DD>-<slug>` with a real date."""
-    match = SESSION_RE.match(session)
+    match = SESSION_RE.fullmatch(session)
     valid = match is not None
     if match:
         try:
             datetime.date.fromisoformat(match["date"])
         except ValueError:
             valid = False
-    if not valid or not store_mod.RUN_ID_RE.match(session):
+    if not valid or not store_mod.RUN_ID_RE.fullmatch(session):
         raise InvalidId(f"invalid session id {session!r}: use <YYYY-MM-DD>-<slug>, e.g. 2026-06-30-member-blog "
                         "(a real date; the slug letters, digits and ._-; at most 128 characters)", session=session)
     return session
 
 
 def check_actor(actor: str) -> str:
-    if not ACTOR_RE.match(actor):
+    if not ACTOR_RE.fullmatch(actor):
         raise InvalidValue(f"invalid actor {actor!r}: letters, digits and ._@+- (at most 64)", actor=actor)
     return actor
 
