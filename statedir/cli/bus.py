@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from typer._click.exceptions import BadOptionUsage
+from typer.core import TyperCommand
 
 from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
@@ -15,9 +17,38 @@ from statedir.output import emit_json
 HELP = ("The handoff bus: run variables, per-phase outputs and evidence paths that an orchestrator and its "
         "agents pass by lookup (drop-in for the seed's pipeline-state.sh). Each change is one commit of "
         "bus/<SESSION>.yaml.")
-# A value may start with '-' (a negative number, a user's "- fix ..." request): options the command
-# does not know are taken as arguments, as the seed's script takes any value.
-VALUES = {"ignore_unknown_options": True}
+
+
+class Verbatim(TyperCommand):
+    """A command that takes every word but its own options as an argument, in order: a value
+    may start with '-' (a negative number, a user's "- fix the login bug" request, which click
+    would read as the short options -f -i -x ... -h, printing help and storing nothing), as
+    the seed's script takes any value."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        flags: set[str] = set()
+        valued: set[str] = set()
+        for param in self.get_params(ctx):
+            if getattr(param, "param_type_name", "") == "option":
+                (flags if getattr(param, "is_flag", False) else valued).update(
+                    [*param.opts, *param.secondary_opts])
+        options: list[str] = []
+        words: list[str] = []
+        rest = iter(args)
+        for word in rest:
+            if word == "--":
+                words.extend(rest)
+            elif word in flags or (word.startswith("--") and word.partition("=")[0] in valued and "=" in word):
+                options.append(word)
+            elif word in valued:
+                value = next(rest, None)
+                if value is None:
+                    raise BadOptionUsage(word, f"Option '{word}' requires an argument.", ctx)
+                options.extend([word, value])
+            else:
+                words.append(word)
+        return super().parse_args(ctx, [*options, "--", *words])
+
 
 bus = typer.Typer(name="bus", help=HELP, no_args_is_help=True, add_completion=False,
                   context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,7 +69,7 @@ def _raw(value: Any) -> str:
     return value if isinstance(value, str) else json_mod.dumps(value, ensure_ascii=False, indent=2)
 
 
-@bus.command("init")
+@bus.command("init", cls=Verbatim)
 def init(session: SessionArg,
          clean: Annotated[Optional[Path], typer.Option(
              "--clean", help="Also empty this scratch folder (e.g. .ai_log), keeping .gitkeep: the seed's "
@@ -55,7 +86,7 @@ def init(session: SessionArg,
         print(result["path"])
 
 
-@bus.command("set", context_settings=VALUES)
+@bus.command("set", cls=Verbatim)
 def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Store a string at FIELD, replacing whatever it held (creates the session if missing).
@@ -67,7 +98,7 @@ def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
         emit_json(result)
 
 
-@bus.command("append", context_settings=VALUES)
+@bus.command("append", cls=Verbatim)
 def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
            check_path: Annotated[bool, typer.Option(
                "--check-path", help="Refuse a VALUE that is not an existing path inside the repository "
@@ -79,7 +110,7 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
         emit_json(result)
 
 
-@bus.command("get")
+@bus.command("get", cls=Verbatim)
 def get(session: SessionArg,
         field: Annotated[Optional[str], typer.Argument(
             help="The field (dotted for nested entries); left out: the whole session.", show_default=False)] = None,
@@ -95,7 +126,7 @@ def get(session: SessionArg,
         print(_raw(value))
 
 
-@bus.command("clear")
+@bus.command("clear", cls=Verbatim)
 def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
           actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import ROOT, cli, cli_json
 
 S = "2026-06-30-member-blog-gating"
 # (args after the verb, exit code, stdout): stdout None = not compared (it names a path).
@@ -55,6 +57,15 @@ STEPS: list[tuple[list[str], int, str | None]] = [
     (["get", S, "prd_document"], 1, ""),
     (["clear", S], 0, None),  # clearing a missing session is no error (the seed's rm -f)
 ]
+
+
+def shim(repo: Path) -> Path:
+    """A folder with a `statedir` executable that runs this checkout's statedir."""
+    bindir = repo.parent / "bin"
+    bindir.mkdir(exist_ok=True)
+    (bindir / "statedir").write_text(f'#!/bin/sh\nexec {sys.executable} -m statedir "$@"\n')
+    (bindir / "statedir").chmod(0o755)
+    return bindir
 
 
 @pytest.fixture
@@ -101,14 +112,8 @@ test "$PRD" = docs/prd/member-blog-gating.md
 test -f "$STATE_FILE"
 statedir bus get "$SESSION" > full.json
 """
-    bindir = repo / "bin"
-    bindir.mkdir()
-    import sys
-
-    (bindir / "statedir").write_text(f'#!/bin/sh\nexec {sys.executable} -m statedir "$@"\n')
-    (bindir / "statedir").chmod(0o755)
     proc = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True, text=True,
-                          env={**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}, timeout=120)
+                          env={**os.environ, "PATH": f"{shim(repo)}:{os.environ['PATH']}"}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     full = json.loads((repo / "full.json").read_text())
     assert full == {"session": S, "phases": {}, "session_dir": f"docs/sessions/{S}/",
@@ -130,3 +135,26 @@ def test_side_by_side_with_the_seed_script(repo: Path, store: Path) -> None:
         assert (seed.returncode == 0) == (ours.returncode == 0), (args, seed.stderr, ours.stderr)
         if args[0] == "get":
             assert ours.stdout == seed.stdout, args
+
+
+def readme_example() -> str:
+    """The README's worked orchestrator/worker example, verbatim."""
+    section = (ROOT / "README.md").read_text().split("## The handoff bus", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    return next(b for b in blocks if "STATE_FILE=$(statedir bus init" in b)
+
+
+def test_the_readme_worked_example_runs(repo: Path, store: Path) -> None:
+    (repo / ".ai_log").mkdir()
+    (repo / ".ai_log" / "stale-from-last-run.log").write_text("x")
+    (repo / ".gitignore").write_text("/.ai_log/*\n")
+    proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + readme_example()], cwd=repo, capture_output=True,
+                          text=True, env={**os.environ, "PATH": f"{shim(repo)}:{os.environ['PATH']}",
+                                          "USER_REQUEST": "Gate the member blog."}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert not (repo / ".ai_log" / "stale-from-last-run.log").exists()
+    assert '[".ai_log/phase-0-pm-prd.md"]' in proc.stdout.replace("\n", "").replace(" ", "")
+    code, session = cli_json("bus", "get", S, cwd=repo)
+    assert session["phases"] == {"0-requirements": {  # type: ignore[index]
+        "agent": "pm-agent", "status": "done", "outputs": {"prd_document": "docs/prd/member-blog-gating.md"},
+        "evidence": [".ai_log/phase-0-pm-prd.md"]}}
