@@ -24,9 +24,10 @@ class Bus:
     seed's pipeline-state.sh, each change one commit of `bus/<session>.yaml`."""
 
     def __init__(self, store: Store, session_id: str, *, lock_timeout: float | None = None) -> None:
+        """`session_id` is the label, or the path of the session's file (anything with a '/')."""
         self.store = store
-        self.session = session.check_session(session_id)
-        self.rel = session.rel_path(session_id)
+        self.session = session.of_file(store, session_id) if "/" in session_id else session.check_session(session_id)
+        self.rel = session.rel_path(self.session)
         self.lock_timeout = lock_timeout
 
     @property

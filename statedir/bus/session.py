@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import datetime
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from statedir import schema, yaml
@@ -65,6 +67,16 @@ def check_text(what: str, value: str) -> str:
         raise InvalidValue(f"{what} is {size} bytes, more than the bus takes ({MAX_VALUE_BYTES}): write it to a "
                            "file and store the file's path", field=what, size=size)
     return value
+
+
+def of_file(store: Store, path: str) -> str:
+    """The session whose file `path` is (what `init` printed, handed to agents as state_file);
+    INVALID_ID for any other path."""
+    real = Path(os.path.realpath(path))
+    if real.parent != store.root / FOLDER or real.suffix != ".yaml":
+        raise InvalidId(f"{path} is not a bus session file of the store {store.root} (bus/<session>.yaml)",
+                        path=path)
+    return check_session(real.stem)
 
 
 def rel_path(session: str) -> str:

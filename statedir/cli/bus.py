@@ -54,14 +54,15 @@ bus = typer.Typer(name="bus", help=HELP, no_args_is_help=True, add_completion=Fa
                   context_settings={"help_option_names": ["-h", "--help"]})
 
 SessionArg = Annotated[str, typer.Argument(
-    help="The session label <YYYY-MM-DD>-<slug>, e.g. 2026-06-30-member-blog-gating.", show_default=False)]
+    help="The session label <YYYY-MM-DD>-<slug>, e.g. 2026-06-30-member-blog-gating (or the path of its file, "
+         "as `init` prints it).", show_default=False)]
 FieldArg = Annotated[str, typer.Argument(
     help="The field; dots reach nested entries: phases.1-design.status.", show_default=False)]
 ValueArg = Annotated[str, typer.Argument(help="The value (a string; empty when left out, as in the seed).")]
 
 
 def _open(store: Path | None, session: str) -> Any:
-    return open_store(store).bus(session)
+    return open_store(store).bus(str(Path(session).absolute()) if "/" in session else session)
 
 
 def _raw(value: Any) -> str:

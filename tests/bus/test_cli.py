@@ -114,3 +114,20 @@ def test_validate_covers_bus_sessions(repo: Path, store: Path) -> None:
     code, out = cli_json("validate", cwd=repo)
     assert code == 1 and out["errors"][0]["file"] == f"bus/{S}.yaml"  # type: ignore[index]
     assert cli("validate", str(path), cwd=repo).returncode == 1
+
+
+def test_the_state_file_path_names_its_session(repo: Path, store: Path, tmp_path: Path) -> None:
+    """Agents handed `state_file` (what `init` printed) may pass it instead of the label."""
+    state_file = cli("bus", "init", S, cwd=repo).stdout.strip()
+    assert cli("bus", "set", state_file, "k", "v", cwd=repo).returncode == 0
+    assert cli("bus", "get", f"bus/{S}.yaml", "k", cwd=store).stdout == "v\n"  # relative to the cwd
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / f"{S}.yaml").write_text("session: x\n")
+    os_link = store / "bus" / "2026-01-01-link.yaml"
+    os_link.symlink_to(tmp_path / "elsewhere" / f"{S}.yaml")
+    before = snapshot(repo)
+    for other in ["/etc/passwd", str(tmp_path / "elsewhere" / f"{S}.yaml"), f"state/bus/../bus/../../{S}.yaml",
+                  str(os_link), f"state/bus/{S}.json", "state/bus/not-a-label.yaml"]:
+        proc = cli("bus", "set", other, "k", "w", "--json", cwd=repo)
+        assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "INVALID_ID", other
+    assert snapshot(repo) == before
