@@ -131,3 +131,12 @@ def test_the_state_file_path_names_its_session(repo: Path, store: Path, tmp_path
         proc = cli("bus", "set", other, "k", "w", "--json", cwd=repo)
         assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "INVALID_ID", other
     assert snapshot(repo) == before
+
+
+def test_the_pre_commit_hook_checks_bus_sessions() -> None:
+    from statedir import yaml
+
+    hook = yaml.load((ROOT / ".pre-commit-hooks.yaml").read_bytes())[0]
+    files = re.compile(hook["files"])
+    assert files.search(f"state/bus/{S}.yaml") and files.search(f"bus/{S}.yaml")
+    assert not files.search("config/bus/routes.yaml") and not files.search(f"state/bus/{S}.json")
