@@ -65,9 +65,14 @@ def _open(store: Path | None, session: str) -> Any:
     return open_store(store).bus(str(Path(session).absolute()) if "/" in session else session)
 
 
+def _jq(value: Any) -> str:
+    """JSON as jq prints it: indented by two, UTF-8, control characters and DEL escaped."""
+    return json_mod.dumps(value, ensure_ascii=False, indent=2).replace("\x7f", "\\u007f")
+
+
 def _raw(value: Any) -> str:
-    """A value as the seed's `jq -r` prints it: strings raw, lists and mappings as indented JSON."""
-    return value if isinstance(value, str) else json_mod.dumps(value, ensure_ascii=False, indent=2)
+    """A value as the seed's `jq -r` prints it: strings raw, lists and mappings as JSON."""
+    return value if isinstance(value, str) else _jq(value)
 
 
 @bus.command("init", cls=Verbatim)
@@ -122,7 +127,7 @@ def get(session: SessionArg,
     if json:
         emit_json(value)
     elif field is None:
-        print(json_mod.dumps(value, ensure_ascii=False, indent=2))
+        print(_jq(value))
     elif value is not None:
         print(_raw(value))
 

@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, cli, cli_json
 
 S = "2026-06-30-member-blog-gating"
+ODD = 'tab\there del\x7f esc\x1b emoji \U0001f600 "q" \\ back'
 # (args after the verb, exit code, stdout): stdout None = not compared (it names a path).
 STEPS: list[tuple[list[str], int, str | None]] = [
     (["init", S], 0, None),  # the seed prints a sentence naming the path; statedir the path alone
@@ -53,6 +54,11 @@ STEPS: list[tuple[list[str], int, str | None]] = [
     (["get", "2026-01-01-never-made", "field"], 1, ""),
     (["append", "2026-01-02-made-by-append", "items", "first"], 0, ""),  # set/append create the session
     (["get", "2026-01-02-made-by-append", "items"], 0, '[\n  "first"\n]\n'),
+    (["append", "2026-01-02-made-by-append", "odd", ODD], 0, ""),
+    (["get", "2026-01-02-made-by-append", "odd"], 0,  # jq escapes control characters and DEL, not UTF-8
+     '[\n  "tab\\there del\\u007f esc\\u001b emoji \U0001f600 \\"q\\" \\\\ back"\n]\n'),
+    (["set", "2026-01-02-made-by-append", "odd", ODD], 0, ""),
+    (["get", "2026-01-02-made-by-append", "odd"], 0, ODD + "\n"),
     (["clear", S], 0, None),  # prints "cleared <path>", as the seed's "pipeline-state: cleared <path>"
     (["get", S, "prd_document"], 1, ""),
     (["clear", S], 0, None),  # clearing a missing session is no error (the seed's rm -f)
