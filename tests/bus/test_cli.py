@@ -140,3 +140,18 @@ def test_the_pre_commit_hook_checks_bus_sessions() -> None:
     files = re.compile(hook["files"])
     assert files.search(f"state/bus/{S}.yaml") and files.search(f"bus/{S}.yaml")
     assert not files.search("config/bus/routes.yaml") and not files.search(f"state/bus/{S}.json")
+
+
+@pytest.mark.parametrize("verb", ["init", "set", "append", "clear"])
+def test_every_change_waits_for_the_store_lock(repo: Path, store: Path, verb: str) -> None:
+    import fcntl
+
+    assert cli("bus", "set", S, "k", "v", cwd=repo).returncode == 0
+    args = {"init": [S], "set": [S, "k", "w"], "append": [S, "list", "x"], "clear": [S]}[verb]
+    before = snapshot(repo)
+    with open(store / ".statedir.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = cli("bus", verb, *args, "--json", cwd=repo, env={"STATEDIR_LOCK_TIMEOUT": "0.3"})
+    assert proc.returncode == 3 and json.loads(proc.stdout)["error"]["code"] == "LOCK_TIMEOUT"
+    assert snapshot(repo) == before
+    assert cli("bus", verb, *args, cwd=repo).returncode == 0
