@@ -56,8 +56,8 @@ class Bus:
         folder = scratch.check_scratch(self.store, clean) if clean is not None else None
         with self.store.locked(self.lock_timeout):
             removed = scratch.clean(folder) if folder is not None else []
-            current = session.read(self.store, self.session)
-            sha = self._write(session.fresh(self.session), current[1] if current else None,
+            before = self.store.read_bytes(self.rel)  # a broken session may be started afresh too
+            sha = self._write(session.fresh(self.session), before,
                               f"bus init {self.session}", actor, "init")
         extra: dict[str, Any] = {"cleaned": removed} if folder is not None else {}
         return self._result(sha, summary=f"session {self.session} initialized", **extra)

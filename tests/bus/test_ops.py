@@ -169,7 +169,10 @@ def test_store_files_validate_and_a_hand_broken_session_is_reported(repo: Path, 
     assert [(p.file, p.path) for p in problems] == [(f"bus/{S}.yaml", "$.phases['1-design'].status")]
     with pytest.raises(CorruptStore):
         bus.get()
-    assert bus.clear()["changed"]  # a broken session can still be cleared
+    assert bus.clear()["changed"]  # a broken session can still be cleared, or started afresh
+    bus.set("phases.1-design.status", "in_progress")
+    path.write_text(path.read_text().replace("in_progress", "finished"))
+    assert bus.init()["changed"] and bus.get() == {"session": S, "phases": {}}
 
 
 def test_a_store_made_before_the_bus_gains_the_schema_copy(repo: Path, sd: api.StateDir) -> None:
