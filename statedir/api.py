@@ -13,7 +13,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir import git, gitcommit, transaction, yaml
 from statedir import store as store_mod
@@ -22,6 +22,9 @@ from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
 from statedir.journal import JOURNAL
 from statedir.store import Store
 from statedir.template import Template
+
+if TYPE_CHECKING:
+    from statedir.bus import Bus
 
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
@@ -267,6 +270,12 @@ class StateDir:
         from statedir.history import doctor
 
         return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)
+
+    def bus(self, session: str) -> Bus:
+        """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""
+        from statedir.bus import Bus
+
+        return Bus(self.store, session, lock_timeout=self.lock_timeout)
 
     # --- writing ------------------------------------------------------------------------------
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,

@@ -46,6 +46,7 @@ SCHEMA_OF = (
     (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),
     (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
     (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),
+    (re.compile(r"^bus/[^/]+\.yaml$"), "bus-session"),
 )
 
 

@@ -85,6 +85,11 @@ def _store(opened: store_mod.Store) -> list[Problem]:
         if inside != "runs":
             found += (f"{inside}/{name}" for name in names if name.endswith(".yaml"))
     rels += sorted(found, key=lambda rel: rel.split("/"))
+    bus = root / "bus"  # handoff-bus sessions
+    if bus.is_symlink():
+        problems.append(Problem("bus", "$", "is a symlink; statedir files are regular files"))
+    elif bus.is_dir():
+        rels += sorted(f"bus/{p.name}" for p in bus.glob("*.yaml"))
     for rel in rels:
         problems += check_file(root / rel, rel, rel, cache=cache)
     return problems

@@ -14,6 +14,7 @@ from statedir.errors import BAD_INPUT, InvalidValue, StatedirError  # noqa: E402
 
 HELP = "Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."
 COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
+GROUPS: dict[str, tuple[typer.Typer, dict[str, Any]]] = {}  # sub-groups: `statedir bus init ...`
 
 
 class _Registry:
@@ -29,6 +30,10 @@ class _Registry:
             return function
         return register
 
+    def group(self, name: str, group: typer.Typer, **kwargs: Any) -> None:
+        """Register a typer sub-group of commands under `name`."""
+        GROUPS[name] = (group, kwargs)
+
 
 app = _Registry()
 
@@ -40,6 +45,9 @@ def build(names: list[str] | None = None) -> typer.Typer:
     for name, (function, kwargs) in COMMANDS.items():
         if names is None or name in names:
             cli.command(name, **kwargs)(function)
+    for name, (group, kwargs) in GROUPS.items():
+        if names is None or name in names:
+            cli.add_typer(group, name=name, **kwargs)
     return cli
 
 
@@ -47,7 +55,7 @@ def _group() -> None:
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 
 
-from statedir.cli import history, read, store, write  # noqa: E402,F401  (commands register themselves)
+from statedir.cli import bus, history, read, store, write  # noqa: E402,F401  (commands register themselves)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
             raise InvalidValue("an argument contains a NUL byte")
-        named = [a for a in args[:1] if a in COMMANDS]
+        named = [a for a in args[:1] if a in COMMANDS or a in GROUPS]
         result = build(named or None)(args=args, prog_name="statedir", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except StatedirError as exc:

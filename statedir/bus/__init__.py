@@ -1,0 +1,8 @@
+"""The handoff bus: the seed's pipeline-state (run variables, per-phase entries, evidence
+paths passed by lookup) as `bus/<session>.yaml` files of the store, each change one commit."""
+from __future__ import annotations
+
+from statedir.bus.ops import Bus
+from statedir.bus.session import EvidenceMissing, UnknownSession
+
+__all__ = ["Bus", "EvidenceMissing", "UnknownSession"]

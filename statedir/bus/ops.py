@@ -1,0 +1,119 @@
+"""The bus's operations on one session: read it, decide, then one commit through `persist()`
+under the store lock, so concurrent writers are serialized and nothing is lost."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from statedir import git
+from statedir.bus import fields, scratch, session
+from statedir.bus.session import UnknownSession
+from statedir.persist import persist
+from statedir.store import Store
+
+DEFAULT_ACTOR = "pipeline_orchestrator"
+
+
+def _short(value: str, width: int = 60) -> str:
+    flat = " ".join(value.split())
+    return flat if len(flat) <= width else flat[:width - 3] + "..."
+
+
+class Bus:
+    """One handoff-bus session of a store: `init`, `set`, `append`, `get`, `clear`, as the
+    seed's pipeline-state.sh, each change one commit of `bus/<session>.yaml`."""
+
+    def __init__(self, store: Store, session_id: str, *, lock_timeout: float | None = None) -> None:
+        """`session_id` is the label, or the path of the session's file (anything with a '/')."""
+        self.store = store
+        self.session = session.of_file(store, session_id) if "/" in session_id else session.check_session(session_id)
+        self.rel = session.rel_path(self.session)
+        self.lock_timeout = lock_timeout
+
+    @property
+    def path(self) -> Path:
+        """The session's file (what `init` prints, for agents to receive as `state_file`)."""
+        return self.store.root / self.rel
+
+    def _result(self, sha: str | None, **extra: Any) -> dict[str, Any]:
+        return {"session": self.session, "run_id": self.session, "path": str(self.path), **extra,
+                "changed": sha is not None, "commit": sha}
+
+    def _write(self, data: dict[str, Any], before: bytes | None, summary: str, actor: str, verb: str) -> str | None:
+        """Persist the session's new content as one commit; None when the bytes would not change."""
+        raw = session.encode(self.session, data)
+        if raw == before:
+            return None
+        message = git.message(summary, self.session, actor, f"bus-{verb}")
+        return persist(self.store, writes={self.rel: raw, **session.schema_copy(self.store)}, message=message,
+                       author=actor)
+
+    # --- writing ------------------------------------------------------------------------------
+    def init(self, *, clean: Path | None = None, actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+        """Start the session fresh (`{session, phases: {}}`); no other session is touched. With
+        `clean`, empty that scratch folder first (the seed's `.ai_log/` cleanup, opt-in)."""
+        session.check_actor(actor)
+        folder = scratch.check_scratch(self.store, clean) if clean is not None else None
+        with self.store.locked(self.lock_timeout):
+            removed = scratch.clean(folder) if folder is not None else []
+            before = self.store.read_bytes(self.rel)  # a broken session may be started afresh too
+            sha = self._write(session.fresh(self.session), before,
+                              f"bus init {self.session}", actor, "init")
+        extra: dict[str, Any] = {"cleaned": removed} if folder is not None else {}
+        return self._result(sha, summary=f"session {self.session} initialized", **extra)
+
+    def set(self, field: str, value: str, *, actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+        """Store a string at `field` (dotted: `phases.1-design.status`), replacing whatever it held;
+        a missing session is created, as the seed does."""
+        return self._change(field, value, actor, append=False)
+
+    def append(self, field: str, value: str, *, check_path: bool = False,
+               actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+        """Add a string to the list at `field`, creating it; with `check_path` the value must be
+        a path that exists inside the repository (evidence-based gates)."""
+        return self._change(field, value, actor, append=True, check_path=check_path)
+
+    def _change(self, field: str, value: str, actor: str, *, append: bool,
+                check_path: bool = False) -> dict[str, Any]:
+        session.check_actor(actor)
+        parts = fields.parse(field)
+        session.check_text("value", value)
+        if check_path:
+            scratch.check_evidence(self.store, value)
+        verb = "append" if append else "set"
+        with self.store.locked(self.lock_timeout):
+            current = session.read(self.store, self.session)
+            old = current[0] if current else session.fresh(self.session)
+            new = fields.decide(old, parts, value, append=append)
+            summary = f"bus {verb} {self.session} {field} {'+=' if append else '='} {_short(value)}"
+            sha = self._write(new, current[1] if current else None, summary, actor, verb)
+        result = fields.lookup(new, parts)
+        return self._result(sha, field=field, value=result,
+                            summary=f"{self.session}: {field} {'+=' if append else '='} {_short(value)}")
+
+    def clear(self, *, actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+        """Remove the session's file (one commit; history keeps it). A missing session is not an
+        error, as the seed's `rm -f`; nothing changes then."""
+        session.check_actor(actor)
+        with self.store.locked(self.lock_timeout):
+            if self.store.read_bytes(self.rel) is None:  # a broken file may still be cleared
+                sha = None
+            else:
+                message = git.message(f"bus clear {self.session}", self.session, actor, "bus-clear")
+                sha = persist(self.store, writes={}, removes=[self.rel], message=message, author=actor)
+        return self._result(sha, summary=f"session {self.session} cleared" if sha else
+                            f"no session {self.session}; nothing to clear")
+
+    # --- reading ------------------------------------------------------------------------------
+    def get(self, field: str | None = None) -> Any:
+        """The whole session, or the value at `field` (None when it has no value); a missing
+        session is UNKNOWN_SESSION."""
+        parts = fields.parse(field) if field is not None else None
+        current = session.read(self.store, self.session)
+        if current is None:
+            raise UnknownSession(f"no bus session {self.session!r} in this store (run `statedir bus init "
+                                 f"{self.session}` first)", session=self.session, path=str(self.path))
+        if parts is None:
+            return current[0]
+        value = fields.lookup(current[0], parts)
+        return None if value is fields.MISSING else value

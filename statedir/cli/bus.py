@@ -1,0 +1,146 @@
+"""`statedir bus init|set|append|get|clear SESSION [FIELD] [VALUE]`: the seed's pipeline-state.sh,
+same argument order and output, on the store. Callbacks parse, call one Bus method, print."""
+from __future__ import annotations
+
+import json as json_mod
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from typer._click.exceptions import BadOptionUsage
+from typer.core import TyperCommand
+
+from statedir.cli import app
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
+from statedir.output import emit_json
+
+HELP = ("The handoff bus: run variables, per-phase outputs and evidence paths that an orchestrator and its "
+        "agents pass by lookup (drop-in for the seed's pipeline-state.sh). Each change is one commit of "
+        "bus/<SESSION>.yaml.")
+
+
+class Verbatim(TyperCommand):
+    """A command that takes every word but its own options as an argument, in order: a value
+    may start with '-' (a negative number, a user's "- fix the login bug" request, which click
+    would read as the short options -f -i -x ... -h, printing help and storing nothing), as
+    the seed's script takes any value."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        flags: set[str] = set()
+        valued: set[str] = set()
+        for param in self.get_params(ctx):
+            if getattr(param, "param_type_name", "") == "option":
+                (flags if getattr(param, "is_flag", False) else valued).update(
+                    [*param.opts, *param.secondary_opts])
+        options: list[str] = []
+        words: list[str] = []
+        rest = iter(args)
+        for word in rest:
+            if word == "--":
+                words.extend(rest)
+            elif word in flags or (word.startswith("--") and word.partition("=")[0] in valued and "=" in word):
+                options.append(word)
+            elif word in valued:
+                value = next(rest, None)
+                if value is None:
+                    raise BadOptionUsage(word, f"Option '{word}' requires an argument.", ctx)
+                options.extend([word, value])
+            else:
+                words.append(word)
+        return super().parse_args(ctx, [*options, "--", *words])
+
+
+bus = typer.Typer(name="bus", help=HELP, no_args_is_help=True, add_completion=False,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+SessionArg = Annotated[str, typer.Argument(
+    help="The session label <YYYY-MM-DD>-<slug>, e.g. 2026-06-30-member-blog-gating (or the path of its file, "
+         "as `init` prints it).", show_default=False)]
+FieldArg = Annotated[str, typer.Argument(
+    help="The field; dots reach nested entries: phases.1-design.status.", show_default=False)]
+ValueArg = Annotated[str, typer.Argument(help="The value (a string; empty when left out, as in the seed).")]
+
+
+def _open(store: Path | None, session: str) -> Any:
+    return open_store(store).bus(str(Path(session).absolute()) if "/" in session else session)
+
+
+def _jq(value: Any) -> str:
+    """JSON as jq prints it: indented by two, UTF-8, control characters and DEL escaped."""
+    return json_mod.dumps(value, ensure_ascii=False, indent=2).replace("\x7f", "\\u007f")
+
+
+def _raw(value: Any) -> str:
+    """A value as the seed's `jq -r` prints it: strings raw, lists and mappings as JSON."""
+    return value if isinstance(value, str) else _jq(value)
+
+
+@bus.command("init", cls=Verbatim)
+def init(session: SessionArg,
+         clean: Annotated[Optional[Path], typer.Option(
+             "--clean", help="Also empty this scratch folder (e.g. .ai_log), keeping .gitkeep: the seed's "
+                             "cleanup, opt-in; refused outside the repository or where git tracks files.")] = None,
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Start SESSION fresh ({session, phases: {}}) and print its file's path (pass it on as state_file).
+
+    No other session is touched.
+    """
+    result = _open(store, session).init(clean=clean.absolute() if clean else None, actor=actor)
+    if json:
+        emit_json(result)
+    else:
+        print(result["path"])
+
+
+@bus.command("set", cls=Verbatim)
+def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Store a string at FIELD, replacing whatever it held (creates the session if missing).
+
+    A phase's status moves forward only: todo -> in_progress -> done.
+    """
+    result = _open(store, session).set(field, value, actor=actor)
+    if json:
+        emit_json(result)
+
+
+@bus.command("append", cls=Verbatim)
+def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
+           check_path: Annotated[bool, typer.Option(
+               "--check-path", help="Refuse a VALUE that is not an existing path inside the repository "
+                                    "(relative to its top), so gates rest on evidence.")] = False,
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Add VALUE to the list at FIELD, creating the list (and the session) if missing."""
+    result = _open(store, session).append(field, value, check_path=check_path, actor=actor)
+    if json:
+        emit_json(result)
+
+
+@bus.command("get", cls=Verbatim)
+def get(session: SessionArg,
+        field: Annotated[Optional[str], typer.Argument(
+            help="The field (dotted for nested entries); left out: the whole session.", show_default=False)] = None,
+        store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Print FIELD's value raw (a list or mapping as JSON; nothing for a missing field), or the
+    whole session as JSON. A missing session exits 1."""
+    value = _open(store, session).get(field)
+    if json:
+        emit_json(value)
+    elif field is None:
+        print(_jq(value))
+    elif value is not None:
+        print(_raw(value))
+
+
+@bus.command("clear", cls=Verbatim)
+def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
+          actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""
+    result = _open(store, session).clear(actor=actor)
+    if json:
+        emit_json(result)
+    else:
+        print(f"cleared {result['path']}")
+
+
+app.group("bus", bus, help=HELP)

@@ -1,0 +1,106 @@
+"""Hostile session ids, fields and values: exit 1 or 2 with a clear message, never a
+traceback, and a refused command leaves the repository byte-identical."""
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+from conftest import cli, snapshot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from statedir import api
+from statedir.cli import main
+
+S = "2026-06-30-hostile"
+NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", f"{S}/../../x", f"../{S}", f"{S}\x00",
+         "x\x00y", "é", "\udcff", "-rf", "$(reboot)", "a" * 5000, "", " ", "\n", f"{S}\n", "%s%n", "C:\\x",
+         "2026-06-30-" + "a" * 200, "bus/x", "phases..x", "phases.", ".phases", "--", "-", "\t", "\u202e"]
+
+
+def call(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import os
+    import subprocess
+
+    repo = tmp_path_factory.mktemp("bus-hostile")
+    home = repo / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
+    subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
+    api.init(repo / "w" / "state")
+    bus = api.StateDir(repo / "w" / "state").bus(S)
+    bus.set("phases.1-design.status", "done")
+    bus.set("k", "v")
+    return repo / "w"
+
+
+@pytest.mark.parametrize("verb", ["init", "set", "append", "get", "clear"])
+@pytest.mark.parametrize("session", NASTY)
+def test_hostile_session_ids_are_invalid_ids(store: Path, verb: str, session: str) -> None:
+    before = snapshot(store)
+    args = ["bus", verb, session, *(["k", "v"] if verb in ("set", "append") else []), "--json",
+            "--store", str(store / "state")]
+    code, out, err = call(args)
+    assert code == 2, (session, out, err)
+    assert '"code":"INVALID_ID"' in out or '"code":"INVALID_VALUE"' in out, out
+    assert "Traceback" not in out + err
+    assert snapshot(store) == before
+    assert not (store / "x").exists() and not (store.parent / "x").exists()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(verb=st.sampled_from(["init", "set", "append", "get", "clear"]),
+       words=st.lists(st.one_of(st.sampled_from(NASTY), st.sampled_from(
+           [S, "k", "phases.1-design.status", "todo", "--json", "--check-path", "--clean", "--actor", "--store"]),
+           st.text(max_size=10)), max_size=5))
+def test_any_arguments(store: Path, verb: str, words: list[str]) -> None:
+    args = ["bus", verb, *words, "--store", str(store / "state")]
+    before = snapshot(store)
+    code, out, err = call(args)
+    assert code in (0, 1, 2, 3), (args, code)
+    assert "Traceback" not in out + err
+    if code != 0:
+        assert snapshot(store) == before, args
+        assert err.strip() or out.strip(), args
+
+
+@pytest.mark.parametrize("field", ["k", "phases.1-design.agent"])
+@pytest.mark.parametrize("value,code", [("x\x00y", 2), ("\udcff", 2), ("x" * ((1 << 20) + 1), 2)])
+def test_values_the_bus_cannot_hold_are_refused(store: Path, field: str, value: str, code: int) -> None:
+    before = snapshot(store)
+    assert call(["bus", "set", S, field, value, "--store", str(store / "state")])[0] == code
+    assert snapshot(store) == before
+
+
+text_values = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=text_values)
+def test_any_text_round_trips(store: Path, value: str) -> None:
+    """Whatever text an agent stores, it reads back exactly (quotes, YAML words, control
+    characters, right-to-left marks, leading dashes, trailing spaces)."""
+    bus = api.StateDir(store / "state").bus(S)
+    bus.set("value", value)
+    bus.append("values", value)
+    assert bus.get("value") == value and bus.get("values")[-1] == value
+
+
+def test_a_large_value_through_the_real_cli(repo: Path) -> None:
+    """Up to what one argv argument holds (128 KiB on Linux); the seed stores it too."""
+    assert cli("init", cwd=repo).returncode == 0
+    big = "line of a long user request\n" * 4000  # 112 KB
+    assert cli("bus", "set", S, "user_request", big, cwd=repo).returncode == 0
+    proc = cli("bus", "get", S, "user_request", cwd=repo)
+    assert proc.returncode == 0 and proc.stdout == big + "\n"
