@@ -10,7 +10,7 @@ from conftest import snapshot
 
 from statedir import api, validate
 from statedir.bus import Bus, EvidenceMissing, UnknownSession
-from statedir.errors import CorruptStore, InvalidValue, StatedirError
+from statedir.errors import CorruptStore, InvalidValue, StatedirError, UncommittedEdit
 
 S = "2026-06-30-member-blog-gating"
 OTHER = "2026-06-29-earlier-run"
@@ -169,9 +169,10 @@ def test_store_files_validate_and_a_hand_broken_session_is_reported(repo: Path, 
     assert [(p.file, p.path) for p in problems] == [(f"bus/{S}.yaml", "$.phases['1-design'].status")]
     with pytest.raises(CorruptStore):
         bus.get()
-    assert bus.clear()["changed"]  # a broken session can still be cleared, or started afresh
-    bus.set("phases.1-design.status", "in_progress")
-    path.write_text(path.read_text().replace("in_progress", "finished"))
+    with pytest.raises(UncommittedEdit):  # an uncommitted hand edit is never discarded or committed unasked
+        bus.clear()
+    git(repo, "checkout", "HEAD", "--", str(path))
+    assert bus.clear()["changed"]
     assert bus.init()["changed"] and bus.get() == {"session": S, "phases": {}}
 
 
