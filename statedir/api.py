@@ -156,6 +156,13 @@ class StateDir:
         entries = git.log(self.store.worktree, spec)
         return [e for e in entries if run_id is None or e["run_id"] == run_id]
 
+    @property
+    def research(self) -> Any:
+        """The research ledger of this store (`statedir.research.Ledger`)."""
+        from statedir.research import Ledger
+
+        return Ledger(self.store, lock_timeout=self.lock_timeout)
+
     def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}
 
