@@ -34,9 +34,10 @@ def public(kind: Kind, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def read(store: Store, kind: Kind, entity_id: str) -> dict[str, Any] | None:
+    """The record as callers see it (see `public`), or None when there is no such file."""
     rel = kind.rel(entity_id)
     raw = store.read_bytes(rel)
-    return None if raw is None else parse(raw, rel)
+    return None if raw is None else public(kind, parse(raw, rel))
 
 
 def require(store: Store, kind: Kind, entity_id: str) -> dict[str, Any]:
