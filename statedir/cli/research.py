@@ -46,11 +46,24 @@ class FlatErrors(TyperCommand):
         from typer import _click as click
 
         try:
+            _no_flag_as_value(self, args)
             return super().parse_args(ctx, args)
         except click.exceptions.UsageError as exc:
             message = exc.format_message().strip().replace("\n", " ")
             code = _fail(InvalidValue(message), args).exit_code
             raise typer.Exit(code if code else BAD_INPUT) from None
+
+
+def _no_flag_as_value(command: Any, args: list[str]) -> None:
+    """`--skill --json` is a missing value, as argparse (the seed's parser) says, not the skill "--json"."""
+    from typer import _click as click
+
+    names = {name for param in command.params for name in getattr(param, "opts", [])}
+    takes_value = {name for param in command.params if not getattr(param, "is_flag", True)
+                   for name in getattr(param, "opts", [])}
+    for flag, value in zip(args, args[1:]):
+        if flag in takes_value and value in names:
+            raise click.exceptions.UsageError(f"Option '{flag}' requires an argument.")
 
 
 @app.command(cls=FlatErrors)

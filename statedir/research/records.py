@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir import schema, yaml
-from statedir.errors import BadFile, ValidationFailed
+from statedir.errors import BadFile, InvalidValue, ValidationFailed
 from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
 from statedir.research.kinds import SCHEMA_VERSION, Kind
 from statedir.store import Store, schema_ref
@@ -59,8 +59,12 @@ def dump(store: Store, kind: Kind, record: dict[str, Any]) -> bytes:
                                errors=[p.as_dict() for p in problems])
     ref = schema_ref(rel)
     old = store.read_bytes(rel)
+    text = yaml.dump(data, ref)
     if old is not None and yaml.read_own(old, ref) is yaml.FOREIGN:
         doc = yaml.load(old, rel)
         if isinstance(doc, dict):
-            return yaml.dump(yaml.merge(doc, data), ref).encode()
-    return yaml.dump(data, ref).encode()
+            text = yaml.dump(yaml.merge(doc, data), ref)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a value from undecodable argv bytes
+        raise InvalidValue(f"a {kind.name} value is not valid UTF-8 text") from None
