@@ -61,7 +61,7 @@ def _no_flag_as_value(command: Any, args: list[str]) -> None:
     names = {name for param in command.params for name in getattr(param, "opts", [])}
     takes_value = {name for param in command.params if not getattr(param, "is_flag", True)
                    for name in getattr(param, "opts", [])}
-    for flag, value in zip(args, args[1:]):
+    for flag, value in zip(args, args[1:], strict=False):
         if flag in takes_value and value in names:
             raise click.exceptions.UsageError(f"Option '{flag}' requires an argument.")
 

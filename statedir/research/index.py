@@ -29,9 +29,10 @@ INDEXED = ("questions.project_id", "hypotheses.question_id", "experiments.hypoth
 
 
 def _ddl() -> str:
-    tables = [f"CREATE TABLE IF NOT EXISTS {k.folder} ({', '.join(k.columns + EXTRA.get(k.name, ()))}, PRIMARY KEY (id))"
-              for k in KINDS.values()]
-    indexes = [f"CREATE INDEX IF NOT EXISTS idx_{c.replace('.', '_')} ON {c.split('.')[0]}({c.split('.')[1]})" for c in INDEXED]
+    tables = [f"CREATE TABLE IF NOT EXISTS {k.folder} "
+              f"({', '.join(k.columns + EXTRA.get(k.name, ()))}, PRIMARY KEY (id))" for k in KINDS.values()]
+    indexes = [f"CREATE INDEX IF NOT EXISTS idx_{c.replace('.', '_')} ON {c.split('.')[0]}({c.split('.')[1]})"
+               for c in INDEXED]
     return ";\n".join(["CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)", *tables, *indexes]) + ";"
 
 

@@ -34,7 +34,8 @@ class Ledger:
                              summary=lambda r: f"research: {what} {r.get('id')}")
 
     # --- the chain ------------------------------------------------------------------------------
-    def create_project(self, name: str, *, description: str | None = None, created_by: str = DEFAULT_CREATOR) -> dict[str, Any]:
+    def create_project(self, name: str, *, description: str | None = None,
+                       created_by: str = DEFAULT_CREATOR) -> dict[str, Any]:
         return self._write(partial(chain.create_project, name=name, description=description, created_by=created_by),
                            "create project", by=created_by)
 
@@ -53,7 +54,8 @@ class Ledger:
     def abandon_question(self, question_id: str) -> dict[str, Any]:
         return self.set_question_status(question_id, "abandoned")
 
-    def create_hypothesis(self, question_id: str, statement: str, *, created_by: str = DEFAULT_CREATOR) -> dict[str, Any]:
+    def create_hypothesis(self, question_id: str, statement: str, *,
+                          created_by: str = DEFAULT_CREATOR) -> dict[str, Any]:
         return self._write(partial(chain.create_hypothesis, question_id=question_id, statement=statement,
                                    created_by=created_by), "create hypothesis", by=created_by)
 

@@ -62,7 +62,8 @@ Decision = Callable[[Draft], dict[str, Any]]
 
 
 def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]], str], actor: str,
-           run_id: Callable[[dict[str, Any]], str] = lambda _: "-", lock_timeout: float | None = None) -> dict[str, Any]:
+           run_id: Callable[[dict[str, Any]], str] = lambda _: "-",
+           lock_timeout: float | None = None) -> dict[str, Any]:
     """Decide, then write and commit what was decided as one commit; returns the decision's
     result with `commit` (null when nothing needed writing, e.g. a deduplicated Source)."""
     with store.locked(lock_timeout):

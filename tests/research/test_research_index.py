@@ -22,7 +22,8 @@ def world(ledger: Ledger) -> dict[str, dict]:  # type: ignore[type-arg]
     run = ledger.start_run("deep-research", question_text="Q?", project_id=project["id"])
     other = ledger.start_run("bibliography_agent", experiment_id=run["experiment_id"])
     source = ledger.create_source("T", project_id=project["id"])
-    evidence = ledger.create_evidence(source["id"], run["question_id"], "S", "mixed", hypothesis_id=run["hypothesis_id"])
+    evidence = ledger.create_evidence(source["id"], run["question_id"], "S", "mixed",
+                                      hypothesis_id=run["hypothesis_id"])
     result = ledger.record_result(run["id"], "R")
     claim = ledger.record_claim(run["id"], "C", evidence_id=evidence["id"])
     ledger.start_run("deep-research")  # standalone
@@ -52,7 +53,8 @@ def test_every_filter_returns_the_record_and_its_children(ledger: Ledger, world:
     by_experiment = ledger.query(experiment_id=run["experiment_id"])
     assert sorted(ids(by_experiment["runs"])) == sorted([run["id"], world["other"]["id"]])
     by_source = ledger.query(source_id=world["source"]["id"])
-    assert ids(by_source["sources"]) == [world["source"]["id"]] and ids(by_source["evidence"]) == [world["evidence"]["id"]]
+    assert ids(by_source["sources"]) == [world["source"]["id"]]
+    assert ids(by_source["evidence"]) == [world["evidence"]["id"]]
     assert len(ledger.query(skill="deep-research")["runs"]) == 2
     assert ids(ledger.query(skill="bibliography_agent")["runs"]) == [world["other"]["id"]]
     assert len(ledger.query(since="2000-01-01")["runs"]) == 3
@@ -118,7 +120,8 @@ def test_validate_reports_a_dangling_reference_left_by_a_hand_edit(ledger: Ledge
     report = ledger.validate()
     assert report["clean"] is False
     assert report["violations"] == [
-        {"entity": "experiment", "id": run["experiment_id"], "field": "hypothesis_id", "missing_id": run["hypothesis_id"]},
+        {"entity": "experiment", "id": run["experiment_id"], "field": "hypothesis_id",
+         "missing_id": run["hypothesis_id"]},
         {"entity": "run", "id": run["id"], "field": "hypothesis_id", "missing_id": run["hypothesis_id"]},
     ]
     assert snapshot(store.parent) == before  # repairs nothing
