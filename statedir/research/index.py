@@ -74,6 +74,7 @@ class Index:
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA synchronous = OFF")  # disposable: a crash costs a rebuild, not data
         return conn
 
     def _wipe(self) -> None:
@@ -82,7 +83,6 @@ class Index:
 
     def _create(self) -> sqlite3.Connection:
         conn = self._connect()
-        conn.execute("PRAGMA journal_mode=WAL")
         # Two processes may heal at once: IF NOT EXISTS makes the second creation a no-op.
         conn.executescript(f"BEGIN IMMEDIATE;\n{_ddl()}\nPRAGMA user_version = {VERSION};\nCOMMIT;")
         self.fresh = True
@@ -114,6 +114,11 @@ class Index:
     def sync(self, *, full: bool = False) -> dict[str, Any]:
         """Bring the index up to HEAD: the files named by `git diff` since the commit it
         reflects, or every research file when it is new, unrelated or `full` is asked."""
+        assert self.conn is not None
+        if not full:  # the common case, up to date, is one read and no write transaction
+            head = git.head(self.store.worktree)
+            if head is not None and self.synced_head(self.conn) == head:
+                return {"rebuilt": "incremental", "files_read": 0, "head": head}
         with self._transaction() as conn:
             head = git.head(self.store.worktree)
             synced = self.synced_head(conn)
