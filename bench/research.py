@@ -95,6 +95,7 @@ def build(root: Path, total: int) -> tuple[api.StateDir, dict[str, list[dict[str
             rel = kind.rel(str(record["id"]))
             data = {"schema_version": 1, **{k: v for k, v in record.items() if k != "schema_version"}}
             (folder / f"{record['id']}.yaml").write_text(yaml.dump(data, schema_ref(rel)))
+    subprocess.run(["git", "config", "gc.auto", "0"], cwd=repo, check=True)  # no repack while measuring
     subprocess.run(["git", "add", "state/research"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "bulk research records"], cwd=repo, check=True)
     start = time.perf_counter()

@@ -126,14 +126,14 @@ class Index:
             if changed is None:
                 for kind in KINDS.values():
                     conn.execute(f"DELETE FROM {kind.folder}")
-                rels = self._all_files()
+                count = self._read_all(conn)
                 mode = "full"
             else:
-                rels, mode = changed, "incremental"
-            for rel in rels:
-                self._refresh(conn, rel)
+                for rel in changed:
+                    self._refresh(conn, rel)
+                count, mode = len(changed), "incremental"
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
-        return {"rebuilt": mode, "files_read": len(rels), "head": head}
+        return {"rebuilt": mode, "files_read": count, "head": head}
 
     def _changed(self, synced: str, head: str | None) -> list[str] | None:
         if synced == head:
@@ -147,13 +147,22 @@ class Index:
         names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
         return [n[len(prefix):] for n in names if n.startswith(prefix)]
 
-    def _all_files(self) -> list[str]:
-        out = []
+    def _read_all(self, conn: sqlite3.Connection) -> int:
+        """Index every research file; each folder is checked to lie inside the store once,
+        then its regular files are read directly (symlinks are never followed)."""
+        count = 0
         for kind in KINDS.values():
-            folder = self.store.root / ROOT / kind.folder
-            if folder.is_dir():
-                out += sorted(f"{ROOT}/{kind.folder}/{name}" for name in _names(folder))
-        return out
+            folder = self.store.path(f"{ROOT}/{kind.folder}/-.yaml").parent  # refuses a folder leading out
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for name, path in sorted(_files(folder)):
+                rel = f"{ROOT}/{kind.folder}/{name}"
+                if parse_rel(rel) is None:
+                    continue
+                with open(path, "rb") as file:
+                    self._upsert(conn, kind, records.parse(file.read(), rel))
+                count += 1
+        return count
 
     def _refresh(self, conn: sqlite3.Connection, rel: str) -> None:
         parsed = parse_rel(rel)
@@ -195,10 +204,10 @@ class Index:
         return out
 
 
-def _names(folder: Path) -> Iterator[str]:
+def _files(folder: Path) -> Iterator[tuple[str, str]]:
     import os
 
     with os.scandir(folder) as entries:
         for entry in entries:
             if entry.name.endswith(".yaml") and entry.is_file(follow_symlinks=False):
-                yield entry.name
+                yield entry.name, entry.path
