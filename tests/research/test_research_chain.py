@@ -154,3 +154,20 @@ def test_actor_is_the_commit_author(ledger: Ledger, store: Path) -> None:
     ledger.actor = "someone"
     ledger.create_project("P")
     assert git(store.parent, "log", "-1", "--format=%an") == "someone"
+
+
+def test_the_pre_commit_hook_covers_every_research_file(ledger: Ledger, store: Path) -> None:
+    from conftest import ROOT
+
+    hook = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    pattern = re.compile(re.search(r"^\s+files: (.+)$", hook, re.M).group(1))  # type: ignore[union-attr]
+    run = ledger.start_run("s", question_text="Q?")
+    source = ledger.create_source("T")
+    ledger.create_evidence(source["id"], run["question_id"], "S", "refutes")
+    ledger.record_result(run["id"], "R")
+    ledger.record_claim(run["id"], "C")
+    written = [p.relative_to(store.parent).as_posix() for p in (store / "research").rglob("*.yaml")]
+    assert {p.split("/")[2] for p in written} == {"projects", "questions", "hypotheses", "experiments", "runs",
+                                                 "sources", "evidence", "results", "claims"}
+    for rel in written:
+        assert pattern.search(rel), rel

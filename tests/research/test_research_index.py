@@ -157,3 +157,17 @@ def test_a_hand_edited_file_keeps_its_comments_through_a_status_change(ledger: L
     ledger.answer_question(run["question_id"])
     text = path.read_text()
     assert "# reworded by hand" in text and "status: answered" in text
+
+
+def test_a_symlinked_folder_is_never_followed(ledger: Ledger, store: Path, tmp_path: Path) -> None:
+    run = ledger.start_run("s")
+    outside = tmp_path / "outside"
+    (store / "research" / "runs").rename(outside)
+    (store / "research" / "runs").symlink_to(outside)
+    path_of(ledger.store).unlink(missing_ok=True)
+    with pytest.raises(StatedirError) as refused:
+        ledger.query(run_id=run["id"])
+    assert refused.value.code == "CORRUPT_STORE"
+    with pytest.raises(StatedirError) as refused:
+        ledger.complete_run(run["id"], "completed")
+    assert refused.value.code == "CORRUPT_STORE"
