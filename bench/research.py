@@ -4,8 +4,10 @@
 
 Each store is built fast: its entity files are written directly (the bytes statedir writes)
 and committed once; the index is then built by one full `--rebuild-index` (timed too). Each
-figure is a median; queries are measured in-process (the Python API) and as the CLI process
-an agent runs, over ids picked across the whole store.
+figure is a median; the two stores are measured in turn (small, large, small, ...) and the
+ratio is the median of the pair-by-pair ratios, so a busy machine slows both sides alike.
+Queries run in-process (the Python API) and as the CLI process an agent runs, over ids picked
+across the whole store; `--skill` returns more runs the larger the store.
 """
 from __future__ import annotations
 
@@ -27,16 +29,6 @@ from statedir.store import schema_ref
 
 BIN = Path(sys.executable).parent / "statedir"
 STAMP = "2026-11-30T00:00:00Z"
-
-
-def median(action: Callable[[int], object], repeat: int) -> float:
-    action(-1)  # warm once, as a store in use would be
-    times = []
-    for i in range(repeat):
-        start = time.perf_counter()
-        action(i)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def records(total: int) -> dict[str, list[dict[str, object]]]:
@@ -103,27 +95,51 @@ def build(root: Path, total: int) -> tuple[api.StateDir, dict[str, list[dict[str
     return sd, made, time.perf_counter() - start
 
 
-def measure(sd: api.StateDir, made: dict[str, list[dict[str, object]]], repeat: int) -> dict[str, float]:
+Store = tuple[api.StateDir, dict[str, list[dict[str, object]]]]
+
+
+def paired(small: Callable[[], object], large: Callable[[], object], repeat: int) -> tuple[float, float, float]:
+    """Medians of both, and the median of their ratios measured in turn (small, large, small,
+    ...), so a busy machine slows both sides of each pair alike."""
+    small(), large()  # warm once, as a store in use would be
+    a_times, b_times, ratios = [], [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        small()
+        middle = time.perf_counter()
+        large()
+        end = time.perf_counter()
+        a_times.append(middle - start)
+        b_times.append(end - middle)
+        ratios.append((end - middle) / (middle - start))
+    return statistics.median(a_times), statistics.median(b_times), statistics.median(ratios)
+
+
+def actions(store: Store, pick: random.Random) -> dict[str, Callable[[], object]]:
+    sd, made = store
     ledger = sd.research
-    pick = random.Random(7)
     runs = [str(r["id"]) for r in made["run"]]
     questions = [str(q["id"]) for q in made["question"]]
-    repo = sd.store.worktree
-    cli_env = {**os.environ, "STATEDIR_STORE": str(sd.store.root)}
-    figures = {
-        "query --run-id (API)": median(lambda _: ledger.query(run_id=pick.choice(runs)), repeat * 10),
-        "query --question-id (API)": median(lambda _: ledger.query(question_id=pick.choice(questions)), repeat * 10),
-        "query --run-id (CLI)": median(lambda _: subprocess.run(
-            [str(BIN), "research", "--query", "--run-id", pick.choice(runs), "--json"], cwd=repo, env=cli_env,
-            capture_output=True, check=True), repeat),
-        "record-claim (API)": median(lambda _: ledger.record_claim(pick.choice(runs), "bench claim"), repeat),
-        "start-run --question-id (CLI)": median(lambda _: subprocess.run(
-            [str(BIN), "research", "--start-run", "--skill", "bench", "--question-id", pick.choice(questions),
-             "--json"], cwd=repo, env=cli_env, capture_output=True, check=True), repeat),
-        "create-source, DOI dedup hit (API)": median(
-            lambda _: ledger.create_source("again", doi=f"10.1000/{pick.randrange(len(questions))}"), repeat),
+    env = {**os.environ, "STATEDIR_STORE": str(sd.store.root)}
+
+    def cli(*args: str) -> object:
+        return subprocess.run([str(BIN), "research", *args, "--json"], cwd=sd.store.worktree, env=env,
+                              capture_output=True, check=True)
+
+    return {
+        "query --run-id (API)": lambda: ledger.query(run_id=pick.choice(runs)),
+        "query --question-id (API)": lambda: ledger.query(question_id=pick.choice(questions)),
+        "query --skill (API, 2% of all runs)": lambda: ledger.query(skill=f"skill{pick.randrange(50)}"),
+        "query --run-id (CLI)": lambda: cli("--query", "--run-id", pick.choice(runs)),
+        "create-source, DOI dedup hit (API)": lambda: ledger.create_source(
+            "again", doi=f"10.1000/{pick.randrange(len(questions))}"),
+        "record-claim (API)": lambda: ledger.record_claim(pick.choice(runs), "bench claim"),
+        "start-run --question-id (CLI)": lambda: cli("--start-run", "--skill", "bench", "--question-id",
+                                                     pick.choice(questions)),
     }
-    return figures
+
+
+QUERIES = 10  # queries are cheap: ten times the repeats of a write
 
 
 def main() -> None:
@@ -133,18 +149,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        results = {}
-        for total in (args.small, args.large):
-            sd, made, rebuild = build(Path(tmp), total)
-            count = sum(len(rows) for rows in made.values())
-            figures = measure(sd, made, args.repeat)
-            figures["rebuild-index --full (API)"] = rebuild
-            results[count] = figures
-        small, large = results
-        print(f"{'research ledger (median ms)':38} {small:>10,} {large:>10,}   ratio")
-        for name in results[small]:
-            a, b = results[small][name] * 1000, results[large][name] * 1000
-            print(f"{name:38} {a:10.2f} {b:10.2f}   {b / a:5.2f}x")
+        small_sd, small_made, small_rebuild = build(Path(tmp), args.small)
+        large_sd, large_made, large_rebuild = build(Path(tmp), args.large)
+        sizes = [sum(len(rows) for rows in made.values()) for made in (small_made, large_made)]
+        print(f"{'research ledger (median ms)':38} {sizes[0]:>10,} {sizes[1]:>10,}   ratio (paired)")
+        small_actions = actions((small_sd, small_made), random.Random(7))
+        large_actions = actions((large_sd, large_made), random.Random(7))
+        for name, small in small_actions.items():
+            repeat = args.repeat * (QUERIES if "(API)" in name and name.startswith(("query", "create")) else 1)
+            a, b, ratio = paired(small, large_actions[name], repeat)
+            print(f"{name:38} {a * 1000:10.2f} {b * 1000:10.2f}   {ratio:5.2f}x")
+        print(f"{'rebuild-index --full (API, once)':38} {small_rebuild * 1000:10.2f} {large_rebuild * 1000:10.2f}"
+              f"   {large_rebuild / small_rebuild:5.2f}x")
 
 
 if __name__ == "__main__":

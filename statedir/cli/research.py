@@ -14,7 +14,7 @@ from typer.core import TyperCommand
 
 from statedir.cli import app
 from statedir.cli.common import StoreOpt
-from statedir.errors import BAD_INPUT, InvalidValue, StatedirError
+from statedir.errors import InvalidValue, StatedirError
 
 Flag = bool
 Text = Optional[str]
@@ -50,8 +50,7 @@ class FlatErrors(TyperCommand):
             return super().parse_args(ctx, args)
         except click.exceptions.UsageError as exc:
             message = exc.format_message().strip().replace("\n", " ")
-            code = _fail(InvalidValue(message), args).exit_code
-            raise typer.Exit(code if code else BAD_INPUT) from None
+            raise _fail(InvalidValue(message), args) from None
 
 
 def _no_flag_as_value(command: Any, args: list[str]) -> None:

@@ -15,7 +15,7 @@ from statedir import git, schema
 from statedir.persist import persist
 from statedir.research import records
 from statedir.research.errors import IndexUnavailable
-from statedir.research.kinds import KINDS, Kind, mint_id, now
+from statedir.research.kinds import Kind, mint_id, now
 from statedir.store import Store
 
 
@@ -114,7 +114,3 @@ def _tell_index(store: Store, items: list[tuple[Kind, dict[str, Any]]], parent: 
     finally:
         if index is not None:
             index.close()
-
-
-def kind(name: str) -> Kind:
-    return KINDS[name]
