@@ -27,16 +27,15 @@ def create_source(draft: Draft, title: str, *, authors: str | None = None, year:
         raise InvalidValue(f"year must be an integer, got {year!r}", field="year")
     if project_id is not None:
         project_for(draft, project_id)  # an unknown project is refused even when a duplicate exists
-    index = draft.index()
     for column, value in (("doi", doi), ("url_norm", dedup.normalize_url(url) if url else None)):
         if value:
-            hit = index.rows(f"SELECT id FROM sources WHERE {column} = ? ORDER BY created_at, id LIMIT 1", (value,))
+            hit = draft.lookup(f"SELECT id FROM sources WHERE {column} = ? ORDER BY created_at, id LIMIT 1", (value,))
             if hit:
                 existing = draft.get(SOURCE, hit[0]["id"])
                 if existing is not None:
                     return {**_public(existing), "duplicate_hint": None}
     hint = None
-    similar = index.rows("SELECT id FROM sources WHERE hint_key = ? ORDER BY created_at, id LIMIT 1",
+    similar = draft.lookup("SELECT id FROM sources WHERE hint_key = ? ORDER BY created_at, id LIMIT 1",
                          (dedup.hint_key(title, authors, year),))
     if similar:
         hint = {"source_id": similar[0]["id"], "reason": "title+author+year match"}

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from statedir import git
 from statedir.research import dedup, records
@@ -20,6 +20,7 @@ from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import KINDS, ROOT, Kind, parse_rel
 from statedir.store import Store
 
+T = TypeVar("T")
 VERSION = 1  # PRAGMA user_version; any other value is rebuilt, never migrated
 EXTRA = {"source": ("url_norm", "hint_key")}  # dedup keys, never shown by queries
 INDEXED = ("questions.project_id", "hypotheses.question_id", "experiments.hypothesis_id", "runs.skill",
@@ -46,7 +47,7 @@ class Index:
     def __init__(self, store: Store, *, create: bool = True) -> None:
         self.store = store
         self.path = path_of(store)
-        self.fresh = False
+        self.last_sync: dict[str, Any] = {}
         self.conn: sqlite3.Connection | None = None
         if create or self.path.exists():
             self.conn = self._open()
@@ -54,6 +55,7 @@ class Index:
     # --- opening and healing ------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = None
         try:
             conn = self._connect()
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -62,13 +64,13 @@ class Index:
                 return conn
             conn.close()
             if version != 0 or tables:  # another format: rebuilt, never migrated
-                self._wipe()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+                self.wipe()
+        except sqlite3.DatabaseError as exc:  # not a database: corrupt, so rebuilt
+            if conn is not None:
+                conn.close()
+            if busy(exc):
                 raise IndexUnavailable(f"the research index stayed locked: {exc}") from None
-            self._wipe()
-        except sqlite3.DatabaseError:  # not a database: corrupt, so rebuilt
-            self._wipe()
+            self.wipe()
         return self._create()
 
     def _connect(self) -> sqlite3.Connection:
@@ -77,7 +79,7 @@ class Index:
         conn.execute("PRAGMA synchronous = OFF")  # disposable: a crash costs a rebuild, not data
         return conn
 
-    def _wipe(self) -> None:
+    def wipe(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
@@ -85,7 +87,6 @@ class Index:
         conn = self._connect()
         # Two processes may heal at once: IF NOT EXISTS makes the second creation a no-op.
         conn.executescript(f"BEGIN IMMEDIATE;\n{_ddl()}\nPRAGMA user_version = {VERSION};\nCOMMIT;")
-        self.fresh = True
         return conn
 
     @contextlib.contextmanager
@@ -118,7 +119,8 @@ class Index:
         if not full:  # the common case, up to date, is one read and no write transaction
             head = git.head(self.store.worktree)
             if head is not None and self.synced_head(self.conn) == head:
-                return {"rebuilt": "incremental", "files_read": 0, "head": head}
+                self.last_sync = {"rebuilt": "incremental", "files_read": 0, "head": head}
+                return self.last_sync
         with self._transaction() as conn:
             head = git.head(self.store.worktree)
             synced = self.synced_head(conn)
@@ -133,7 +135,8 @@ class Index:
                     self._refresh(conn, rel)
                 count, mode = len(changed), "incremental"
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
-        return {"rebuilt": mode, "files_read": count, "head": head}
+        self.last_sync = {"rebuilt": mode, "files_read": count, "head": head}
+        return self.last_sync
 
     def _changed(self, synced: str, head: str | None) -> list[str] | None:
         if synced == head:
@@ -202,6 +205,31 @@ class Index:
                 record["synthetic"] = bool(record["synthetic"])
             out.append(record)
         return out
+
+
+def busy(exc: sqlite3.Error) -> bool:
+    """Lock contention (wait and report), as opposed to a damaged database (rebuild)."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+def using(store: Store, read: Callable[[Index], T], *, full: bool = False) -> T:
+    """`read` on the index brought up to HEAD; a database found damaged on the way (a torn
+    page, a missing table) is thrown away and rebuilt once from the files."""
+    for attempt in (1, 2):
+        index = Index(store)
+        try:
+            index.sync(full=full)
+            return read(index)
+        except sqlite3.Error as exc:
+            if busy(exc):
+                raise IndexUnavailable(f"the research index stayed locked: {exc}") from None
+            index.close()
+            index.wipe()
+            if attempt == 2:
+                raise IndexUnavailable(f"the research index cannot be rebuilt: {exc}") from None
+        finally:
+            index.close()
+    raise AssertionError("unreachable")
 
 
 def _files(folder: Path) -> Iterator[tuple[str, str]]:

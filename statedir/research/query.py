@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.research.index import Index
+from statedir.research.index import Index, path_of, using
 from statedir.research.kinds import KINDS
 from statedir.store import Store
 
@@ -56,17 +56,6 @@ def normalize_since(since: str) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def opened(store: Store) -> Index:
-    """The index, healed if need be and brought up to HEAD."""
-    index = Index(store)
-    try:
-        index.sync()
-    except BaseException:
-        index.close()
-        raise
-    return index
-
-
 def query(store: Store, **filters: str | None) -> dict[str, list[dict[str, Any]]]:
     """The records for exactly one filter: the named record and its children."""
     given = {k: v for k, v in filters.items() if v is not None}
@@ -77,38 +66,32 @@ def query(store: Store, **filters: str | None) -> dict[str, list[dict[str, Any]]
     (name, value), = given.items()
     if name == "since":
         value = normalize_since(value)
-    index = opened(store)
-    try:
-        return {key: index.rows(_select(kind, where, order), (value,)) for key, kind, where, order in SHAPES[name]}
-    finally:
-        index.close()
+    return using(store, lambda index: {key: index.rows(_select(kind, where, order), (value,))
+                                       for key, kind, where, order in SHAPES[name]})
 
 
 def rebuild(store: Store, *, full: bool = False) -> dict[str, Any]:
-    index = Index(store)
-    try:
-        was_fresh = index.fresh
-        result = index.sync(full=full)
-        counts = {k.folder: index.rows(f"SELECT count(*) AS n FROM {k.folder}")[0]["n"] for k in KINDS.values()}
-    finally:
-        index.close()
-    mode = "full" if full or was_fresh or result["rebuilt"] == "full" else "incremental"
-    return {"rebuilt": mode, "shards_scanned": result["files_read"], "files_read": result["files_read"],
+    """Bring the index up to date (`full`: reread every file); what was read and what it holds."""
+    fresh = not path_of(store).exists()
+
+    def counted(index: Index) -> tuple[dict[str, Any], dict[str, int]]:
+        return index.last_sync, {k.folder: index.rows(f"SELECT count(*) AS n FROM {k.folder}")[0]["n"]
+                                 for k in KINDS.values()}
+
+    synced, counts = using(store, counted, full=full)
+    mode = "full" if full or fresh or synced["rebuilt"] == "full" else "incremental"
+    return {"rebuilt": mode, "shards_scanned": synced["files_read"], "files_read": synced["files_read"],
             "records": counts}
 
 
 def report(store: Store, since: str | None = None) -> str:
     """Runs newest first with their Result and Claim counts, for people."""
     where, params = ("WHERE started_at >= ?", (normalize_since(since),)) if since else ("", ())
-    index = opened(store)
-    try:
-        runs = index.rows(
-            "SELECT r.id, r.skill, r.status, r.started_at, "
-            "(SELECT count(*) FROM results WHERE run_id = r.id) AS results, "
-            f"(SELECT count(*) FROM claims WHERE run_id = r.id) AS claims FROM runs r {where} "
-            "ORDER BY r.started_at DESC, r.id DESC", params)
-    finally:
-        index.close()
+    runs = using(store, lambda index: index.rows(
+        "SELECT r.id, r.skill, r.status, r.started_at, "
+        "(SELECT count(*) FROM results WHERE run_id = r.id) AS results, "
+        f"(SELECT count(*) FROM claims WHERE run_id = r.id) AS claims FROM runs r {where} "
+        "ORDER BY r.started_at DESC, r.id DESC", params))
     lines = [f"{len(runs)} run(s){f' since {since}' if since else ''}:"]
     lines += [f"  [{run['status']:>9}] {run['skill']} ({run['id']}) started {run['started_at']} -- "
               f"{run['results']} result(s), {run['claims']} claim(s)" for run in runs]

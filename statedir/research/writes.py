@@ -26,7 +26,6 @@ class Draft:
         self.store = store
         self.moment = moment
         self.items: dict[str, tuple[Kind, dict[str, Any]]] = {}  # rel -> (kind, record)
-        self._index: Any = None
 
     def mint(self, kind: Kind) -> str:
         return mint_id(kind, self.moment, lambda candidate: kind.rel(candidate) in self.items
@@ -44,18 +43,12 @@ class Draft:
         mine = self.items.get(kind.rel(entity_id))
         return dict(mine[1]) if mine else records.require(self.store, kind, entity_id)
 
-    def index(self) -> Any:
-        """The index, brought up to HEAD (the lock is held, so HEAD holds every record)."""
-        if self._index is None:
-            from statedir.research.index import Index
+    def lookup(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """Rows from the index, brought up to HEAD first (the lock is held, so HEAD holds
+        every record; the index is rebuilt if found damaged)."""
+        from statedir.research.index import using
 
-            self._index = Index(self.store)
-            self._index.sync()
-        return self._index
-
-    def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
+        return using(self.store, lambda index: index.rows(sql, params))
 
 
 Decision = Callable[[Draft], dict[str, Any]]
@@ -68,17 +61,14 @@ def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]]
     result with `commit` (null when nothing needed writing, e.g. a deduplicated Source)."""
     with store.locked(lock_timeout):
         draft = Draft(store, now())
-        try:
-            result = decide(draft)
-            if not draft.items:
-                return {**result, "commit": None}
-            writes = {rel: records.dump(store, kind, record) for rel, (kind, record) in draft.items.items()}
-            writes.update(_schema_copies(store, {kind for kind, _ in draft.items.values()}))
-            parent = git.head(store.worktree)
-            message = git.message(summary(result), run_id(result), actor, "research")
-            sha = persist(store, writes=writes, message=message, author=actor)
-        finally:
-            draft.close()
+        result = decide(draft)
+        if not draft.items:
+            return {**result, "commit": None}
+        writes = {rel: records.dump(store, kind, record) for rel, (kind, record) in draft.items.items()}
+        writes.update(_schema_copies(store, {kind for kind, _ in draft.items.values()}))
+        parent = git.head(store.worktree)
+        message = git.message(summary(result), run_id(result), actor, "research")
+        sha = persist(store, writes=writes, message=message, author=actor)
         _tell_index(store, list(draft.items.values()), parent, sha)
     return {**result, "commit": sha}
 

@@ -171,3 +171,15 @@ def test_a_symlinked_folder_is_never_followed(ledger: Ledger, store: Path, tmp_p
     with pytest.raises(StatedirError) as refused:
         ledger.complete_run(run["id"], "completed")
     assert refused.value.code == "CORRUPT_STORE"
+
+
+def test_a_damaged_page_inside_the_index_is_rebuilt(ledger: Ledger, store: Path, world: dict) -> None:  # type: ignore[type-arg]
+    expected = ledger.query(question_id=world["run"]["question_id"])
+    index = path_of(ledger.store)
+    data = bytearray(index.read_bytes())
+    assert len(data) > 8192
+    data[4096:len(data)] = b"\xa5" * (len(data) - 4096)  # every page after the first: torn
+    index.write_bytes(bytes(data))
+    assert ledger.query(question_id=world["run"]["question_id"]) == expected
+    again = ledger.create_source("T", project_id=world["project"]["id"])  # same title, author, year
+    assert again["duplicate_hint"] == {"source_id": world["source"]["id"], "reason": "title+author+year match"}
