@@ -183,3 +183,15 @@ def test_a_damaged_page_inside_the_index_is_rebuilt(ledger: Ledger, store: Path,
     assert ledger.query(question_id=world["run"]["question_id"]) == expected
     again = ledger.create_source("T", project_id=world["project"]["id"])  # same title, author, year
     assert again["duplicate_hint"] == {"source_id": world["source"]["id"], "reason": "title+author+year match"}
+
+
+def test_head_is_read_from_packed_refs_after_gc(ledger: Ledger, store: Path) -> None:
+    from statedir import git as git_mod
+
+    run = ledger.start_run("s")
+    git(store.parent, "pack-refs", "--all")
+    assert not (store.parent / ".git" / "refs" / "heads" / "main").exists()
+    assert git_mod.head(store.parent) == git(store.parent, "rev-parse", "HEAD") == run["commit"]
+    assert ledger.query(run_id=run["id"])["runs"][0]["id"] == run["id"]
+    later = ledger.record_claim(run["id"], "C")  # a commit on a packed branch writes a loose ref again
+    assert git_mod.head(store.parent) == later["commit"]
