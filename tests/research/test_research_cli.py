@@ -133,12 +133,20 @@ def test_lock_timeout_is_reported_as_json(store: Path) -> None:
 def test_eight_parallel_start_runs_lose_nothing(store: Path) -> None:
     repo = store.parent
     rc, question = research("--create-question", "--question", "Q?", cwd=repo)
+    research("--query", "--question-id", question["id"], cwd=repo)  # the index exists: every writer updates it
     start = commits(repo)
-    procs = [subprocess.Popen([sys.executable, "-m", "statedir", "research", "--start-run", "--skill", f"agent{n}",
-                               "--question-id", question["id"], "--json"], cwd=repo, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for n in range(8)]
+
+    def spawn(*args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "statedir", "research", *args, "--json"], cwd=repo,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    procs = [spawn("--start-run", "--skill", f"agent{n}", "--question-id", question["id"]) for n in range(8)]
+    readers = [spawn("--query", "--question-id", question["id"]) for _ in range(4)]  # reading meanwhile
     outputs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
+    for reader in readers:
+        out, err = reader.communicate(timeout=120)
+        assert reader.returncode == 0 and err == "" and json.loads(out)["questions"][0]["id"] == question["id"]
     runs = [json.loads(out) for out, _ in outputs]
     assert len({r["id"] for r in runs}) == 8 and len({r["commit"] for r in runs}) == 8
     assert commits(repo) == start + 8
