@@ -228,6 +228,13 @@ class StateDir:
             raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
         return found
 
+    @property
+    def research(self) -> Any:
+        """The research ledger of this store (`statedir.research.Ledger`)."""
+        from statedir.research import Ledger
+
+        return Ledger(self.store, lock_timeout=self.lock_timeout)
+
     @_reads
     def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}

@@ -116,6 +116,8 @@ def head(worktree: Path) -> str | None:
             loose = gitdir / content[5:]
             if loose.is_file():
                 content = loose.read_text().strip()
+            else:  # packed by `git gc` (or by a commit that started an auto gc)
+                content = _packed_ref(gitdir, content[5:]) or content
         if len(content) == 40 and all(c in "0123456789abcdef" for c in content):
             return content
     except OSError:
@@ -124,6 +126,19 @@ def head(worktree: Path) -> str | None:
     if proc.returncode not in (0, 1) or (proc.returncode == 1 and proc.stderr.strip()):
         raise GitError(f"git rev-parse failed: {gist(proc.stderr)}", stderr=proc.stderr.decode(errors="replace"))
     return proc.stdout.decode().strip() or None
+
+
+def _packed_ref(gitdir: Path, ref: str) -> str | None:
+    """A ref's commit from `packed-refs`, or None."""
+    try:
+        lines = (gitdir / "packed-refs").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        sha, _, name = line.partition(" ")
+        if name == ref:
+            return sha
+    return None
 
 
 def preflight(worktree: Path) -> list[str]:

@@ -47,6 +47,8 @@ SCHEMA_OF = (
     (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
     (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),
     (re.compile(r"^bus/[^/]+\.yaml$"), "bus-session"),
+    (re.compile(r"^research/(?P<kind>projects|questions|hypotheses|experiments|runs|sources|evidence|results|claims)"
+                r"/[^/]+\.yaml$"), "research-{kind}"),
 )
 
 

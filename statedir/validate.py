@@ -77,13 +77,14 @@ def _store(opened: store_mod.Store) -> list[Problem]:
     problems: list[Problem] = []
     rels = [store_mod.CONFIG, *(f"templates/{p.name}" for p in sorted((root / "templates").glob("*.yaml")))]
     found: list[str] = []
-    for directory, dirs, names in os.walk(root / "runs"):  # symlinked directories are not entered
-        inside = os.path.relpath(directory, root).replace(os.sep, "/")
-        for name in dirs:
-            if os.path.islink(os.path.join(directory, name)):
-                problems.append(Problem(f"{inside}/{name}", "$", "is a symlink; statedir files are regular files"))
-        if inside != "runs":
-            found += (f"{inside}/{name}" for name in names if name.endswith(".yaml"))
+    for top in ("runs", "research"):  # the pipeline runs and the research ledger
+        for directory, dirs, names in os.walk(root / top):  # symlinked directories are not entered
+            inside = os.path.relpath(directory, root).replace(os.sep, "/")
+            for name in dirs:
+                if os.path.islink(os.path.join(directory, name)):
+                    problems.append(Problem(f"{inside}/{name}", "$", "is a symlink; statedir files are regular files"))
+            if inside != top:
+                found += (f"{inside}/{name}" for name in names if name.endswith(".yaml"))
     rels += sorted(found, key=lambda rel: rel.split("/"))
     bus = root / "bus"  # handoff-bus sessions
     if bus.is_symlink():

@@ -1,0 +1,70 @@
+"""Reading and writing one entity file: schema modeline, schema version, validation."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir import schema, yaml
+from statedir.errors import BadFile, InvalidValue, ValidationFailed
+from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
+from statedir.research.kinds import SCHEMA_VERSION, Kind
+from statedir.store import Store, schema_ref
+
+
+def parse(raw: bytes, rel: str) -> dict[str, Any]:
+    """The plain record in a research file; a foreign schema version is a loud error."""
+    data = yaml.read_own(raw, schema_ref(rel))
+    if data is yaml.FOREIGN:  # hand-edited: ruamel reads it
+        data = yaml.to_plain(yaml.load(raw, rel))
+    if not isinstance(data, dict):
+        raise BadFile(f"{rel}: a research record must be a mapping", file=rel)
+    version = data.get("schema_version", SCHEMA_VERSION)  # absent: written as version 1
+    if version != SCHEMA_VERSION:
+        raise SchemaVersionMismatch(
+            f"{rel} has schema_version {version!r} but this statedir reads version {SCHEMA_VERSION}; "
+            "it was written by an incompatible version and needs a migration before it can be read",
+            file=rel, found=version, expected=SCHEMA_VERSION)
+    return data
+
+
+def public(kind: Kind, data: dict[str, Any]) -> dict[str, Any]:
+    """The record as the seed prints it: events keep their schema_version, the rest do not."""
+    if kind.event:
+        return dict(data)
+    return {k: v for k, v in data.items() if k != "schema_version"}
+
+
+def read(store: Store, kind: Kind, entity_id: str) -> dict[str, Any] | None:
+    """The record as callers see it (see `public`), or None when there is no such file."""
+    rel = kind.rel(entity_id)
+    raw = store.read_bytes(rel)
+    return None if raw is None else public(kind, parse(raw, rel))
+
+
+def require(store: Store, kind: Kind, entity_id: str) -> dict[str, Any]:
+    record = read(store, kind, entity_id)
+    if record is None:
+        raise UNKNOWN[kind.name](f"Unknown {kind.name}_id: {entity_id}", **{f"{kind.name}_id": entity_id})
+    return record
+
+
+def dump(store: Store, kind: Kind, record: dict[str, Any]) -> bytes:
+    """The file's bytes for a record, checked against its schema first.
+
+    An existing hand-edited file keeps its comments and key order (round-trip merge)."""
+    rel = kind.rel(record["id"])
+    data = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in record.items() if k != "schema_version"}}
+    problems = schema.validate(kind.schema, data, rel)
+    if problems:
+        raise ValidationFailed(f"refusing to write an invalid {kind.name}: {problems[0]}",
+                               errors=[p.as_dict() for p in problems])
+    ref = schema_ref(rel)
+    old = store.read_bytes(rel)
+    text = yaml.dump(data, ref)
+    if old is not None and yaml.read_own(old, ref) is yaml.FOREIGN:
+        doc = yaml.load(old, rel)
+        if isinstance(doc, dict):
+            text = yaml.dump(yaml.merge(doc, data), ref)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a value from undecodable argv bytes
+        raise InvalidValue(f"a {kind.name} value is not valid UTF-8 text") from None

@@ -1,0 +1,106 @@
+"""The research ledger's write path: decide on a Draft, then one `persist()` under the lock.
+
+A decision reads the files it needs (the truth), refuses with a StatedirError or puts the
+records it makes or changes on the Draft; only then are they validated, written and
+committed together, and the index told what the commit holds.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from statedir import git, schema
+from statedir.persist import persist
+from statedir.research import records
+from statedir.research.errors import IndexUnavailable
+from statedir.research.kinds import Kind, mint_id, now
+from statedir.store import Store
+
+
+class Draft:
+    """The records one action writes, and the reads it decides on (its own writes first)."""
+
+    def __init__(self, store: Store, moment: datetime) -> None:
+        self.store = store
+        self.moment = moment
+        self.items: dict[str, tuple[Kind, dict[str, Any]]] = {}  # rel -> (kind, record)
+
+    def mint(self, kind: Kind) -> str:
+        return mint_id(kind, self.moment, lambda candidate: kind.rel(candidate) in self.items
+                       or self.store.path(kind.rel(candidate)).exists())
+
+    def put(self, kind: Kind, record: dict[str, Any]) -> dict[str, Any]:
+        self.items[kind.rel(record["id"])] = (kind, record)
+        return record
+
+    def get(self, kind: Kind, entity_id: str) -> dict[str, Any] | None:
+        mine = self.items.get(kind.rel(entity_id))
+        return dict(mine[1]) if mine else records.read(self.store, kind, entity_id)
+
+    def require(self, kind: Kind, entity_id: str) -> dict[str, Any]:
+        mine = self.items.get(kind.rel(entity_id))
+        return dict(mine[1]) if mine else records.require(self.store, kind, entity_id)
+
+    def lookup(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """Rows from the index, brought up to HEAD first (the lock is held, so HEAD holds
+        every record; the index is rebuilt if found damaged)."""
+        from statedir.research.index import using
+
+        return using(self.store, lambda index: index.rows(sql, params))
+
+
+Decision = Callable[[Draft], dict[str, Any]]
+
+
+def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]], str], actor: str,
+           run_id: Callable[[dict[str, Any]], str] = lambda _: "-",
+           lock_timeout: float | None = None) -> dict[str, Any]:
+    """Decide, then write and commit what was decided as one commit; returns the decision's
+    result with `commit` (null when nothing needed writing, e.g. a deduplicated Source)."""
+    with store.locked(lock_timeout):
+        draft = Draft(store, now())
+        result = decide(draft)
+        if not draft.items:
+            return {**result, "commit": None}
+        writes = {rel: records.dump(store, kind, record) for rel, (kind, record) in draft.items.items()}
+        writes.update(_schema_copies(store, {kind for kind, _ in draft.items.values()}))
+        parent = git.head(store.worktree)
+        message = git.message(summary(result), run_id(result), actor, "research")
+        sha = persist(store, writes=writes, message=message, author=actor)
+        _tell_index(store, list(draft.items.values()), parent, sha)
+    return {**result, "commit": sha}
+
+
+def _schema_copies(store: Store, kinds: set[Kind]) -> dict[str, bytes]:
+    """The store's `.schemas/` copies of these kinds' schemas, where missing or outdated
+    (a store made before the ledger existed gains them with its first research commit)."""
+    out = {}
+    for kind in kinds:
+        data = schema.schema_path(kind.schema).read_bytes()
+        rel = f".schemas/{kind.schema}.schema.json"
+        if store.read_bytes(rel) != data:
+            out[rel] = data
+    return out
+
+
+def _tell_index(store: Store, items: list[tuple[Kind, dict[str, Any]]], parent: str | None, sha: str) -> None:
+    """Add the commit's records to an existing index; one that cannot take them is dropped
+    (the next query rebuilds it: it is never a source of truth)."""
+    from statedir.research.index import Index, path_of
+
+    if not path_of(store).exists():
+        return  # the next query builds it whole
+    index = None
+    try:
+        index = Index(store, create=False)
+        index.written(items, parent, sha)
+    except (sqlite3.Error, IndexUnavailable):
+        if index is not None:
+            index.close()
+            index = None
+        path_of(store).unlink(missing_ok=True)
+    finally:
+        if index is not None:
+            index.close()

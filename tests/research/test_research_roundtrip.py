@@ -1,0 +1,28 @@
+"""Any text a caller gives comes back unchanged: from the command's result, from the file
+(statedir's own reader and ruamel agree), and from the index."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from statedir import yaml
+from statedir.research import Ledger
+from statedir.research.kinds import KINDS
+from statedir.store import schema_ref
+
+TEXT = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(question=TEXT, skill=TEXT, mode=st.one_of(st.none(), TEXT))
+def test_text_round_trips_through_file_and_index(ledger: Ledger, question: str, skill: str, mode: str | None) -> None:
+    run = ledger.start_run(skill, mode=mode, question_text=question)
+    rel = KINDS["question"].rel(run["question_id"])
+    raw = ledger.store.path(rel).read_bytes()
+    own = yaml.read_own(raw, schema_ref(rel))
+    assert own is not yaml.FOREIGN and own["text"] == question
+    assert yaml.to_plain(yaml.load(raw, rel)) == own  # ruamel reads the same record
+    [row] = ledger.query(question_id=run["question_id"])["questions"]
+    assert row["text"] == question and row["origin_skill"] == skill
+    [stored] = ledger.query(run_id=run["id"])["runs"]
+    assert (stored["skill"], stored["mode"]) == (skill, mode)
