@@ -219,6 +219,12 @@ def reset_index(worktree: Path, paths: list[str]) -> None:
                        command=["git", *args])
 
 
+def _printable(value: str) -> str:
+    """One line git keeps as it is: control characters (a NUL, a newline that would forge a
+    trailer) written as escapes."""
+    return "".join(c if c >= " " and c != "\x7f" else f"\\x{ord(c):02x}" for c in value)
+
+
 def message(summary: str, run_id: str, actor: str, action: str, *, reason: str | None = None,
             request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None) -> str:
     """A state commit's message: the one-line summary, the reason as its body, then the trailers.
@@ -226,12 +232,12 @@ def message(summary: str, run_id: str, actor: str, action: str, *, reason: str |
     `request` (what was asked: the time, the arguments, the reason) is kept as one line of
     compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition again.
     """
-    lines = " ".join(summary.split())
-    body = "\n".join(line.rstrip() for line in reason.strip().splitlines()) if reason and reason.strip() else ""
+    lines = _printable(" ".join(summary.split()))
+    body = "\n".join(_printable(line.rstrip()) for line in (reason or "").strip().splitlines())
     text = f"{lines}\n\n" + (f"{body}\n\n" if body else "")
-    text += f"Statedir-Run: {run_id}\nStatedir-Actor: {actor}\nStatedir-Action: {action}\n"
+    text += f"Statedir-Run: {_printable(run_id)}\nStatedir-Actor: {_printable(actor)}\nStatedir-Action: {action}\n"
     for key, value in (trailers or {}).items():
-        text += f"{key}: {value}\n"
+        text += f"{key}: {_printable(value)}\n"
     if request is not None:
         # Key order kept: a replay writes the arguments in the order they were given.
         encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)

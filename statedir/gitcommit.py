@@ -5,6 +5,7 @@ lstat() every tracked file) with plumbing over the trees on the changed paths al
 """
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     these paths); in a large one, where that command's index refresh would lstat() every
     tracked file, the commit is built with plumbing from the trees on the changed paths alone.
     """
-    env = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": f"{author}@statedir.invalid"} if author else {}
+    env = _author(author) if author else {}
     gitdir = git_dir(worktree)
     user_index = gitdir / "index"
     with gitindex.held(gitdir, LOCK_RETRY_SECONDS) as index:
@@ -56,6 +57,14 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         if sha is None or sha == parent:
             raise GitError("git commit did not move HEAD")
     return sha
+
+
+def _author(actor: str) -> dict[str, str]:
+    """git's author for an actor: git refuses some names (only punctuation, angle brackets,
+    control characters), so those are cleaned; the trailers keep the actor exactly."""
+    name = "".join(c for c in actor if c >= " " and c not in "<>\x7f").strip(" .,:;\"'")
+    local = re.sub(r"[^A-Za-z0-9._-]+", "-", actor).strip(".-") or "actor"
+    return {"GIT_AUTHOR_NAME": name or "actor", "GIT_AUTHOR_EMAIL": f"{local}@statedir.invalid"}
 
 
 def _fault(name: str) -> None:
@@ -102,8 +111,6 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
 
 def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
     """The listings of `dirs` at `rev`, in one `cat-file --batch` (a missing one is empty)."""
-    import re
-
     query = "".join(f"{rev}:{d}\n" if d else f"{rev}^{{tree}}\n" for d in dirs).encode()
     out = run(worktree, "cat-file", "--batch", stdin=query).stdout
     trees: dict[str, dict[str, tuple[str, str, str]]] = {}

@@ -146,6 +146,7 @@ def test_a_schema_version_mismatch_is_refused_loudly(ledger: Ledger, store: Path
     assert any(p.path == "$.schema_version" for p in validate.store(store))
     # A file without the field was written as version 1 (the seed's rule).
     path.write_text(path.read_text().replace("schema_version: 2\n", ""))
+    subprocess.run(["git", "commit", "-qam", "by hand"], cwd=store.parent, check=True)  # statedir commits only its own
     assert ledger.answer_question(run["question_id"])["status"] == "answered"
 
 
@@ -154,6 +155,7 @@ def test_a_hand_edited_file_keeps_its_comments_through_a_status_change(ledger: L
     path = store / "research" / "questions" / f"{run['question_id']}.yaml"
     assert "\norigin_skill: s\n" in path.read_text()
     path.write_text(path.read_text().replace("\norigin_skill: s\n", "\norigin_skill: s  # reworded by hand\n"))
+    subprocess.run(["git", "commit", "-qam", "by hand"], cwd=store.parent, check=True)  # statedir commits only its own
     ledger.answer_question(run["question_id"])
     text = path.read_text()
     assert "# reworded by hand" in text and "status: answered" in text
