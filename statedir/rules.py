@@ -9,11 +9,13 @@ import re
 from typing import Any
 
 from statedir import conditions, graph, ledger, reports
+from statedir.ars import decide as ars
 from statedir.change import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 from statedir.runs import new_stage
 from statedir.template import Template
 
+POST_TERMINAL = ("bind", "seal")  # the adjudication bindings follow the transition they record
 TURNS_RE = re.compile(r"^#?(\d+)\.\.#?(\d+)$")
 
 
@@ -23,7 +25,7 @@ def decide(t: Template, run: RunData, req: Request, now: str) -> Change:
     stage_id = t.resolve_stage(req.args["stage"]) if req.args.get("stage") not in (None, "pipeline") else None
     if req.action != "observe":
         require_permission(t, req.actor, req.action, stage_id)
-    if req.action != "seal":
+    if req.action not in POST_TERMINAL:
         require_live(t, run.state)
     return handler(t, run, req, now, stage_id)
 
@@ -223,6 +225,6 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
 HANDLERS = {
     "stage": stage, "confirm": graph.confirm, "pipeline": pipeline, "set": set_field, "redo": redo,
     "output": reports.output, "material": reports.material, "integrity": reports.integrity,
-    "revision": reports.revision, "loop": reports.loop, "observe": reports.observe, "seal": reports.seal,
+    "revision": reports.revision, "loop": reports.loop, "observe": reports.observe, "bind": ars.bind, "seal": ars.seal,
     "resume": ledger.resume,
 }
