@@ -98,7 +98,8 @@ def _artifact(t: Template, family: contract.Family, args: dict[str, Any]) -> dic
         raise InvalidValue(f"{family.name} artifacts take no --group-stage")
     stage = ars_stage(t, raw_stage) if raw_stage else None
     if family.staged and stage not in contract.AUTHOR_STAGES:
-        allowed = [stage_of(t, name) or name for name in contract.AUTHOR_STAGES]
+        ids = [stage_of(t, name) for name in contract.AUTHOR_STAGES]
+        allowed = [t.display(sid) if sid else name for sid, name in zip(ids, contract.AUTHOR_STAGES)]
         raise InvalidValue(f"{family.name} groups belong to stage {' or '.join(allowed)}, not {raw_stage}")
     artifact = {"artifact_id": args["artifact"], "artifact_role": args["role"], "artifact_group_id": args["group"],
                 "artifact_group_stage": stage, "relative_path": args["path"]}
