@@ -82,6 +82,15 @@ class Template:
                 return series
         return {"name": material, "label": f"{material}_v{{N}}", "materials": [material]}
 
+    def series_of_label(self, label: str) -> str | None:
+        """The series a version label belongs to, or None."""
+        for name in {self.series_of(m)["name"]: None for m in self.materials}:
+            pattern = self.series_of(self.series_by_name(name)["materials"][0])["label"]  # type: ignore[index]
+            head, _, tail = pattern.partition("{N}")
+            if label.startswith(head) and label.endswith(tail) and label[len(head):len(label) - len(tail)].isdigit():
+                return name
+        return None
+
     def series_by_name(self, name: str) -> dict[str, Any] | None:
         for series in self.series:
             if series["name"] == name:
