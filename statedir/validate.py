@@ -157,14 +157,27 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
     problems += schema.validate(name, plain, shown, source=doc)
     if cache is not None and not problems and (plain is None or isinstance(plain, dict | list)):
         cache.put(schema.cache_kind(name), raw, plain, yaml.dump(plain, ref).encode() == raw)
-    if generic == "template" and not problems:
-        from statedir import template
-
-        try:
-            template.parse(raw, shown)
-        except BadFile as exc:
-            problems.append(Problem(shown, "$", exc.message, exc.details.get("line")))
+    if generic == "template":
+        problems = [_at_line(p) for p in problems] or _template_meaning(raw, shown)
     return problems
+
+
+def _at_line(problem: Problem) -> Problem:
+    """A template's problems name their line in the message too (templates are written by hand)."""
+    if problem.line is None or problem.message.startswith("line "):
+        return problem
+    return dataclasses.replace(problem, message=f"line {problem.line}: {problem.message}")
+
+
+def _template_meaning(raw: bytes, shown: str) -> list[Problem]:
+    from statedir import template
+
+    try:
+        template.parse(raw, shown)
+    except BadFile as exc:
+        errors = exc.details.get("errors") or [{"path": "$", "message": exc.message, "line": exc.details.get("line")}]
+        return [_at_line(Problem(shown, e["path"], e["message"], e.get("line"))) for e in errors]
+    return []
 
 
 def store(root: Path) -> list[Problem]:
