@@ -120,9 +120,11 @@ def _reachability(doc: dict[str, Any]) -> Found:
             continue
         reached.add(sid)
         todo += edges[sid]
+    stuck = [sid for sid in ids if sid in reached and sid not in finishing]
+    dead_ends = [sid for sid in stuck if not edges[sid]]  # the cause, where there is one
     out: Found = []
     for i, sid in enumerate(ids):
-        if sid in reached and sid not in finishing:
-            what = "nothing follows it" if not edges[sid] else "no path from it leads there"
-            out.append((["stages", i, "id"], f"a run at stage {sid} can never reach {done}: {what} in the graph"))
+        if sid in (dead_ends or stuck):
+            what = "nothing follows it in the graph" if not edges[sid] else "every path from it loops back"
+            out.append((["stages", i, "id"], f"a run at stage {sid} can never reach {done}: {what}"))
     return out
