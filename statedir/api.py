@@ -13,6 +13,7 @@ from typing import Any
 
 from statedir import git, transaction, yaml
 from statedir import store as store_mod
+from statedir.arguments import checked
 from statedir.change import Request
 from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
 from statedir.store import Store
@@ -21,13 +22,15 @@ from statedir.template import Template
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
 
-def init(directory: Path) -> dict[str, Any]:
+def init(directory: str | Path) -> dict[str, Any]:
     """Make a store at `directory` (git init first where it is in no work tree); commits it.
 
     An existing store is left as it is; anything else already at `directory` is refused, and
     a failure part way removes what this call created.
     """
-    directory = directory.resolve()
+    if not isinstance(directory, str | Path):
+        raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}")
+    directory = Path(directory).resolve()
     if (directory / store_mod.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
@@ -86,6 +89,7 @@ def read_yaml_file(path: str) -> Any:
 RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `runs` lists of each run
 
 
+@checked
 class StateDir:
     """An open store. Every method that changes state makes exactly one commit."""
 
