@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
-COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set",
+COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set", "bind",
             "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
             "validate", "resume", "seal", "demo"]
 
