@@ -233,3 +233,19 @@ def test_marking_a_captured_row_unavailable_drops_its_artifacts(sd: api.StateDir
     row = sd.get(RUN, "pending_adjudication_activity_bindings")[3]
     assert row == {"source_family": "explicit_user_request", "capture_state": "unavailable",
                    "reason_code": "source_invalid", "artifacts": []}
+
+
+def test_a_run_made_before_the_contract_still_reads_and_binds(sd: api.StateDir, repo: Path) -> None:
+    sd.new(RUN, topic="t")
+    state = repo / "state" / "runs" / RUN / "state.yaml"
+    text = state.read_text()
+    start = text.index("pending_adjudication_activity_bindings:")
+    end = text.index("created_at:")
+    legacy = "".join(f"  - source_family: {f}\n    artifacts: []\n    reason: null\n" for f in
+                     ["author_adjudication", "compliance", "re_review", "explicit_request", "mandatory_checkpoint"])
+    state.write_text(text[:start] + "pending_adjudication_activity_bindings:\n" + legacy + text[end:])
+    subprocess.run(["git", "commit", "-qam", "an older statedir's run"], cwd=repo, check=True)
+    assert cli("validate", cwd=repo).returncode == 0
+    sd.bind(RUN, "compliance_report", unavailable="source_not_provided")
+    rows = sd.get(RUN, "pending_adjudication_activity_bindings")
+    assert [r["source_family"] for r in rows] == FAMILIES and rows[1]["capture_state"] == "unavailable"
