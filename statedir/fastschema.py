@@ -91,7 +91,7 @@ def compile_schema(root: dict[str, Any]) -> Check:
             return lambda v: not isinstance(v, str) or fits(len(v))
         if key == "prefixItems":
             firsts = [build(sub) for sub in arg]
-            return lambda v: not isinstance(v, list) or all(c(x) for c, x in zip(firsts, v))
+            return lambda v: not isinstance(v, list) or all(c(x) for c, x in zip(firsts, v, strict=False))
         if key == "minProperties":
             return lambda v: not isinstance(v, dict) or len(v) >= arg
         if key == "required":

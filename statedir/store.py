@@ -64,7 +64,8 @@ def schema_ref(rel: str, scope: str | None = None) -> str:
     return "../" * depth + (f".schemas/{scope}/" if scope else ".schemas/") + f"{name}.schema.json"
 
 
-SCOPED_REF_RE = re.compile(r"^(?:\.\./)*\.schemas/(?:[A-Za-z0-9][A-Za-z0-9_.'-]{0,63}/[A-Za-z0-9][A-Za-z0-9._-]{0,31}/)?"
+SCOPED_REF_RE = re.compile(r"^(?:\.\./)*\.schemas/"
+                           r"(?:[A-Za-z0-9][A-Za-z0-9_.'-]{0,63}/[A-Za-z0-9][A-Za-z0-9._-]{0,31}/)?"
                            r"[a-z_-]+\.schema\.json$")
 
 

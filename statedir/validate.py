@@ -80,12 +80,11 @@ class Runs:
         return self.names[key]
 
     def cross_file(self, run_id: str) -> list[Problem]:
-        from statedir import transaction
-        from statedir.pipeline import crossfile
 
         found = self.of(run_id)
         base = f"runs/{run_id}"
-        if found is None or any((self.store.root / base / d).is_symlink() for d in ("", "stages", "materials", "history")):
+        folders = ("", "stages", "materials", "history")
+        if found is None or any((self.store.root / base / d).is_symlink() for d in folders):
             return []  # a symlinked folder is reported as such, never entered
         try:
             return self._cross_file(run_id, *found)

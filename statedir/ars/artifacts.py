@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.ars import contract
-from statedir.errors import BadFile, InvalidValue
+from statedir.errors import BadFile, InvalidValue, StatedirError
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -35,7 +35,7 @@ def open_root(root: Path) -> int:
 
 def read(root_fd: int, relative: str, limit: int, artifact_id: str) -> bytes:
     """The bytes of one artifact, or BAD_FILE saying why it cannot be bound."""
-    def refuse(why: str) -> BadFile:
+    def refuse(why: str) -> StatedirError:
         return BadFile(f"artifact {artifact_id} ({relative}): {why}", artifact_id=artifact_id, relative_path=relative)
 
     problem = contract.path_problem(relative)

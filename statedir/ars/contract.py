@@ -191,5 +191,5 @@ def rows_problems(rows: Any, *, sealed: bool) -> list[str]:
     if not isinstance(rows, list) or [r.get("source_family") if isinstance(r, dict) else None
                                       for r in rows] != list(FAMILY_NAMES):
         return [f"exactly {len(FAMILY_NAMES)} rows, in this order: {', '.join(FAMILY_NAMES)}"]
-    return [f"{family.name}: {message}" for row, family in zip(rows, FAMILIES)
+    return [f"{family.name}: {message}" for row, family in zip(rows, FAMILIES, strict=True)
             for message in row_problems(row, family, sealed=sealed)]

@@ -52,7 +52,7 @@ def bind(t: Template, run: RunData, req: Request, now: str, _: str | None = None
     args = req.args
     family = _family(args["family"])
     draft = Draft(run)
-    rows = draft.state.get(PENDING)
+    rows: list[dict[str, Any]] = draft.state.get(PENDING) or []
     if contract.rows_problems(rows, sealed=False):
         rows = draft.state[PENDING] = contract.initial_rows()  # a pre-contract run: start its rows afresh
     index = contract.FAMILY_NAMES.index(family.name)
@@ -99,7 +99,7 @@ def _artifact(t: Template, family: contract.Family, args: dict[str, Any]) -> dic
     stage = ars_stage(t, raw_stage) if raw_stage else None
     if family.staged and stage not in contract.AUTHOR_STAGES:
         ids = [stage_of(t, name) for name in contract.AUTHOR_STAGES]
-        allowed = [t.display(sid) if sid else name for sid, name in zip(ids, contract.AUTHOR_STAGES)]
+        allowed = [t.display(sid) if sid else name for sid, name in zip(ids, contract.AUTHOR_STAGES, strict=True)]
         raise InvalidValue(f"{family.name} groups belong to stage {' or '.join(allowed)}, not {raw_stage}")
     artifact = {"artifact_id": args["artifact"], "artifact_role": args["role"], "artifact_group_id": args["group"],
                 "artifact_group_stage": stage, "relative_path": args["path"]}

@@ -67,7 +67,8 @@ def _counters(t: Template, base: str, state: dict[str, Any], logs: dict[str, lis
     return out
 
 
-def stage_counters(base: str, stage_id: str, record: dict[str, Any], logs: dict[str, list[dict[str, Any]]]) -> list[Problem]:
+def stage_counters(base: str, stage_id: str, record: dict[str, Any],
+                   logs: dict[str, list[dict[str, Any]]]) -> list[Problem]:
     """An integrity stage's retry_count is at most its FAIL entries in history/integrity.yaml;
     a stage file's id is its file name."""
     out = []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from statedir import template, yaml
 from statedir import store as store_mod
+from statedir import template, yaml
 from statedir.errors import CorruptStore, InvalidValue
 from statedir.store import Store
 from statedir.template import Template

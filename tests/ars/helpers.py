@@ -76,7 +76,8 @@ def check_sealed(state: dict[str, Any], root: Path) -> None:
     assert [r["source_family"] for r in rows] == FAMILIES
     for row in rows:
         assert set(row) == {"source_family", "capture_state", "reason_code", "artifacts"}
-        family, kind, reason, artifacts = row["source_family"], row["capture_state"], row["reason_code"], row["artifacts"]
+        family, kind = row["source_family"], row["capture_state"]
+        reason, artifacts = row["reason_code"], row["artifacts"]
         if kind == "captured":
             assert reason is None and artifacts
         elif kind == "not_applicable":
