@@ -41,6 +41,14 @@ class Runs:
         self.context: dict[str, tuple[Any, dict[str, Any]] | None] = {}
         self.names: dict[tuple[str, Any, str], dict[str, str]] = {}
         self.problems: list[Problem] = []
+        self.plain: dict[str, Any] = {}  # rel -> plain data, as the file checks read it
+
+    def read(self, rel: str) -> Any:
+        """A run file's plain data: as already read, else read now (None when unreadable)."""
+        if rel not in self.plain:
+            raw = self.store.read_bytes(rel) if (self.store.root / rel).is_file() else None
+            self.plain[rel] = _plain(raw, rel) if raw else None
+        return self.plain[rel]
 
     def of(self, run_id: str) -> tuple[Any, dict[str, Any]] | None:
         """(template, state) of a run whose state and template can be read, else None."""
@@ -51,18 +59,16 @@ class Runs:
     def _read(self, run_id: str) -> tuple[Any, dict[str, Any]] | None:
         from statedir.pipeline import versions
 
-        rel = f"runs/{run_id}/state.yaml"
         try:
-            raw = self.store.read_bytes(rel) if (self.store.root / rel).is_file() else None
+            state = self.read(f"runs/{run_id}/state.yaml")
         except StatedirError:
             return None
-        state = _plain(raw, rel) if raw else None
         if not isinstance(state, dict) or not isinstance(state.get("template"), str):
             return None
         try:
             t = versions.run_template(self.store, state["template"], state.get("template_version"))
         except StatedirError as exc:
-            self.problems.append(Problem(rel, "$.template", exc.message))
+            self.problems.append(Problem(f"runs/{run_id}/state.yaml", "$.template", exc.message))
             return None
         return t, state
 
@@ -92,21 +98,15 @@ class Runs:
             return []  # what cannot be read is reported file by file
 
     def _cross_file(self, run_id: str, t: Any, state: dict[str, Any]) -> list[Problem]:
-        from statedir import transaction
         from statedir.pipeline import crossfile
 
         base = f"runs/{run_id}"
-        logs = {}
-        for name in ("checkpoints", "integrity"):
-            try:
-                logs[name] = transaction.read_log(self.store, run_id, name)
-            except StatedirError:
-                return []  # the log's own problems are reported file by file
+        logs = {name: self.read(f"{base}/history/{name}.yaml") or [] for name in ("checkpoints", "integrity")}
+        if not all(isinstance(entries, list) for entries in logs.values()):
+            return []  # the log's own problems are reported file by file
         out = crossfile.problems(self.store.root, run_id, t, state, logs)
         for stage_id in t.stage_ids:
-            rel = f"{base}/stages/{stage_id}.yaml"
-            raw = self.store.read_bytes(rel) if (self.store.root / rel).is_file() else None
-            record = _plain(raw, rel) if raw else None
+            record = self.read(f"{base}/stages/{stage_id}.yaml")
             if isinstance(record, dict):
                 out += crossfile.stage_counters(base, stage_id, record, logs)
         return out
@@ -118,10 +118,11 @@ def _run_of(rel: str) -> str | None:
 
 
 def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
-               cache: ParseCache | None = None, scoped: dict[str, str] | None = None) -> list[Problem]:
+               cache: ParseCache | None = None, scoped: dict[str, str] | None = None,
+               keep: dict[str, Any] | None = None) -> list[Problem]:
     """Problems of one store file (`rel` inside its store, `shown` as the user named it);
     bytes the parse cache already knows as valid are not parsed again. `scoped` maps generic
-    schema names to the run template's compiled ones."""
+    schema names to the run template's compiled ones; `keep` collects each valid file's data."""
     generic = forced or store_mod.schema_for(rel)
     if generic is None:
         return []
@@ -136,11 +137,17 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
     ref = store_mod.own_ref(rel, raw)
     if forced is None and generic != "template":
         if cache is not None and header_ok and cache.knows(schema.cache_kind(name), raw):
+            if keep is not None:
+                hit = cache.get(schema.cache_kind(name), raw)
+                if hit is not None:
+                    keep[rel] = hit[0]
             return []
         own = yaml.read_own(raw, ref)  # statedir's own output, read without ruamel
         if own is not yaml.FOREIGN and not schema.validate(name, own, shown):
             if cache is not None:
                 cache.put(schema.cache_kind(name), raw, own, True)
+            if keep is not None:
+                keep[rel] = own
             return []
     try:
         doc = yaml.load(raw, shown)
@@ -208,7 +215,8 @@ def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCac
     for rel in rels:
         run_id = _run_of(rel)
         scoped = runs.schemas(run_id) if run_id else None
-        found = check_file(opened.root / rel, rel, (shown or {}).get(rel, rel), cache=cache, scoped=scoped)
+        found = check_file(opened.root / rel, rel, (shown or {}).get(rel, rel), cache=cache, scoped=scoped,
+                           keep=runs.plain if run_id else None)
         problems += found
         if found:
             failed.add(run_id)
