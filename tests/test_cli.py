@@ -308,7 +308,7 @@ def test_own_template_file_and_linear(store: Path) -> None:
     ok("new", "l1", "--topic", "t", "--template", str(mine), cwd=repo)
     assert (store / "templates" / "mine.yaml").is_file()
     rows = ok("templates", cwd=repo)
-    assert {"name": "mine", "source": "store", "title": "Linear Pipeline"} in rows
+    assert {"name": "mine", "version": "1", "source": "store", "title": "Linear Pipeline"} in rows
     ok("stage", "l1", "plan", "in_progress", cwd=repo)
     ok("stage", "l1", "plan", "done", cwd=repo)
     assert ok("get", "l1", "pipeline_state", cwd=repo) == "awaiting_confirmation"
