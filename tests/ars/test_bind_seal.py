@@ -249,3 +249,15 @@ def test_a_run_made_before_the_contract_still_reads_and_binds(sd: api.StateDir, 
     sd.bind(RUN, "compliance_report", unavailable="source_not_provided")
     rows = sd.get(RUN, "pending_adjudication_activity_bindings")
     assert [r["source_family"] for r in rows] == FAMILIES and rows[1]["capture_state"] == "unavailable"
+
+
+def test_the_export_is_strict_json_even_with_fractional_observer_scores(sd: api.StateDir, repo: Path) -> None:
+    sd.new(RUN, topic="t")
+    sd.stage(RUN, "1", "in_progress")
+    sd.stage(RUN, "1", "completed")
+    sd.observe(RUN, "1", "FULL", {"zone": "Zone 2", "advisory_only": True,
+                                  "scores": {"delegation_intensity": 4.5, "cognitive_vigilance": 3.0}},
+               actor="collaboration_depth_agent")
+    doc = strict_json(cli("show", RUN, "--format", "ars", cwd=repo).stdout)
+    assert doc["collaboration_depth_history"][0]["scores"] == {"delegation_intensity": "4.5",
+                                                               "cognitive_vigilance": 3}
