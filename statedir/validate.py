@@ -109,6 +109,7 @@ class Runs:
             record = self.read(f"{base}/stages/{stage_id}.yaml")
             if isinstance(record, dict):
                 out += crossfile.stage_counters(base, stage_id, record, logs)
+                out += crossfile.stage_fields(t, base, stage_id, record)
         return out
 
 

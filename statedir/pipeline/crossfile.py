@@ -67,6 +67,22 @@ def _counters(t: Template, base: str, state: dict[str, Any], logs: dict[str, lis
     return out
 
 
+def stage_fields(t: Template, base: str, stage_id: str, record: dict[str, Any]) -> list[Problem]:
+    """Values the stage-file schema allows for some stage but not this one (a decision of
+    another review stage, a verdict on a stage that has no integrity check)."""
+    rel = f"{base}/stages/{stage_id}.yaml"
+    spec = t.stage(stage_id)
+    out = []
+    decisions = spec.get("decision", {}).get("values", [])
+    if record.get("decision") is not None and record["decision"] not in decisions:
+        allowed = f"one of {', '.join(decisions)}" if decisions else "none"
+        out.append(Problem(rel, "$.decision", f"{record['decision']!r} is no decision of stage "
+                                              f"{t.display(stage_id)} ({allowed})"))
+    if record.get("verdict") is not None and "integrity" not in spec:
+        out.append(Problem(rel, "$.verdict", f"stage {t.display(stage_id)} has no integrity check, so no verdict"))
+    return out
+
+
 def stage_counters(base: str, stage_id: str, record: dict[str, Any],
                    logs: dict[str, list[dict[str, Any]]]) -> list[Problem]:
     """An integrity stage's retry_count is at most its FAIL entries in history/integrity.yaml;
