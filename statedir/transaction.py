@@ -171,7 +171,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
         change = rules.decide(t, run, req, now)
         if change is None:
             return {"run_id": run_id, "commit": None, "changed": False, "summary": "nothing to change"}
-        return apply(store, run_id, change, req, now, sources, scope=scope_of(t))
+        return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t))
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
@@ -204,6 +204,14 @@ def scope_of(t: Template) -> str | None:
     from statedir.pipeline import compile as compile_mod
 
     return compile_mod.scope(t)
+
+
+def schemas_if_missing(store: Store, t: Template) -> dict[str, str]:
+    """The compiled schemas, when a run made by an older statedir lacks them (one stat)."""
+    scope = scope_of(t)
+    if scope is None or (store.root / ".schemas" / scope / "run-state.schema.json").is_file():
+        return {}
+    return _missing_schemas(store, t)
 
 
 def _missing_schemas(store: Store, t: Template) -> dict[str, str]:

@@ -133,3 +133,17 @@ def test_the_shipped_and_compiled_schemas_describe_themselves(run: Path, repo: P
     stage = json.loads((repo / "state" / ".schemas" / "academic-pipeline" / "3.21" / "stage.schema.json").read_text())
     assert stage["properties"]["status"]["enum"] == ["pending", "in_progress", "completed", "skipped", "blocked"]
     assert "stage status" in stage["properties"]["status"]["description"]
+
+
+def test_a_run_whose_compiled_schemas_are_missing_gets_them_with_its_next_commit(run: Path, repo: Path,
+                                                                                  sd: api.StateDir) -> None:
+    import shutil
+
+    scoped = repo / "state" / ".schemas" / "academic-pipeline"
+    shutil.rmtree(scoped)
+    subprocess.run(["git", "commit", "-qam", "as an older statedir left it"], cwd=repo, check=True)
+    result = sd.stage(RUN, "2", "blocked", reason="waiting")
+    shown = subprocess.run(["git", "show", "--stat", "--format=", result["commit"]], cwd=repo, capture_output=True,
+                           text=True).stdout
+    assert "academic-pipeline/3.21/stage.schema.json" in shown
+    assert schema_of(run / "stages" / "2.yaml").is_file()
