@@ -5,6 +5,7 @@ import datetime
 from typing import Any
 
 from statedir import conditions, materials
+from statedir.ars.contract import initial_rows
 from statedir.change import Change, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.template import Template
@@ -49,13 +50,9 @@ def new_run(t: Template, run_id: str, topic: str, language: str, entry_point: st
         "current_version": {}, "version_counters": {},
         "team": {role: None for role in t.doc.get("team", [])},
         "settings": {"reset_boundaries": False},
+        **({"pending_adjudication_activity_bindings": initial_rows()} if t.doc.get("adjudication_activity") else {}),
         "created_at": now, "updated_at": now,
     }
-    if t.doc.get("adjudication_activity"):
-        from statedir.ars.contract import initial_rows
-
-        state["pending_adjudication_activity_bindings"] = initial_rows()
-    state["created_at"], state["updated_at"] = state.pop("created_at"), state.pop("updated_at")
     stages = {stage_id: new_stage(t, stage_id) for stage_id in t.stage_ids}
     change = Change(f"new run {run_id} ({t.name}) entering at stage {t.display(entry)}: {topic}",
                     state=state, stages=stages)
