@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir import git, gitcommit, transaction, yaml
 from statedir import store as store_mod
+from statedir.arguments import checked
 from statedir.change import Request
 from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
 from statedir.journal import JOURNAL
@@ -29,13 +30,15 @@ if TYPE_CHECKING:
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
 
-def init(directory: Path) -> dict[str, Any]:
+def init(directory: str | Path) -> dict[str, Any]:
     """Make a store at `directory` (git init first where it is in no work tree); commits it.
 
     An existing store is left as it is; anything else already at `directory` is refused, and
     a failure part way removes what this call created.
     """
-    directory = directory.resolve()
+    if not isinstance(directory, str | Path):
+        raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}")
+    directory = Path(directory).resolve()
     if (directory / store_mod.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
@@ -124,6 +127,7 @@ def _reads(method: _Method) -> _Method:
 RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `runs` lists of each run
 
 
+@checked
 class StateDir:
     """An open store. Every method that changes state makes exactly one commit."""
 
@@ -363,9 +367,32 @@ class StateDir:
                choice: str | None = None, actor: str | None = None) -> dict[str, Any]:
         return self._do(run_id, "resume", actor, hash=hash, stage=stage, mode=mode, choice=choice)
 
-    def seal(self, run_id: str, bindings: str | list[Any], *, actor: str | None = None) -> dict[str, Any]:
+    def bind(self, run_id: str, family: str, *, artifact: str | None = None, role: str | None = None,
+             group: str | None = None, group_stage: str | None = None, path: str | None = None,
+             not_applicable: bool = False, unavailable: str | None = None,
+             actor: str | None = None) -> dict[str, Any]:
+        """Best-effort: add one artifact binding to FAMILY's row, or mark the row not applicable
+        or unavailable (REASON). Its own commit, after the transition it records."""
+        from statedir.ars import flow
+
+        chosen = [artifact is not None or path is not None, not_applicable, unavailable is not None]
+        if sum(chosen) != 1:
+            raise InvalidValue("bind takes an artifact (--artifact --role --group --path), --not-applicable "
+                               "or --unavailable REASON: exactly one of them")
+        args = {"family": family, "artifact": artifact, "role": role, "group": group, "group_stage": group_stage,
+                "path": path, "not_applicable": not_applicable, "unavailable": unavailable}
+        req = Request("bind", actor or "pipeline_orchestrator", args)
+        return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
+
+    def seal(self, run_id: str, artifact_root: str | Path, *, bindings: str | list[Any] | None = None,
+             actor: str | None = None) -> dict[str, Any]:
+        """After the terminal state: hash every bound artifact under `artifact_root` and write
+        `adjudication_activity_sources` (the run's pending rows, or `bindings`)."""
+        from statedir.ars import flow
+
         rows = read_yaml_file(bindings) if isinstance(bindings, str) else bindings
-        return self._do(run_id, "seal", actor, bindings=rows)
+        req = Request("seal", actor or "pipeline_orchestrator", {"bindings": rows})
+        return flow.seal(self.store, run_id, Path(artifact_root), req, timeout=self.lock_timeout)
 
 
 def resolve(doc: Any, path: str) -> Any:

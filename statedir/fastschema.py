@@ -86,6 +86,12 @@ def compile_schema(root: dict[str, Any]) -> Check:
         if key in ("minItems", "maxItems"):
             size = (lambda n: n >= arg) if key == "minItems" else (lambda n: n <= arg)
             return lambda v: not isinstance(v, list) or size(len(v))
+        if key in ("minLength", "maxLength"):
+            fits = (lambda n: n >= arg) if key == "minLength" else (lambda n: n <= arg)
+            return lambda v: not isinstance(v, str) or fits(len(v))
+        if key == "prefixItems":
+            firsts = [build(sub) for sub in arg]
+            return lambda v: not isinstance(v, list) or all(c(x) for c, x in zip(firsts, v, strict=False))
         if key == "minProperties":
             return lambda v: not isinstance(v, dict) or len(v) >= arg
         if key == "required":

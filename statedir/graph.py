@@ -99,7 +99,8 @@ def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> N
     for stage_id in edge.get("reset", []):
         draft.stages[stage_id] = new_stage(t, stage_id)
     if target in t.terminal_targets:
-        draft.state.update(pipeline_state=target, checkpoint=None)
+        draft.state.update(pipeline_state=target, checkpoint=None,
+                           current_stage=edge.get("current_stage", draft.state["current_stage"]))
         return
     start(t, draft, target, now)
 

@@ -1,5 +1,5 @@
 """Decisions on what agents submit: outputs, materials, integrity and revision records,
-observer reports, counters and the post-terminal seal. Pure, like rules.py."""
+observer reports and counters. Pure, like rules.py."""
 from __future__ import annotations
 
 import copy
@@ -195,21 +195,3 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
              "cross_model_divergence": report.get("cross_model_divergence"), "advisory_only": True}
     draft.log("collaboration_depth", entry)
     return draft.change(f"observer report for {entry['stage_id']} ({kind})", now)
-
-
-def seal(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    """Post-terminal: seal the five-row adjudication inventory; the terminal state stays as it is."""
-    state = run.state
-    if state["pipeline_state"] not in t.terminal_targets:
-        raise IllegalTransition("seal comes only after the terminal state is committed")
-    if "adjudication_activity_sources" in state:
-        raise IllegalTransition("adjudication_activity_sources is already sealed")
-    families = t.doc.get("adjudication_source_families", [])
-    rows = req.args["bindings"]
-    if not isinstance(rows, list) or [r.get("source_family") if isinstance(r, dict) else None
-                                      for r in rows] != families:
-        raise InvalidValue(f"the bindings must be exactly {len(families)} rows in this order: "
-                           f"{', '.join(families)}", expected=families)
-    draft = Draft(run)
-    draft.state["adjudication_activity_sources"] = copy.deepcopy(rows)
-    return draft.change("seal adjudication_activity_sources", now)

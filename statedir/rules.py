@@ -6,24 +6,28 @@ a file, the clock or git. Stage-specific behaviour comes from the template, neve
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from statedir import conditions, graph, ledger, reports
+from statedir.ars import decide as ars
 from statedir.change import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 from statedir.runs import new_stage
 from statedir.template import Template
 
+POST_TERMINAL = ("bind", "seal")  # the adjudication bindings follow the transition they record
 TURNS_RE = re.compile(r"^#?(\d+)\.\.#?(\d+)$")
 
 
-def decide(t: Template, run: RunData, req: Request, now: str) -> Change:
-    """The one entry point: permission, liveness, then the action's own rules."""
+def decide(t: Template, run: RunData, req: Request, now: str) -> Change | None:
+    """The one entry point: permission, liveness, then the action's own rules (None: a
+    repeated seal, nothing to change)."""
     handler = HANDLERS[req.action]
     stage_id = t.resolve_stage(req.args["stage"]) if req.args.get("stage") not in (None, "pipeline") else None
     if req.action != "observe":
         require_permission(t, req.actor, req.action, stage_id)
-    if req.action != "seal":
+    if req.action not in POST_TERMINAL:
         require_live(t, run.state)
     return handler(t, run, req, now, stage_id)
 
@@ -220,9 +224,9 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
     return draft.change(f"redo stage {t.display(stage_id)}", now, bumped=bumped)
 
 
-HANDLERS = {
+HANDLERS: dict[str, Callable[..., Change | None]] = {
     "stage": stage, "confirm": graph.confirm, "pipeline": pipeline, "set": set_field, "redo": redo,
     "output": reports.output, "material": reports.material, "integrity": reports.integrity,
-    "revision": reports.revision, "loop": reports.loop, "observe": reports.observe, "seal": reports.seal,
+    "revision": reports.revision, "loop": reports.loop, "observe": reports.observe, "bind": ars.bind, "seal": ars.seal,
     "resume": ledger.resume,
 }

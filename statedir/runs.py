@@ -5,6 +5,7 @@ import datetime
 from typing import Any
 
 from statedir import conditions, materials
+from statedir.ars.contract import initial_rows
 from statedir.change import Change, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.template import Template
@@ -49,9 +50,7 @@ def new_run(t: Template, run_id: str, topic: str, language: str, entry_point: st
         "current_version": {}, "version_counters": {},
         "team": {role: None for role in t.doc.get("team", [])},
         "settings": {"reset_boundaries": False},
-        "pending_adjudication_activity_bindings": [
-            {"source_family": family, "artifacts": [], "reason": None}
-            for family in t.doc.get("adjudication_source_families", [])],
+        **({"pending_adjudication_activity_bindings": initial_rows()} if t.doc.get("adjudication_activity") else {}),
         "created_at": now, "updated_at": now,
     }
     stages = {stage_id: new_stage(t, stage_id) for stage_id in t.stage_ids}
@@ -123,7 +122,9 @@ def document(t: Template, run: RunData, passports: dict[str, dict[str, Any]],
 
 
 def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The State Tracker example's single-JSON shape: stages keyed by raw id, histories inline."""
+    """The State Tracker example's single-JSON shape: stages keyed by raw id, histories inline.
+    Strict JSON as the ARS tools read it: integers, never floats (a float an observer report
+    carries is written as its decimal text)."""
     state = run.state
     keep = ("run_id", "topic", "language")
     doc: dict[str, Any] = {k: state[k] for k in keep}
@@ -138,11 +139,21 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         materials=state.get("materials", {}), current_version=state.get("current_version", {}),
         team=state.get("team", {}), loop_count=state.get("loop_count", 0),
         collaboration_depth_history=histories.get("collaboration_depth", []),
-        pending_adjudication_activity_bindings=state.get("pending_adjudication_activity_bindings", []),
     )
-    if "adjudication_activity_sources" in state:
-        doc["adjudication_activity_sources"] = state["adjudication_activity_sources"]
-    return doc
+    for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
+        if key in state:
+            doc[key] = state[key]
+    return _strict(doc)  # type: ignore[no-any-return]
+
+
+def _strict(value: Any) -> Any:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else repr(value)
+    if isinstance(value, dict):
+        return {str(k): _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
 
 
 def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:

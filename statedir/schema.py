@@ -24,16 +24,29 @@ def schema_path(name: str) -> Path:
     return data_dir("schemas") / f"{name}.schema.json"
 
 
+# Schemas made at run time (a template's compiled vocabularies), by name.
+_REGISTERED: dict[str, dict[str, Any]] = {}
+
+
+def register(name: str, doc: dict[str, Any]) -> None:
+    """Make `doc` validatable as `name` (a name is registered once; its content never changes)."""
+    _REGISTERED.setdefault(name, doc)
+
+
 @functools.cache
 def cache_kind(name: str) -> str:
     """The parse-cache kind for files valid under `name`: a new schema invalidates its entries."""
     from statedir.cache import digest
 
-    return f"{name}:{digest(schema_path(name).read_bytes())[:16]}"
+    raw = (json.dumps(_REGISTERED[name], sort_keys=True).encode() if name in _REGISTERED
+           else schema_path(name).read_bytes())
+    return f"{name}:{digest(raw)[:16]}"
 
 
 @functools.cache
 def load_schema(name: str) -> dict[str, Any]:
+    if name in _REGISTERED:
+        return _REGISTERED[name]
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 

@@ -81,11 +81,31 @@ def schema_for(rel: str) -> str | None:
     return None
 
 
-def schema_ref(rel: str) -> str:
-    """The relative path from a store file to its schema copy in `.schemas/`."""
+def schema_ref(rel: str, scope: str | None = None) -> str:
+    """The relative path from a store file to its schema copy in `.schemas/` (for a run file
+    under `scope`, `<template>/<version>`, the template's compiled schema)."""
     name = schema_for(rel)
     depth = rel.count("/")
-    return "../" * depth + f".schemas/{name}.schema.json"
+    return "../" * depth + (f".schemas/{scope}/" if scope else ".schemas/") + f"{name}.schema.json"
+
+
+SCOPED_REF_RE = re.compile(r"^(?:\.\./)*\.schemas/"
+                           r"(?:[A-Za-z0-9][A-Za-z0-9_.'-]{0,63}/[A-Za-z0-9][A-Za-z0-9._-]{0,31}/)?"
+                           r"[a-z_-]+\.schema\.json$")
+
+
+def own_ref(rel: str, raw: bytes | None) -> str:
+    """The schema reference on the first line of `raw` when it is one statedir writes for `rel`
+    (generic or its template's compiled schema), else the generic one."""
+    generic = schema_ref(rel)
+    if raw is None or not raw.startswith(b"# yaml-language-server: $schema="):
+        return generic
+    line = raw[32:raw.find(b"\n")].decode("utf-8", "replace")
+    prefix, name = "../" * rel.count("/") + ".schemas/", f"/{schema_for(rel)}.schema.json"
+    if line.startswith(prefix) and line.endswith(name) and SCOPED_REF_RE.match(line) and line.count("/") == \
+            generic.count("/") + 2:
+        return line
+    return generic
 
 
 class Store:

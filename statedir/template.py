@@ -82,6 +82,15 @@ class Template:
                 return series
         return {"name": material, "label": f"{material}_v{{N}}", "materials": [material]}
 
+    def series_of_label(self, label: str) -> str | None:
+        """The series a version label belongs to, or None."""
+        for name in {self.series_of(m)["name"]: None for m in self.materials}:
+            pattern = self.series_of(self.series_by_name(name)["materials"][0])["label"]  # type: ignore[index]
+            head, _, tail = pattern.partition("{N}")
+            if label.startswith(head) and label.endswith(tail) and label[len(head):len(label) - len(tail)].isdigit():
+                return name
+        return None
+
     def series_by_name(self, name: str) -> dict[str, Any] | None:
         for series in self.series:
             if series["name"] == name:
@@ -99,54 +108,6 @@ class Template:
         return self.doc.get("default_actor", "pipeline_orchestrator")
 
 
-def _semantic_problems(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
-    """Cross-references the schema cannot express, as (json path, message)."""
-    out: list[tuple[list[Any], str]] = []
-    ids = [s["id"] for s in doc["stages"]]
-    for i, stage_id in enumerate(ids):
-        if ids.index(stage_id) != i:
-            out.append((["stages", i, "id"], f"duplicate stage id {stage_id!r}"))
-    statuses = doc["statuses"]["values"]
-    for role, value in doc["statuses"]["roles"].items():
-        if value not in statuses:
-            out.append((["statuses", "roles", role], f"{value!r} is not one of statuses.values"))
-    for src, targets in doc["statuses"]["moves"].items():
-        for value in [src, *targets]:
-            if value not in statuses:
-                out.append((["statuses", "moves", src], f"{value!r} is not one of statuses.values"))
-    ends = {doc["pipeline_states"]["completed"], doc["pipeline_states"]["aborted"]}
-    for i, edge in enumerate(doc["graph"]):
-        if edge["from"] not in ids:
-            out.append((["graph", i, "from"], f"unknown stage {edge['from']!r}"))
-        if edge["to"] not in ids and edge["to"] not in ends:
-            out.append((["graph", i, "to"], f"unknown stage or end state {edge['to']!r}"))
-        for key in ("skip", "reset"):
-            for j, stage_id in enumerate(edge.get(key, [])):
-                if stage_id not in ids:
-                    out.append((["graph", i, key, j], f"unknown stage {stage_id!r}"))
-    for alias, target in doc.get("aliases", {}).items():
-        if target not in ids:
-            out.append((["aliases", alias], f"alias of unknown stage {target!r}"))
-    for i, stage_id in enumerate(doc.get("entry_points", [])):
-        if stage_id not in ids:
-            out.append((["entry_points", i], f"unknown stage {stage_id!r}"))
-    materials = set(doc.get("materials", []))
-    for i, series in enumerate(doc.get("series", [])):
-        for name in series["materials"]:
-            if name not in materials:
-                out.append((["series", i, "materials"], f"unknown material {name!r}"))
-    for i, stage in enumerate(doc["stages"]):
-        prereq = stage.get("prerequisites", {})
-        for req in prereq.get("required", []):
-            for name in [req] if isinstance(req, str) else req.get("any_of", []):
-                if name not in materials:
-                    out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
-        for name in prereq.get("recommended", []):
-            if name not in materials:
-                out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
-    return out
-
-
 def parse(raw: bytes, source: str) -> Template:
     """Validate a template file's bytes; a bad template is BAD_FILE naming the line."""
     from statedir import yaml
@@ -160,12 +121,22 @@ def parse(raw: bytes, source: str) -> Template:
         first = problems[0]
         where = f"{source}:{first.line}" if first.line else source
         raise BadFile(f"{where}: invalid template at {first.path}: {first.message}", file=source,
-                      line=first.line, errors=[p.as_dict() for p in problems])
-    for path, message in _semantic_problems(plain):
-        line = schema._line_of(doc, path)  # noqa: SLF001 - shared line lookup
-        where = f"{source}:{line}" if line else source
-        raise BadFile(f"{where}: invalid template: {message}", file=source, line=line)
+                      line=first.line, errors=[_with_line(p) for p in problems])
+    from statedir.pipeline import meaning
+
+    found = [schema.Problem(source, meaning.json_path(path), message, schema._line_of(doc, path))  # noqa: SLF001
+             for path, message in meaning.problems(plain)]
+    if found:
+        first = found[0]
+        where = f"{source}:{first.line}" if first.line else source
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise BadFile(f"{where}: invalid template: {first.message}{more}", file=source, line=first.line,
+                      errors=[_with_line(p) for p in found])
     return Template(plain, source)
+
+
+def _with_line(problem: schema.Problem) -> dict[str, Any]:
+    return {**problem.as_dict(), "line": problem.line}
 
 
 def shipped() -> dict[str, Path]:

@@ -54,12 +54,13 @@ class Sources:
         self.raw[rel] = raw
 
         def parse() -> tuple[Any, bool]:
-            own = yaml.read_own(raw, store_mod.schema_ref(rel))
+            ref = store_mod.own_ref(rel, raw)
+            own = yaml.read_own(raw, ref)
             if isinstance(own, dict) and not _problems(rel, own):
                 return own, True
             doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines
             plain = _checked(rel, doc)
-            return plain, yaml.dump(plain, store_mod.schema_ref(rel)).encode() == raw
+            return plain, yaml.dump(plain, ref).encode() == raw
 
         plain, self.canonical[rel] = self.cache.through(schema.cache_kind(store_mod.schema_for(rel) or ""), raw, parse)
         return plain  # type: ignore[no-any-return]
@@ -93,7 +94,7 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
 def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
     rel = f"{store.run_dir(run_id)}/history/{name}.yaml"
     raw = store.read_bytes(rel)
-    own = yaml.read_own(raw, store_mod.schema_ref(rel)) if raw is not None else None
+    own = yaml.read_own(raw, store_mod.own_ref(rel, raw)) if raw is not None else None
     if own is not yaml.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
         return own or []  # statedir's own text (None: a log with no entries yet, or none at all)
     doc = yaml.load(raw, rel) if raw is not None else None
@@ -105,19 +106,21 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
 
 
 def run_template(store: Store, state: dict[str, Any]) -> Template:
-    from statedir import template
+    from statedir.pipeline import versions
 
-    # A run names a template the store holds or statedir ships, never a path.
+    # A run names a template the store holds or statedir ships, never a path; and keeps its version.
     try:
-        return template.load(state["template"], store.root / "templates", store.cache_dir, allow_path=False)
+        return versions.run_template(store, state["template"], state.get("template_version"))
     except InvalidValue:
         raise CorruptStore(f"run {state['run_id']} uses template {state['template']!r}, which the store "
                            "does not hold", template=state["template"]) from None
 
 
 def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
-          sources: Sources | None, extra_files: dict[str, str] | None = None) -> dict[str, Any]:
-    """Persist an accepted change: validate everything first, then write, append, commit."""
+          sources: Sources | None, extra_files: dict[str, str] | None = None, *,
+          scope: str | None = None) -> dict[str, Any]:
+    """Persist an accepted change: validate everything first, then write, append, commit.
+    Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
     base = store.run_dir(run_id)
     files: dict[str, Any] = {}
     if change.state is not None:
@@ -140,9 +143,9 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
                                errors=[p.as_dict() for p in problems])
     merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
     texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
-                            store_mod.schema_ref(rel)) for rel, data in files.items()}
+                            store_mod.schema_ref(rel, scope)) for rel, data in files.items()}
     texts.update(extra_files or {})
-    entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel))) for rel, data in appends]
+    entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel, scope))) for rel, data in appends]
     message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
                           request={"at": now, "args": req.args, "reason": req.reason},
                           trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None)
@@ -173,7 +176,9 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
         change = rules.decide(t, run, req, now)
-        return apply(store, run_id, change, req, now, sources)
+        if change is None:
+            return {"run_id": run_id, "commit": None, "changed": False, "summary": "nothing to change"}
+        return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t))
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
@@ -181,6 +186,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     """`new`: the run's files and its empty logs, one commit."""
     from statedir import runs
     from statedir.change import require_permission
+    from statedir.pipeline import versions
 
     store_mod.check_run_id(run_id)
     require_permission(t, req.actor, "new")
@@ -192,21 +198,32 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
                                  confirm_skip=bool(req.args.get("confirm_skip")))
-        extra = {f"{base}/history/{name}.yaml": yaml.header(store_mod.schema_ref(f"{base}/history/{name}.yaml"))
+        scope = scope_of(t)
+        extra = {f"{base}/history/{name}.yaml": yaml.header(store_mod.schema_ref(f"{base}/history/{name}.yaml", scope))
                  for name in LOGS if name != "transitions"}
         if template_file is not None:
-            extra.update(_store_template(store, t, template_file))
-        return apply(store, run_id, change, req, now, Sources(store), extra)
+            extra.update(versions.store_files(store, t, template_file))
+        extra.update(_missing_schemas(store, t))
+        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope)
 
 
-def _store_template(store: Store, t: Template, path: Path) -> dict[str, str]:
-    """A user's template file is kept in the store, so the run stays readable anywhere."""
-    rel = f"templates/{t.name}.yaml"
-    text = path.read_bytes().decode("utf-8")
-    if text.startswith(yaml.HEADER_PREFIX):  # re-point the schema line into the store's .schemas/
-        text = text.partition("\n")[2]
-    text = yaml.header(store_mod.schema_ref(rel)) + text
-    existing = store.read_bytes(rel)
-    if existing is not None and existing != text.encode("utf-8"):
-        raise InvalidValue(f"the store already holds a different template named {t.name!r}", template=t.name)
-    return {rel: text}
+def scope_of(t: Template) -> str | None:
+    from statedir.pipeline import compile as compile_mod
+
+    return compile_mod.scope(t)
+
+
+def schemas_if_missing(store: Store, t: Template) -> dict[str, str]:
+    """The compiled schemas, when a run made by an older statedir lacks them (one stat)."""
+    scope = scope_of(t)
+    if scope is None or (store.root / ".schemas" / scope / "run-state.schema.json").is_file():
+        return {}
+    return _missing_schemas(store, t)
+
+
+def _missing_schemas(store: Store, t: Template) -> dict[str, str]:
+    """The template's compiled schemas the store lacks (or holds stale), for editors offline."""
+    from statedir.pipeline import compile as compile_mod
+
+    files = compile_mod.schema_files(t)
+    return {rel: text for rel, text in files.items() if store.read_bytes(rel) != text.encode("utf-8")}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
-COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set",
+COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set", "bind",
             "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
             "validate", "resume", "seal", "demo", "diff", "versions", "rollback", "verify", "doctor"]
 
@@ -310,7 +310,7 @@ def test_own_template_file_and_linear(store: Path) -> None:
     ok("new", "l1", "--topic", "t", "--template", str(mine), cwd=repo)
     assert (store / "templates" / "mine.yaml").is_file()
     rows = ok("templates", cwd=repo)
-    assert {"name": "mine", "source": "store", "title": "Linear Pipeline"} in rows
+    assert {"name": "mine", "version": "1", "source": "store", "title": "Linear Pipeline"} in rows
     ok("stage", "l1", "plan", "in_progress", cwd=repo)
     ok("stage", "l1", "plan", "done", cwd=repo)
     assert ok("get", "l1", "pipeline_state", cwd=repo) == "awaiting_confirmation"
@@ -335,7 +335,7 @@ def test_validate_reports_every_problem(store: Path) -> None:
     assert "runs/r1/stages/1.yaml::$: Additional properties are not allowed" in proc.stdout
     assert "runs/r1/stages/2.yaml::$: line 2:" in proc.stdout
     rc, out = cli_json("validate", str(stage), cwd=repo)
-    assert rc == 1 and len(out["errors"]) == 2  # type: ignore[index]
+    assert rc == 1 and len(out["errors"]) == 3  # type: ignore[index]  # type, enum of the template, extra key
 
 
 def test_demo_runs() -> None:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from sim import INTEGRITY, OBSERVER, ORCH, Sim
+from sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 
-from statedir import errors
+from statedir import errors, rules
+from statedir.change import Request
 
 
 def refused(sim: Sim, code: str, action: str, actor: str = ORCH, reason: str | None = None, **args: object) -> str:
@@ -320,10 +321,11 @@ MUTATING = {
     "set": {"field": "topic", "value": "new"}, "material": {"names": ["rq_brief"]},
     "loop": {}, "confirm": {}, "redo": {"stage": "1"}, "output": {"stage": "1", "outputs": ["x"]},
     "integrity": {"stage": "2.5", "verdict": "PASS", "refs_total": 1, "refs_verified": 1},
-    "revision": {"items_total": 1}, "seal": {"bindings": []},
+    "revision": {"items_total": 1}, "seal": {"sealed": []},
+    "bind": {"family": "re_review_traceability", "unavailable": "source_not_provided"},
 }
 ALLOWED = {
-    ORCH: {"stage", "pipeline", "set", "material", "loop", "confirm", "redo", "revision", "seal"},
+    ORCH: {"stage", "pipeline", "set", "material", "loop", "confirm", "redo", "revision", "bind", "seal"},
     INTEGRITY: {"integrity"},
     OBSERVER: set(),
     "deep-research": {"output"},
@@ -448,16 +450,23 @@ def test_integrity_pass_verifies_the_draft_and_new_upstream_makes_dependents_sta
 
 
 def test_seal_only_after_terminal_and_leaves_it_unchanged() -> None:
+    from statedir.ars.contract import initial_rows
+
     sim = Sim()
-    rows = [{"source_family": f, "artifacts": [], "reason": "not_applicable"}
-            for f in sim.t.doc["adjudication_source_families"]]
-    refused(sim, "ILLEGAL_TRANSITION", "seal", bindings=rows)
+    rows = initial_rows()
+    assert sim.state["pending_adjudication_activity_bindings"] == rows
+    refused(sim, "ILLEGAL_TRANSITION", "seal", sealed=rows)
     sim.do("pipeline", state="aborted")
-    refused(sim, "INVALID_VALUE", "seal", bindings=rows[:4])
-    sim.do("seal", bindings=rows)
-    assert sim.state["pipeline_state"] == "aborted"
-    assert len(sim.state["adjudication_activity_sources"]) == 5
-    refused(sim, "ILLEGAL_TRANSITION", "seal", bindings=rows)
+    refused(sim, "INVALID_VALUE", "seal", sealed=rows[:4])
+    before = {k: v for k, v in sim.state.items() if k != "updated_at"}
+    sim.do("seal", sealed=rows)
+    assert sim.state["adjudication_activity_sources"] == rows
+    assert {k: v for k, v in sim.state.items() if k not in ("updated_at", "adjudication_activity_sources")} == before
+    assert rules.decide(sim.t, sim.run, Request("seal", ORCH, {"sealed": rows}), NOW) is None  # same rows: no-op
+    changed = [dict(rows[0])] + rows[1:]
+    changed[2] = {**rows[2], "capture_state": "unavailable", "reason_code": "source_invalid"}
+    refused(sim, "ILLEGAL_TRANSITION", "seal", sealed=changed)
+    refused(sim, "ILLEGAL_TRANSITION", "bind", family="compliance_report", unavailable="source_invalid")
 
 
 def test_vocabulary_edges() -> None:

@@ -37,18 +37,21 @@ def templates(store: StoreOpt = None, json: JsonOpt = False) -> None:
     from statedir.cli.common import store_path
     from statedir.errors import NotAStore
 
-    rows = [{"name": name, "source": "shipped", "title": template.load(name).doc.get("title")}
-            for name in template.shipped()]
+    def row(name: str, source: str, t: template.Template) -> dict[str, Any]:
+        return {"name": name, "version": t.doc.get("version"), "source": source, "title": t.doc.get("title")}
+
+    rows = [row(name, "shipped", template.load(name)) for name in template.shipped()]
     try:
         held = sorted((store_path(store) / "templates").glob("*.yaml"))
     except NotAStore:
         held = []
-    for path in held:
-        rows.append({"name": path.stem, "source": "store", "title": template.load(str(path)).doc.get("title")})
+    for path in held:  # the newest of a name, and `<name>@<version>` for each older version runs keep
+        name, kept, _ = path.stem.partition("@")
+        rows.append(row(name, "store (kept for its runs)" if kept else "store", template.load(str(path))))
     if json:
         emit_json(rows)
     else:
-        print(table(rows, ["name", "source", "title"]))
+        print(table(rows, ["name", "version", "source", "title"]))
 
 
 AtOpt = Annotated[Optional[str], typer.Option(

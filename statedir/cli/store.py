@@ -30,6 +30,8 @@ def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")
 def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files to check; default: every store file.")] = None,
              schema: Annotated[Optional[str], typer.Option(
                  "--schema", help="Check the named files against this schema (e.g. template), wherever they are.")] = None,
+             skip_outside_stores: Annotated[bool, typer.Option(
+                 "--skip-outside-stores", help="Pass over named files that are in no store (the pre-commit hook's mode).")] = False,
              store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Check files against their schemas; exit 1 with file::$.path: message lines on any failure."""
     from statedir import schema as schema_mod
@@ -39,7 +41,7 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
 
     if schema is not None and schema not in schema_mod.schema_names():
         raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
-    problems = (validate_mod.files(files, schema) if files else validate_mod.store(store_path(store)))
+    problems = (validate_mod.files(files, schema, skip_outside=skip_outside_stores) if files else validate_mod.store(store_path(store)))
     if json:
         emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})
     else:

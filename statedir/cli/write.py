@@ -149,10 +149,3 @@ def resume(run_id: RunArg, hash: Annotated[str, typer.Argument(help="The 12-hex 
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Resume from a reset boundary (consumes it)."""
     done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, actor=actor), json)
-
-
-@app.command()
-def seal(run_id: RunArg, bindings: Annotated[str, typer.Option("--bindings", help="The five-row bindings file.")],
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Seal adjudication_activity_sources after the terminal state."""
-    done(open_store(store).seal(run_id, bindings, actor=actor), json)

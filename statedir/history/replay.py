@@ -14,7 +14,7 @@ from typing import Any
 from statedir import rules, runs, schema, yaml
 from statedir import store as store_mod
 from statedir.change import Change, Request, require_permission
-from statedir.errors import RunExists, StatedirError, ValidationFailed
+from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
 from statedir.transaction import LOGS
@@ -77,7 +77,10 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
         target = rollback.target_at(reader, commit.run_id, str(req.args.get("to")), commit.parent)
         change = rollback.decide(t, run, target, req, now)
     else:
-        change = rules.decide(t, run, req, now)
+        decided = rules.decide(t, run, req, now)
+        if decided is None:  # a request that changes nothing makes no commit
+            raise IllegalTransition(f"{req.action} changes nothing on the parent's state")
+        change = decided
     return render(reader, commit, files, change, req, now)
 
 

@@ -19,11 +19,12 @@ NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "x\x
          "r1", "1", "2.5", "paper_draft", "PASS", "completed", "in_progress", "--store", "/dev/null"]
 COMMANDS = ["new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set", "material",
             "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log", "validate",
-            "resume", "seal", "templates"]
+            "resume", "bind", "seal", "templates"]
 OPTIONS = ["--topic", "--template", "--entry-point", "--format", "--mode", "--output", "--decision", "--reason",
            "--turns", "--file", "--upstream", "--refs-total", "--refs-verified", "--issue", "--items-total",
            "--stage", "--checkpoint", "--report", "--next", "--response", "--actor", "--passport", "--bindings",
-           "--choice", "--line", "--json", "--schema"]
+           "--choice", "--line", "--json", "--schema", "--artifact-root", "--artifact", "--role", "--group",
+           "--group-stage", "--path", "--not-applicable", "--unavailable"]
 
 
 def call(args: list[str]) -> tuple[int, str, str]:

@@ -23,12 +23,13 @@ COMMANDS = {
     "confirm": ["confirm", "r1"],
     "redo": ["redo", "r1", "1", "--reason", "r"],
     "resume": ["resume", "r1", "0123456789ab"],
-    "seal": ["seal", "r1", "--bindings", "REPORT"],
+    "bind": ["bind", "r1", "re_review_traceability", "--unavailable", "source_not_provided"],
+    "seal": ["seal", "r1", "--artifact-root", "."],
     "new": ["new", "r2", "--topic", "t"],
 }
 ACTORS = {
     "pipeline_orchestrator": {"stage", "pipeline", "set", "material", "revision", "loop", "confirm", "redo",
-                              "resume", "seal", "new"},
+                              "resume", "bind", "seal", "new"},
     "integrity_verification": {"integrity"},
     "collaboration_depth_agent": {"observe"},
     "deep-research": {"output"},

@@ -1,0 +1,71 @@
+"""The Python API's edge: every public method's arguments are checked against its type hints
+before any work, so a wrong type is INVALID_VALUE, as the CLI would say, never an
+AttributeError from deep inside."""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import InvalidValue
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, member) for member in typing.get_args(hint))
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if hint is int or hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool) if hint is float else (
+            isinstance(value, int) and not isinstance(value, bool))
+    if hint is Path:
+        return isinstance(value, Path)
+    return isinstance(value, hint) if isinstance(hint, type) else True
+
+
+def _shown(hint: Any) -> str:
+    text = str(hint).replace("typing.", "").replace("NoneType", "None").replace("pathlib.", "")
+    return text.replace("<class '", "").replace("'>", "")
+
+
+def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(function)
+
+    @functools.cache
+    def hints() -> dict[str, Any]:
+        return typing.get_type_hints(function)
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InvalidValue(f"{function.__name__}(): {exc}") from None
+        for name, value in list(bound.arguments.items())[1:]:  # after self
+            hint = hints().get(name)
+            if hint is not None and not _fits(value, hint):
+                raise InvalidValue(f"{function.__name__}(): {name} must be {_shown(hint)}, not "
+                                   f"{type(value).__name__} {value!r:.60}", argument=name)
+        return function(*args, **kwargs)
+
+    return checked
+
+
+def checked(cls: type) -> type:
+    """Class decorator: every public method checks its arguments at the edge."""
+    for name, member in list(vars(cls).items()):
+        if inspect.isfunction(member) and not name.startswith("_"):
+            setattr(cls, name, _wrap(member))
+    return cls

@@ -1,0 +1,130 @@
+"""What a template means, checked beyond its shape: every name it uses is one it declares,
+every role may only do actions statedir has, and every stage can reach the end. Each problem
+comes with its JSON path, so the caller can name the line it is on."""
+from __future__ import annotations
+
+from typing import Any
+
+# Every action a role's `may` (or `owner_may`) can grant: the mutating commands.
+ACTIONS = ("new", "stage", "output", "pipeline", "set", "material", "integrity", "revision", "loop", "observe",
+           "confirm", "redo", "resume", "bind", "seal", "rollback")
+Found = list[tuple[list[Any], str]]
+
+
+def json_path(path: list[Any]) -> str:
+    """`["stages", 3, "produces"]` -> `$.stages[3].produces`."""
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def problems(doc: dict[str, Any]) -> Found:
+    """Every meaning problem of a template that already has the schema's shape."""
+    return _references(doc) + _roles(doc) + _produces(doc) + _reachability(doc)
+
+
+def _references(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
+    """Cross-references between the template's own lists."""
+    out: list[tuple[list[Any], str]] = []
+    ids = [s["id"] for s in doc["stages"]]
+    for i, stage_id in enumerate(ids):
+        if ids.index(stage_id) != i:
+            out.append((["stages", i, "id"], f"duplicate stage id {stage_id!r}"))
+    statuses = doc["statuses"]["values"]
+    for role, value in doc["statuses"]["roles"].items():
+        if value not in statuses:
+            out.append((["statuses", "roles", role], f"{value!r} is not one of statuses.values"))
+    for src, targets in doc["statuses"]["moves"].items():
+        for value in [src, *targets]:
+            if value not in statuses:
+                out.append((["statuses", "moves", src], f"{value!r} is not one of statuses.values"))
+    ends = {doc["pipeline_states"]["completed"], doc["pipeline_states"]["aborted"]}
+    for i, edge in enumerate(doc["graph"]):
+        if edge["from"] not in ids:
+            out.append((["graph", i, "from"], f"unknown stage {edge['from']!r}"))
+        if edge["to"] not in ids and edge["to"] not in ends:
+            out.append((["graph", i, "to"], f"unknown stage or end state {edge['to']!r}"))
+        for key in ("skip", "reset"):
+            for j, stage_id in enumerate(edge.get(key, [])):
+                if stage_id not in ids:
+                    out.append((["graph", i, key, j], f"unknown stage {stage_id!r}"))
+    for alias, target in doc.get("aliases", {}).items():
+        if target not in ids:
+            out.append((["aliases", alias], f"alias of unknown stage {target!r}"))
+    for i, stage_id in enumerate(doc.get("entry_points", [])):
+        if stage_id not in ids:
+            out.append((["entry_points", i], f"unknown stage {stage_id!r}"))
+    materials = set(doc.get("materials", []))
+    for i, series in enumerate(doc.get("series", [])):
+        for name in series["materials"]:
+            if name not in materials:
+                out.append((["series", i, "materials"], f"unknown material {name!r}"))
+    for i, stage in enumerate(doc["stages"]):
+        prereq = stage.get("prerequisites", {})
+        for req in prereq.get("required", []):
+            for name in [req] if isinstance(req, str) else req.get("any_of", []):
+                if name not in materials:
+                    out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
+        for name in prereq.get("recommended", []):
+            if name not in materials:
+                out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
+    return out
+
+
+def _roles(doc: dict[str, Any]) -> Found:
+    out: Found = []
+    roles = doc.get("roles", {})
+    for role, spec in roles.items():
+        for i, action in enumerate(spec.get("may", [])):
+            if action not in ACTIONS:
+                out.append((["roles", role, "may", i], f"role {role} may {action!r}, which is no statedir action "
+                                                       f"({', '.join(ACTIONS)})"))
+    for i, action in enumerate(doc.get("owner_may", [])):
+        if action not in ACTIONS:
+            out.append((["owner_may", i], f"{action!r} is no statedir action ({', '.join(ACTIONS)})"))
+    actor = doc.get("default_actor")
+    if actor is not None and actor not in roles:
+        out.append((["default_actor"], f"default_actor {actor!r} is not one of the roles ({', '.join(roles)})"))
+    return out
+
+
+def _produces(doc: dict[str, Any]) -> Found:
+    known = set(doc.get("materials", [])) | {s["name"] for s in doc.get("series", [])}
+    out: Found = []
+    for i, stage in enumerate(doc["stages"]):
+        for j, name in enumerate(stage.get("produces", [])):
+            if name not in known:
+                out.append((["stages", i, "produces", j], f"stage {stage['id']} produces {name!r}, which is neither "
+                                                          "a material nor a version series of this template"))
+    return out
+
+
+def _reachability(doc: dict[str, Any]) -> Found:
+    """From every entry point, each stage reached can still reach `completed`: no run gets
+    stuck at a stage nothing follows."""
+    ids = [s["id"] for s in doc["stages"]]
+    done = doc["pipeline_states"]["completed"]
+    edges: dict[str, list[str]] = {sid: [] for sid in ids}
+    for edge in doc["graph"]:
+        edges.setdefault(edge["from"], []).append(edge["to"])
+    finishing = {done}
+    changed = True
+    while changed:  # the stages from which `completed` can be reached
+        changed = False
+        for sid in ids:
+            if sid not in finishing and any(to in finishing for to in edges.get(sid, [])):
+                finishing.add(sid)
+                changed = True
+    reached, todo = set(), list(doc.get("entry_points", ids[:1]))
+    while todo:
+        sid = todo.pop()
+        if sid in reached or sid not in edges:
+            continue
+        reached.add(sid)
+        todo += edges[sid]
+    stuck = [sid for sid in ids if sid in reached and sid not in finishing]
+    dead_ends = [sid for sid in stuck if not edges[sid]]  # the cause, where there is one
+    out: Found = []
+    for i, sid in enumerate(ids):
+        if sid in (dead_ends or stuck):
+            what = "nothing follows it in the graph" if not edges[sid] else "every path from it loops back"
+            out.append((["stages", i, "id"], f"a run at stage {sid} can never reach {done}: {what}"))
+    return out

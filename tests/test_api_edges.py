@@ -1,0 +1,56 @@
+"""The Python API checks its arguments at its edge, as the CLI does: INVALID_VALUE, nothing changed."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import snapshot
+
+from statedir import api
+from statedir.errors import InvalidValue
+
+CALLS: list[tuple[str, Callable[[api.StateDir], Any]]] = [
+    ("value", lambda sd: sd.set("r", "language", True, reason="x")),
+    ("reason", lambda sd: sd.set("r", "language", "de", reason=3)),
+    ("stage", lambda sd: sd.stage("r", 1, "in_progress")),
+    ("status", lambda sd: sd.stage("r", "1", None)),
+    ("outputs", lambda sd: sd.stage("r", "1", "in_progress", outputs="Bibliography")),
+    ("names", lambda sd: sd.material("r", "paper_draft")),
+    ("refs_total", lambda sd: sd.integrity("r", "2.5", "PASS", refs_total="3", refs_verified=3)),
+    ("refs_verified", lambda sd: sd.integrity("r", "2.5", "PASS", refs_total=3, refs_verified=True)),
+    ("run_id", lambda sd: sd.new(5, topic="t")),
+    ("topic", lambda sd: sd.new("r2", topic=["t"])),
+    ("path", lambda sd: sd.get("r", None)),
+    ("items_total", lambda sd: sd.revision("r", items_total=1.5)),
+    ("family", lambda sd: sd.bind("r", None, not_applicable=True)),
+    ("not_applicable", lambda sd: sd.bind("r", "compliance_report", not_applicable="yes")),
+    ("artifact_root", lambda sd: sd.seal("r", 42)),
+    ("response", lambda sd: sd.confirm("r", response=1)),
+]
+
+
+@pytest.mark.parametrize(("argument", "call"), CALLS, ids=[c[0] for c in CALLS])
+def test_a_wrong_type_is_invalid_value_and_changes_nothing(sd: api.StateDir, repo: Path, argument: str,
+                                                           call: Callable[[api.StateDir], Any]) -> None:
+    sd.new("r", topic="t")
+    before = snapshot(repo)
+    with pytest.raises(InvalidValue) as exc:
+        call(sd)
+    assert exc.value.details["argument"] == argument and argument in exc.value.message
+    assert snapshot(repo) == before
+
+
+def test_missing_arguments_are_invalid_value_too(sd: api.StateDir) -> None:
+    sd.new("r", topic="t")
+    with pytest.raises(InvalidValue, match="reason"):
+        sd.set("r", "language", "de")  # type: ignore[call-arg]
+
+
+def test_right_types_pass_the_edge(sd: api.StateDir, repo: Path) -> None:
+    sd.new("r", topic="t")
+    assert sd.set("r", "language", "de", reason="x")["commit"]
+    assert api.init(str(repo / "state"))["created"] is False
+    with pytest.raises(InvalidValue):
+        api.init(7)  # type: ignore[arg-type]
