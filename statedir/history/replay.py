@@ -17,7 +17,7 @@ from statedir.change import Change, Request, require_permission
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
-from statedir.transaction import LOGS
+from statedir.transaction import LOGS, scope_of
 
 
 @dataclass
@@ -81,7 +81,7 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
         if decided is None:  # a request that changes nothing makes no commit
             raise IllegalTransition(f"{req.action} changes nothing on the parent's state")
         change = decided
-    return render(reader, commit, files, change, req, now)
+    return render(reader, commit, files, change, req, now, t)
 
 
 def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
@@ -103,13 +103,23 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     for log in LOGS:
         if log != "transitions":
             rel = f"{base}/history/{log}.yaml"
-            extra[rel] = yaml.header(store_mod.schema_ref(rel)).encode()
-    return {**render(reader, commit, files, change, req, now), **extra}
+            extra[rel] = yaml.header(store_mod.schema_ref(rel, scope_of(t))).encode()
+    return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _compiled(t: Any, commit: Commit) -> dict[str, bytes]:
+    """The template's compiled schemas a transition's commit wrote (derived data: they must be
+    exactly what the template compiles to)."""
+    from statedir.pipeline import compile as compile_mod
+
+    return {rel: text.encode() for rel, text in compile_mod.schema_files(t).items()
+            if rel in commit.changed}
 
 
 def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change, req: Request,
-           now: str) -> dict[str, bytes]:
+           now: str, t: Any = None) -> dict[str, bytes]:
     """What `transaction.apply` writes for `change`, byte for byte, on the parent's files."""
+    scope = scope_of(t) if t is not None else None
     base = f"runs/{commit.run_id}"
     data: dict[str, Any] = {}
     if change.state is not None:
@@ -130,16 +140,18 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
     for rel, value in data.items():
         if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
             out[rel] = yaml.dump(yaml.merge(yaml.load(reader.raw(files[rel]), rel), value),
-                                 store_mod.schema_ref(rel)).encode()
+                                 store_mod.schema_ref(rel, scope)).encode()
         else:
-            out[rel] = yaml.dump(value, store_mod.schema_ref(rel)).encode()
+            out[rel] = yaml.dump(value, store_mod.schema_ref(rel, scope)).encode()
             reader.rendered[rel] = value
     for rel, value in appends:
         before = out.get(rel)
         if before is None:
             before = reader.raw(files[rel]) if rel in files else b""
         text = yaml.dump_entry(value)
-        out[rel] = before + (yaml.header(store_mod.schema_ref(rel)) + text if not before else text).encode()
+        out[rel] = before + (yaml.header(store_mod.schema_ref(rel, scope)) + text if not before else text).encode()
+    if t is not None:
+        out.update(_compiled(t, commit))
     return out
 
 
