@@ -13,11 +13,13 @@ from tests.history.helpers import drive, git
 
 
 def test_a_whole_academic_run_then_its_seal_verify_clean(sd: api.StateDir, repo: Path) -> None:
+    (repo / "report.json").write_text("{}\n")
     drive(sd, repo / "draft.md")
-    families = sd.load("p1")[0].doc["adjudication_source_families"]
-    sd.seal("p1", [{"source_family": f, "artifacts": [], "reason": "not_applicable"} for f in families])
+    sd.bind("p1", "compliance_report", artifact="c0", role="compliance_report", group="SOURCE-GROUP-c0",
+            path="report.json")
+    sd.seal("p1", repo)
     result = sd.verify()
-    assert result == {"clean": True, "checked": 35, "findings": []}, result["findings"]
+    assert result["clean"] and result["checked"] == 36, result["findings"]
 
 
 def test_observer_reports_loops_and_redo_verify_clean(sd: api.StateDir, repo: Path) -> None:
