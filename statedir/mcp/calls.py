@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,11 @@ from statedir import git
 from statedir.errors import HeadMoved, InvalidValue, StatedirError
 from statedir.mcp.tools import EXPECT_HEAD, Tool, cli_group, tools
 from statedir.store import Store
+
+
+# Capturing stdout is process-wide: calls run one at a time in a process, whichever server
+# (in-process tests hold several) they come from.
+_ONE_AT_A_TIME = threading.Lock()
 
 
 class GuardedStore(Store):
@@ -54,8 +60,8 @@ class Outcome:
 
 
 class Served:
-    """One store held open for a server's lifetime and the CLI's commands as tools. Calls must
-    not overlap (the server runs them one at a time): stdout is captured per call."""
+    """One store held open for a server's lifetime and the CLI's commands as tools; a call
+    runs the command in-process with stdout captured, one call at a time."""
 
     def __init__(self, root: Path) -> None:
         from statedir.cli.common import open_store
@@ -71,7 +77,8 @@ class Served:
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
         try:
-            return self._call(name, dict(arguments or {}))
+            with _ONE_AT_A_TIME:
+                return self._call(name, dict(arguments or {}))
         except StatedirError as exc:
             return Outcome(json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":")), True, self.head(), exc.code)
 

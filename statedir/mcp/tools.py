@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from typer._click import types
 from typer._click.core import Command, Parameter
 from typer.core import TyperArgument as Argument
 from typer.core import TyperGroup as Group
@@ -27,7 +28,7 @@ READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "
                        "diff", "versions", "verify", "bus_get"})
 EXPECT_HEAD = "expect_head"
 EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless the repository's HEAD is this commit."}
-_TYPES = {"integer": "integer", "float": "number", "boolean": "boolean"}
+_TYPES = ((types.IntParamType, "integer"), (types.FloatParamType, "number"), (types.BoolParamType, "boolean"))
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,7 @@ class Tool:
 def _kind(param: Parameter) -> str:
     if getattr(param, "is_flag", False) and not getattr(param, "count", False):
         return "boolean"
-    name = getattr(param.type, "name", "text")
-    return _TYPES.get(name, "string")
+    return next((kind for cls, kind in _TYPES if isinstance(param.type, cls)), "string")
 
 
 def _checked(tool: str, param: Parameter, value: Any) -> list[str]:
