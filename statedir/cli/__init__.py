@@ -47,7 +47,7 @@ def _group() -> None:
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 
 
-from statedir.cli import agents, read, store, write  # noqa: E402,F401  (commands register themselves)
+from statedir.cli import agents, graph, read, store, write  # noqa: E402,F401  (commands register themselves)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from statedir.cli import app
-from statedir.cli.common import StoreOpt, store_path
+from statedir.cli.common import JsonOpt, StoreOpt, store_path
 
 
 @app.command()
@@ -25,3 +25,27 @@ def mcp(store: StoreOpt = None) -> None:
     except ImportError as exc:
         raise MissingDependency(f"the MCP SDK is not installed ({exc.name}): pip install 'statedir[mcp]'") from None
     server.serve(root)
+
+
+@app.command()
+def agents(write: Annotated[Optional[Path], typer.Option(
+               "--write", help="Write into this file (AGENTS.md, CLAUDE.md) between markers; a second run replaces the block.")] = None,
+           skill: Annotated[bool, typer.Option(
+               "--skill", help="The SKILL.md for agent hosts with skills instead (with --write: the whole file).")] = False,
+           json: JsonOpt = False) -> None:
+    """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""
+    from statedir import agents as agents_mod
+    from statedir.output import emit_json
+
+    text = agents_mod.skill() if skill else agents_mod.guide()
+    if write is None:
+        if json:
+            emit_json({"text": text})
+        else:
+            print(text, end="")
+        return
+    result = agents_mod.write(write, text, whole=skill)
+    if json:
+        emit_json(result)
+    else:
+        print(f"ok  {result['action']} {result['file']}")
