@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from statedir import schema, yaml
@@ -64,8 +65,8 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
     return problems
 
 
-def store(root: Path) -> list[Problem]:
-    """Every file statedir owns in the store at `root`."""
+def store(root: Path, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+    """Every file statedir owns in the store at `root`; `progress(done, total)` after each file."""
     opened = store_mod.Store(root)
     root, cache = opened.root, opened.cache()
     problems: list[Problem] = []
@@ -79,8 +80,10 @@ def store(root: Path) -> list[Problem]:
         if inside != "runs":
             found += (f"{inside}/{name}" for name in names if name.endswith(".yaml"))
     rels += sorted(found, key=lambda rel: rel.split("/"))
-    for rel in rels:
+    for done, rel in enumerate(rels, 1):
         problems += check_file(root / rel, rel, rel, cache=cache)
+        if progress is not None:
+            progress(done, len(rels))
     return problems
 
 
