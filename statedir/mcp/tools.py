@@ -27,7 +27,7 @@ SERVED = frozenset({"store", "json", "help"})
 READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "log", "validate", "graph",
                        "diff", "versions", "verify", "bus_get"})
 EXPECT_HEAD = "expect_head"
-EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless the repository's HEAD is this commit."}
+EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless HEAD is this commit."}
 _TYPES = ((types.IntParamType, "integer"), (types.FloatParamType, "number"), (types.BoolParamType, "boolean"))
 
 
@@ -107,7 +107,8 @@ def _schema(param: Parameter) -> dict[str, Any]:
     if help_text:
         prop["description"] = help_text
     default = param.default
-    if default not in (None, False, (), []) and not callable(default) and kind != "boolean":
+    # A default an environment variable can override (--actor: STATEDIR_ACTOR) is not stated.
+    if default not in (None, False, (), []) and not callable(default) and kind != "boolean" and not param.envvar:
         prop["default"] = default if isinstance(default, (int, float, str)) else str(default)
     return prop
 
