@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
 from statedir import conditions
 from statedir.change import RunData
 from statedir.template import Template
@@ -85,12 +86,12 @@ def mermaid(t: Template, run: RunData | None = None) -> str:
     for edge in edges:
         arrow = f'-->|"{_mermaid_text(edge.label)}"|' if edge.label else "-->"
         lines.append(f"    {_mermaid_id(edge.source)} {arrow} {_mermaid_id(edge.target)}")
-    standing = [n for n in nodes if n.standing]
-    for name in dict.fromkeys(n.standing for n in standing):
+    standing = [(n, n.standing) for n in nodes if n.standing is not None]
+    for name in dict.fromkeys(name for _, name in standing):
         extra = ",stroke-width:3px" if name == "current" else ",stroke-dasharray:4" if name == "skipped" else ""
         lines.append(f"    classDef {name} fill:{COLOURS[name]}{extra}")
-    for node in standing:
-        lines.append(f"    class {_mermaid_id(node.key)} {node.standing}")
+    for node, name in standing:
+        lines.append(f"    class {_mermaid_id(node.key)} {name}")
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,8 @@ def test_the_guide_names_the_exit_codes_and_every_error_code_it_branches_on() ->
 
     text = agents.guide()
     codes = set(re.findall(r"`([A-Z_]{6,})`", text))
-    known = {cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.StatedirError)}
+    known = {cls.code for cls in vars(errors).values()
+             if isinstance(cls, type) and issubclass(cls, errors.StatedirError)}
     assert codes and codes <= known, codes - known
     assert all(f"{n} " in text for n in ("0", "1", "2", "3"))
 

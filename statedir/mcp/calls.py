@@ -20,7 +20,6 @@ from statedir.errors import HeadMoved, InvalidValue, StatedirError
 from statedir.mcp.tools import EXPECT_HEAD, Tool, cli_group, tools
 from statedir.store import Store
 
-
 # Capturing stdout is process-wide: calls run one at a time in a process, whichever server
 # (in-process tests hold several) they come from.
 _ONE_AT_A_TIME = threading.Lock()
@@ -80,7 +79,8 @@ class Served:
             with _ONE_AT_A_TIME:
                 return self._call(name, dict(arguments or {}))
         except StatedirError as exc:
-            return Outcome(json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":")), True, self.head(), exc.code)
+            text = json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":"))  # as the CLI prints it
+            return Outcome(text, True, self.head(), exc.code)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         from statedir.cli.common import SERVED

@@ -28,6 +28,7 @@ READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "
                        "diff", "versions", "verify", "bus_get"})
 EXPECT_HEAD = "expect_head"
 EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless HEAD is this commit."}
+_PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 _TYPES = ((types.IntParamType, "integer"), (types.FloatParamType, "number"), (types.BoolParamType, "boolean"))
 
 
@@ -65,8 +66,8 @@ class Tool:
             if isinstance(param, Argument):
                 positionals += values
             elif getattr(param, "is_flag", False) and not getattr(param, "count", False):
-                flag = param.opts[0] if value else (param.secondary_opts or [None])[0]  # type: ignore[attr-defined]
-                options += [flag] if flag else []
+                secondary: list[str] = getattr(param, "secondary_opts", None) or []  # --no-x of --x/--no-x
+                options += [param.opts[0]] if value else secondary[:1]
             else:
                 for text in values:
                     options += [param.opts[0], text]
@@ -86,7 +87,7 @@ def _checked(tool: str, param: Parameter, value: Any) -> list[str]:
     if many and not isinstance(value, list):
         raise InvalidValue(f"{tool}: {param.name} takes a list", argument=param.name)
     kind = _kind(param)
-    expected = {"string": str, "integer": int, "number": (int, float), "boolean": bool}[kind]
+    expected = _PYTHON[kind]
     words = []
     for item in items:
         if not isinstance(item, expected) or (kind in ("integer", "number") and isinstance(item, bool)):
@@ -102,7 +103,7 @@ def _schema(param: Parameter) -> dict[str, Any]:
     choices = getattr(param.type, "choices", None)
     if choices:
         one["enum"] = [str(c) for c in choices]
-    prop = {"type": "array", "items": one} if (param.multiple or param.nargs == -1) else dict(one)
+    prop: dict[str, Any] = {"type": "array", "items": one} if (param.multiple or param.nargs == -1) else dict(one)
     help_text = getattr(param, "help", None)
     if help_text:
         prop["description"] = help_text

@@ -107,7 +107,8 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             assert await a("validate") == {"valid": True, "errors": []}
             log = await a("log", run_id="p")
             assert log[0]["commit"] == w.head == git.head(repo)
-            assert len(log) == w.writes == 31 and {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
+            assert len(log) == w.writes == 31
+            assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
     anyio.run(main)
     shown = cli("status", "p", "--store", str(store), "--line")
     assert shown.returncode == 0 and "Pipeline:" in shown.stdout

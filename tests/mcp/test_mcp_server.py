@@ -48,14 +48,15 @@ def test_results_are_the_json_the_cli_prints(store: Path, repo: Path) -> None:
             made = await a("new", run_id="r1", topic="AI and QA")
             assert set(made) >= {"run_id", "commit", "summary"} and made["commit"] == git.head(repo) == a.head
             await a("stage", run_id="r1", stage="1", status="in_progress", mode="socratic")
-            for name, args in [("show", ["r1"]), ("get", ["r1", "stages.1.status"]), ("status", ["r1"]),
-                               ("runs", []), ("log", ["r1"]), ("prereq", ["r1", "3"]), ("validate", []),
-                               ("show", ["r1", "--format", "ars"])]:
-                arguments = dict(zip(["run_id", "path" if name == "get" else "stage"], args[:2]))
-                if "--format" in args:
-                    arguments = {"run_id": "r1", "format": "ars"}
+            for name, arguments, argv in [
+                    ("show", {"run_id": "r1"}, ["r1"]),
+                    ("show", {"run_id": "r1", "format": "ars"}, ["r1", "--format", "ars"]),
+                    ("get", {"run_id": "r1", "path": "stages.1.status"}, ["r1", "stages.1.status"]),
+                    ("status", {"run_id": "r1"}, ["r1"]), ("runs", {}, []), ("log", {"run_id": "r1"}, ["r1"]),
+                    ("prereq", {"run_id": "r1", "stage": "3"}, ["r1", "3"]), ("validate", {}, []),
+                    ("graph", {"run_id": "r1", "format": "dot"}, ["r1", "--format", "dot"])]:
                 result = await a.raw(name, **arguments)
-                expected = cli(name, *args, "--store", str(store), "--json").stdout.strip()
+                expected = cli(name, *argv, "--store", str(store), "--json").stdout.strip()
                 assert result.content[0].text == expected, name
                 assert result.is_error is False, name  # prereq not met is an answer, not a failure
     anyio.run(main)
