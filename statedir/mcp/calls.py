@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,9 +41,13 @@ class GuardedStore(Store):
             yield
 
 
+COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
 def check_head(worktree: Path, expected: str) -> None:
+    """HEAD_MOVED unless the repository's HEAD is `expected` (a full or abbreviated commit id)."""
     head = git.head(worktree)
-    if head is None or not expected or not head.startswith(expected.lower()) or len(expected) < 7:
+    if head is None or not head.startswith(expected.lower()):
         raise HeadMoved(f"HEAD is {head}, not {expected}: the store changed since you read it; read again, "
                         "then retry with the new head", expected=expected, head=head)
 
@@ -50,12 +55,12 @@ def check_head(worktree: Path, expected: str) -> None:
 @dataclass(frozen=True)
 class Outcome:
     """What one call gives back: the CLI's stdout (its --json document), whether it failed,
-    and the repository's HEAD after it."""
+    the command's exit code and the repository's HEAD after it."""
 
     text: str
     is_error: bool
     head: str | None
-    code: str | None = None
+    exit_code: int = 0
 
 
 class Served:
@@ -80,7 +85,7 @@ class Served:
                 return self._call(name, dict(arguments or {}))
         except StatedirError as exc:
             text = json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":"))  # as the CLI prints it
-            return Outcome(text, True, self.head(), exc.code)
+            return Outcome(text, True, self.head(), exc.exit_code)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         from statedir.cli.common import SERVED
@@ -89,8 +94,8 @@ class Served:
         if tool is None:
             raise InvalidValue(f"unknown tool {name!r}", tool=name)
         expected = arguments.pop(EXPECT_HEAD, None) if not tool.read_only else None
-        if expected is not None and not isinstance(expected, str):
-            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id, not {expected!r}")
+        if expected is not None and not (isinstance(expected, str) and COMMIT_ID.match(expected)):
+            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id (7 to 40 hex digits), not {expected!r}")
         argv = tool.argv(arguments, self.root)
         if expected is not None:
             check_head(self.sd.store.worktree, expected)  # early, for commands that open their own store
@@ -107,8 +112,10 @@ class Served:
             SERVED.reset(token)
             store.expected = None
         text = out.getvalue().strip()
-        failed = code != 0 and _is_error_document(text)
-        return Outcome(text, failed, self.head(), _code_of(text) if failed else None)
+        # A non-zero exit is a failure unless the command printed its answer as a document
+        # (prereq not met, validate with findings): that document is the result.
+        failed = code != 0 and (_is_error_document(text) or not _is_document(text))
+        return Outcome(text, failed, self.head(), code)
 
 
 def _invoke(group: Group, argv: list[str]) -> int:
@@ -125,6 +132,14 @@ def _invoke(group: Group, argv: list[str]) -> int:
     except typer.Abort:
         raise InvalidValue("aborted") from None
     return result if isinstance(result, int) else 0
+
+
+def _is_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_error_document(text: str) -> bool:

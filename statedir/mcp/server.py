@@ -22,6 +22,7 @@ INSTRUCTIONS = (
     "state you saw."
 )
 HEAD_META = "statedir/head"  # the result's _meta key holding the repository's HEAD after the call
+EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
 
 
 def build(root: Path) -> Server[Any]:
@@ -38,7 +39,7 @@ def build(root: Path) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         async with one_at_a_time:
             outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments)
-        meta = {HEAD_META: outcome.head} if outcome.head else None
+        meta = {HEAD_META: outcome.head, EXIT_META: outcome.exit_code}
         return types.CallToolResult(content=[types.TextContent(text=outcome.text)], is_error=outcome.is_error,
                                     _meta=meta)
 

@@ -163,3 +163,46 @@ def test_one_store_is_kept_open(store: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert not served.call("new", {"run_id": "r1", "topic": "T"}).is_error
     assert not served.call("stage", {"run_id": "r1", "stage": "1", "status": "in_progress"}).is_error
     assert '"in_progress"' in served.call("get", {"run_id": "r1", "path": "stages.1.status"}).text
+
+
+def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -> None:
+    import typer
+    import typer.main
+
+    from statedir.mcp.server import EXIT_META
+    from statedir.mcp.tools import tools
+
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            answer = await a.raw("prereq", run_id="r1", stage="3")
+            assert (answer.is_error, answer.meta[EXIT_META]) == (False, 1)
+            assert (await a.raw("status", run_id="r1")).meta[EXIT_META] == 0
+            refused = await a.raw("confirm", run_id="r1", next="3")
+            assert (refused.is_error, refused.meta[EXIT_META]) == (True, 1)
+            for bad in ("abc", "zzzzzzzz", 7):
+                with pytest.raises(ToolError) as caught:
+                    await a("loop", run_id="r1", expect_head=bad)
+                assert caught.value.code == "INVALID_VALUE"
+    anyio.run(main)
+
+    app = typer.Typer()
+
+    @app.command()
+    def quiet(session: str) -> None:
+        """Exits 1 printing nothing, as a missing bus session does."""
+        raise typer.Exit(1)
+
+    @app.command()
+    def flat(session: str) -> None:
+        """Prints the research ledger's flat error."""
+        print('{"error": "NOT_FOUND", "message": "no such run"}')
+        raise typer.Exit(2)
+
+    served = Served(store)
+    served.group = typer.main.get_command(app)  # type: ignore[assignment]
+    served.tools = tools(served.group)
+    bare = served.call("quiet", {"session": "s"})
+    assert (bare.is_error, bare.exit_code, bare.text) == (True, 1, "")
+    flat_error = served.call("flat", {"session": "s"})
+    assert (flat_error.is_error, flat_error.exit_code) == (True, 2)
