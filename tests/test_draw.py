@@ -56,3 +56,11 @@ def test_bad_input_is_exit_2(sd: api.StateDir, args: list[str], code: str) -> No
     sd.new("r1", topic="T")
     rc, out = cli_json("graph", *args)
     assert rc == 2 and out["error"]["code"] == code  # type: ignore[index]
+
+
+def test_the_readme_shows_the_academic_pipeline_as_drawn() -> None:
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```mermaid\n(.*?)```", readme, re.S)
+    assert block and block.group(1) == draw.mermaid(template.load("academic-pipeline"))
