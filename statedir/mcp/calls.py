@@ -48,7 +48,7 @@ def check_head(worktree: Path, expected: str) -> None:
     """HEAD_MOVED unless the repository's HEAD is `expected` (a full or abbreviated commit id)."""
     head = git.head(worktree)
     if head is None or not head.startswith(expected.lower()):
-        raise HeadMoved(f"HEAD is {head}, not {expected}: the store changed since you read it; read again, "
+        raise HeadMoved(f"HEAD is {head}, not {expected}: the repository has moved on since you read it; read again, "
                         "then retry with the new head", expected=expected, head=head)
 
 
