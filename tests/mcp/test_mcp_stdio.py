@@ -83,7 +83,7 @@ def test_nothing_but_protocol_on_stdout_and_logs_on_stderr(store: Path, repo: Pa
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     by_id = {r["id"]: r["result"] for r in replies if "id" in r}
     assert set(by_id) == {1, 2, 3, 4, 5, 6}
-    assert by_id[1]["serverInfo"]["name"] == "statedir"
+    assert by_id[1]["serverInfo"]["name"] == "statedir" and "expect_head" in by_id[1]["instructions"]
     runs = json.loads(by_id[4]["content"][0]["text"])
     assert [r["run_id"] for r in runs] == ["broken", "r1"] and runs[0]["error"]["code"] == "BAD_FILE"
     assert "run broken cannot be read" in stderr  # the CLI's warning went to the log, not the wire
