@@ -34,6 +34,7 @@ LimitReached = _error("LIMIT_REACHED", REFUSED)
 RunTerminal = _error("RUN_TERMINAL", REFUSED)
 ImmutableField = _error("IMMUTABLE_FIELD", REFUSED)
 ValidationFailed = _error("VALIDATION_FAILED", REFUSED)
+HeadMoved = _error("HEAD_MOVED", REFUSED)  # compare-and-swap: HEAD is not the commit the caller saw
 # Bad input (exit 2).
 UnknownRun = _error("UNKNOWN_RUN", BAD_INPUT)
 UnknownStage = _error("UNKNOWN_STAGE", BAD_INPUT)
@@ -47,5 +48,6 @@ NotAStore = _error("NOT_A_STORE", ENVIRONMENT)
 LockTimeout = _error("LOCK_TIMEOUT", ENVIRONMENT)
 GitError = _error("GIT_ERROR", ENVIRONMENT)
 CorruptStore = _error("CORRUPT_STORE", ENVIRONMENT)
+MissingDependency = _error("MISSING_DEPENDENCY", ENVIRONMENT)  # an optional extra is not installed
 WriteFailed = _error("IO_ERROR", ENVIRONMENT)  # disk full, permissions: nothing was changed
 UncommittedEdit = _error("UNCOMMITTED_EDIT", ENVIRONMENT)  # a store file differs from HEAD: not ours to commit

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -188,14 +189,14 @@ def _template_meaning(raw: bytes, shown: str) -> list[Problem]:
     return []
 
 
-def store(root: Path) -> list[Problem]:
-    """Every file statedir owns in the store at `root`."""
+def store(root: Path, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+    """Every file statedir owns in the store at `root`; `progress(done, total)` after each file."""
     opened = store_mod.Store(root)
     with opened.reading():  # an interrupted transition is finished or undone first
-        return _store(opened)
+        return _store(opened, progress)
 
 
-def _store(opened: store_mod.Store) -> list[Problem]:
+def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None) -> list[Problem]:
     root, cache = opened.root, opened.cache()
     runs = Runs(opened)
     problems: list[Problem] = []
@@ -215,17 +216,18 @@ def _store(opened: store_mod.Store) -> list[Problem]:
         problems.append(Problem("bus", "$", "is a symlink; statedir files are regular files"))
     elif bus.is_dir():
         rels += sorted(f"bus/{p.name}" for p in bus.glob("*.yaml"))
-    return problems + _check(opened, runs, rels, cache)
+    return problems + _check(opened, runs, rels, cache, progress=progress)
 
 
 def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCache | None,
-           shown: dict[str, str] | None = None) -> list[Problem]:
+           shown: dict[str, str] | None = None,
+           progress: Callable[[int, int], None] | None = None) -> list[Problem]:
     """The files `rels` of one store, each against its (run's compiled) schema, then the
     cross-file rules of every run they belong to whose files are valid."""
     problems: list[Problem] = []
     failed: set[str | None] = set()
     touched: list[str] = []
-    for rel in rels:
+    for done, rel in enumerate(rels, 1):
         run_id = _run_of(rel)
         scoped = runs.schemas(run_id) if run_id else None
         found = check_file(opened.root / rel, rel, (shown or {}).get(rel, rel), cache=cache, scoped=scoped,
@@ -235,6 +237,8 @@ def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCac
             failed.add(run_id)
         if run_id and run_id not in touched:
             touched.append(run_id)
+        if progress is not None:
+            progress(done, len(rels))
 
     def display(rel: str) -> str:  # named files as the user named them, the others relative to here
         return (shown or {}).get(rel) or (os.path.relpath(opened.root / rel) if shown is not None else rel)

@@ -38,8 +38,10 @@ class _Registry:
 app = _Registry()
 
 
-def build(names: list[str] | None = None) -> typer.Typer:
-    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=False,
+def build(names: list[str] | None = None, completion: bool = False) -> typer.Typer:
+    """The app with the named commands (all by default); `completion` adds typer's
+    --install-completion / --show-completion."""
+    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion,
                       pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]})
     cli.callback()(_group)  # a callback keeps one registered command a subcommand, not the app itself
     for name, (function, kwargs) in COMMANDS.items():
@@ -55,7 +57,7 @@ def _group() -> None:
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 
 
-from statedir.cli import ars, bus, history, read, research, store, write  # noqa: E402,F401  (commands register themselves)
+from statedir.cli import agents, ars, bus, graph, history, read, research, store, write  # noqa: E402,F401,I001
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
             raise InvalidValue("an argument contains a NUL byte")
         named = [a for a in args[:1] if a in COMMANDS or a in GROUPS]
-        result = build(named or None)(args=args, prog_name="statedir", standalone_mode=False)
+        # Shell completion is typer's own, built only when no command is named (the top-level
+        # help, --show-completion, a shell asking through _STATEDIR_COMPLETE): a command's
+        # start-up stays the cost of that one command.
+        result = build(named or None, completion=not named)(args=args, prog_name="statedir", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except StatedirError as exc:
         code = output.error(exc, as_json)

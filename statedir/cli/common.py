@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,6 +16,9 @@ ActorOpt = Annotated[str, typer.Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
 RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False)]
 DEFAULT_ACTOR = "pipeline_orchestrator"
+# The StateDir a long-lived caller keeps open (`statedir mcp`): commands run in-process use it
+# instead of opening the store again.
+SERVED: ContextVar[Any] = ContextVar("statedir_served", default=None)
 
 
 def store_path(store: Path | None) -> Path:
@@ -33,6 +37,9 @@ def env_lock_timeout() -> float | None:
 
 def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
+    served = SERVED.get()
+    if served is not None:
+        return served
     from statedir.api import StateDir
 
     return StateDir(store_path(store), lock_timeout=env_lock_timeout(),

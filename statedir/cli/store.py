@@ -41,7 +41,17 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
 
     if schema is not None and schema not in schema_mod.schema_names():
         raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
-    problems = (validate_mod.files(files, schema, skip_outside=skip_outside_stores) if files else validate_mod.store(store_path(store)))
+    if files:
+        problems = validate_mod.files(files, schema, skip_outside=skip_outside_stores)
+    else:
+        from statedir.progress import Bar
+
+        bar = Bar("validating") if Bar.wanted() else None
+        try:
+            problems = validate_mod.store(store_path(store), progress=bar)
+        finally:
+            if bar is not None:
+                bar.close()
     if json:
         emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})
     else:

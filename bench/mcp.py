@@ -1,0 +1,108 @@
+"""A transition through MCP against `git add` + `git commit` and against the CLI. From the root:
+
+    .venv/bin/python bench/mcp.py [--repeat 25]
+
+One store in a temp dir; `statedir mcp` runs as a real stdio subprocess driven by the SDK's
+client (the server's start-up is paid once, before timing). Each row is a median; its ratio is
+the median of pair-by-pair ratios with the git floor run in turn (A B A B ...).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+# This file is named mcp.py: its own folder must not shadow the MCP SDK's `mcp` package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import anyio  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+import statedir  # noqa: E402
+from statedir import api  # noqa: E402
+
+BIN = Path(sys.executable).parent / "statedir"
+
+
+def sh(args: list[str], cwd: Path) -> None:
+    subprocess.run(args, cwd=cwd, check=True, capture_output=True)
+
+
+def git_floor(repo: Path) -> Callable[[int], None]:
+    """git add + git commit of a one-line change."""
+    def action(i: int) -> None:
+        with (repo / "notes.txt").open("a") as out:
+            out.write(f"git {i}\n")
+        sh(["git", "add", "notes.txt"], repo)
+        sh(["git", "commit", "-q", "-m", f"note {i}"], repo)
+    return action
+
+
+async def paired(action: Callable[[int], Awaitable[object]], floor: Callable[[int], None],
+                 repeat: int) -> tuple[float, float, float]:
+    await action(-1)
+    floor(-1)
+    a, b = [], []
+    for i in range(repeat):
+        start = time.perf_counter()
+        await action(i)
+        a.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        floor(i)
+        b.append(time.perf_counter() - start)
+    return statistics.median(a), statistics.median(b), statistics.median(x / y for x, y in zip(a, b, strict=True))
+
+
+async def measure(repo: Path, repeat: int) -> list[tuple[str, float, float, float]]:
+    store = repo / "state"
+    floor = git_floor(repo)
+    rows = []
+    params = StdioServerParameters(command=str(BIN), args=["mcp", "--store", str(store)], env=dict(os.environ))
+    async with Client(params) as client:
+        async def through_mcp(i: int) -> None:
+            result = await client.call_tool("set", {"run_id": "r1", "field": "topic", "value": f"mcp {i}",
+                                                    "reason": "bench"})
+            assert not result.is_error, result.content
+        rows.append(("MCP over stdio (set + commit)", *await paired(through_mcp, floor, repeat)))
+
+    async def through_cli(i: int) -> None:
+        sh([str(BIN), "set", "r1", "topic", f"cli {i}", "--reason", "bench", "--store", str(store)], repo)
+    rows.append(("CLI subprocess (set + commit)", *await paired(through_cli, floor, repeat)))
+
+    sd = statedir.open(store)
+
+    async def through_api(i: int) -> None:
+        sd.set("r1", "topic", f"api {i}", reason="bench")
+    rows.append(("Python API in-process (set + commit)", *await paired(through_api, floor, repeat)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=25)
+    opts = parser.parse_args()
+    for var, value in (("GIT_AUTHOR_NAME", "bench"), ("GIT_AUTHOR_EMAIL", "bench@x"),
+                       ("GIT_COMMITTER_NAME", "bench"), ("GIT_COMMITTER_EMAIL", "bench@x")):
+        os.environ.setdefault(var, value)
+    with tempfile.TemporaryDirectory(prefix="statedir-bench-mcp-") as tmp:
+        repo = Path(tmp) / "repo"
+        sh(["git", "init", "-q", str(repo)], Path(tmp))
+        api.init(repo / "state")
+        statedir.open(repo / "state").new("r1", topic="bench")
+        (repo / "notes.txt").write_text("0\n")
+        sh(["git", "add", "notes.txt"], repo)
+        sh(["git", "commit", "-q", "-m", "notes"], repo)
+        rows = anyio.run(measure, repo, opts.repeat)
+    print(f"{'transition':<40} {'median':>9} {'git add + commit':>17} {'ratio':>6}")
+    for what, value, floor, ratio in rows:
+        print(f"{what:<40} {value * 1000:>7.1f}ms {floor * 1000:>15.1f}ms {ratio:>5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Commands for agent hosts: the MCP server and the instructions agents follow."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import JsonOpt, StoreOpt, store_path
+
+
+@app.command()
+def mcp(store: StoreOpt = None) -> None:
+    """Serve the store to an agent host over MCP on stdio (needs `pip install 'statedir[mcp]'`).
+
+    One tool per command, results the --json documents, errors carrying statedir's codes;
+    write tools take expect_head. Nothing but protocol goes to stdout.
+    """
+    from statedir.errors import MissingDependency
+
+    root = store_path(store)
+    try:
+        from statedir.mcp import server
+    except ImportError as exc:
+        raise MissingDependency(f"the MCP SDK is not installed ({exc.name}): pip install 'statedir[mcp]'") from None
+    server.serve(root)
+
+
+@app.command()
+def agents(write: Annotated[Optional[Path], typer.Option(
+               "--write", help="Write into this file (AGENTS.md, CLAUDE.md) between markers; a second run replaces the block.")] = None,
+           skill: Annotated[bool, typer.Option(
+               "--skill", help="The SKILL.md for agent hosts with skills instead (with --write: the whole file).")] = False,
+           json: JsonOpt = False) -> None:
+    """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""
+    from statedir import agents as agents_mod
+    from statedir.output import emit_json
+
+    text = agents_mod.skill() if skill else agents_mod.guide()
+    if write is None:
+        if json:
+            emit_json({"text": text})
+        else:
+            print(text, end="")
+        return
+    result = agents_mod.write(write, text, whole=skill)
+    if json:
+        emit_json(result)
+    else:
+        print(f"ok  {result['action']} {result['file']}")

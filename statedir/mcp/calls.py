@@ -1,0 +1,157 @@
+"""Running a tool call in-process: the CLI's own command on one store kept open, its --json
+output captured, compare-and-swap on HEAD checked under the store lock. No MCP SDK here."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer._click.exceptions import ClickException, UsageError
+from typer.core import TyperGroup as Group
+
+from statedir import git
+from statedir.errors import HeadMoved, InvalidValue, StatedirError
+from statedir.mcp.tools import EXPECT_HEAD, Tool, cli_group, tools
+from statedir.store import Store
+
+# Capturing stdout is process-wide: calls run one at a time in a process, whichever server
+# (in-process tests hold several) they come from.
+_ONE_AT_A_TIME = threading.Lock()
+
+
+class GuardedStore(Store):
+    """The served store: the first time a call takes the lock, HEAD is compared with the
+    head the agent saw, so the check and the transition's commit are one critical section."""
+
+    expected: str | None = None
+
+    @contextlib.contextmanager
+    def locked(self, timeout: float | None = None) -> Iterator[None]:
+        with super().locked(timeout):
+            expected, self.expected = self.expected, None  # one check per call
+            if expected is not None:
+                check_head(self.worktree, expected)
+            yield
+
+
+COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+def check_head(worktree: Path, expected: str) -> None:
+    """HEAD_MOVED unless the repository's HEAD is `expected` (a full or abbreviated commit id)."""
+    head = git.head(worktree)
+    if head is None or not head.startswith(expected.lower()):
+        raise HeadMoved(f"HEAD is {head}, not {expected}: the repository has moved on since you read it; read again, "
+                        "then retry with the new head", expected=expected, head=head)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call gives back: the CLI's stdout (its --json document), whether it failed,
+    the command's exit code and the repository's HEAD after it."""
+
+    text: str
+    is_error: bool
+    head: str | None
+    exit_code: int = 0
+
+
+class Served:
+    """One store held open for a server's lifetime and the CLI's commands as tools; a call
+    runs the command in-process with stdout captured, one call at a time."""
+
+    def __init__(self, root: Path) -> None:
+        from statedir.cli.common import open_store
+
+        self.sd = open_store(root)
+        self.root = self.sd.store.root
+        self.sd.store = GuardedStore(self.root)
+        self.group = cli_group()
+        self.tools: dict[str, Tool] = tools(self.group)
+
+    def head(self) -> str | None:
+        return git.head(self.sd.store.worktree)
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
+        try:
+            with _ONE_AT_A_TIME:
+                return self._call(name, dict(arguments or {}))
+        except StatedirError as exc:
+            text = json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":"))  # as the CLI prints it
+            return Outcome(text, True, self.head(), exc.exit_code)
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        from statedir.cli.common import SERVED
+
+        tool = self.tools.get(name)
+        if tool is None:
+            raise InvalidValue(f"unknown tool {name!r}", tool=name)
+        expected = arguments.pop(EXPECT_HEAD, None) if not tool.read_only else None
+        if expected is not None and not (isinstance(expected, str) and COMMIT_ID.match(expected)):
+            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id (7 to 40 hex digits), not {expected!r}")
+        argv = tool.argv(arguments, self.root)
+        if expected is not None:
+            check_head(self.sd.store.worktree, expected)  # early, for commands that open their own store
+        store = self.sd.store
+        assert isinstance(store, GuardedStore)
+        store.expected = expected
+        out = io.StringIO()
+        token = SERVED.set(self.sd)
+        code = 0
+        try:
+            with contextlib.redirect_stdout(out):
+                code = _invoke(self.group, argv)
+        finally:
+            SERVED.reset(token)
+            store.expected = None
+        text = out.getvalue().strip()
+        # A non-zero exit is a failure unless the command printed its answer as a document
+        # (prereq not met, validate with findings): that document is the result.
+        failed = code != 0 and (_is_error_document(text) or not _is_document(text))
+        return Outcome(text, failed, self.head(), code)
+
+
+def _invoke(group: Group, argv: list[str]) -> int:
+    """Run the CLI in-process on argv; the exit code (errors raise StatedirError)."""
+    try:
+        with group.make_context("statedir", list(argv)) as ctx:
+            result = group.invoke(ctx)
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except UsageError as exc:
+        raise InvalidValue(exc.format_message().strip().replace("\n", " ")) from None
+    except ClickException as exc:
+        raise InvalidValue(exc.format_message()) from None
+    except typer.Abort:
+        raise InvalidValue("aborted") from None
+    return result if isinstance(result, int) else 0
+
+
+def _is_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_error_document(text: str) -> bool:
+    return _code_of(text) is not None
+
+
+def _code_of(text: str) -> str | None:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    error = doc.get("error") if isinstance(doc, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("code"))
+    return str(error) if isinstance(error, str) else None

@@ -1,0 +1,59 @@
+"""The MCP server over stdio (the official SDK's low-level Server): the only module that
+imports the SDK. Tool calls run one at a time in a worker thread, on one store kept open."""
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+import statedir
+from statedir.mcp.calls import Served
+
+INSTRUCTIONS = (
+    "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
+    "Results are the CLI's --json documents; a refusal is a tool error {error: {code, message, details}}. "
+    "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
+    "state you saw."
+)
+HEAD_META = "statedir/head"  # the result's _meta key holding the repository's HEAD after the call
+EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
+
+
+def build(root: Path) -> Server[Any]:
+    """An MCP server for the store at `root`, its tools generated from the CLI."""
+    served = Served(root)
+    listed = [types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema,
+                         annotations=types.ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False))
+              for tool in served.tools.values()]
+    one_at_a_time = anyio.Lock()
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        async with one_at_a_time:
+            outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments)
+        meta = {HEAD_META: outcome.head, EXIT_META: outcome.exit_code}
+        return types.CallToolResult(content=[types.TextContent(text=outcome.text)], is_error=outcome.is_error,
+                                    _meta=meta)
+
+    return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve(root: Path) -> None:
+    """Serve the store on stdin/stdout until the client closes stdin; logs go to stderr."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="statedir mcp: %(levelname)s %(message)s")
+    server = build(root)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,168 @@
+"""MCP tools generated from the CLI's own click commands: names, input schemas, argv.
+
+Nothing here is written twice: a tool is a command of the built CLI (a command of a sub-group
+is `group_command`), its input schema is read off the command's click parameters, and a call's
+arguments become the argv the CLI itself parses. This module does not import the MCP SDK.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from typer._click import types
+from typer._click.core import Command, Parameter
+from typer.core import TyperArgument as Argument
+from typer.core import TyperGroup as Group
+
+from statedir.errors import InvalidValue
+
+# Commands that make no sense for a server holding one store open: the server itself, making a
+# store, the throwaway demo, and writing agent instructions into the user's files.
+NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents"})
+# Parameters the server fills in: its own store, and --json (results are always the JSON).
+SERVED = frozenset({"store", "json", "help"})
+# Commands that only read. Every other command is annotated as one that may write and takes
+# `expect_head`; a command with --actor is a transition and never read-only (tests check both).
+READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "log", "validate", "graph",
+                       "diff", "versions", "verify", "bus_get"})
+EXPECT_HEAD = "expect_head"
+EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless HEAD is this commit."}
+_PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+_TYPES = ((types.IntParamType, "integer"), (types.FloatParamType, "number"), (types.BoolParamType, "boolean"))
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One CLI command served as an MCP tool."""
+
+    name: str
+    path: tuple[str, ...]  # the words that name the command on the command line
+    command: Command
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+    def argv(self, arguments: dict[str, Any], store: Path) -> list[str]:
+        """The command line the CLI would be given for these arguments (options, then `--`,
+        then the positionals, so a value starting with '-' is never read as an option)."""
+        known = self.input_schema["properties"]
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            raise InvalidValue(f"{self.name} takes no argument {', '.join(map(repr, unknown))}; "
+                               f"it takes {', '.join(known) or 'none'}", unknown=unknown)
+        options: list[str] = []
+        positionals: list[str] = []
+        names = {p.name for p in self.command.params}
+        if "store" in names:
+            options += ["--store", str(store)]
+        if "json" in names:
+            options.append("--json")
+        for param in self.command.params:
+            value = arguments.get(param.name or "")
+            if param.name in SERVED or value is None:
+                continue
+            values = _checked(self.name, param, value)
+            if isinstance(param, Argument):
+                positionals += values
+            elif getattr(param, "is_flag", False) and not getattr(param, "count", False):
+                secondary: list[str] = getattr(param, "secondary_opts", None) or []  # --no-x of --x/--no-x
+                options += [param.opts[0]] if value else secondary[:1]
+            else:
+                for text in values:
+                    options += [param.opts[0], text]
+        return [*self.path, *options, "--", *positionals]
+
+
+def _kind(param: Parameter) -> str:
+    if getattr(param, "is_flag", False) and not getattr(param, "count", False):
+        return "boolean"
+    return next((kind for cls, kind in _TYPES if isinstance(param.type, cls)), "string")
+
+
+def _checked(tool: str, param: Parameter, value: Any) -> list[str]:
+    """The value as command-line words, refused with INVALID_VALUE when of the wrong JSON type."""
+    many = param.multiple or param.nargs == -1
+    items = value if many and isinstance(value, list) else [value]
+    if many and not isinstance(value, list):
+        raise InvalidValue(f"{tool}: {param.name} takes a list", argument=param.name)
+    kind = _kind(param)
+    expected = _PYTHON[kind]
+    words = []
+    for item in items:
+        if not isinstance(item, expected) or (kind in ("integer", "number") and isinstance(item, bool)):
+            raise InvalidValue(f"{tool}: {param.name} takes {'a list of ' if many else ''}{kind} values, "
+                               f"not {item!r}", argument=param.name)
+        words.append(str(item).lower() if isinstance(item, bool) else str(item))
+    return words
+
+
+def _schema(param: Parameter) -> dict[str, Any]:
+    kind = _kind(param)
+    one: dict[str, Any] = {"type": kind}
+    choices = getattr(param.type, "choices", None)
+    if choices:
+        one["enum"] = [str(c) for c in choices]
+    prop: dict[str, Any] = {"type": "array", "items": one} if (param.multiple or param.nargs == -1) else dict(one)
+    help_text = getattr(param, "help", None)
+    if help_text:
+        prop["description"] = help_text
+    default = param.default
+    # A default an environment variable can override (--actor: STATEDIR_ACTOR) is not stated.
+    if default not in (None, False, (), []) and not callable(default) and kind != "boolean" and not param.envvar:
+        prop["default"] = default if isinstance(default, (int, float, str)) else str(default)
+    return prop
+
+
+def _description(command: Command) -> str:
+    """The first paragraph of the command's help: agents pay for every token."""
+    text = (command.short_help or command.help or "").strip()
+    return " ".join(text.split("\n\n")[0].split())
+
+
+def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in command.params:
+        if param.name in SERVED or param.name is None or getattr(param, "hidden", False):
+            continue
+        properties[param.name] = _schema(param)
+        if param.required:
+            required.append(param.name)
+    writes = name not in READ_ONLY or "actor" in properties
+    if writes:
+        properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return Tool(name, path, command, _description(command), schema, read_only=not writes)
+
+
+def tools(root: Group) -> dict[str, Tool]:
+    """Every command of the CLI as a tool, a sub-group's commands included, by tool name."""
+    out: dict[str, Tool] = {}
+
+    def walk(group: Group, path: tuple[str, ...]) -> None:
+        for word, command in sorted(group.commands.items()):
+            if command.hidden or (not path and word in NOT_TOOLS):
+                continue
+            here = (*path, word)
+            if isinstance(command, Group):
+                walk(command, here)
+            else:
+                name = "_".join(here).replace("-", "_")
+                out[name] = tool_of(name, here, command)
+
+    walk(root, ())
+    return out
+
+
+def cli_group() -> Group:
+    """The whole CLI as one click group (every registered command, built once)."""
+    import typer.main
+
+    from statedir.cli import build
+
+    group = typer.main.get_command(build())
+    assert isinstance(group, Group)
+    return group

@@ -1,0 +1,114 @@
+"""A whole academic run, research to process summary, driven only through MCP tools (the stage
+sequence of `statedir demo`), each write guarded by expect_head."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import cli
+from mcp_session import Agent, ToolError, agent
+
+from statedir import api, git
+
+INTEGRITY, OBSERVER = "integrity_verification", "collaboration_depth_agent"
+
+
+class Guarded:
+    """Every write passes the head of the agent's previous write: the run is never driven
+    on a state this agent did not see."""
+
+    def __init__(self, a: Agent) -> None:
+        self.a = a
+        self.head: str | None = None
+        self.writes = 0
+
+    async def __call__(self, name: str, **arguments: Any) -> Any:
+        if self.head is not None:
+            arguments["expect_head"] = self.head
+        out = await self.a(name, **arguments)
+        self.head = out["commit"]
+        self.writes += 1
+        return out
+
+
+def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
+    api.init(repo / "state")
+    store = repo / "state"
+    files = repo / "artifacts"
+    files.mkdir()
+
+    def artifact(name: str, text: str) -> list[str]:
+        (files / name).write_text(text)
+        return [str(files / name)]
+
+    (files / "observer.json").write_text(json.dumps({"zone": "Zone 2", "advisory_only": True,
+                                                     "scores": {"delegation_intensity": 4}}))
+
+    async def main() -> None:
+        async with agent(store) as a:
+            w = Guarded(a)
+            await w("new", run_id="p", topic="AI and higher-education quality assurance")
+            await w("stage", run_id="p", stage="1", status="in_progress", mode="socratic", turns="#3..#3")
+            made = await w("material", run_id="p", names=["rq_brief", "methodology_blueprint", "bibliography",
+                                                           "synthesis_report"], file=artifact("r.md", "RQ\n"))
+            assert made["version_label"] == "research_v1"
+            await w("stage", run_id="p", stage="1", status="completed", turns="#3..#15", output=["RQ Brief"])
+            with pytest.raises(ToolError) as caught:  # the graph never lets RESEARCH jump to REVIEW
+                await a("confirm", run_id="p", next="3", expect_head=w.head)
+            assert caught.value.code == "ILLEGAL_TRANSITION"
+            await w("observe", run_id="p", stage="1", checkpoint="FULL", report=str(files / "observer.json"),
+                    actor=OBSERVER)
+            await w("confirm", run_id="p", response="continue")
+            await w("material", run_id="p", names=["paper_draft"], file=artifact("d.md", "v1\n"),
+                    upstream=["research_v1"])
+            await w("stage", run_id="p", stage="2", status="completed", mode="plan -> full")
+            await w("confirm", run_id="p", response="continue")
+            await w("integrity", run_id="p", stage="2.5", verdict="FAIL", refs_total=62, refs_verified=59,
+                    issue=["SERIOUS:reference:Incorrect DOI"], actor=INTEGRITY)
+            await w("integrity", run_id="p", stage="2.5", verdict="PASS", refs_total=62, refs_verified=62,
+                    issues_found=1, issues_fixed=1, actor=INTEGRITY)
+            await w("stage", run_id="p", stage="2.5", status="completed")
+            with pytest.raises(ToolError) as caught:  # MANDATORY: never passed without an explicit response
+                await a("confirm", run_id="p", expect_head=w.head)
+            assert caught.value.code == "ILLEGAL_TRANSITION"
+            await w("confirm", run_id="p", response="continue")
+            await w("material", run_id="p", names=["review_reports"], file=artifact("rv.md", "reviews\n"))
+            await w("material", run_id="p", names=["revision_roadmap"], file=artifact("rm.md", "5 items\n"))
+            await w("stage", run_id="p", stage="3", status="completed", decision="major_revision")
+            await w("confirm", run_id="p", response="review")
+            await w("material", run_id="p", names=["revised_draft"], file=artifact("d.md", "v2\n"),
+                    upstream=["review_v1", "roadmap_v1"])
+            await w("revision", run_id="p", items_total=5, items_addressed=5)
+            await w("stage", run_id="p", stage="4", status="completed")
+            await w("confirm", run_id="p", response="continue")
+            await w("material", run_id="p", names=["re_review_report"], file=artifact("rr.md", "accept\n"))
+            await w("stage", run_id="p", stage="3'", status="completed", decision="accept")
+            await w("confirm", run_id="p", response="continue")
+            await w("integrity", run_id="p", stage="4.5", verdict="PASS", refs_total=64, refs_verified=64,
+                    issues_found=0, actor=INTEGRITY)
+            await w("stage", run_id="p", stage="4.5", status="completed")
+            await w("confirm", run_id="p", response="continue")
+            await w("material", run_id="p", names=["final_paper"], file=artifact("f.md", "final\n"))
+            await w("stage", run_id="p", stage="5", status="completed", output=["final_paper.pdf"])
+            await w("confirm", run_id="p", response="continue")
+            await w("confirm", run_id="p", response="done")
+            with pytest.raises(ToolError) as caught:
+                await a("stage", run_id="p", stage="1", status="in_progress", expect_head=w.head)
+            assert caught.value.code == "RUN_TERMINAL"
+
+            assert await a("get", run_id="p", path="pipeline_state") == "completed"
+            statuses = await a("get", run_id="p", path="stages")
+            assert {k: v["status"] for k, v in statuses.items()} == {
+                "1": "completed", "2": "completed", "2.5": "completed", "3": "completed", "4": "completed",
+                "3p": "completed", "4p": "skipped", "4.5": "completed", "5": "completed", "6": "completed"}
+            assert await a("validate") == {"valid": True, "errors": []}
+            log = await a("log", run_id="p")
+            assert log[0]["commit"] == w.head == git.head(repo)
+            assert len(log) == w.writes == 31
+            assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
+    anyio.run(main)
+    shown = cli("status", "p", "--store", str(store), "--line")
+    assert shown.returncode == 0 and "Pipeline:" in shown.stdout

@@ -1,0 +1,208 @@
+"""The MCP server in-process, through the SDK's own client: tools, results identical to the CLI's
+--json, errors carrying statedir's codes, compare-and-swap on HEAD, concurrent clients."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import cli, snapshot
+from mcp_session import Agent, ToolError, agent
+
+from statedir import api, git
+from statedir.mcp.calls import Served
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    api.init(repo / "state")
+    return repo / "state"
+
+
+def commits(repo: Path) -> int:
+    return int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True,
+                              check=True).stdout)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_tools_are_listed_with_schemas_and_read_only_annotations(store: Path, mode: str) -> None:
+    async def main() -> None:
+        async with agent(store, mode) as a:
+            listed = {t.name: t for t in (await a.client.list_tools()).tools}
+            assert {"new", "stage", "confirm", "show", "status", "log", "validate"} <= set(listed)
+            assert "mcp" not in listed and "demo" not in listed and "init" not in listed
+            assert listed["show"].annotations.read_only_hint is True
+            assert listed["stage"].annotations.read_only_hint is False
+            assert listed["stage"].input_schema["required"] == ["run_id", "stage", "status"]
+            assert "expect_head" in listed["stage"].input_schema["properties"]
+            assert "expect_head" not in listed["show"].input_schema["properties"]
+            assert all(t.description for t in listed.values())
+            assert await a("new", run_id="r1", topic="T")  # the JSON-RPC framing works in both modes
+    anyio.run(main)
+
+
+def test_results_are_the_json_the_cli_prints(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            made = await a("new", run_id="r1", topic="AI and QA")
+            assert set(made) >= {"run_id", "commit", "summary"} and made["commit"] == git.head(repo) == a.head
+            await a("stage", run_id="r1", stage="1", status="in_progress", mode="socratic")
+            for name, arguments, argv in [
+                    ("show", {"run_id": "r1"}, ["r1"]),
+                    ("show", {"run_id": "r1", "format": "ars"}, ["r1", "--format", "ars"]),
+                    ("get", {"run_id": "r1", "path": "stages.1.status"}, ["r1", "stages.1.status"]),
+                    ("status", {"run_id": "r1"}, ["r1"]), ("runs", {}, []), ("log", {"run_id": "r1"}, ["r1"]),
+                    ("prereq", {"run_id": "r1", "stage": "3"}, ["r1", "3"]), ("validate", {}, []),
+                    ("graph", {"run_id": "r1", "format": "dot"}, ["r1", "--format", "dot"])]:
+                result = await a.raw(name, **arguments)
+                expected = cli(name, *argv, "--store", str(store), "--json").stdout.strip()
+                assert result.content[0].text == expected, name
+                assert result.is_error is False, name  # prereq not met is an answer, not a failure
+    anyio.run(main)
+
+
+def test_each_write_is_one_commit_and_a_refusal_changes_nothing(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            before = commits(repo)
+            await a("stage", run_id="r1", stage="1", status="in_progress", output=["RQ Brief"])
+            assert commits(repo) == before + 1
+            assert await a("get", run_id="r1", path="stages.1.outputs") == ["RQ Brief"]
+            saved = snapshot(repo)
+            cases = [("confirm", {"run_id": "r1", "next": "3"}, "ILLEGAL_TRANSITION"),
+                     ("stage", {"run_id": "nope", "stage": "1", "status": "completed"}, "UNKNOWN_RUN"),
+                     ("stage", {"run_id": "../x", "stage": "1", "status": "completed"}, "INVALID_ID"),
+                     ("stage", {"run_id": "r1", "stage": "9", "status": "completed"}, "UNKNOWN_STAGE"),
+                     ("integrity", {"run_id": "r1", "stage": "2.5", "verdict": "PASS", "refs_total": 1,
+                                    "refs_verified": 1}, "PERMISSION_DENIED"),
+                     ("stage", {"run_id": "r1", "stage": 1, "status": "completed"}, "INVALID_VALUE"),
+                     ("stage", {"run_id": "r1", "status": "completed"}, "INVALID_VALUE"),
+                     ("no_such_tool", {}, "INVALID_VALUE")]
+            for name, arguments, code in cases:
+                with pytest.raises(ToolError) as caught:
+                    await a(name, **arguments)
+                assert caught.value.code == code, (name, arguments, caught.value.doc)
+                assert set(caught.value.doc["error"]) == {"code", "message", "details"}
+            assert snapshot(repo) == saved
+    anyio.run(main)
+
+
+def test_expect_head_refuses_a_write_on_a_state_the_agent_did_not_see(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            seen = (await a("new", run_id="r1", topic="T"))["commit"]
+            await a("stage", run_id="r1", stage="1", status="in_progress", expect_head=seen[:12])
+            saved = snapshot(repo)
+            with pytest.raises(ToolError) as caught:  # `seen` is stale now
+                await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=seen)
+            assert caught.value.code == "HEAD_MOVED"
+            assert caught.value.doc["error"]["details"] == {"expected": seen, "head": git.head(repo)}
+            assert snapshot(repo) == saved
+            # a commit of the user's own elsewhere in the repository moves HEAD too
+            (repo / "notes.txt").write_text("mine\n")
+            subprocess.run(["git", "add", "notes.txt"], cwd=repo, check=True)
+            subprocess.run(["git", "commit", "-qm", "user"], cwd=repo, check=True)
+            head = git.head(repo)
+            assert head is not None
+            with pytest.raises(ToolError):
+                await a("loop", run_id="r1", expect_head=caught.value.doc["error"]["details"]["head"])
+            done = await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=head)
+            assert done["commit"] == git.head(repo)
+    anyio.run(main)
+
+
+def test_two_agents_racing_on_one_head_one_wins(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a, agent(store) as b:
+            head = (await a("new", run_id="r1", topic="T"))["commit"]
+            outcomes: dict[str, object] = {}
+
+            async def write(name: str, who: Agent, turns: str) -> None:
+                try:
+                    outcomes[name] = await who("stage", run_id="r1", stage="1", status="in_progress", turns=turns,
+                                               expect_head=head)
+                except ToolError as exc:
+                    outcomes[name] = exc.code
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write, "a", a, "#1..#2")
+                tg.start_soon(write, "b", b, "#1..#3")
+            assert sorted(map(type, outcomes.values()), key=str) == [dict, str]
+            assert "HEAD_MOVED" in outcomes.values()
+            assert commits(repo) == 3  # init, new, the one winner
+    anyio.run(main)
+
+
+def test_concurrent_calls_from_several_clients_all_land(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a, agent(store) as b:
+            async def drive(who: Agent, run_id: str) -> None:
+                await who("new", run_id=run_id, topic=run_id)
+                await who("stage", run_id=run_id, stage="1", status="in_progress")
+                await who("material", run_id=run_id, names=["rq_brief"])
+
+            async with anyio.create_task_group() as tg:
+                for n in range(3):
+                    tg.start_soon(drive, a, f"a{n}")
+                    tg.start_soon(drive, b, f"b{n}")
+            assert commits(repo) == 1 + 6 * 3
+            assert sorted(r["run_id"] for r in await a("runs")) == ["a0", "a1", "a2", "b0", "b1", "b2"]
+            assert await b("validate") == {"valid": True, "errors": []}
+    anyio.run(main)
+
+
+def test_one_store_is_kept_open(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served = Served(store)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the store was opened again")
+
+    monkeypatch.setattr(api.StateDir, "__init__", refuse)
+    assert not served.call("new", {"run_id": "r1", "topic": "T"}).is_error
+    assert not served.call("stage", {"run_id": "r1", "stage": "1", "status": "in_progress"}).is_error
+    assert '"in_progress"' in served.call("get", {"run_id": "r1", "path": "stages.1.status"}).text
+
+
+def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -> None:
+    import typer
+    import typer.main
+
+    from statedir.mcp.server import EXIT_META
+    from statedir.mcp.tools import tools
+
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            answer = await a.raw("prereq", run_id="r1", stage="3")
+            assert (answer.is_error, answer.meta[EXIT_META]) == (False, 1)
+            assert (await a.raw("status", run_id="r1")).meta[EXIT_META] == 0
+            refused = await a.raw("confirm", run_id="r1", next="3")
+            assert (refused.is_error, refused.meta[EXIT_META]) == (True, 1)
+            for bad in ("abc", "zzzzzzzz", 7):
+                with pytest.raises(ToolError) as caught:
+                    await a("loop", run_id="r1", expect_head=bad)
+                assert caught.value.code == "INVALID_VALUE"
+    anyio.run(main)
+
+    app = typer.Typer()
+
+    @app.command()
+    def quiet(session: str) -> None:
+        """Exits 1 printing nothing, as a missing bus session does."""
+        raise typer.Exit(1)
+
+    @app.command()
+    def flat(session: str) -> None:
+        """Prints the research ledger's flat error."""
+        print('{"error": "NOT_FOUND", "message": "no such run"}')
+        raise typer.Exit(2)
+
+    served = Served(store)
+    served.group = typer.main.get_command(app)  # type: ignore[assignment]
+    served.tools = tools(served.group)
+    bare = served.call("quiet", {"session": "s"})
+    assert (bare.is_error, bare.exit_code, bare.text) == (True, 1, "")
+    flat_error = served.call("flat", {"session": "s"})
+    assert (flat_error.is_error, flat_error.exit_code) == (True, 2)

@@ -1,0 +1,147 @@
+"""`statedir mcp` as a real subprocess over stdio: the SDK's stdio client, raw JSON-RPC lines
+(nothing but protocol on stdout), several server processes on one store at once."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import cli
+from mcp import Client, StdioServerParameters
+
+from statedir import api, git
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    api.init(repo / "state")
+    return repo / "state"
+
+
+def params(store: Path) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store)],
+                                 env=dict(os.environ))
+
+
+async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, Any]:
+    result = await client.call_tool(name, arguments)
+    return result.is_error, json.loads(result.content[0].text)
+
+
+def test_the_sdk_stdio_client_drives_a_subprocess_server(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with Client(params(store)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"new", "stage", "show", "validate"} <= names
+            failed, made = await call(client, "new", run_id="r1", topic="T")
+            assert not failed and made["commit"] == git.head(repo)
+            failed, error = await call(client, "show", run_id="r2")
+            assert failed and error["error"]["code"] == "UNKNOWN_RUN"
+            failed, value = await call(client, "get", run_id="r1", path="current_stage")
+            assert (failed, value) == (False, "1")
+    anyio.run(main)
+
+
+def rpc(id_: int, method: str, params: dict[str, Any] | None = None) -> str:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, **({"id": id_} if id_ else {})}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message) + "\n"
+
+
+def test_nothing_but_protocol_on_stdout_and_logs_on_stderr(store: Path, repo: Path) -> None:
+    (store / "runs" / "broken").mkdir(parents=True)
+    (store / "runs" / "broken" / "state.yaml").write_text("not: [valid\n")  # `runs` warns on stderr about it
+    lines = [rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                   "clientInfo": {"name": "raw", "version": "0"}}),
+             rpc(0, "notifications/initialized"),
+             rpc(2, "tools/list"),
+             rpc(3, "tools/call", {"name": "new", "arguments": {"run_id": "r1", "topic": "T"}}),
+             rpc(4, "tools/call", {"name": "runs", "arguments": {}}),
+             rpc(5, "tools/call", {"name": "status", "arguments": {"run_id": "r1"}}),
+             rpc(6, "tools/call", {"name": "stage", "arguments": {"run_id": "r1", "stage": "1", "status": "x"}})]
+    # stdin stays open until every reply is in: at end of input the server stops, as it should
+    proc = subprocess.Popen([sys.executable, "-m", "statedir", "mcp", "--store", str(store)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write("".join(lines))
+    proc.stdin.flush()
+    replies = []
+    while len([r for r in replies if "id" in r]) < 6:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        replies.append(json.loads(line))  # every stdout line is JSON-RPC
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert proc.stdout.read() == ""
+    stderr = proc.stderr.read()
+    assert all(r["jsonrpc"] == "2.0" for r in replies)
+    by_id = {r["id"]: r["result"] for r in replies if "id" in r}
+    assert set(by_id) == {1, 2, 3, 4, 5, 6}
+    assert by_id[1]["serverInfo"]["name"] == "statedir" and "expect_head" in by_id[1]["instructions"]
+    runs = json.loads(by_id[4]["content"][0]["text"])
+    assert [r["run_id"] for r in runs] == ["broken", "r1"] and runs[0]["error"]["code"] == "BAD_FILE"
+    assert "run broken cannot be read" in stderr  # the CLI's warning went to the log, not the wire
+    assert "Pipeline:" in json.loads(by_id[5]["content"][0]["text"])["line"]
+    assert by_id[6]["isError"] is True
+    assert json.loads(by_id[6]["content"][0]["text"])["error"]["code"] in {"INVALID_VALUE", "ILLEGAL_TRANSITION"}
+
+
+def test_several_server_processes_on_one_store(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async def drive(n: int) -> None:
+            async with Client(params(store)) as client:
+                for run_id in (f"p{n}a", f"p{n}b"):
+                    failed, out = await call(client, "new", run_id=run_id, topic="T")
+                    assert not failed, out
+                    failed, out = await call(client, "material", run_id=run_id, names=["rq_brief"])
+                    assert not failed and out["version_label"] == "research_v1", out
+
+        async with anyio.create_task_group() as tg:
+            for n in range(3):
+                tg.start_soon(drive, n)
+    anyio.run(main)
+    count = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True)
+    assert int(count.stdout) == 1 + 3 * 2 * 2
+    assert cli("validate", "--store", str(store)).returncode == 0
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == ""
+
+
+def test_racing_processes_with_one_expected_head_one_wins(store: Path, repo: Path) -> None:
+    head = api.StateDir(store).new("r1", topic="T")["commit"]
+
+    async def main() -> list[Any]:
+        outcomes: list[Any] = []
+
+        async def write(turns: str) -> None:
+            async with Client(params(store)) as client:
+                outcomes.append(await call(client, "stage", run_id="r1", stage="1", status="in_progress",
+                                           turns=turns, expect_head=head))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(3):
+                tg.start_soon(write, f"#1..#{n + 2}")
+        return outcomes
+
+    outcomes = anyio.run(main)
+    assert sorted(failed for failed, _ in outcomes) == [False, True, True]
+    assert {out["error"]["code"] for failed, out in outcomes if failed} == {"HEAD_MOVED"}
+
+
+def test_without_the_sdk_the_command_says_what_to_install(store: Path) -> None:
+    code = ("import sys; sys.modules['mcp'] = None; from statedir.cli import main; "
+            f"sys.exit(main(['mcp', '--store', {str(store)!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert proc.stdout == "" and "pip install 'statedir[mcp]'" in proc.stderr and "MISSING_DEPENDENCY" in proc.stderr
+
+
+def test_no_store_is_exit_3_before_any_protocol(isolated: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "statedir", "mcp", "--store", str(isolated / "nowhere")],
+                          input="", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3 and proc.stdout == "" and "NOT_A_STORE" in proc.stderr

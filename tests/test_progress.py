@@ -1,0 +1,61 @@
+"""Whole-store validate draws a progress bar on stderr at a terminal, and nothing otherwise."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import cli
+
+from statedir import api, progress
+
+
+def many_files(sd: api.StateDir) -> int:
+    for n in range(10):
+        sd.new(f"r{n}", topic="T")
+    count = sum(1 for _ in (sd.store.root / "runs").rglob("*.yaml"))
+    assert count >= progress.MIN_TOTAL
+    return count
+
+
+def test_a_bar_on_a_terminal_and_stdout_untouched(sd: api.StateDir, repo: Path) -> None:
+    count = many_files(sd)
+    leader, follower = pty.openpty()
+    proc = subprocess.run([sys.executable, "-m", "statedir", "validate", "--json"], cwd=repo, stdout=subprocess.PIPE,
+                          stderr=follower, timeout=120)
+    os.close(follower)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the terminal's other end is closed and drained
+        while chunk := os.read(leader, 65536):
+            shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {"valid": True, "errors": []}
+    text = shown.decode()
+    assert f"{count + 1}/{count + 1} files" in text and "validating [" in text  # the config file too
+    assert text.endswith("\r\x1b[K")  # the line is cleared at the end
+
+
+def test_no_bar_when_stderr_is_not_a_terminal(sd: api.StateDir, repo: Path) -> None:
+    many_files(sd)
+    proc = cli("validate", cwd=repo)
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == ""
+
+
+def test_the_bar_redraws_once_per_percent_and_skips_small_work() -> None:
+    out = io.StringIO()
+    bar = progress.Bar("x", out)
+    for done in range(1, 5001):
+        bar(done, 5000)
+    bar.close()
+    assert out.getvalue().count("\r") == 101 + 1 and "5000/5000 files" in out.getvalue()
+    small = io.StringIO()
+    tiny = progress.Bar("x", small)
+    for done in range(1, 11):
+        tiny(done, 10)
+    tiny.close()
+    assert small.getvalue() == ""
