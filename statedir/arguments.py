@@ -45,7 +45,18 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.cache
     def hints() -> dict[str, Any]:
-        return typing.get_type_hints(function)
+        """The parameters' hints; one that names what only type checkers import is not checked."""
+        out = {}
+        for name, parameter in signature.parameters.items():
+            annotation = parameter.annotation
+            if isinstance(annotation, str):
+                try:
+                    annotation = typing._eval_type(typing.ForwardRef(annotation), function.__globals__, None)  # type: ignore[attr-defined]
+                except NameError:
+                    continue
+            if annotation is not inspect.Parameter.empty:
+                out[name] = annotation
+        return out
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:

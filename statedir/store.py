@@ -53,7 +53,7 @@ SCHEMA_OF = (
 
 
 def check_run_id(run_id: str) -> str:
-    if not RUN_ID_RE.match(run_id) or run_id in {".", ".."}:
+    if not RUN_ID_RE.fullmatch(run_id) or run_id in {".", ".."}:
         raise InvalidId(f"invalid run id {run_id!r}: use letters, digits and ._:- (at most 128, "
                         "starting with a letter or digit)", run_id=run_id)
     return run_id

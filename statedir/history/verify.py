@@ -84,6 +84,9 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
                 for rel, (status, _, _) in sorted(commit.changed.items())]
     elif len(commit.parents) > 1:
         pass  # a merge: the sync issue's merge driver decides what merges legally
+    elif (folder := _subsystem(commit.action)) is not None:
+        out += [_finding(commit, "illegal", rel, f"a {commit.action} commit {_verb(status)} {rel}, outside {folder}")
+                for rel, (status, _, _) in sorted(commit.changed.items()) if not rel.startswith(folder)]
     else:
         out += _replay(reader, commit, replayed)
     for rel, (status, old, new) in sorted(commit.changed.items()):
@@ -92,6 +95,14 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
         if _PASSPORT.match(rel):
             out += _label(reader, commit, rel, status, old, new, removed)
     return out
+
+
+def _subsystem(action: str) -> str | None:
+    """The folder a handoff-bus or research-ledger commit may touch (their records are not
+    pipeline transitions: verify checks where they write, their schemas check what)."""
+    if action.startswith("bus-"):
+        return "bus/"
+    return "research/" if action == "research" else None
 
 
 def _verb(status: str) -> str:
