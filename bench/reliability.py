@@ -1,6 +1,6 @@
-"""Reliability figures: load, crashes, hostile input. Run from the repository root:
+"""Reliability figures: load, crashes, hostile input, failure paths. Run from the repository root:
 
-    .venv/bin/python bench/reliability.py [--writers 32] [--transitions 4] [--trials 5]
+    .venv/bin/python bench/reliability.py [--writers 32] [--transitions 4] [--trials 5] [--kills 20]
 
 Builds its stores in a temp dir and prints one table; every lost/corrupt figure should be 0.
 """
@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -110,12 +111,111 @@ def hostile(root: Path, count: int) -> dict[str, int]:
     return {"tried": count + planted, "tracebacks": tracebacks, "bad_exit": bad_exit}
 
 
+def large(root: Path, name: str) -> Path:
+    """A store in a repository whose index is over 1 MiB (statedir commits with plumbing there)."""
+    from conftest import make_large
+
+    repo = root / name
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    make_large(repo)
+    api.init(repo / "state")
+    sd = api.StateDir(repo / "state")
+    sd.new("r1", topic="figures")
+    sd.stage("r1", "1", "in_progress")
+    return repo
+
+
+def index_consistent(repo: Path) -> bool:
+    """The store equals HEAD, and so does the user's index for every store path."""
+    return (consistent(repo) and not (repo / ".git" / "index.lock").exists()
+            and git(repo, "diff", "--cached", "--name-only", "HEAD", "--", "state") == "")
+
+
+def group_kills(repo: Path, trials: int) -> dict[str, int]:
+    """SIGKILL the whole process group of a transition (Ctrl-C, an agent's timeout) at random moments."""
+    rng = random.Random(20261130)
+    ok = accepted = 0
+    for trial in range(trials):
+        before = len(state_commits(repo))
+        proc = subprocess.Popen([sys.executable, "-m", "statedir", "material", "r1", "paper_draft"], cwd=repo,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rng.uniform(0.05, 0.5))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        reader = subprocess.run([sys.executable, "-m", "statedir", "status", "r1", "--line"], cwd=repo,
+                                capture_output=True)
+        accepted += len(state_commits(repo)) - before
+        (repo / f"user{trial}.txt").write_text("x\n")
+        git(repo, "add", f"user{trial}.txt")
+        git(repo, "commit", "-q", "-m", "a user's commit after the kill")
+        clean_user = git(repo, "show", "--format=", "--name-only", "HEAD").split() == [f"user{trial}.txt"]
+        ok += reader.returncode == 0 and index_consistent(repo) and clean_user
+    lost = accepted - len(material_labels(repo, "r1"))
+    return {"tried": trials, "ok": ok, "lost": lost}
+
+
+def user_commits(repo: Path, writers: int, transitions: int) -> dict[str, int]:
+    """Writers on their own runs while the user commits a file of their own (`git commit -- PATH`)."""
+    (repo / "user.txt").write_text("start\n")
+    git(repo, "add", "user.txt")
+    git(repo, "commit", "-q", "-m", "user start")
+    for n in range(writers):
+        subprocess.run([sys.executable, "-m", "statedir", "new", f"w{n}", "--topic", "t"], cwd=repo, check=True,
+                       capture_output=True)
+    code = ("import subprocess, sys\nprint(sum(subprocess.run([sys.executable, '-m', 'statedir', 'set', sys.argv[1], "
+            "'topic', f'v{i}', '--reason', 'r'], capture_output=True).returncode != 0\n"
+            "          for i in range(int(sys.argv[2]))))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"w{n}", str(transitions)], cwd=repo,
+                              stdout=subprocess.PIPE, text=True) for n in range(writers)]
+    made = 0
+    while any(p.poll() is None for p in procs):
+        (repo / "user.txt").write_text(f"{made}\n")
+        made += subprocess.run(["git", "commit", "-q", "-m", "user", "--", "user.txt"], cwd=repo,
+                               capture_output=True).returncode == 0
+    failed = sum(int(p.communicate()[0]) for p in procs)
+    users = [line.split()[0] for line in git(repo, "log", "--format=%H %s").splitlines() if line.endswith(" user")]
+    reverted = sum(git(repo, "show", "--format=", "--name-only", sha).split() != ["user.txt"] for sha in users)
+    sd = api.StateDir(repo / "state")
+    lost = sum(transitions + 1 - len(sd.histories(f"w{n}")["transitions"]) for n in range(writers))
+    return {"user": len(users), "failed": failed, "reverted": reverted, "lost": lost}
+
+
+def git_failures(repo: Path) -> dict[str, int]:
+    """A transition with git failing or pointed elsewhere: every file must stay as it was."""
+    from conftest import snapshot
+
+    other = repo.parent / f"{repo.name}-other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    cases: list[tuple[dict[str, str], Callable[[], None], Callable[[], None]]] = [
+        ({"GIT_DIR": str(other / ".git")}, lambda: None, lambda: None),
+        ({"GIT_WORK_TREE": str(other)}, lambda: None, lambda: None),
+        ({"GIT_INDEX_FILE": str(other / "idx")}, lambda: None, lambda: None),
+    ]
+    if os.geteuid() == 0:
+        cases.append(({}, lambda: subprocess.run(["chown", "-R", "65534", str(repo)], check=True),
+                      lambda: subprocess.run(["chown", "-R", "0", str(repo)], check=True)))
+    head = (repo / ".git" / "HEAD").read_bytes()
+    cases.append(({}, lambda: (repo / ".git" / "HEAD").write_text("garbage\n"),
+                  lambda: (repo / ".git" / "HEAD").write_bytes(head)))
+    lost = refused = 0
+    for env, spoil, mend in cases:
+        before = snapshot(repo, objects=False)
+        spoil()
+        proc = subprocess.run([sys.executable, "-m", "statedir", "set", "r1", "topic", "y", "--reason", "r"],
+                              cwd=repo, capture_output=True, env={**os.environ, **env})
+        mend()
+        refused += proc.returncode == 3 and b"Traceback" not in proc.stderr
+        lost += snapshot(repo, objects=False) != before
+    return {"tried": len(cases), "refused": refused, "lost": lost}
+
+
 def main_figures() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writers", type=int, default=32)
     parser.add_argument("--transitions", type=int, default=4)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--hostile", type=int, default=500)
+    parser.add_argument("--kills", type=int, default=20, help="whole-process-group kills per repository kind")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="statedir-figures-") as tmp:
         root = Path(tmp)
@@ -129,6 +229,19 @@ def main_figures() -> None:
         elapsed = time.monotonic() - start
         crash = crashes(root, opts.trials)
         bad = hostile(root, opts.hostile)
+        failure_rows = []
+        for kind, make in (("small", fresh), ("large", large)):
+            kills = group_kills(make(root, f"kills-{kind}"), opts.kills)
+            users = user_commits(make(root, f"users-{kind}"), 4, 8)
+            gits = git_failures(make(root, f"git-{kind}"))
+            failure_rows += [
+                ("group kills", f"{kills['tried']} whole process groups killed, {kind} repository",
+                 f"{kills['ok']} left store, index and HEAD consistent", kills["lost"], kills["tried"] - kills["ok"]),
+                ("user commits", f"4 writers x 8 beside the user's commits, {kind}",
+                 f"{users['user']} user commits, {users['failed']} refused", users["lost"], users["reverted"]),
+                ("git failing", f"{gits['tried']} git failures/redirects, {kind}",
+                 f"{gits['refused']} refused with exit 3", gits["lost"], gits["tried"] - gits["refused"]),
+            ]
     rows = [
         ("load", f"{opts.writers} writers x {opts.transitions} transitions",
          f"{load['accepted']} accepted, {load['lock_timeouts']} lock timeouts, {elapsed:.1f} s",
@@ -137,10 +250,11 @@ def main_figures() -> None:
          f"{crash['survived']} survived", crash["lost"], crash["tried"] - crash["survived"]),
         ("hostile input", f"{bad['tried']} commands (arguments + planted files)",
          f"{bad['tracebacks']} tracebacks, {bad['bad_exit']} bad exit codes", 0, bad["tracebacks"] + bad["bad_exit"]),
+        *failure_rows,
     ]
-    print(f"{'what':<14} {'tried':<52} {'result':<40} {'lost':>4} {'corrupt':>7}")
+    print(f"{'what':<14} {'tried':<52} {'result':<44} {'lost':>4} {'corrupt':>7}")
     for row in rows:
-        print(f"{row[0]:<14} {row[1]:<52} {row[2]:<40} {row[3]:>4} {row[4]:>7}")
+        print(f"{row[0]:<14} {row[1]:<52} {row[2]:<44} {row[3]:>4} {row[4]:>7}")
 
 
 if __name__ == "__main__":

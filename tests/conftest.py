@@ -89,3 +89,28 @@ def snapshot(root: Path, objects: bool = True) -> dict[str, bytes]:
         out[".git/index"] = subprocess.run(["git", "ls-files", "--stage"], cwd=root, capture_output=True,
                                            check=True).stdout
     return out
+
+
+def call(args: list[str]) -> tuple[int, str, str]:
+    """The CLI in this process (fast, for property tests over thousands of arguments)."""
+    import contextlib
+    import io
+
+    from statedir.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+def module_store(factory: pytest.TempPathFactory, name: str) -> Path:
+    """A store shared by one test module (its own git identity): returns the work tree."""
+    repo = factory.mktemp(name)
+    home = repo / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
+    subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
+    api.init(repo / "w" / "state")
+    return repo / "w"

@@ -70,4 +70,5 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
         now = transaction.utc_now()
         req = Request("rollback", actor, {"to": to}, reason)
         change = decide(t, run, target, req, now)
-        return transaction.apply(store, run_id, change, req, now, sources)
+        return transaction.apply(store, run_id, change, req, now, sources, transaction.schemas_if_missing(store, t),
+                                 scope=transaction.scope_of(t))

@@ -2,17 +2,14 @@
 traceback, and a refused command leaves the repository byte-identical."""
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
-from conftest import cli, snapshot
+from conftest import call, cli, module_store, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
-from statedir.cli import main
 
 S = "2026-06-30-hostile"
 NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", f"{S}/../../x", f"../{S}", f"{S}\x00",
@@ -20,25 +17,9 @@ NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", f"{S}/../../x", f
          "2026-06-30-" + "a" * 200, "bus/x", "phases..x", "phases.", ".phases", "--", "-", "\t", "\u202e"]
 
 
-def call(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import os
-    import subprocess
-
-    repo = tmp_path_factory.mktemp("bus-hostile")
-    home = repo / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
-    os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
-    subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
-    api.init(repo / "w" / "state")
+    repo = module_store(tmp_path_factory, "bus-hostile").parent
     bus = api.StateDir(repo / "w" / "state").bus(S)
     bus.set("phases.1-design.status", "done")
     bus.set("k", "v")

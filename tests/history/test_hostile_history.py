@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from conftest import call, module_store, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
-from tests.reliability.test_hostile import HOSTILE_FILES, NASTY, call
+from tests.reliability.test_hostile import HOSTILE_FILES, NASTY
 
 COMMANDS = ["diff", "versions", "rollback", "verify", "doctor", "show", "get", "log"]
 OPTIONS = ["--at", "--since", "--limit", "--to", "--reason", "--actor", "--action", "--fix", "--json", "HEAD",
@@ -20,15 +20,7 @@ OPTIONS = ["--at", "--since", "--limit", "--to", "--reason", "--actor", "--actio
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import os
-
-    repo = tmp_path_factory.mktemp("hostile-history")
-    home = repo / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
-    os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
-    subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
-    api.init(repo / "w" / "state")
+    repo = module_store(tmp_path_factory, "hostile-history").parent
     sd = api.StateDir(repo / "w" / "state")
     sd.new("r1", topic="hostile")
     sd.stage("r1", "1", "in_progress")

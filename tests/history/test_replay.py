@@ -58,7 +58,8 @@ def test_a_run_on_a_store_template_verifies_clean(sd: api.StateDir, repo: Path) 
     sd.stage("m1", "plan", "done")
     sd.confirm("m1", response="continue")
     sd.new("m2", topic="u", template="mine")  # the stored template, by name
-    assert sd.verify() == {"clean": True, "checked": 7, "findings": []}
+    result = sd.verify()
+    assert result == {"clean": True, "checked": 7, "findings": []}, result
     edited = repo / "state/templates/mine.yaml"
     edited.write_text(edited.read_text().replace("title: Linear Pipeline", "title: Mine"))
     git(repo, "commit", "-qam", "retitle my template")
@@ -71,7 +72,8 @@ def test_a_store_deeper_in_the_repository(isolated: Path) -> None:
     assert cli_json("init", str(store), cwd=isolated)[0] == 0
     sd = statedir.open(store)
     seen = drive(sd, isolated / "draft.md", 6)
-    assert sd.verify() == {"clean": True, "checked": 7, "findings": []}
+    result = sd.verify()
+    assert result == {"clean": True, "checked": 7, "findings": []}, result
     assert sd.show("p1", at=seen[2][0]) == seen[2][1]
     assert sd.rollback("p1", to=seen[2][0], reason="back")["commit"]
     assert sd.verify()["clean"] and len(sd.log("p1")) == 7

@@ -2,17 +2,14 @@
 never a traceback; a refused command leaves the store byte-identical."""
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from conftest import call, module_store, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
-from statedir.cli import main
 
 NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "x\x00y", "é", "\udcff",
          "-rf", "--json", "$(reboot)", "a" * 5000, "", " ", "2.5/../..", "3'", "runs/r1", "\n", "%s%n",
@@ -27,25 +24,9 @@ OPTIONS = ["--topic", "--template", "--entry-point", "--format", "--mode", "--ou
            "--group-stage", "--path", "--not-applicable", "--unavailable"]
 
 
-def call(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import os
-    import subprocess
-
-    repo = tmp_path_factory.mktemp("hostile")
-    home = repo / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
-    os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
-    subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
-    api.init(repo / "w" / "state")
+    repo = module_store(tmp_path_factory, "hostile").parent
     sd = api.StateDir(repo / "w" / "state")
     sd.new("r1", topic="hostile")
     sd.stage("r1", "1", "in_progress")

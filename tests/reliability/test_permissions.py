@@ -4,11 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from conftest import call, snapshot
 
 from statedir import api
-
-from .test_hostile import call
 
 COMMANDS = {
     "stage": ["stage", "r1", "1", "in_progress"],
