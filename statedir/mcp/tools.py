@@ -129,7 +129,7 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
         properties[param.name] = _schema(param)
         if param.required:
             required.append(param.name)
-    writes = name not in READ_ONLY or "actor" in properties
+    writes = name not in READ_ONLY  # `log --actor` filters by actor: it does not act as one
     if writes:
         properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
