@@ -28,9 +28,9 @@ def line_of(path: Path, needle: str) -> int:
     return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
 
-MAY = "may: [new, stage, pipeline, set, material, confirm, redo, output]"
+MAY = "may: [new, stage, pipeline, set, material, confirm, redo, output, rollback]"
 BROKEN = [
-    ((MAY, MAY.replace("output]", "output, fly]")), "fly", "no statedir action"),
+    ((MAY, MAY.replace("rollback]", "rollback, fly]")), "fly", "no statedir action"),
     (("produces: [plan]", "produces: [plann]"), "plann", "neither a material nor a version series"),
     (("default_actor: pipeline_orchestrator", "default_actor: boss"), "boss", "is not one of the roles"),
     (("{id: check, name: CHECK,", "{id: check, checkpoint: HUGE, name: CHECK,"), "HUGE", "is not one of"),
@@ -64,7 +64,7 @@ def test_every_meaning_problem_is_reported_at_once(repo: Path) -> None:
 
 
 def test_the_action_vocabulary_is_what_the_engine_handles() -> None:
-    assert set(meaning.ACTIONS) == {*HANDLERS, "new"}
+    assert set(meaning.ACTIONS) == {*HANDLERS, "new", "rollback"}  # rollback: statedir.history
 
 
 def test_a_stored_template_evolves_by_version_and_runs_keep_theirs(sd: api.StateDir, repo: Path) -> None:
