@@ -334,8 +334,10 @@ def test_file_arguments_are_streamed_and_must_be_regular(store: Path, tmp_path: 
     big = tmp_path / "big.bin"
     with big.open("wb") as f:
         f.truncate(300 * 1024 * 1024)  # sparse: 300 MiB of zeros
-    peak = ("import resource, sys\nfrom statedir.cli import main\ncode = main(sys.argv[1:])\n"
-            "sys.stderr.write(f'PEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\nsys.exit(code)")
+    # VmHWM: this process's own peak since exec (ru_maxrss would carry pytest's size across the fork)
+    peak = ("import re, sys\nfrom statedir.cli import main\ncode = main(sys.argv[1:])\n"
+            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1]\n"
+            "sys.stderr.write(f'PEAK {hwm}\\n')\nsys.exit(code)")
     proc = subprocess.run([sys.executable, "-c", peak, "material", "p1", "paper_draft", "--file", str(big), "--json"],
                           cwd=store, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
