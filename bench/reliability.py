@@ -29,9 +29,15 @@ from statedir import api, faults, validate  # noqa: E402
 from statedir.cli import main  # noqa: E402
 
 
-def fresh(root: Path, name: str) -> Path:
+def fresh(root: Path, name: str, *, big: bool = False) -> Path:
+    """A store with run r1 at stage 1; `big`: in a repository whose index is over 1 MiB
+    (statedir commits with plumbing there)."""
+    from conftest import make_large
+
     repo = root / name
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    if big:
+        make_large(repo)
     api.init(repo / "state")
     sd = api.StateDir(repo / "state")
     sd.new("r1", topic="figures")
@@ -112,17 +118,7 @@ def hostile(root: Path, count: int) -> dict[str, int]:
 
 
 def large(root: Path, name: str) -> Path:
-    """A store in a repository whose index is over 1 MiB (statedir commits with plumbing there)."""
-    from conftest import make_large
-
-    repo = root / name
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    make_large(repo)
-    api.init(repo / "state")
-    sd = api.StateDir(repo / "state")
-    sd.new("r1", topic="figures")
-    sd.stage("r1", "1", "in_progress")
-    return repo
+    return fresh(root, name, big=True)
 
 
 def index_consistent(repo: Path) -> bool:
