@@ -116,12 +116,9 @@ def run_template(store: Store, state: dict[str, Any]) -> Template:
                            "does not hold", template=state["template"]) from None
 
 
-def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
-          sources: Sources | None, extra_files: dict[str, str] | None = None, *,
-          scope: str | None = None) -> dict[str, Any]:
-    """Persist an accepted change: validate everything first, then write, append, commit.
-    Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
-    base = store.run_dir(run_id)
+def planned(base: str, change: Change, req: Request, now: str) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """The whole files and the log entries a change writes into run folder `base`, checked
+    against the limits every reader enforces and their schemas (verify's replay shares it)."""
     files: dict[str, Any] = {}
     if change.state is not None:
         files[f"{base}/state.yaml"] = change.state
@@ -141,6 +138,15 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     if problems:
         raise ValidationFailed(f"the change would write invalid state: {problems[0]}",
                                errors=[p.as_dict() for p in problems])
+    return files, appends
+
+
+def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
+          sources: Sources | None, extra_files: dict[str, str] | None = None, *,
+          scope: str | None = None) -> dict[str, Any]:
+    """Persist an accepted change: validate everything first, then write, append, commit.
+    Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
+    files, appends = planned(store.run_dir(run_id), change, req, now)
     merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
     texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
                             store_mod.schema_ref(rel, scope)) for rel, data in files.items()}

@@ -17,7 +17,7 @@ from statedir.change import Change, Request, require_permission
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
-from statedir.transaction import LOGS, scope_of
+from statedir.transaction import LOGS, planned, scope_of
 
 
 @dataclass
@@ -120,22 +120,7 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
            now: str, t: Any = None) -> dict[str, bytes]:
     """What `transaction.apply` writes for `change`, byte for byte, on the parent's files."""
     scope = scope_of(t) if t is not None else None
-    base = f"runs/{commit.run_id}"
-    data: dict[str, Any] = {}
-    if change.state is not None:
-        data[f"{base}/state.yaml"] = change.state
-    data.update({f"{base}/stages/{sid}.yaml": rec for sid, rec in change.stages.items()})
-    data.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
-    entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary, "reason": req.reason}
-    appends = [(f"{base}/history/{name}.yaml", e) for name, e in change.logs]
-    appends.append((f"{base}/history/transitions.yaml", entry))
-    problems = []
-    for rel, value in data.items():
-        problems += schema.validate(store_mod.schema_for(rel) or "", value, rel)
-    for rel, value in appends:
-        problems += schema.validate(store_mod.schema_for(rel) or "", value, rel, pointer="$defs/entry")
-    if problems:
-        raise ValidationFailed(f"the change would write invalid state: {problems[0]}")
+    data, appends = planned(f"runs/{commit.run_id}", change, req, now)
     out: dict[str, bytes] = {}
     for rel, value in data.items():
         if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
