@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from statedir import gitindex
+from statedir import gitindex, indexfile
 from statedir.errors import GitError
 from statedir.git import LOCK_RETRY_SECONDS, QUIET, environment, gist, git_dir, head, run, update_index
 
@@ -38,7 +38,8 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         parent = head(worktree)
         sha: str | None
         large = user_index.is_file() and user_index.stat().st_size > plumbing_above
-        update_index(worktree, paths, env=index.env)
+        if large or parent is None or not indexfile.update(gitdir, worktree, index.next, paths, len(parent) // 2):
+            update_index(worktree, paths, env=index.env)
         index.publish()
         if parent is None or large:
             sha = _commit_trees(worktree, paths, text, env, parent)

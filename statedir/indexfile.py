@@ -1,0 +1,145 @@
+"""The next index for a few store paths, written in-process where the index is plain.
+
+A transition's commit first brings the user's index to the work tree for the paths it
+touches (published before HEAD moves: see gitindex). `git update-index` does that in a
+process of its own; for the common index (version 2 or 3, no split or sparse index) this
+module does the same work in-process: it hashes the files into loose objects, replaces their
+entries, and writes the index anew. The cache-tree and other optional extensions that index
+entries by position are dropped, as the index format allows (git rebuilds them); anything
+unusual returns False and the caller runs `git update-index` instead: a linked work tree
+(objects and config elsewhere), a group-shared repository, one this user does not own (which
+git refuses), another index version, a split or sparse index, conflicts or flagged entries.
+
+Format: Documentation/gitformat-index.txt in git's sources.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import struct
+import zlib
+from pathlib import Path
+
+# Entries are kept from here on; TREE, UNTR, FSMN, EOIE and IEOT describe entries by position
+# or by the trees over them, so they are dropped (git rebuilds them); any other optional one
+# (upper-case signature, e.g. REUC, keyed by path) is kept as it was.
+_DROPPED = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
+_STAT = struct.Struct(">10I")
+_ALGORITHMS = {20: hashlib.sha1, 32: hashlib.sha256}
+_EXTENDED = 0x4000
+_STAGE = 0x3000
+
+
+def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: int) -> bool:
+    """Bring `index` (a file of its own, replaced by rename) to the work tree for `paths`
+    (worktree-relative): changed or added files get fresh entries, deleted ones none.
+    False, with nothing written, where this index or these paths need git itself."""
+    if width not in _ALGORITHMS or (gitdir / "commondir").exists() or _shared(gitdir) or not _owned(gitdir, worktree):
+        return False
+    try:
+        raw = index.read_bytes()
+    except FileNotFoundError:
+        raw = None
+    parsed = _parse(raw, width) if raw is not None else (2, [], [])
+    if parsed is None:
+        return False
+    version, entries, extensions = parsed
+    touched = set(paths)
+    names = {name for name, _ in entries}
+    for path in touched:  # a file where a directory is (or the reverse): git's rules, not ours
+        if any(n.startswith(path + "/") or path.startswith(n + "/") for n in names - touched):
+            return False
+    fresh: list[tuple[bytes, bytes]] = []
+    for path in sorted(touched):
+        try:
+            st = os.lstat(worktree / path)
+        except FileNotFoundError:
+            continue  # deleted: no entry
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        data = (worktree / path).read_bytes()
+        oid = _write_object(gitdir, data, width)
+        mode = 0o100755 if st.st_mode & 0o100 else 0o100644
+        fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
+            st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
+            st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)))
+        name = path.encode("utf-8", "surrogateescape")
+        fresh.append((name, fields + oid + struct.pack(">H", min(len(name), 0xFFF))))
+    kept = [(n.encode("utf-8", "surrogateescape"), body) for n, body in entries if n not in touched]
+    merged = sorted(kept + fresh, key=lambda e: e[0])
+    out = bytearray(b"DIRC" + struct.pack(">II", version, len(merged)))
+    for name, body in merged:
+        size = len(body) + len(name)
+        out += body + name + b"\0" * (8 - size % 8)  # 1 to 8 NULs: the entry ends on 8 bytes
+    for signature, data in extensions:
+        out += signature + struct.pack(">I", len(data)) + data
+    out += _ALGORITHMS[width](out).digest()
+    tmp = index.with_name(f"{index.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(out)
+    os.replace(tmp, index)
+    return True
+
+
+def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[str, bytes]], list[tuple[bytes, bytes]]] | None:
+    """(version, [(path, entry bytes without its name)], kept extensions), or None when this
+    index is not one to patch here: another version, conflicts, flags, a required extension."""
+    algorithm = _ALGORITHMS[width]
+    if len(raw) < 12 + width or raw[:4] != b"DIRC" or algorithm(raw[:-width]).digest() != raw[-width:]:
+        return None
+    version, count = struct.unpack(">II", raw[4:12])
+    if version not in (2, 3):
+        return None
+    fixed = 40 + width + 2
+    pos = 12
+    entries: list[tuple[str, bytes]] = []
+    try:
+        for _ in range(count):
+            (flags,) = struct.unpack(">H", raw[pos + fixed - 2:pos + fixed])
+            if flags & (_EXTENDED | _STAGE | 0x8000):  # skip-worktree, intent-to-add, a conflict, assume-valid
+                return None
+            end = raw.index(b"\0", pos + fixed)
+            name = raw[pos + fixed:end].decode("utf-8", "surrogateescape")
+            entries.append((name, raw[pos:pos + fixed]))
+            pos += (end - pos + 8) // 8 * 8
+        extensions: list[tuple[bytes, bytes]] = []
+        while pos < len(raw) - width:
+            signature = raw[pos:pos + 4]
+            (size,) = struct.unpack(">I", raw[pos + 4:pos + 8])
+            if not b"A" <= signature[:1] <= b"Z":
+                return None  # a required extension (a split index's link, a sparse index)
+            if signature not in _DROPPED:
+                extensions.append((signature, raw[pos + 8:pos + 8 + size]))
+            pos += 8 + size
+    except (ValueError, struct.error):
+        return None
+    return (version, entries, extensions) if pos == len(raw) - width else None
+
+
+def _write_object(gitdir: Path, data: bytes, width: int) -> bytes:
+    """Store `data` as a loose blob (unless there) and return its binary id."""
+    body = b"blob %d\0" % len(data) + data
+    oid = _ALGORITHMS[width](body).digest()
+    hexid = oid.hex()
+    target = gitdir / "objects" / hexid[:2] / hexid[2:]
+    if not target.exists():
+        target.parent.mkdir(exist_ok=True)
+        tmp = target.parent / f"tmp_obj_statedir_{os.getpid()}"
+        tmp.write_bytes(zlib.compress(body, 1))
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+    return oid
+
+
+def _owned(gitdir: Path, worktree: Path) -> bool:
+    """Whether this user owns the repository (git refuses one it does not, unless told it is safe)."""
+    uid = os.geteuid()
+    return gitdir.stat().st_uid == uid and worktree.stat().st_uid == uid
+
+
+def _shared(gitdir: Path) -> bool:
+    """A repository shared by a group wants objects with the group's permissions: git's job."""
+    try:
+        return b"sharedrepository" in (gitdir / "config").read_bytes().lower()
+    except OSError:
+        return True

@@ -1,0 +1,110 @@
+"""The in-process index update gives what `git update-index` gives, or declines and writes nothing."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from statedir import indexfile
+
+
+def sh(repo: Path, *args: str, index: Path | None = None, stdin: str | None = None) -> str:
+    env = {**os.environ, **({"GIT_INDEX_FILE": str(index)} if index else {})}
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True, env=env,
+                          input=stdin).stdout
+
+
+def both(repo: Path, paths: list[str], width: int = 20) -> tuple[Path, Path]:
+    """The index updated here (ours) and by git (theirs), each from a copy of the repository's."""
+    ours, theirs = repo / ".git" / "ours", repo / ".git" / "theirs"
+    shutil.copyfile(repo / ".git" / "index", ours)
+    shutil.copyfile(repo / ".git" / "index", theirs)
+    assert indexfile.update(repo / ".git", repo, ours, paths, width)
+    sh(repo, "update-index", "--add", "--remove", "-z", "--stdin", index=theirs, stdin="".join(p + "\0" for p in paths))
+    return ours, theirs
+
+
+def agree(repo: Path, ours: Path, theirs: Path) -> None:
+    for args in (("ls-files", "-s", "--debug"), ("status", "--porcelain", "-uall"), ("write-tree",)):
+        assert sh(repo, *args, index=ours) == sh(repo, *args, index=theirs), args
+
+
+def populate(repo: Path) -> None:
+    for rel in ("a.txt", "d/b.yaml", "d/c.yaml", "d/e/f.yaml", "z.txt", "d-x.txt", "d.txt"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(f"{rel}\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "base")  # the index now has a cache tree (TREE)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_changed_added_and_deleted_paths_agree_with_git(repo: Path, version: int) -> None:
+    populate(repo)
+    sh(repo, "update-index", "--index-version", str(version))
+    (repo / "user.txt").write_text("staged by the user\n")
+    sh(repo, "add", "user.txt")
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    (repo / "d" / "new.yaml").write_text("added\n")
+    (repo / "d" / "e" / "g h.yaml").write_text("a name with a space, and a longer one to pad differently\n")
+    (repo / "d" / "c.yaml").unlink()
+    (repo / "d" / "x.sh").write_text("#!/bin/sh\n")
+    (repo / "d" / "x.sh").chmod(0o755)
+    ours, theirs = both(repo, ["d/b.yaml", "d/new.yaml", "d/e/g h.yaml", "d/c.yaml", "d/x.sh"])
+    agree(repo, ours, theirs)
+    sh(repo, "fsck", "--no-dangling")  # every blob the index names was written
+    assert "user.txt" in sh(repo, "diff", "--cached", "--name-only", "HEAD", index=ours)  # the user's staging kept
+
+
+def test_a_sha256_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "r256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
+    populate(repo)
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    ours, theirs = both(repo, ["d/b.yaml"], width=32)
+    agree(repo, ours, theirs)
+
+
+def test_a_fresh_repository_without_an_index(repo: Path) -> None:
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a\n")
+    index = repo / ".git" / "next"
+    assert indexfile.update(repo / ".git", repo, index, ["s/a.yaml"], 20)
+    assert sh(repo, "ls-files", "-s", index=index).split()[-1] == "s/a.yaml"
+
+
+@pytest.mark.parametrize("setup", [
+    ["update-index", "--index-version", "4"],
+    ["update-index", "--skip-worktree", "a.txt"],
+    ["update-index", "--assume-unchanged", "a.txt"],
+    ["update-index", "--split-index"],
+])
+def test_unusual_indexes_are_left_to_git(repo: Path, setup: list[str]) -> None:
+    populate(repo)
+    sh(repo, *setup)
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    before = (repo / ".git" / "index").read_bytes()
+    assert not indexfile.update(repo / ".git", repo, repo / ".git" / "index", ["d/b.yaml"], 20)
+    assert (repo / ".git" / "index").read_bytes() == before
+
+
+def test_a_file_replacing_a_directory_is_left_to_git(repo: Path) -> None:
+    populate(repo)
+    shutil.rmtree(repo / "d" / "e")
+    (repo / "d" / "e").write_text("now a file\n")
+    assert not indexfile.update(repo / ".git", repo, repo / ".git" / "index", ["d/e"], 20)
+
+
+def test_a_conflicted_index_is_left_to_git(repo: Path) -> None:
+    populate(repo)
+    sh(repo, "checkout", "-q", "-b", "side")
+    (repo / "a.txt").write_text("side\n")
+    sh(repo, "commit", "-q", "-am", "side")
+    sh(repo, "checkout", "-q", "-")
+    (repo / "a.txt").write_text("main\n")
+    sh(repo, "commit", "-q", "-am", "main")
+    subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)  # conflicts on a.txt
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    assert not indexfile.update(repo / ".git", repo, repo / ".git" / "index", ["d/b.yaml"], 20)
