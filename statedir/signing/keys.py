@@ -75,7 +75,24 @@ def usable(worktree: Path, trusted: set[str], why: str, **details: str) -> str:
     if public not in trusted:
         raise SigningKeyMismatch(f"{why}, but the key {source} names ({fingerprint(public)}) is not one {FILE} "
                                  f"trusts for that; nothing was changed", key=fingerprint(public), **details)
+    if _through_agent(spec) and not os.environ.get("SSH_AUTH_SOCK"):
+        raise SigningKeyMissing(f"{why}; {source} names a public key only ({fingerprint(public)}), whose private "
+                                "half must be in ssh-agent, and no agent is running (SSH_AUTH_SOCK is not set); "
+                                "nothing was changed", key=fingerprint(public), **details)
     return spec
+
+
+def _through_agent(spec: str) -> bool:
+    """Whether git can sign with `spec` only through ssh-agent: a public key with no private
+    key file beside it (ssh-keygen finds one at the path without `.pub`)."""
+    if spec.startswith("key::"):
+        return True
+    path = Path(spec)
+    try:
+        head = path.read_bytes()[:64]
+    except OSError:
+        return False
+    return not head.lstrip().startswith(b"-----BEGIN") and not (path.suffix == ".pub" and path.with_suffix("").is_file())
 
 
 def configured(worktree: Path) -> tuple[str | None, str]:
