@@ -3,7 +3,7 @@
 - A commit whose Statedir-Actor the parent's file binds must be signed by one of that actor's
   keys.
 - A commit that changes the file must be signed by a key the parent's file lists (any actor's);
-  the file's first version (its parent has none) by a key that version itself lists.
+  a first version (the parent has none, or one that lists nobody) by a key it itself lists.
 
 The signer's key is read from the signature's own header; ssh-keygen then checks the signature
 over the commit (one `ssh-keygen -Y verify` per signed commit that needs checking; commits of
@@ -69,6 +69,9 @@ class Auditor:
 
     def check(self, commit: Commit) -> list[dict[str, Any]]:
         before = self._blob_at(commit.parent)
+        if len(commit.parents) > 1:  # a merge: each side's commits were checked on their own
+            self._after = None  # (git log --raw lists no files for it: the next commit looks its parent up)
+            return []
         change = commit.changed.get(FILE)
         after = (None if change[0] == "D" else change[2]) if change else before
         self._after = (commit.sha, after)
@@ -86,7 +89,7 @@ class Auditor:
             out += self._signed_by(commit, signature, payload, trusted, bound, None,
                                    f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
         if change is not None:
-            if before is None:  # the first version: self-certified, by a key it lists
+            if trusted is None or not trusted.entries:  # a first version: self-certified, by a key it lists
                 first = self._signers(after, commit, "its new") if after else None
                 if isinstance(first, list):
                     return out + first

@@ -298,3 +298,20 @@ def test_every_signers_command_has_help_and_is_in_the_readme() -> None:
         proc = cli("signers", command, "--help")
         assert proc.returncode == 0 and "Usage:" in proc.stdout, command
         assert f"statedir signers {command}" in readme, command
+
+
+def test_after_the_last_key_is_removed_signing_starts_over(bound: api.StateDir, repo: Path,
+                                                           keys: dict[str, Path]) -> None:
+    """With nobody left bound, the next change is a first version again: signed by the key it adds."""
+    for actor, key in ((INTEGRITY, keys["alice"]), (ORCH, keys["alice"])):
+        proc = cli("signers", "remove", actor, "--actor", ORCH, cwd=repo, env=as_(key))
+        assert proc.returncode == 0, proc.stderr
+    assert bound.signers() == []
+    bound.new("p1", topic="nobody is bound")
+    assert signature(repo) is None
+    code, out = cli_json("signers", "add", "carol", f"{keys['carol']}.pub", "--actor", "carol", cwd=repo,
+                         env=as_(keys["alice"]))  # alice's key was removed: it is not the one added
+    assert code == 1 and out["error"]["code"] == "PERMISSION_DENIED"
+    proc = cli("signers", "add", "carol", f"{keys['carol']}.pub", "--actor", "carol", cwd=repo, env=as_(keys["carol"]))
+    assert proc.returncode == 0, proc.stderr
+    assert bound.verify() == {"clean": True, "checked": 7, "findings": []}
