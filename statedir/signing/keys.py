@@ -31,24 +31,27 @@ def _blob_id(data: bytes, width: int) -> str:
 
 
 def at_head(store: Store, head: str | None) -> Signers | None:
-    """`signers.yaml` as of `head`, or None where there is none (no actor is bound). The work
-    tree's copy is used when it is HEAD's; a copy edited by hand does not count."""
+    """`signers.yaml` as of `head`, or None where there is none (no actor is bound). A store
+    without the file in its work tree costs nothing more; one with it, a `git cat-file` the
+    first time after a commit not statedir's (then statedir's record of HEAD knows its blob)."""
     if head is None:
         return None
     try:
-        raw: bytes | None = (store.root / FILE).read_bytes()
-    except FileNotFoundError:
-        raw = None
+        raw = (store.root / FILE).read_bytes()
+    except FileNotFoundError:  # (deleted by hand but still at HEAD: verify reports the unsigned commits)
+        return None
     except OSError as exc:
         raise InvalidValue(f"cannot read {FILE}: {exc.strerror}", file=FILE) from None
     path = store.git_path(FILE)
-    known = committed.recall(store, head).get(path, False)  # what statedir itself committed at HEAD
-    if raw is not None and known is not False and known is not None and known[0] == _blob_id(raw, len(head)):
+    known = committed.recall(store, head).get(path, False)  # what HEAD holds there, as statedir last saw it
+    if known and known[0] == _blob_id(raw, len(head)):
         return parse(raw)
-    if raw is None and known is None:
+    if known is None:
         return None
     proc = git.run(store.worktree, "cat-file", "blob", f"{head}:{path}", check=False)
-    return parse(proc.stdout) if proc.returncode == 0 else None
+    at = proc.stdout if proc.returncode == 0 else None  # a copy edited by hand does not count: HEAD's does
+    committed.remember(store, head, head, {path: None if at is None else [_blob_id(at, len(head)), len(at)]})
+    return None if at is None else parse(at)
 
 
 def key_for(store: Store, actor: str, head: str | None) -> str | None:
@@ -92,7 +95,8 @@ def _through_agent(spec: str) -> bool:
         head = path.read_bytes()[:64]
     except OSError:
         return False
-    return not head.lstrip().startswith(b"-----BEGIN") and not (path.suffix == ".pub" and path.with_suffix("").is_file())
+    private_beside = path.suffix == ".pub" and path.with_suffix("").is_file()
+    return not head.lstrip().startswith(b"-----BEGIN") and not private_beside
 
 
 def configured(worktree: Path) -> tuple[str | None, str]:

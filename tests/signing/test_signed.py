@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import json
 from pathlib import Path
 
 import pytest
@@ -315,3 +316,27 @@ def test_after_the_last_key_is_removed_signing_starts_over(bound: api.StateDir, 
     proc = cli("signers", "add", "carol", f"{keys['carol']}.pub", "--actor", "carol", cwd=repo, env=as_(keys["carol"]))
     assert proc.returncode == 0, proc.stderr
     assert bound.verify() == {"clean": True, "checked": 7, "findings": []}
+
+
+def _git_commands(trace: Path) -> list[list[str]]:
+    """The argv of every git process a GIT_TRACE2_EVENT trace saw start."""
+    events = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+    return [e["argv"] for e in events if e.get("event") == "start"]
+
+
+def test_unbound_actors_pay_nothing_for_signing(bound: api.StateDir, repo: Path) -> None:
+    """No key, no ssh-keygen, and no extra git process but one `cat-file` after a commit not
+    statedir's (to learn HEAD's signers.yaml; statedir's own commits keep it known)."""
+    (repo / "notes.txt").write_text("a commit of the user's: statedir's record of HEAD is void\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "notes")
+    reads = []
+    for n in range(3):
+        trace = repo.parent / f"trace{n}"
+        proc = cli("bus", "init", f"2026-11-30-s{n}", "--actor", "someone", cwd=repo,
+                   env={**as_(None), "GIT_TRACE2_EVENT": str(trace)})
+        assert proc.returncode == 0, proc.stderr
+        seen = _git_commands(trace)
+        assert seen and all("-S" not in argv for argv in seen) and signature(repo) is None
+        reads.append(len([argv for argv in seen if any("signers.yaml" in a for a in argv)]))
+    assert reads == [1, 0, 0]
