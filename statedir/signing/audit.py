@@ -68,10 +68,10 @@ class Auditor:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
     def check(self, commit: Commit) -> list[dict[str, Any]]:
-        before = self._blob_at(commit.parent)
         if len(commit.parents) > 1:  # a merge: each side's commits were checked on their own
             self._after = None  # (git log --raw lists no files for it: the next commit looks its parent up)
             return []
+        before = self._blob_at(commit.parent)
         change = commit.changed.get(FILE)
         after = (None if change[0] == "D" else change[2]) if change else before
         self._after = (commit.sha, after)
@@ -97,7 +97,6 @@ class Auditor:
                     out += self._signed_by(commit, signature, payload, first, {e["key"] for e in first.entries},
                                            FILE, f"the first {FILE} must be signed by a key it lists")
             else:
-                assert trusted is not None
                 out += self._signed_by(commit, signature, payload, trusted, {e["key"] for e in trusted.entries},
                                        FILE, f"a change to {FILE} must be signed by a key it already trusts "
                                              "(as of the parent)")

@@ -340,3 +340,21 @@ def test_unbound_actors_pay_nothing_for_signing(bound: api.StateDir, repo: Path)
         assert seen and all("-S" not in argv for argv in seen) and signature(repo) is None
         reads.append(len([argv for argv in seen if any("signers.yaml" in a for a in argv)]))
     assert reads == [1, 0, 0]
+
+
+def test_a_merge_of_signed_branches_verifies_clean(bound: api.StateDir, repo: Path, keys: dict[str, Path],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATEDIR_SIGNING_KEY", str(keys["alice"]))
+    git(repo, "switch", "-q", "-c", "side")
+    bound.new("p2", topic="on a branch")
+    bound.add_signer("carol", f"{keys['carol']}.pub", actor=ORCH)
+    git(repo, "switch", "-q", "main")
+    bound.new("p3", topic="on main")
+    git(repo, "merge", "-q", "--no-edit", "side")
+    proc = cli("new", "p4", "--topic", "after the merge", "--actor", ORCH, cwd=repo, env=as_(keys["alice"]))
+    assert proc.returncode == 0, proc.stderr
+    # init, 2 signers, p2, carol, p3, the merge, p4
+    assert bound.verify() == {"clean": True, "checked": 8, "findings": []}
+    assert [r["actor"] for r in bound.signers()] == [ORCH, INTEGRITY, "carol"]  # the side's change came in
+    sha = strip_signature(repo)  # the commit after the merge is still held to the signers of its parent
+    assert [(f["commit"], f["kind"]) for f in bound.verify()["findings"]] == [(sha, "signature")]
