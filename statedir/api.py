@@ -283,7 +283,7 @@ class StateDir:
         return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)
 
     def signers(self) -> list[dict[str, Any]]:
-        """The actors bound to SSH signing keys (signers.yaml as of HEAD): actor, type, fingerprint, comment."""
+        """The actors bound to SSH signing keys (signers.yaml as of HEAD): actor, type, fingerprint, comment, key."""
         from statedir.signing import manage
 
         return manage.listing(self.store)

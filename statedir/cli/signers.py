@@ -38,9 +38,15 @@ def remove(bound: ActorArg,
 
 
 @signers.command("list")
-def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
+def list_(allowed_signers: Annotated[bool, typer.Option("--allowed-signers", help="Print the list in git's allowed-signers format instead (for gpg.ssh.allowedSignersFile).")] = False,
+          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The bound actors and their keys' fingerprints, as of the last commit."""
     rows = open_store(store).signers()
+    if allowed_signers:
+        from statedir.signing.signers import Signers
+
+        print(Signers(rows).allowed_signers(), end="")
+        return
     if json:
         emit_json(rows)
         return

@@ -18,11 +18,11 @@ SCHEMA_COPY = ".schemas/signers.schema.json"
 
 
 def listing(store: Store) -> list[dict[str, Any]]:
-    """The signers as of HEAD: actor, key type, fingerprint, comment."""
+    """The signers as of HEAD: actor, key type, fingerprint, comment, key."""
     with store.reading(None):
         signers = keys.at_head(store, git.head(store.worktree)) or Signers()
     return [{"actor": e["actor"], "type": e["key"].split()[0], "fingerprint": fingerprint(e["key"]),
-             "comment": e.get("comment", "")} for e in signers.entries]
+             "comment": e.get("comment", ""), "key": e["key"]} for e in signers.entries]
 
 
 def read_key(value: str) -> tuple[str, str]:

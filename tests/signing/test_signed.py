@@ -55,11 +55,11 @@ def signature(repo: Path, rev: str = "HEAD") -> bytes | None:
 
 
 def git_verifies(repo: Path, rev: str = "HEAD") -> bool:
-    """git's own check of the commit, against signers.yaml rendered in git's allowed-signers format."""
-    from statedir.signing.signers import parse
-
+    """git's own check of the commit, against `signers list --allowed-signers` (git's format)."""
     allowed = repo.parent / "allowed_signers"
-    allowed.write_text(parse((repo / "state/signers.yaml").read_bytes()).allowed_signers())
+    listed = cli("signers", "list", "--allowed-signers", cwd=repo)
+    assert listed.returncode == 0 and listed.stdout.count('namespaces="git" ssh-ed25519 ') >= 1, listed
+    allowed.write_text(listed.stdout)
     proc = subprocess.run(["git", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-commit", rev], cwd=repo,
                           capture_output=True, check=False)
     return proc.returncode == 0
