@@ -65,13 +65,14 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
-    findings: list[dict[str, Any]] = []
+    found: list[Any] = []  # findings, and signature checks still running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = Reader(store, objs)
         for commit in history:
-            findings += _check(reader, commit, removed)
-            findings += signatures.check(commit)
+            found += _check(reader, commit, removed)
+            found += signatures.check(commit)
+        findings = signatures.resolved(found)
     return {"clean": not findings, "checked": len(history), "findings": findings}
 
 

@@ -6,14 +6,18 @@
   a first version (the parent has none, or one that lists nobody) by a key it itself lists.
 
 The signer's key is read from the signature's own header; ssh-keygen then checks the signature
-over the commit (one `ssh-keygen -Y verify` per signed commit that needs checking; commits of
-unbound actors cost nothing). The commit objects come through verify's one `git cat-file`.
+over the commit (one `ssh-keygen -Y verify` per signed commit that needs checking, run on
+every core while verify reads on; commits of unbound actors cost nothing). The commit
+objects come through verify's one `git cat-file`.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -59,15 +63,27 @@ class Auditor:
         self._tmp: Path | None = None
         self._versions: dict[str, Signers] = {}  # blob id -> parsed
         self._after: tuple[str, str | None] | None = None  # (commit, its signers.yaml blob id)
+        self._pool: ThreadPoolExecutor | None = None
 
     def __enter__(self) -> Auditor:
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
-    def check(self, commit: Commit) -> list[dict[str, Any]]:
+    @staticmethod
+    def resolved(items: Iterable[Any]) -> list[dict[str, Any]]:
+        """Findings in order, each pending signature check waited for (call inside the `with`)."""
+        out: list[dict[str, Any]] = []
+        for item in items:
+            out += item.result() if isinstance(item, Future) else [item]
+        return out
+
+    def check(self, commit: Commit) -> list[Any]:
+        """This commit's findings: dicts, and Futures of a list of them (see `resolved`)."""
         if len(commit.parents) > 1:  # a merge: each side's commits were checked on their own
             self._after = None  # (git log --raw lists no files for it: the next commit looks its parent up)
             return []
@@ -83,7 +99,7 @@ class Auditor:
             return []
         found = self.objects.read(commit.sha)
         signature, payload = split(found[2]) if found and found[1] == "commit" else (None, b"")
-        out: list[dict[str, Any]] = []
+        out: list[Any] = []
         if bound:
             assert trusted is not None
             out += self._signed_by(commit, signature, payload, trusted, bound, None,
@@ -124,8 +140,9 @@ class Auditor:
         return self._versions[blob]
 
     def _signed_by(self, commit: Commit, signature: bytes | None, payload: bytes, signers: Signers,
-                   keys: set[str], file: str | None, rule: str) -> list[dict[str, Any]]:
-        """A finding unless `signature` is a good signature of `payload` by one of `keys`."""
+                   keys: set[str], file: str | None, rule: str) -> list[Any]:
+        """A finding unless `signature` is a good signature of `payload` by one of `keys` (that
+        last check a Future: ssh-keygen runs while verify reads on)."""
         if signature is None:
             return [_finding(commit, file, f"{rule}, but the commit is not signed")]
         try:
@@ -137,26 +154,39 @@ class Auditor:
             others = signers.actors_of(key)
             whose = f"a key {FILE} binds to {', '.join(others)}" if others else f"a key {FILE} does not list"
             return [_finding(commit, file, f"{rule}, but the commit is signed by {fingerprint(key)}, {whose}")]
-        if not self._good(signers, signers.actors_of(key)[0], signature, payload):
-            return [_finding(commit, file, f"the signature by {fingerprint(key)} does not verify: the commit was "
-                                           "changed after it was signed, or the signature is forged")]
-        return []
+        bad = _finding(commit, file, f"the signature by {fingerprint(key)} does not verify: the commit was "
+                                     "changed after it was signed, or the signature is forged")
+        allowed = self._allowed(signers)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
+        return [self._pool.submit(_check_signature, allowed, signers.actors_of(key)[0], signature, payload, bad)]
 
-    def _good(self, signers: Signers, principal: str, signature: bytes, payload: bytes) -> bool:
-        """ssh-keygen's check of the signature over the payload, for `principal` in `signers`."""
-        if shutil.which("ssh-keygen") is None:
-            raise MissingDependency(f"checking the signatures {FILE} asks for needs ssh-keygen (OpenSSH's client "
-                                    "tools), which is not on PATH")
+    def _allowed(self, signers: Signers) -> Path:
+        """A file of `signers` in git's allowed-signers format, for ssh-keygen."""
         if self._tmp is None:
+            if shutil.which("ssh-keygen") is None:
+                raise MissingDependency(f"checking the signatures {FILE} asks for needs ssh-keygen (OpenSSH's "
+                                        "client tools), which is not on PATH")
             self._tmp = Path(tempfile.mkdtemp(prefix="statedir-verify-"))
         allowed = self._tmp / f"allowed-{id(signers)}"
         if not allowed.exists():
             allowed.write_text(signers.allowed_signers())
-        sig = self._tmp / "commit.sig"
-        sig.write_bytes(signature)
+        return allowed
+
+
+def _check_signature(allowed: Path, principal: str, signature: bytes, payload: bytes,
+                     bad: dict[str, Any]) -> list[dict[str, Any]]:
+    """ssh-keygen's check of the signature over the payload for `principal`: [] or [bad]."""
+    sig = allowed.parent / f"{bad['commit']}-{id(bad)}.sig"
+    sig.write_bytes(signature)
+    try:
         proc = subprocess.run(["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", "git",
                                "-s", str(sig)], input=payload, capture_output=True, check=False)
-        return proc.returncode == 0
+    except OSError as exc:
+        raise MissingDependency(f"cannot run ssh-keygen to check a signature: {exc.strerror}") from None
+    finally:
+        sig.unlink(missing_ok=True)
+    return [] if proc.returncode == 0 else [bad]
 
 
 def _finding(commit: Commit, file: str | None, message: str) -> dict[str, Any]:
