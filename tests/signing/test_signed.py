@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -358,3 +359,21 @@ def test_a_merge_of_signed_branches_verifies_clean(bound: api.StateDir, repo: Pa
     assert [r["actor"] for r in bound.signers()] == [ORCH, INTEGRITY, "carol"]  # the side's change came in
     sha = strip_signature(repo)  # the commit after the merge is still held to the signers of its parent
     assert [(f["commit"], f["kind"]) for f in bound.verify()["findings"]] == [(sha, "signature")]
+
+
+@pytest.mark.skipif(shutil.which("ssh-agent") is None or shutil.which("ssh-add") is None, reason="no ssh-agent")
+def test_a_key_literal_signs_through_ssh_agent(bound: api.StateDir, repo: Path, keys: dict[str, Path]) -> None:
+    sock = repo.parent / "agent.sock"
+    started = subprocess.run(["ssh-agent", "-s", "-a", str(sock)], capture_output=True, text=True, check=True)
+    pid = int(started.stdout.split("SSH_AGENT_PID=")[1].split(";")[0])
+    try:
+        env = {"SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(keys["alice"])], env={**os.environ, **env}, check=True,
+                       capture_output=True)
+        literal = "key::" + " ".join(keys["alice"].with_suffix(".pub").read_text().split()[:2])
+        proc = cli("new", "p1", "--topic", "through the agent", cwd=repo,
+                   env={**env, "STATEDIR_SIGNING_KEY": literal})
+        assert proc.returncode == 0, proc.stderr
+        assert git_verifies(repo) and bound.verify()["clean"]
+    finally:
+        subprocess.run(["kill", str(pid)], check=False)
