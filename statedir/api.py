@@ -282,6 +282,27 @@ class StateDir:
 
         return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)
 
+    def signers(self) -> list[dict[str, Any]]:
+        """The actors bound to SSH signing keys (signers.yaml as of HEAD): actor, type, fingerprint, comment, key."""
+        from statedir.signing import manage
+
+        return manage.listing(self.store)
+
+    def add_signer(self, bound: str, key: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Bind `bound` to a public key (a .pub path or its text): one commit, signed by a trusted key."""
+        from statedir.signing import manage
+
+        public, comment = manage.read_key(key)
+        args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
+        return manage.change(self.store, args, actor or "pipeline_orchestrator", self.lock_timeout)
+
+    def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
+        """Unbind `bound`'s key `key` (default: all its keys): one commit, signed by a trusted key."""
+        from statedir.signing import manage
+
+        args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
+        return manage.change(self.store, args, actor or "pipeline_orchestrator", self.lock_timeout)
+
     def bus(self, session: str) -> Bus:
         """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""
         from statedir.bus import Bus

@@ -51,3 +51,5 @@ CorruptStore = _error("CORRUPT_STORE", ENVIRONMENT)
 MissingDependency = _error("MISSING_DEPENDENCY", ENVIRONMENT)  # an optional extra is not installed
 WriteFailed = _error("IO_ERROR", ENVIRONMENT)  # disk full, permissions: nothing was changed
 UncommittedEdit = _error("UNCOMMITTED_EDIT", ENVIRONMENT)  # a store file differs from HEAD: not ours to commit
+SigningKeyMissing = _error("SIGNING_KEY_MISSING", ENVIRONMENT)  # a bound actor's commit needs a key: none is set
+SigningKeyMismatch = _error("SIGNING_KEY_MISMATCH", ENVIRONMENT)  # the key set is not one signers.yaml trusts here

@@ -21,7 +21,7 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           plumbing_above: int = PLUMBING_INDEX_BYTES) -> str:
+           plumbing_above: int = PLUMBING_INDEX_BYTES, signing_key: str | None = None) -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
     Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
@@ -30,8 +30,13 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     `git commit --only` builds the commit (in a temporary index of its own, from HEAD plus
     these paths); in a large one, where that command's index refresh would lstat() every
     tracked file, the commit is built with plumbing from the trees on the changed paths alone.
+    With `signing_key` (as git's user.signingKey takes it) git signs the commit (gpg.format=ssh).
     """
     env = _author(author) if author else {}
+    sign: tuple[str, ...] = ()
+    if signing_key:
+        env.update(_signing(signing_key))
+        sign = ("-S",)
     gitdir = git_dir(worktree)
     user_index = gitdir / "index"
     with gitindex.held(gitdir, LOCK_RETRY_SECONDS) as index:
@@ -42,13 +47,13 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
             update_index(worktree, paths, env=index.env)
         index.publish()
         if parent is None or large:
-            sha = _commit_trees(worktree, paths, text, env, parent)
+            sha = _commit_trees(worktree, paths, text, env, parent, sign)
         else:
             _fault("during_commit")
             for attempt in range(3):
                 try:
                     _with_identity(worktree, ("--literal-pathspecs", "commit", "-q", "--no-verify", "--allow-empty",
-                                              "--only", "-F", "-", "--", *paths), {**env, **index.env}, text)
+                                              *sign, "--only", "-F", "-", "--", *paths), {**env, **index.env}, text)
                     break
                 except GitError as exc:  # HEAD moved under it (a ref update of the user's): build it again
                     if "cannot lock ref" not in exc.message or attempt == 2:
@@ -68,13 +73,27 @@ def _author(actor: str) -> dict[str, str]:
     return {"GIT_AUTHOR_NAME": name or "actor", "GIT_AUTHOR_EMAIL": f"{local}@statedir.invalid"}
 
 
+def _signing(key: str) -> dict[str, str]:
+    """The configuration, as environment variables (after any the caller's environment set),
+    that makes git sign with an SSH key: gpg.format=ssh, user.signingKey=KEY."""
+    import os
+
+    first = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    pairs = (("gpg.format", "ssh"), ("user.signingKey", key))
+    env = {"GIT_CONFIG_COUNT": str(first + len(pairs))}
+    for n, (name, value) in enumerate(pairs, first):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = name, value
+    return env
+
+
 def _fault(name: str) -> None:
     from statedir import faults
 
     faults.point(name)
 
 
-def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None) -> str:
+def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
+                  sign: tuple[str, ...] = ()) -> str:
     """Plumbing that reads no index: the changed files are hashed, only the trees on their
     paths are rebuilt from the parent's (one directory listing each, never every tracked
     file), then commit-tree and a compare-and-swap update-ref."""
@@ -98,8 +117,8 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
     for attempt in range(3):
         trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
         root = _write_trees(worktree, ordered, trees, files)
-        sha = _with_identity(worktree, ("commit-tree", root, *(("-p", parent) if parent else ()), "-F", "-"), env,
-                             text)
+        sha = _with_identity(worktree, ("commit-tree", root, *sign, *(("-p", parent) if parent else ()), "-F", "-"),
+                             env, text)
         # Compare-and-swap: a HEAD that moved meanwhile (the user's own commit) fails the
         # update instead of being lost, and the commit is rebuilt on top of it.
         moved = run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,

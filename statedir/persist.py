@@ -10,18 +10,21 @@ from collections.abc import Iterable, Mapping
 
 from statedir import committed, faults, git, gitcommit, journal
 from statedir.errors import InvalidValue, WriteFailed
+from statedir.signing import keys
 from statedir.store import Store
 from statedir.yaml import MAX_BYTES
 
 
 def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tuple[str, str, str]] = (),
-            removes: Iterable[str] = (), message: str, author: str) -> str:
+            removes: Iterable[str] = (), message: str, author: str, signing_key: str | None = None) -> str:
     """Write `writes` (store-relative path -> bytes) atomically, append each `(path, text, header)`
     to its log, delete `removes`, and commit exactly those paths; returns the commit.
 
     The caller holds the store lock. Refused before anything is written: a file larger than any
     reader accepts, a repository in the middle of a merge or rebase (or named by a git variable
-    that points elsewhere), a touched file that differs from HEAD. Any later failure puts every
+    that points elsewhere), a touched file that differs from HEAD, an author bound to a signing
+    key (signers.yaml) with no key of its at hand. `signing_key` signs the commit whatever its
+    author (a change to signers.yaml: its caller checks the key). Any later failure puts every
     touched file back as it was (from the journal), then surfaces (an OSError as IO_ERROR).
     """
     appends = list(appends)
@@ -32,6 +35,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
                                "accepts; store large content in a file and register it with --file", file=rel)
     store.warnings.extend(git.preflight(store.worktree))
     head = git.head(store.worktree)
+    signing_key = signing_key or keys.key_for(store, author, head)
     saved = journal.before(store, [*writes, *removes], [rel for rel, _, _ in appends])
     journal.require_committed(store, saved, head)
     try:
@@ -48,7 +52,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
             store.prune(rel)
         faults.point("after_write")
         sha = gitcommit.commit(store.worktree, [store.git_path(rel) for rel in saved.rels()], message,
-                               author=author)
+                               author=author, signing_key=signing_key)
     except OSError as exc:
         journal.recover(store)
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None

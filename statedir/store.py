@@ -41,6 +41,7 @@ GITATTRIBUTES = (
 # Which schema checks which store file (store-relative posix path patterns).
 SCHEMA_OF = (
     (re.compile(r"^statedir\.yaml$"), "store-config"),
+    (re.compile(r"^signers\.yaml$"), "signers"),
     (re.compile(r"^templates/[^/]+\.yaml$"), "template"),
     (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
     (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),

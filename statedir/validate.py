@@ -201,6 +201,8 @@ def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None)
     runs = Runs(opened)
     problems: list[Problem] = []
     rels = [store_mod.CONFIG, *(f"templates/{p.name}" for p in sorted((root / "templates").glob("*.yaml")))]
+    if (root / "signers.yaml").exists() or (root / "signers.yaml").is_symlink():  # actors bound to signing keys
+        rels.append("signers.yaml")
     found: list[str] = []
     for top in ("runs", "research"):  # the pipeline runs and the research ledger
         for directory, dirs, names in os.walk(root / top):  # symlinked directories are not entered

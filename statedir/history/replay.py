@@ -162,10 +162,17 @@ def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return out
 
 
+def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    """`signers add|remove`: the recorded change applied to the parent's signers.yaml."""
+    from statedir.signing import manage
+
+    return manage.replay(reader, commit)
+
+
 # action -> replay; other subsystems (the bus, the research ledger) register theirs here.
 REPLAYERS: dict[str, Callable[[Reader, Commit], dict[str, bytes]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
-    "init": _init, "doctor": _doctor,
+    "init": _init, "doctor": _doctor, "signers": _signers,
 }
 
 

@@ -1,6 +1,7 @@
 """verify: walk every commit that touched the store (or one run) and prove each came from a
 legal statedir transition, reading history with two git processes in all: one `git log` with
-raw diffs, one `git cat-file --batch` for the trees and blobs replay needs."""
+raw diffs, one `git cat-file --batch` for the trees and blobs replay needs (and, where
+signers.yaml binds actors to keys, one ssh-keygen per commit whose signature it asks for)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from statedir.errors import GitError, StatedirError
 from statedir.history import objects
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.snapshot import Reader, parse
+from statedir.signing.audit import Auditor
 from statedir.store import Store
 
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
@@ -59,16 +61,18 @@ def _json(text: str) -> dict[str, Any] | None:
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
     """{clean, checked, findings: [{commit, kind, file, message}]}: hand_edit, illegal,
-    log_rewritten, label_reused, in history order."""
+    log_rewritten, label_reused, signature, in history order."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
-    findings: list[dict[str, Any]] = []
+    found: list[Any] = []  # findings, and signature checks still running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
-    with objects.Objects(store.worktree) as objs:
+    with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = Reader(store, objs)
         for commit in history:
-            findings += _check(reader, commit, removed)
+            found += _check(reader, commit, removed)
+            found += signatures.check(commit)
+        findings = signatures.resolved(found)
     return {"clean": not findings, "checked": len(history), "findings": findings}
 
 

@@ -25,7 +25,7 @@ SERVED = frozenset({"store", "json", "help"})
 # Commands that only read. Every other command is annotated as one that may write and takes
 # `expect_head`; a command with --actor is a transition and never read-only (tests check both).
 READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "log", "validate", "graph",
-                       "diff", "versions", "verify", "bus_get"})
+                       "diff", "versions", "verify", "bus_get", "signers_list"})
 EXPECT_HEAD = "expect_head"
 EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless HEAD is this commit."}
 _PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}

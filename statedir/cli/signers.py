@@ -1,0 +1,56 @@
+"""`statedir signers add|remove|list`: bind actors to SSH signing keys (signers.yaml); each
+change one commit signed by a key the file already trusts."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
+from statedir.output import done, emit_json, table
+
+HELP = ("Bind actors to SSH signing keys (signers.yaml in the store). A bound actor's transitions are signed by "
+        "git with the key STATEDIR_SIGNING_KEY (or git's user.signingKey) names, and `statedir verify` reports a "
+        "bound actor's commit that is unsigned or signed by another key. Each change here is one commit, signed by a "
+        "key the file already trusts (the first, by the key it adds).")
+
+signers = typer.Typer(name="signers", help=HELP, no_args_is_help=True, add_completion=False,
+                      context_settings={"help_option_names": ["-h", "--help"]})
+
+ActorArg = Annotated[str, typer.Argument(metavar="ACTOR", help="The actor to bind (as its transitions name it: Statedir-Actor).", show_default=False)]
+
+
+@signers.command("add")
+def add(bound: ActorArg,
+        key: Annotated[str, typer.Argument(metavar="PUBLIC_KEY", help="The actor's SSH public key: a .pub file's path, or its text ('ssh-ed25519 AAAA...').", show_default=False)],
+        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Bind ACTOR to a public key: from then on its transitions must be signed by that key (one signed commit)."""
+    done(open_store(store).add_signer(bound, key, actor=actor), json)
+
+
+@signers.command("remove")
+def remove(bound: ActorArg,
+           key: Annotated[Optional[str], typer.Argument(metavar="[PUBLIC_KEY]", help="Only this key (a .pub file's path or its text); default: every key of ACTOR.")] = None,
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Unbind ACTOR's key(s) (one signed commit); an actor with no key left signs nothing."""
+    done(open_store(store).remove_signer(bound, key, actor=actor), json)
+
+
+@signers.command("list")
+def list_(allowed_signers: Annotated[bool, typer.Option("--allowed-signers", help="Print the list in git's allowed-signers format instead (for gpg.ssh.allowedSignersFile).")] = False,
+          store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The bound actors and their keys' fingerprints, as of the last commit."""
+    rows = open_store(store).signers()
+    if allowed_signers:
+        from statedir.signing.signers import Signers
+
+        print(Signers(rows).allowed_signers(), end="")
+        return
+    if json:
+        emit_json(rows)
+        return
+    print(table(rows, ["actor", "type", "fingerprint", "comment"]) or "no actor is bound to a signing key")
+
+
+app.group("signers", signers, help=HELP)

@@ -1,0 +1,106 @@
+"""`statedir signers add|remove|list`: each change to signers.yaml one commit, signed by a key
+the file already trusts (its first version, or one after the last signer was removed, by a key
+that version lists), and replayable by verify from its recorded request."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from statedir import git, schema
+from statedir.errors import InvalidValue, PermissionDenied, SigningKeyMismatch, ValidationFailed
+from statedir.persist import persist
+from statedir.signing import keys
+from statedir.signing.signers import FILE, Signers, fingerprint, parse, public_key
+from statedir.store import Store
+
+ACTION = "signers"
+SCHEMA_COPY = ".schemas/signers.schema.json"
+
+
+def listing(store: Store) -> list[dict[str, Any]]:
+    """The signers as of HEAD: actor, key type, fingerprint, comment, key."""
+    with store.reading(None):
+        signers = keys.at_head(store, git.head(store.worktree)) or Signers()
+    return [{"actor": e["actor"], "type": e["key"].split()[0], "fingerprint": fingerprint(e["key"]),
+             "comment": e.get("comment", ""), "key": e["key"]} for e in signers.entries]
+
+
+def read_key(value: str) -> tuple[str, str]:
+    """A public key given as its text or as the path of a .pub file."""
+    text = value
+    if not value.lstrip().startswith(("ssh-", "ecdsa-", "sk-")):
+        path = Path(value).expanduser()
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as exc:
+            raise InvalidValue(f"cannot read the public key {value}: {exc.strerror}", path=value) from None
+    return public_key(text)
+
+
+def applied(signers: Signers | None, args: dict[str, Any]) -> Signers:
+    """The signers after one recorded change ({op: add|remove, actor, key[, comment]})."""
+    entries = [dict(e) for e in (signers.entries if signers else [])]
+    op, actor, key = args.get("op"), str(args.get("actor")), args.get("key")
+    if op == "add":
+        if any(e["key"] == key for e in entries):
+            owner = ", ".join(e["actor"] for e in entries if e["key"] == key)
+            raise InvalidValue(f"that key is already bound (to {owner}); a key signs for one actor", actor=owner)
+        entry = {"actor": actor, "key": str(key)}
+        if args.get("comment"):
+            entry["comment"] = str(args["comment"])
+        entries.append(entry)
+    elif op == "remove":
+        kept = [e for e in entries if not (e["actor"] == actor and (key is None or e["key"] == key))]
+        if len(kept) == len(entries):
+            raise InvalidValue(f"{actor!r} has {'no such key' if key else 'no key'} in {FILE}", actor=actor)
+        entries = kept
+    else:
+        raise InvalidValue(f"unknown signers change {op!r}")
+    result = Signers(entries)
+    problems = schema.validate("signers", result.data(), FILE)
+    if problems:
+        raise InvalidValue(str(problems[0]), actor=actor)
+    return result
+
+
+def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -> dict[str, Any]:
+    """Add or remove a binding in one commit, signed by a trusted key (checked before writing)."""
+    with store.locked(timeout):
+        head = git.head(store.worktree)
+        before = keys.at_head(store, head)
+        after = applied(before, args)
+        if before is not None and before.entries:
+            trusted = before.keys_of(by) or {e["key"] for e in before.entries}
+            why = (f"a change to {FILE} must be signed by " + (f"one of {by!r}'s keys" if before.keys_of(by) else
+                                                               "a key it already lists"))
+        elif after.entries:
+            trusted = {e["key"] for e in after.entries}
+            why = f"the first version of {FILE} must be signed by a key it lists"
+        else:
+            raise ValidationFailed(f"{FILE} lists no signers")
+        try:
+            signing_key = keys.usable(store.worktree, trusted, why)
+        except SigningKeyMismatch as exc:
+            raise PermissionDenied(exc.message, **exc.details) from None
+        writes = {FILE: keys.dump(after)}
+        shipped = schema.schema_path("signers").read_bytes()
+        if store.read_bytes(SCHEMA_COPY) != shipped:
+            writes[SCHEMA_COPY] = shipped
+        verb = "bind" if args["op"] == "add" else "unbind"
+        what = fingerprint(args["key"]) if args.get("key") else "every key"
+        summary = f"signers: {verb} {args['actor']} {'to' if verb == 'bind' else 'from'} {what}"
+        message = git.message(summary, "-", by, ACTION, request={"args": args})
+        sha = persist(store, writes=writes, message=message, author=by, signing_key=signing_key)
+    return {"commit": sha, "summary": summary, "actor": args["actor"], "signers": len(after.entries)}
+
+
+def replay(reader: Any, commit: Any) -> dict[str, bytes]:
+    """verify's replay of a signers commit: the recorded change applied to the parent's file."""
+    args = (commit.request or {}).get("args")
+    if not isinstance(args, dict):
+        raise ValidationFailed("the commit records no signers change (Statedir-Request)")
+    found = reader.objects.read(reader.spec(commit.parent, FILE)) if commit.parent else None
+    out = {FILE: keys.dump(applied(parse(found[2]) if found else None, args))}
+    if SCHEMA_COPY in commit.changed:
+        out[SCHEMA_COPY] = schema.schema_path("signers").read_bytes()
+    return out
