@@ -111,6 +111,7 @@ class Runs:
                 return []  # the log's own problems are reported file by file
             logs[name] = [entry for entries in parts for entry in entries]
         out = crossfile.problems(self.store.root, run_id, t, state, logs)
+        out += crossfile.undeclared_logs(self.store.root, t, base)
         for stage_id in t.stage_ids:
             record = self.read(f"{base}/stages/{stage_id}.yaml")
             if isinstance(record, dict):

@@ -144,6 +144,21 @@ def test_an_append_to_a_log_the_template_does_not_declare_is_refused(sd: api.Sta
     assert snapshot(repo) == before
 
 
+def test_validate_reports_a_log_the_template_does_not_declare(sd: api.StateDir, repo: Path) -> None:
+    sd.new("r1", topic="t", template="linear")
+    run = repo / "state" / "runs" / "r1"
+    header = (run / segment("transitions")).read_text().partition("\n")[0].replace("log-transitions",
+                                                                                    "log-collaboration_depth")
+    (run / "history" / "collaboration_depth").mkdir()
+    (run / segment("collaboration_depth")).write_text(
+        header + "\n  - stage_id: pipeline\n    checkpoint_type: FULL\n    advisory_only: true\n")
+    code, out = cli_json("validate", cwd=repo)
+    assert code == 1 and out["errors"] == [{  # type: ignore[index]
+        "file": "runs/r1/history/collaboration_depth", "path": "$",
+        "message": "template linear declares no collaboration_depth log (its runs hold transitions, "
+                   "schema_validation, checkpoints, reset_boundary); add it to the template's `logs:`"}]
+
+
 def test_template_logs_are_checked_by_the_template_schema(repo: Path) -> None:
     text = (Path(statedir.__file__).parent.parent / "templates" / "linear.yaml").read_text()
     bad = repo / "bad.yaml"
