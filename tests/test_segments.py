@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+
 import pytest
 from conftest import cli, cli_json, segment, snapshot
 

@@ -77,7 +77,8 @@ def check(reader: Any, commit: Any) -> dict[str, bytes | None]:
     listings: dict[str, tuple[dict[str, str], dict[str, str]]] = {}  # run folder -> (before, after)
     for base, name in sorted(o for o in touched if o is not None):
         if base not in listings:
-            listings[base] = (reader.files(commit.parent, base) if commit.parent else {}, reader.files(commit.sha, base))
+            before = reader.files(commit.parent, base) if commit.parent else {}
+            listings[base] = (before, reader.files(commit.sha, base))
         before, after = listings[base]
         if logs.legacy(base, name) in after:
             raise ValidationFailed(f"doctor left {logs.legacy(base, name)} in place")

@@ -7,7 +7,7 @@ there; verify compares them with the commit's own blobs (by object id, without r
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,7 @@ def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:
     return reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
 
 
-def expected(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+def expected(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
     """The bytes every file the transition writes must hold after it (None: removed); raises the refusal
     (a StatedirError) where the rules refuse the recorded request on the parent's state."""
     replay = REPLAYERS.get(commit.action)
@@ -171,7 +171,7 @@ def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
 
 
 # action -> replay; other subsystems (the bus, the research ledger) register theirs here.
-REPLAYERS: dict[str, Callable[[Reader, Commit], dict[str, bytes | None]]] = {
+REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
     "init": _init, "doctor": _doctor,
 }
