@@ -68,6 +68,18 @@ def test_the_segment_is_decided_by_the_entry_itself() -> None:
         "runs/a/history/collaboration_depth/2026-11-30.yaml"
 
 
+def test_a_move_puts_old_entries_before_a_days_newer_ones() -> None:
+    """doctor's move: entries by their day (`timestamp` where a log has no `at`, else the day
+    of the entry before), and ahead of what a day's segment already holds (read order kept)."""
+    old = [{"at": "2026-11-29T10:00:00Z", "n": 1}, {"timestamp": "2026-11-30T01:00:00Z", "n": 2},
+           {"timestamp": "when the observer felt like it", "n": 3}]
+    existing = {"runs/a/history/x/2026-11-30.yaml": [{"at": "2026-11-30T05:00:00Z", "n": 4}]}
+    assert logs.migration("runs/a", "x", old, existing, "2026-12-01") == {
+        "runs/a/history/x/2026-11-29.yaml": [old[0]],
+        "runs/a/history/x/2026-11-30.yaml": [old[1], old[2], existing["runs/a/history/x/2026-11-30.yaml"][0]]}
+    assert logs.migration("runs/a", "x", [{"n": 5}], {}, "2026-12-01") == {"runs/a/history/x/2026-12-01.yaml": [{"n": 5}]}
+
+
 def test_same_entry_same_file_on_two_clones(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
     sd.new("p1", topic="t")
     git(repo, "add", "-A")
