@@ -77,7 +77,8 @@ def test_a_move_puts_old_entries_before_a_days_newer_ones() -> None:
     assert logs.migration("runs/a", "x", old, existing, "2026-12-01") == {
         "runs/a/history/x/2026-11-29.yaml": [old[0]],
         "runs/a/history/x/2026-11-30.yaml": [old[1], old[2], existing["runs/a/history/x/2026-11-30.yaml"][0]]}
-    assert logs.migration("runs/a", "x", [{"n": 5}], {}, "2026-12-01") == {"runs/a/history/x/2026-12-01.yaml": [{"n": 5}]}
+    assert logs.migration("runs/a", "x", [{"n": 5}], {}, "2026-12-01") == {
+        "runs/a/history/x/2026-12-01.yaml": [{"n": 5}]}
 
 
 def test_same_entry_same_file_on_two_clones(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
