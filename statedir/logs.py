@@ -20,7 +20,7 @@ from typing import Any
 
 from statedir import schema, yaml
 from statedir import store as store_mod
-from statedir.errors import CorruptStore
+from statedir.errors import CorruptStore, ValidationFailed
 from statedir.store import Store
 from statedir.template import LOGS
 
@@ -53,7 +53,7 @@ def day_of(entry: dict[str, Any], now: str) -> str:
     the `at` of that transition's own entry in the same commit)."""
     day = _day(entry.get("at")) or _day(now)
     if day is None:
-        raise ValueError(f"no UTC time to place a log entry by: {now!r}")
+        raise ValidationFailed(f"a log entry has no UTC time to place it by (the transition's time is {now!r})")
     return day
 
 
