@@ -132,6 +132,6 @@ def migration(base: str, name: str, old: list[dict[str, Any]], segments: dict[st
     return {rel: entries + segments.get(rel, []) for rel, entries in moved.items()}
 
 
-def render(rel: str, entries: list[dict[str, Any]], scope_ref: str) -> bytes:
+def render(entries: list[dict[str, Any]], schema_ref: str) -> bytes:
     """A whole segment file as statedir writes it: its header, then each entry."""
-    return (yaml.header(scope_ref) + "".join(yaml.dump_entry(e) for e in entries)).encode("utf-8")
+    return (yaml.header(schema_ref) + "".join(yaml.dump_entry(e) for e in entries)).encode("utf-8")

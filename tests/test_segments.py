@@ -277,6 +277,9 @@ def test_doctor_moves_every_legacy_log_in_one_commit(legacy: Path) -> None:
     moved = git(legacy, "log", "--format=%s", f"{head.strip()}..HEAD", "--", "state/runs").splitlines()
     assert moved == ["doctor: move 14 logs into day segments"]
     assert legacy_logs(legacy) == []
+    for path in (legacy / "state" / "runs").glob("*/history/*/*.yaml"):  # as an append would write them
+        assert "$schema=../../../../.schemas/academic-pipeline/3.21/log-" in path.read_text().partition("\n")[0] or \
+            "$schema=../../../../.schemas/linear/1/log-" in path.read_text().partition("\n")[0], path
     assert {run: sd.show(run)["history"] for run in ("p1", "r2")} == before
     assert history_files(legacy / "state" / "runs" / "r2") == [
         "history/checkpoints/2026-11-28.yaml", "history/checkpoints/2026-11-29.yaml",
