@@ -202,7 +202,7 @@ class StateDir:
                 return runs.ars(snap.template, snap.run, snap.histories)
             return runs.document(snap.template, snap.run, snap.passports, snap.histories)
         t, run, _ = self.load(run_id)
-        histories = self.histories(run_id)
+        histories = self.histories(run_id, t)
         if format == "ars":
             return runs.ars(t, run, histories)
         return runs.document(t, run, self.passports(run_id, t), histories)
@@ -217,7 +217,7 @@ class StateDir:
         t, run, _ = self.load(run_id)
         head = path.split(".", 1)[0]
         doc = runs.document(t, run, self.passports(run_id, t) if head == "passports" else {},
-                            self.histories(run_id) if head == "history" else {})
+                            self.histories(run_id, t) if head == "history" else {})
         return resolve(doc, path)
 
     def log(self, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
@@ -240,8 +240,11 @@ class StateDir:
         return Ledger(self.store, lock_timeout=self.lock_timeout)
 
     @_reads
-    def histories(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
-        return {name: transaction.read_log(self.store, run_id, name) for name in transaction.LOGS}
+    def histories(self, run_id: str, t: Any = None) -> dict[str, list[dict[str, Any]]]:
+        """Every log the run's template declares, whole (a log with no entry yet: [])."""
+        if t is None:
+            t = self.load(run_id)[0]
+        return {name: transaction.read_log(self.store, run_id, name) for name in t.logs}
 
     # --- history (statedir.history) ---------------------------------------------------------------
     def diff(self, run_id: str, start: str, end: str | None = None) -> dict[str, Any]:

@@ -46,7 +46,8 @@ SCHEMA_OF = (
     (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
     (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),
     (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
-    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),
+    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)/\d{4}-\d{2}-\d{2}\.yaml$"), "log-{log}"),  # a day segment
+    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),  # a log of the layout before segments
     (re.compile(r"^bus/[^/]+\.yaml$"), "bus-session"),
     (re.compile(r"^research/(?P<kind>projects|questions|hypotheses|experiments|runs|sources|evidence|results|claims)"
                 r"/[^/]+\.yaml$"), "research-{kind}"),

@@ -11,6 +11,12 @@ from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
+# Every append-only log statedir knows (statedir.logs lays them out); a template declares
+# which of them its runs hold, and every run holds statedir's own two.
+LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
+        "checkpoints", "reset_boundary")
+OWN_LOGS = ("transitions", "reset_boundary")
+
 
 class Template:
     """Read-only accessors over one validated template document (plain data)."""
@@ -33,6 +39,7 @@ class Template:
         self.caps: dict[str, int] = doc.get("caps", {})
         self.checkpoints: dict[str, Any] = doc.get("checkpoints", {})
         self.terminal_targets = {self.pipeline["completed"], self.pipeline["aborted"]}
+        self.logs = declared_logs(doc)
 
     # --- stages --------------------------------------------------------------------------
     def stage(self, stage_id: str) -> dict[str, Any]:
@@ -106,6 +113,14 @@ class Template:
 
     def default_actor(self) -> str:
         return self.doc.get("default_actor", "pipeline_orchestrator")
+
+
+def declared_logs(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The logs a run of this template holds, in statedir's order: its `logs:` and statedir's
+    own two; every known log when the template predates `logs:`."""
+    if "logs" not in doc:
+        return LOGS
+    return tuple(name for name in LOGS if name in doc["logs"] or name in OWN_LOGS)
 
 
 def parse(raw: bytes, source: str) -> Template:

@@ -5,16 +5,16 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from statedir import git, schema, yaml
+from statedir import git, logs, schema, yaml
 from statedir import store as store_mod
+from statedir import template as template_mod
 from statedir.change import Change, Request, RunData
-from statedir.errors import CorruptStore, InvalidValue, RunExists, ValidationFailed
+from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, ValidationFailed
 from statedir.persist import persist
 from statedir.store import Store
 from statedir.template import Template
 
-LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
-        "checkpoints", "reset_boundary")
+LOGS = template_mod.LOGS
 
 
 def utc_now() -> str:
@@ -92,17 +92,8 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
 
 
 def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
-    rel = f"{store.run_dir(run_id)}/history/{name}.yaml"
-    raw = store.read_bytes(rel)
-    own = yaml.read_own(raw, store_mod.own_ref(rel, raw)) if raw is not None else None
-    if own is not yaml.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
-        return own or []  # statedir's own text (None: a log with no entries yet, or none at all)
-    doc = yaml.load(raw, rel) if raw is not None else None
-    plain = yaml.to_plain(doc) if doc is not None else []
-    problems = schema.validate(f"log-{name}", plain, rel, source=doc)
-    if problems:
-        raise CorruptStore(f"{problems[0]}", file=rel)
-    return plain or []
+    """A run's whole log, every segment in order ([] before its first entry)."""
+    return logs.read(store, store.run_dir(run_id), name)
 
 
 def run_template(store: Store, state: dict[str, Any]) -> Template:
@@ -116,9 +107,11 @@ def run_template(store: Store, state: dict[str, Any]) -> Template:
                            "does not hold", template=state["template"]) from None
 
 
-def planned(base: str, change: Change, req: Request, now: str) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    """The whole files and the log entries a change writes into run folder `base`, checked
-    against the limits every reader enforces and their schemas (verify's replay shares it)."""
+def planned(base: str, change: Change, req: Request, now: str,
+            declared: tuple[str, ...] = LOGS) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """The whole files and the log entries a change writes into run folder `base` (each entry
+    into its day's segment), checked against the logs the run's template `declared`, the limits
+    every reader enforces and their schemas (verify's replay shares it)."""
     files: dict[str, Any] = {}
     if change.state is not None:
         files[f"{base}/state.yaml"] = change.state
@@ -126,8 +119,12 @@ def planned(base: str, change: Change, req: Request, now: str) -> tuple[dict[str
     files.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
     entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary,
              "reason": req.reason}
-    appends = [(f"{base}/history/{name}.yaml", e) for name, e in change.logs]
-    appends.append((f"{base}/history/transitions.yaml", entry))
+    undeclared = sorted({name for name, _ in change.logs if name not in declared})
+    if undeclared:
+        raise IllegalTransition(f"the run's template declares no {', '.join(undeclared)} log (it holds "
+                                f"{', '.join(declared)}); add it to the template's `logs:`",
+                                logs=undeclared, declared=list(declared))
+    appends = [(logs.target(base, name, e, now), e) for name, e in [*change.logs, ("transitions", entry)]]
     for rel, data in [*files.items(), *appends]:
         yaml.check_depth(data, rel)
     problems = []
@@ -143,10 +140,10 @@ def planned(base: str, change: Change, req: Request, now: str) -> tuple[dict[str
 
 def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
           sources: Sources | None, extra_files: dict[str, str] | None = None, *,
-          scope: str | None = None) -> dict[str, Any]:
+          scope: str | None = None, declared: tuple[str, ...] = LOGS) -> dict[str, Any]:
     """Persist an accepted change: validate everything first, then write, append, commit.
     Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
-    files, appends = planned(store.run_dir(run_id), change, req, now)
+    files, appends = planned(store.run_dir(run_id), change, req, now, declared)
     merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
     texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
                             store_mod.schema_ref(rel, scope)) for rel, data in files.items()}
@@ -184,12 +181,14 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
         change = rules.decide(t, run, req, now)
         if change is None:
             return {"run_id": run_id, "commit": None, "changed": False, "summary": "nothing to change"}
-        return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t))
+        return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t),
+                     declared=t.logs)
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
            template_file: Path | None = None) -> dict[str, Any]:
-    """`new`: the run's files and its empty logs, one commit."""
+    """`new`: the run's files and its first log entry, one commit (a log appears with its
+    first entry: a new run has only `history/transitions/<today>.yaml`)."""
     from statedir import runs
     from statedir.change import require_permission
     from statedir.pipeline import versions
@@ -205,12 +204,11 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
                                  confirm_skip=bool(req.args.get("confirm_skip")))
         scope = scope_of(t)
-        extra = {f"{base}/history/{name}.yaml": yaml.header(store_mod.schema_ref(f"{base}/history/{name}.yaml", scope))
-                 for name in LOGS if name != "transitions"}
+        extra: dict[str, str] = {}
         if template_file is not None:
             extra.update(versions.store_files(store, t, template_file))
         extra.update(_missing_schemas(store, t))
-        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope)
+        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope, declared=t.logs)
 
 
 def scope_of(t: Template) -> str | None:

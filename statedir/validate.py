@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from statedir import logs as log_layout
 from statedir import schema, yaml
 from statedir import store as store_mod
 from statedir.cache import ParseCache
@@ -103,10 +104,14 @@ class Runs:
         from statedir.pipeline import crossfile
 
         base = f"runs/{run_id}"
-        logs = {name: self.read(f"{base}/history/{name}.yaml") or [] for name in ("checkpoints", "integrity")}
-        if not all(isinstance(entries, list) for entries in logs.values()):
-            return []  # the log's own problems are reported file by file
+        logs: dict[str, list[Any]] = {}
+        for name in ("checkpoints", "integrity"):
+            parts = [self.read(rel) or [] for rel in log_layout.files(self.store, base, name)]
+            if not all(isinstance(entries, list) for entries in parts):
+                return []  # the log's own problems are reported file by file
+            logs[name] = [entry for entries in parts for entry in entries]
         out = crossfile.problems(self.store.root, run_id, t, state, logs)
+        out += crossfile.undeclared_logs(self.store.root, t, base)
         for stage_id in t.stage_ids:
             record = self.read(f"{base}/stages/{stage_id}.yaml")
             if isinstance(record, dict):

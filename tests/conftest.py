@@ -114,3 +114,15 @@ def module_store(factory: pytest.TempPathFactory, name: str) -> Path:
     subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
     api.init(repo / "w" / "state")
     return repo / "w"
+
+
+def today() -> str:
+    """Today's UTC day: the name of the log segment a transition made now appends to."""
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def segment(name: str) -> str:
+    """The run-relative path of log `name`'s segment for today."""
+    return f"history/{name}/{today()}.yaml"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-from conftest import cli, cli_json
+from conftest import cli, cli_json, segment
 
 from statedir import api, ledger, yaml
 from statedir.errors import StatedirError
@@ -53,7 +53,7 @@ def sd(repo: Path) -> api.StateDir:
 
 
 def boundaries(repo: Path) -> list[dict]:
-    raw = (repo / "state" / "runs" / "r1" / "history" / "reset_boundary.yaml").read_bytes()
+    raw = (repo / "state" / "runs" / "r1" / segment("reset_boundary")).read_bytes()
     return yaml.to_plain(yaml.load(raw)) or []
 
 

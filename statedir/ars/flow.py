@@ -48,5 +48,6 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
             return {"run_id": run_id, "commit": None, "changed": False,
                     "summary": "already sealed with these rows; nothing to do", "sources": sealed}
         extra = transaction.schemas_if_missing(store, t)
-        return {**transaction.apply(store, run_id, change, hashed, now, sources, extra, scope=transaction.scope_of(t)),
+        return {**transaction.apply(store, run_id, change, hashed, now, sources, extra, scope=transaction.scope_of(t),
+                                     declared=t.logs),
                 "changed": True}

@@ -17,6 +17,7 @@ from typing import Any
 from statedir import git, schema
 from statedir import store as store_mod
 from statedir.errors import StatedirError
+from statedir.history import migrate
 from statedir.persist import persist
 from statedir.store import Store
 
@@ -167,7 +168,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         found = leftovers(store, timeout)
         if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
             found += uncommitted(store, backup)
-        found += schema_copies(store, actor, timeout) + parse_cache(store)
+        found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
         if MERGE_DRIVER_CHECK is not None:
             found += MERGE_DRIVER_CHECK(store)
         return found

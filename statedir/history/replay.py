@@ -7,11 +7,11 @@ there; verify compares them with the commit's own blobs (by object id, without r
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir import rules, runs, schema, yaml
+from statedir import logs, rules, runs, schema, yaml
 from statedir import store as store_mod
 from statedir.change import Change, Request, require_permission
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
@@ -48,8 +48,8 @@ def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:
     return reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
 
 
-def expected(reader: Reader, commit: Commit) -> dict[str, bytes]:
-    """The bytes every file the transition writes must hold after it; raises the refusal
+def expected(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+    """The bytes every file the transition writes must hold after it (None: removed); raises the refusal
     (a StatedirError) where the rules refuse the recorded request on the parent's state."""
     replay = REPLAYERS.get(commit.action)
     if replay is None:
@@ -100,9 +100,9 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     _, change = runs.new_run(t, commit.run_id, str(req.args.get("topic")), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
-    for log in LOGS:
-        if log != "transitions":
-            rel = f"{base}/history/{log}.yaml"
+    for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
+        rel = logs.legacy(base, log)
+        if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(store_mod.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
 
@@ -120,7 +120,7 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
            now: str, t: Any = None) -> dict[str, bytes]:
     """What `transaction.apply` writes for `change`, byte for byte, on the parent's files."""
     scope = scope_of(t) if t is not None else None
-    data, appends = planned(f"runs/{commit.run_id}", change, req, now)
+    data, appends = planned(f"runs/{commit.run_id}", change, req, now, t.logs if t is not None else LOGS)
     out: dict[str, bytes] = {}
     for rel, value in data.items():
         if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
@@ -130,6 +130,9 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
             out[rel] = yaml.dump(value, store_mod.schema_ref(rel, scope)).encode()
             reader.rendered[rel] = value
     for rel, value in appends:
+        owner = logs.log_of(rel)
+        if owner and logs.legacy(*owner) in commit.changed:  # made by statedir before log segments
+            rel = logs.legacy(*owner)
         before = out.get(rel)
         if before is None:
             before = reader.raw(files[rel]) if rel in files else b""
@@ -151,10 +154,15 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return {rel: reader.raw(new) for rel, (_, _, new) in commit.changed.items()}
 
 
-def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes]:
-    """`doctor --fix`: only `.schemas/` copies, each exactly the schema statedir ships."""
-    out = {}
+def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+    """`doctor --fix`: `.schemas/` copies, each exactly the schema statedir ships; and logs
+    moved into day segments with every entry kept (None: a legacy file it removed)."""
+    from statedir.history import migrate
+
+    out = migrate.check(reader, commit)
     for rel in commit.changed:
+        if rel in out:
+            continue
         name = rel.removeprefix(".schemas/").removesuffix(".schema.json")
         if not rel.startswith(".schemas/") or name not in schema.schema_names():
             raise ValidationFailed(f"doctor wrote {rel}, which is not a schema copy")
@@ -170,7 +178,7 @@ def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
 
 
 # action -> replay; other subsystems (the bus, the research ledger) register theirs here.
-REPLAYERS: dict[str, Callable[[Reader, Commit], dict[str, bytes]]] = {
+REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
     "init": _init, "doctor": _doctor, "signers": _signers,
 }

@@ -6,7 +6,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from statedir import schema, yaml
+from statedir import logs, schema, yaml
 from statedir import store as store_mod
 from statedir.change import RunData
 from statedir.errors import CorruptStore, UnknownRun
@@ -14,7 +14,6 @@ from statedir.history import objects
 from statedir.history.objects import Objects
 from statedir.store import Store
 from statedir.template import Template
-from statedir.transaction import LOGS
 
 
 @dataclass
@@ -147,9 +146,15 @@ class Reader:
                      for label in state.get("current_version", {}).values()}
         run = RunData(run_id, state, stages, passports)
         if ledger or state.get("settings", {}).get("reset_boundaries"):
-            rel = f"{base}/history/reset_boundary.yaml"
-            run.ledger = self.plain(rel, files[rel]) if rel in files else []
+            run.ledger = self.log(files, base, "reset_boundary")
         return t, run
+
+    def log(self, files: dict[str, str], base: str, name: str) -> list[dict[str, Any]]:
+        """A whole log as of the listing `files` (path -> blob id): its segments in order."""
+        out: list[dict[str, Any]] = []
+        for rel in logs.ordered(files, base, name):
+            out += self.plain(rel, files[rel])
+        return out
 
     def snapshot(self, commit: str, run_id: str, clock: datetime.datetime) -> Snapshot:
         """The run at `commit` with every passport (status as read at `clock`) and every log."""
@@ -167,10 +172,7 @@ class Reader:
             passport = dict(self.plain(rel, files[rel]))
             passport["verification_status"] = materials.effective_status(passport, clock, hours)
             passports[label] = passport
-        histories = {}
-        for name in LOGS:
-            rel = f"{base}/history/{name}.yaml"
-            histories[name] = copy.deepcopy(self.plain(rel, files[rel])) if rel in files else []
+        histories = {name: copy.deepcopy(self.log(files, base, name)) for name in t.logs}
         return Snapshot(commit, t, run, passports, histories)
 
 

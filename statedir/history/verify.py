@@ -134,11 +134,12 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
             if parent_files is None:
                 parent_files = reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
             actual = parent_files.get(rel, "0" * width)
-        if blob_id(want[rel], width) == actual:
+        wanted = want[rel]
+        if (set(actual) == {"0"} if wanted is None else blob_id(wanted, width) == actual):
             replayed.add(rel)
             if rel in reader.rendered:  # the next commit's replay reads it without parsing it again
                 reader.adopt(rel, actual, reader.rendered[rel])
-        elif _same_data(reader, rel, want[rel], actual):
+        elif wanted is not None and _same_data(reader, rel, wanted, actual):
             out.append(_finding(commit, "hand_edit", rel, f"the {commit.action} transition's data, but text edited "
                                                           "by hand (comments or layout) rode into its commit"))
         else:

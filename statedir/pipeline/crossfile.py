@@ -96,3 +96,19 @@ def stage_counters(base: str, stage_id: str, record: dict[str, Any],
         out.append(Problem(rel, "$.retry_count", f"is {record.get('retry_count')}, but history/integrity.yaml "
                                                  f"records {fails} FAIL round(s) for stage {stage_id}"))
     return out
+
+
+def undeclared_logs(root: Path, t: Template, base: str) -> list[Problem]:
+    """A run holds the logs its template declares: a log folder of any other name, or an old
+    single-file log of another name that holds entries, is reported (an old store's empty
+    log files are not)."""
+    history = root / base / "history"
+    out = []
+    for path in sorted(history.iterdir()) if history.is_dir() and not history.is_symlink() else []:
+        name = path.name[:-5] if path.name.endswith(".yaml") else path.name
+        if name in t.logs or (path.is_file() and path.read_bytes().partition(b"\n")[2].strip() == b""):
+            continue
+        rel = f"{base}/history/{path.name}"
+        out.append(Problem(rel, "$", f"template {t.name} declares no {name} log (its runs hold "
+                                     f"{', '.join(t.logs)}); add it to the template's `logs:`"))
+    return out

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, module_store, snapshot
+from conftest import call, module_store, snapshot, today
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +46,7 @@ def test_any_arguments(store: Path, command: str, words: list[str]) -> None:
         assert (err.strip() or out.strip()), args
 
 
-@pytest.mark.parametrize("target", ["runs/r1/state.yaml", "runs/r1/history/transitions.yaml",
+@pytest.mark.parametrize("target", ["runs/r1/state.yaml", "runs/r1/history/transitions/{today}.yaml",
                                     "runs/r1/materials/research_v1.yaml"])
 @pytest.mark.parametrize("name", sorted(set(HOSTILE_FILES) - {"huge"}))
 def test_hostile_files_committed_into_history(repo: Path, target: str, name: str) -> None:
@@ -54,6 +54,7 @@ def test_hostile_files_committed_into_history(repo: Path, target: str, name: str
     sd = api.StateDir(repo / "state")
     sd.new("r1", topic="t")
     sd.material("r1", ["rq_brief"])
+    target = target.format(today=today())
     (repo / "state" / target).write_bytes(HOSTILE_FILES[name])
     subprocess.run(["git", "commit", "-q", "-am", "planted"], cwd=repo, check=True)
     store = str(repo / "state")

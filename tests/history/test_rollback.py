@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import cli, cli_json, snapshot
+from conftest import cli, cli_json, segment, snapshot
 
 from statedir import api
 from tests.history.helpers import drive, git
@@ -33,7 +33,7 @@ def test_rollback_restores_state_and_stages_and_keeps_history(sd: api.StateDir, 
     assert "the review found a flaw" in body
     assert f"Statedir-Action: rollback\nStatedir-Rollback-To: {target}\n" in body
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
-        "state/runs/p1/history/transitions.yaml", "state/runs/p1/stages/2.5.yaml", "state/runs/p1/stages/2.yaml",
+        f"state/runs/p1/{segment('transitions')}", "state/runs/p1/stages/2.5.yaml", "state/runs/p1/stages/2.yaml",
         "state/runs/p1/stages/3.yaml", "state/runs/p1/state.yaml"]  # no passport, no other log
     assert sd.verify() == {"clean": True, "checked": 15, "findings": []}
     # the run goes on from there, and no version label is ever reused

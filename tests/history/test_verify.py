@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
+from conftest import cli, cli_json, segment
 
 from statedir import api
 from tests.history.helpers import drive, git, hand_commit
@@ -87,8 +87,8 @@ def test_log_rewritten_by_git_revert(driven: api.StateDir, repo: Path) -> None:
     sha = git(repo, "rev-parse", "HEAD").strip()
     result = driven.verify()
     found = kinds(result)
-    assert ("log_rewritten", "runs/p1/history/transitions.yaml") in found
-    assert ("hand_edit", "runs/p1/history/transitions.yaml") in found
+    assert ("log_rewritten", f"runs/p1/{segment('transitions')}") in found
+    assert ("hand_edit", f"runs/p1/{segment('transitions')}") in found
     assert {f["commit"] for f in result["findings"]} == {sha}
     rewritten = [f for f in result["findings"] if f["kind"] == "log_rewritten"]
     assert all("removed" in f["message"] for f in rewritten)
@@ -97,10 +97,10 @@ def test_log_rewritten_by_git_revert(driven: api.StateDir, repo: Path) -> None:
 
 def test_log_rewritten_an_entry_changed_under_forged_trailers(driven: api.StateDir, repo: Path) -> None:
     driven.stage("p1", "2.5", "completed")
-    forge(repo, (str(RUN / "history/transitions.yaml"), "summary: stage 1 completed", "summary: stage 1 skipped"))
+    forge(repo, (str(RUN / segment("transitions")), "summary: stage 1 completed", "summary: stage 1 skipped"))
     found = kinds(driven.verify())
-    assert found == {("log_rewritten", "runs/p1/history/transitions.yaml"),
-                     ("illegal", "runs/p1/history/transitions.yaml")}
+    assert found == {("log_rewritten", f"runs/p1/{segment('transitions')}"),
+                     ("illegal", f"runs/p1/{segment('transitions')}")}
 
 
 def test_label_reused(driven: api.StateDir, repo: Path) -> None:

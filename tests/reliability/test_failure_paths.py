@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, make_large, snapshot
+from conftest import cli, cli_json, make_large, segment, snapshot
 
 from statedir import api
 from statedir.errors import InvalidValue
@@ -189,7 +189,7 @@ def test_a_hand_edit_is_refused_not_committed(store: Path, edit: str) -> None:
         path.write_text(path.read_text().replace("topic: x", "topic: edited").replace("loop_count: 0",
                                                                                      "loop_count: 7"))
     elif edit == "log":
-        path = run / "history" / "transitions.yaml"
+        path = run / segment("transitions")
         path.write_text(path.read_text() + "- at: '2026-01-01T00:00:00Z'\n  actor: me\n  action: set\n"
                         "  summary: forged\n  reason: null\n")
     else:

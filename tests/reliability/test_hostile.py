@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import call, module_store, snapshot
+from conftest import call, module_store, snapshot, today
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ HOSTILE_FILES = {
     "wrong types": b"run_id: [1]\nstages: 7\n",
     "very long value": b"topic: " + b"y" * 200_000 + b"\n",
 }
-TARGETS = ["runs/r1/state.yaml", "runs/r1/stages/1.yaml", "runs/r1/history/transitions.yaml", "statedir.yaml"]
+TARGETS = ["runs/r1/state.yaml", "runs/r1/stages/1.yaml", "runs/r1/history/transitions/{today}.yaml", "statedir.yaml"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -72,6 +72,7 @@ def test_planted_files(repo: Path, target: str, name: str) -> None:
     api.init(repo / "state")
     sd = api.StateDir(repo / "state")
     sd.new("r1", topic="t")
+    target = target.format(today=today())
     (repo / "state" / target).write_bytes(HOSTILE_FILES[name])
     for args in (["stage", "r1", "1", "in_progress"], ["status", "r1"], ["show", "r1", "--format", "ars"],
                  ["validate"], ["runs"], ["log", "r1"], ["get", "r1", "topic"]):
@@ -80,7 +81,7 @@ def test_planted_files(repo: Path, target: str, name: str) -> None:
         assert code in (0, 1, 2, 3) and "Traceback" not in out + err, (args, code, err)
         if code:
             assert snapshot(repo) == before, args
-        if args == ["validate"] and (name, target) != ("empty", "runs/r1/history/transitions.yaml"):
+        if args == ["validate"] and (name, target) != ("empty", f"runs/r1/history/transitions/{today()}.yaml"):
             assert code == 1 and target in out
 
 
@@ -91,8 +92,9 @@ def test_symlinks_planted_in_the_store(repo: Path, tmp_path: Path) -> None:
     secret = tmp_path / "secret.yaml"
     secret.write_text("run_id: r1\n")
     history = repo / "state" / "runs" / "r1" / "history"
-    (history / "integrity.yaml").unlink()
-    (history / "integrity.yaml").symlink_to(secret)
+    (history / "integrity.yaml").symlink_to(secret)  # a log of the layout before segments
+    (tmp_path / "elsewhere").mkdir()
+    (history / "checkpoints").symlink_to(tmp_path / "elsewhere")  # a log's folder of segments
     stages = repo / "state" / "runs" / "r1" / "stages"
     (stages / "2.yaml").unlink()
     (stages / "2.yaml").symlink_to(secret)
@@ -100,3 +102,4 @@ def test_symlinks_planted_in_the_store(repo: Path, tmp_path: Path) -> None:
         code, out, err = call([*args, "--store", str(repo / "state")])
         assert code in (1, 2, 3) and "Traceback" not in out + err, (args, out, err)
     assert secret.read_text() == "run_id: r1\n"
+    assert list((tmp_path / "elsewhere").iterdir()) == []
