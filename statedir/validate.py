@@ -196,6 +196,12 @@ def store(root: Path, progress: Callable[[int, int], None] | None = None) -> lis
         return _store(opened, progress)
 
 
+def opened_store(opened: store_mod.Store) -> list[Problem]:
+    """`store()` for a store this process has open (and may hold locked, as sync does)."""
+    with opened.reading():
+        return _store(opened, None)
+
+
 def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None) -> list[Problem]:
     root, cache = opened.root, opened.cache()
     runs = Runs(opened)

@@ -40,7 +40,11 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     served = SERVED.get()
     if served is not None:
         return served
+    from statedir import output
     from statedir.api import StateDir
 
-    return StateDir(store_path(store), lock_timeout=env_lock_timeout(),
-                    reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")
+    opened = StateDir(store_path(store), lock_timeout=env_lock_timeout(),
+                      reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")
+    for message in opened.store.standing:  # a write's --json carries it in `warnings` too
+        output.warn(message)
+    return opened
