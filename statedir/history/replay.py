@@ -152,9 +152,13 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
 
 
 def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes]:
-    """`doctor --fix`: only `.schemas/` copies, each exactly the schema statedir ships."""
+    """`doctor --fix`: only `.schemas/` copies, each exactly the schema statedir ships, and the
+    store's `.gitattributes` exactly as statedir writes it (naming the merge driver)."""
     out = {}
     for rel in commit.changed:
+        if rel == ".gitattributes":
+            out[rel] = store_mod.GITATTRIBUTES.encode()
+            continue
         name = rel.removeprefix(".schemas/").removesuffix(".schema.json")
         if not rel.startswith(".schemas/") or name not in schema.schema_names():
             raise ValidationFailed(f"doctor wrote {rel}, which is not a schema copy")

@@ -25,7 +25,7 @@ def entries(raw: bytes | None, rel: str) -> tuple[str | None, list[Any], dict[st
     body = text[len(head):] if head else text
     starts = [m.start() for m in _ENTRY.finditer(body)]
     texts: dict[str, str] = {}
-    if len(starts) == len(items) and (not starts or starts[0] == 0):
+    if starts and len(starts) == len(items) and starts[0] == 0:
         ends = [*starts[1:], len(body)]
         texts = {identity(item): body[a:b] for item, a, b in zip(items, starts, ends, strict=True)}
     return head, items, texts
@@ -37,9 +37,9 @@ def merge(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
     head_o, ours_items, texts = entries(ours, rel)
     head_t, theirs_items, texts_t = entries(theirs, rel)
     _, base_items, texts_b = entries(base, rel)
-    for more in (texts_t, texts_b):
+    for more in (texts_t, texts_b):  # one entry written in two texts (key order): the same pick always
         for key, text in more.items():
-            texts.setdefault(key, text)
+            texts[key] = min(texts.get(key, text), text)
     merged = union(union(base_items, ours_items), theirs_items)
     keys = [identity(entry) for entry in merged]
     if all(key in texts for key in keys):

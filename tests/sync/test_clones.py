@@ -1,0 +1,149 @@
+"""Many machines, one store: a bare remote on local disk and real clones, synced in several
+orders (and by plain `git pull` with the driver), through the real CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from statedir import yaml
+from tests.conftest import cli, snapshot
+from tests.sync.helpers import clean, entries, git, network, ok, sd, store_files
+
+
+def _reasons(clone: Path, run: str) -> Counter[str]:
+    return Counter(e.get("reason") for e in entries(clone, run) if e.get("reason"))
+
+
+def test_the_issue_case_two_transitions_on_one_run_keep_both_log_entries(tmp_path: Path) -> None:
+    """Two branches each make one transition on the same run (the old `merge=union` breaks
+    their log: test_rules); with the driver both entries are kept, each once, and validate and
+    verify are clean."""
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "Shared topic", "--reason", "from A")
+    ok(c["b"], "set", "r1", "topic", "Shared topic", "--reason", "from B")
+    # with the driver
+    ok(c["a"], "sync")
+    result = ok(c["b"], "sync")
+    assert result["status"] == "merged" and result["pushed"]
+    ok(c["a"], "sync")
+    for clone in c.values():
+        assert _reasons(clone, "r1") == Counter({"from A": 1, "from B": 1})
+        clean(clone)
+    assert store_files(c["a"]) == store_files(c["b"])
+
+
+def test_three_clones_converge_in_several_orders(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b", "c"), runs=("r1", "r2", "r3"))
+    ok(c["a"], "stage", "r1", "1", "in_progress", "--reason", "a1")
+    ok(c["b"], "stage", "r2", "1", "in_progress", "--reason", "b1")
+    ok(c["c"], "stage", "r3", "1", "in_progress", "--reason", "c1")
+    ok(c["c"], "set", "r1", "language", "de", "--reason", "c2")  # the same run as a, other fields
+    ok(c["b"], "sync")
+    ok(c["c"], "sync")
+    # a plain `git pull` merges with the registered driver too
+    git(c["a"], "pull", "-q", "--no-rebase", "--no-edit")
+    git(c["a"], "push", "-q")
+    ok(c["b"], "set", "r3", "topic", "later", "--reason", "b2")
+    ok(c["b"], "sync")
+    for name in ("c", "a", "b"):
+        ok(c[name], "sync")
+    files = store_files(c["a"])
+    for name, clone in c.items():
+        assert store_files(clone) == files, name
+        clean(clone)
+    want = {"r1": {"a1": 1, "c2": 1}, "r2": {"b1": 1}, "r3": {"c1": 1, "b2": 1}}
+    for run, reasons in want.items():
+        assert _reasons(c["a"], run) == Counter(reasons), run
+    state = yaml.to_plain(yaml.load(files["state/runs/r1/state.yaml"], "state.yaml"))
+    assert state["language"] == "de" and state["pipeline_state"] == "running"
+
+
+def test_an_incompatible_change_to_one_run_is_refused_and_loses_nothing(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    (c["b"] / "notes.txt").write_text("my own uncommitted work\n")
+    head = git(c["b"], "rev-parse", "HEAD")
+    before = snapshot(c["b"], objects=False)
+    proc = cli("sync", "--json", cwd=c["b"])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "MERGE_REFUSED"
+    [conflict] = error["details"]["conflicts"]
+    assert conflict["run"] == "r1" and conflict["file"] == "runs/r1/state.yaml"
+    assert [(f["field"], f["ours"], f["theirs"]) for f in conflict["fields"]] == [("topic", "topic B", "topic A")]
+    after = snapshot(c["b"], objects=False)
+    assert git(c["b"], "rev-parse", "HEAD") == head
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert {k for k in changed if not k.startswith(".git/")} == set()  # the work tree is as it was
+    assert not (c["b"] / ".git" / "MERGE_HEAD").exists()
+    human = cli("sync", cwd=c["b"])
+    assert human.returncode == 1 and "conflict  run r1  runs/r1/state.yaml" in human.stdout
+    assert "topic" in human.stdout and "MERGE_REFUSED" in human.stderr
+    # a plain git pull shows the conflict in the file, both sides kept, and readers say what it is
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit"], cwd=c["b"], capture_output=True, text=True)
+    assert pull.returncode != 0
+    raw = (c["b"] / "state" / "runs" / "r1" / "state.yaml").read_text()
+    assert "topic: topic A" in raw and "topic: topic B" in raw and "statedir refused" in raw
+    shown = cli("show", "r1", "--json", cwd=c["b"])
+    assert shown.returncode != 0 and json.loads(shown.stdout)["error"]["code"] == "UNRESOLVED_MERGE"
+    assert "unresolved merge of runs/r1/state.yaml" in json.loads(shown.stdout)["error"]["message"]
+    doctor = cli("doctor", "--json", cwd=c["b"])
+    kinds = {f["kind"] for f in json.loads(doctor.stdout)["findings"]}
+    assert doctor.returncode == 1 and "unresolved_merge" in kinds
+
+
+def test_a_hand_resolved_merge_that_leaves_the_run_inconsistent_is_found(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "stage", "r1", "1", "in_progress", "--reason", "A starts")
+    ok(c["a"], "sync")
+    ok(c["b"], "stage", "r1", "1", "in_progress", "--reason", "B starts")
+    assert cli("sync", cwd=c["b"]).returncode == 1
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit"], cwd=c["b"], capture_output=True, text=True)
+    assert pull.returncode != 0
+    # resolved by hand: their stage file, our state file rolled back to the base
+    git(c["b"], "checkout", "--theirs", "--", "state/runs/r1/stages/1.yaml")
+    state = c["b"] / "state" / "runs" / "r1" / "state.yaml"
+    state.write_bytes(subprocess.run(["git", "show", "HEAD~1:state/runs/r1/state.yaml"], cwd=c["b"],
+                                     capture_output=True, check=True).stdout)
+    git(c["b"], "add", "-A")
+    git(c["b"], "commit", "-q", "--no-edit")
+    verify = cli("verify", "--json", cwd=c["b"])
+    assert verify.returncode == 1
+    assert "illegal_merge" in {f["kind"] for f in json.loads(verify.stdout)["findings"]}
+
+
+def test_sync_with_nothing_to_do_and_without_a_remote(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a",))
+    result = ok(c["a"], "sync")
+    assert result["status"] == "up_to_date" and not result["pushed"]
+    git(c["a"], "remote", "remove", "origin")
+    before = snapshot(c["a"])
+    proc = cli("sync", "--json", cwd=c["a"])
+    assert proc.returncode == 3 and "no git remote 'origin'" in json.loads(proc.stdout)["error"]["message"]
+    assert snapshot(c["a"]) == before
+
+
+def test_a_fresh_clone_warns_until_doctor_registers_the_driver(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a",))
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "remote.git"), str(fresh)], check=True, capture_output=True)
+    runs = cli("runs", cwd=fresh)
+    assert runs.returncode == 0 and runs.stderr.count("merge driver") == 1
+    write = cli("set", "r1", "topic", "x", "--reason", "r", "--json", cwd=fresh)
+    assert write.returncode == 0 and write.stderr.count("merge driver") == 1
+    assert any("merge driver" in w for w in json.loads(write.stdout)["warnings"])
+    doctor = cli("doctor", "--json", cwd=fresh)
+    assert doctor.returncode == 1 and "merge_driver" in {f["kind"] for f in json.loads(doctor.stdout)["findings"]}
+    assert cli("doctor", "--fix", cwd=fresh).returncode == 0
+    assert "merge driver" not in cli("runs", cwd=fresh).stderr
+    # a stale registration (its interpreter gone) is reported and rewritten
+    git(fresh, "config", "merge.statedir.driver", "/nonexistent/python -m statedir merge-driver %O %A %B %P")
+    stale = cli("doctor", "--json", cwd=fresh)
+    assert stale.returncode == 1 and "merge_driver" in {f["kind"] for f in json.loads(stale.stdout)["findings"]}
+    assert cli("doctor", "--fix", cwd=fresh).returncode == 0
+    assert "/nonexistent" not in git(fresh, "config", "merge.statedir.driver")
+    assert c
