@@ -107,12 +107,14 @@ class Runs:
         if not all(isinstance(entries, list) for entries in logs.values()):
             return []  # the log's own problems are reported file by file
         out = crossfile.problems(self.store.root, run_id, t, state, logs)
+        records = {}
         for stage_id in t.stage_ids:
             record = self.read(f"{base}/stages/{stage_id}.yaml")
             if isinstance(record, dict):
+                records[stage_id] = record
                 out += crossfile.stage_counters(base, stage_id, record, logs)
                 out += crossfile.stage_fields(t, base, stage_id, record)
-        return out
+        return out + crossfile.run_flow(t, base, state, records)
 
 
 def _run_of(rel: str) -> str | None:
@@ -196,10 +198,13 @@ def store(root: Path, progress: Callable[[int, int], None] | None = None) -> lis
         return _store(opened, progress)
 
 
-def opened_store(opened: store_mod.Store) -> list[Problem]:
-    """`store()` for a store this process has open (and may hold locked, as sync does)."""
+def opened_store(opened: store_mod.Store, rels: list[str] | None = None) -> list[Problem]:
+    """`store()` for a store this process has open (and may hold locked, as sync does); with
+    `rels`, only those files and the cross-file rules of the runs they belong to."""
     with opened.reading():
-        return _store(opened, None)
+        if rels is None:
+            return _store(opened, None)
+        return _check(opened, Runs(opened), [r for r in rels if (opened.root / r).is_file()], opened.cache())
 
 
 def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None) -> list[Problem]:

@@ -110,7 +110,7 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
             raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {git.gist(proc.stderr)}. "
                                   "Commit or stash those changes first; nothing was changed", remote=name)
         raise MergeRefused(_headline(conflicts), conflicts=conflicts)
-    problems = _problems(store)
+    problems = _problems(store, ours)
     if problems:
         _undo(store, ours, fast)
         raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}"
@@ -162,10 +162,18 @@ def _unmerged(store: Store) -> list[dict[str, Any]]:
     return reports
 
 
-def _problems(store: Store) -> list[str]:
+def _problems(store: Store, ours: str | None) -> list[str]:
+    """What validate finds in the files the merge changed (and the runs they belong to): the
+    rest of the store is as this branch had it."""
     from statedir import validate
 
-    return [str(p) for p in validate.opened_store(store)]
+    if ours is None:
+        return [str(p) for p in validate.opened_store(store)]
+    out = _git(store, "diff", "--cached", "--name-only", "--no-renames", "-z", ours, "--", store.git_path("."))
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    rels = [n[len(prefix):] for n in out.stdout.decode("utf-8", "surrogateescape").split("\0")
+            if n.startswith(prefix) and n.endswith(".yaml")]
+    return [str(p) for p in validate.opened_store(store, rels)]
 
 
 def _findings(store: Store, since: str | None) -> list[dict[str, Any]]:
