@@ -104,16 +104,20 @@ def test_a_hand_resolved_merge_that_leaves_the_run_inconsistent_is_found(tmp_pat
     assert cli("sync", cwd=c["b"]).returncode == 1
     pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit"], cwd=c["b"], capture_output=True, text=True)
     assert pull.returncode != 0
-    # resolved by hand: their stage file, our state file rolled back to the base
-    git(c["b"], "checkout", "--theirs", "--", "state/runs/r1/stages/1.yaml")
+    # resolved by hand, badly: their files, and the run said to await a checkpoint nobody opened
+    git(c["b"], "checkout", "--theirs", "--", "state/runs/r1")
     state = c["b"] / "state" / "runs" / "r1" / "state.yaml"
-    state.write_bytes(subprocess.run(["git", "show", "HEAD~1:state/runs/r1/state.yaml"], cwd=c["b"],
-                                     capture_output=True, check=True).stdout)
+    state.write_text(state.read_text().replace("pipeline_state: running", "pipeline_state: awaiting_confirmation"))
     git(c["b"], "add", "-A")
     git(c["b"], "commit", "-q", "--no-edit")
+    found = cli("validate", "--json", cwd=c["b"])
+    assert found.returncode == 1 and "no checkpoint is open" in found.stdout
+    doctor = cli("doctor", "--json", cwd=c["b"])
+    assert doctor.returncode == 1
+    assert any("no checkpoint is open" in f["message"] for f in json.loads(doctor.stdout)["findings"])
     verify = cli("verify", "--json", cwd=c["b"])
     assert verify.returncode == 1
-    assert "illegal_merge" in {f["kind"] for f in json.loads(verify.stdout)["findings"]}
+    assert {f["kind"] for f in json.loads(verify.stdout)["findings"]} == {"illegal_merge"}
 
 
 def test_sync_with_nothing_to_do_and_without_a_remote(tmp_path: Path) -> None:
