@@ -70,13 +70,24 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             head = _rev(store, "HEAD")
             if head is None or head == theirs:
                 return _result(name, branch, status, head, attempt, pushed=False)
-            push = _git(store, "push", "--porcelain", name, f"HEAD:refs/heads/{branch}", check=False)
+            push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
+                        f"HEAD:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
             if push.returncode == 0:
                 return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
                                pushed=True)
-            if b"[rejected]" not in push.stdout and b"rejected" not in push.stderr:
+            _fetch(store, name, branch)
+            if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
                 raise GitError(f"git push to {name} failed: {git.gist(push.stderr)}", remote=name)
         raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; run sync again", remote=name)
+
+
+def _hooks(store: Store) -> str:
+    """The repository's own hooks directory (statedir's git calls run without hooks)."""
+    import subprocess
+
+    proc = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"], cwd=store.worktree,
+                          capture_output=True, env=git.environment(None), check=False)
+    return proc.stdout.decode().strip() or "/dev/null"
 
 
 def _result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:
@@ -143,8 +154,9 @@ def _headline(conflicts: list[dict[str, Any]]) -> str:
 
 
 def _unmerged(store: Store) -> list[dict[str, Any]]:
-    """Each conflicted store file, merged again by the rules for its structured report."""
-    out = _git(store, "ls-files", "-u", "-z", "--", store.git_path(".")).stdout.decode("utf-8", "surrogateescape")
+    """Each conflicted file: a store file merged again by the rules for its structured report
+    (paths in the store's terms; a file outside the store by its repository path)."""
+    out = _git(store, "ls-files", "-u", "-z", "--full-name", ":/").stdout.decode("utf-8", "surrogateescape")
     stages: dict[str, dict[int, str]] = {}
     for entry in filter(None, out.split("\0")):
         meta, path = entry.split("\t", 1)
@@ -153,6 +165,10 @@ def _unmerged(store: Store) -> list[dict[str, Any]]:
     prefix = "" if store.prefix == "." else store.prefix + "/"
     reports = []
     for path, oids in sorted(stages.items()):
+        if not path.startswith(prefix):  # the user's own files: git's line merge conflicted
+            reports.append({"run": None, "file": path, "reason": "outside the store: git's own merge of your "
+                            "files conflicts; merge by hand with git", "fields": []})
+            continue
         rel = path[len(prefix):]
         sides = [_git(store, "cat-file", "blob", oids[n]).stdout if n in oids else None for n in (1, 2, 3)]
         outcome = driver.merge_file(rel, *sides, root=store.root)

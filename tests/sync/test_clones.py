@@ -151,3 +151,28 @@ def test_a_fresh_clone_warns_until_doctor_registers_the_driver(tmp_path: Path) -
     assert cli("doctor", "--fix", cwd=fresh).returncode == 0
     assert "/nonexistent" not in git(fresh, "config", "merge.statedir.driver")
     assert c
+
+
+def test_sync_merges_again_when_the_remote_moves_before_its_push(tmp_path: Path) -> None:
+    """A pre-push hook in b makes c push first, once: b's push is rejected, and sync fetches,
+    merges and pushes again."""
+    c = network(tmp_path, ("a", "b", "c"), runs=("r1", "r2"))
+    ok(c["a"], "set", "r1", "topic", "from a", "--reason", "a1")
+    ok(c["a"], "sync")
+    ok(c["c"], "set", "r2", "topic", "from c", "--reason", "c1")
+    ok(c["b"], "set", "r1", "language", "de", "--reason", "b1")
+    hook = c["b"] / ".git" / "hooks" / "pre-push"
+    marker = tmp_path / "moved"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\nif [ ! -e '{marker}' ]; then touch '{marker}'; "
+                    f"cd '{c['c']}' && git pull -q --no-rebase --no-edit && git push -q; fi\nexit 0\n")
+    hook.chmod(0o755)
+    result = ok(c["b"], "sync")
+    assert marker.exists() and result["attempts"] == 2 and result["pushed"]
+    for name in ("a", "c"):
+        ok(c[name], "sync")
+    files = store_files(c["a"])
+    for name, clone in c.items():
+        assert store_files(clone) == files, name
+        clean(clone)
+    assert _reasons(c["b"], "r1") == Counter({"a1": 1, "b1": 1}) and _reasons(c["b"], "r2") == Counter({"c1": 1})
