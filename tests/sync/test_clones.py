@@ -91,6 +91,9 @@ def test_an_incompatible_change_to_one_run_is_refused_and_loses_nothing(tmp_path
     shown = cli("show", "r1", "--json", cwd=c["b"])
     assert shown.returncode != 0 and json.loads(shown.stdout)["error"]["code"] == "UNRESOLVED_MERGE"
     assert "unresolved merge of runs/r1/state.yaml" in json.loads(shown.stdout)["error"]["message"]
+    validate = cli("validate", "--json", cwd=c["b"])
+    assert validate.returncode == 1 and "unresolved merge of runs/r1/state.yaml" in validate.stdout
+    assert "git merge --abort" in validate.stdout
     doctor = cli("doctor", "--json", cwd=c["b"])
     kinds = {f["kind"] for f in json.loads(doctor.stdout)["findings"]}
     assert doctor.returncode == 1 and "unresolved_merge" in kinds
