@@ -98,7 +98,7 @@ def driver_cost(tmp: Path, repeat: int) -> dict[str, float]:
     triples["log, 1,000 entries"] = ("runs/r1/history/transitions.yaml", [s.encode() for s in side])
     out = {}
     for name, (rel, (base, ours, theirs)) in triples.items():
-        def once() -> float:
+        def once(rel: str = rel, base: bytes = base, ours: bytes = ours, theirs: bytes = theirs) -> float:
             start = time.perf_counter()
             assert driver.merge_file(rel, base, ours, theirs).clean
             return time.perf_counter() - start

@@ -118,7 +118,7 @@ def _carry_rules(generic: Any, compiled: Any) -> None:
         compiled.setdefault("x-merge", generic["x-merge"])
     props = compiled.get("properties")
     if isinstance(props, dict):
-        known = generic.get("properties") if isinstance(generic.get("properties"), dict) else {}
+        known: dict[str, Any] = generic["properties"] if isinstance(generic.get("properties"), dict) else {}
         extra = generic.get("additionalProperties")
         for name, sub in props.items():
             _carry_rules(known.get(name, extra), sub)

@@ -76,12 +76,12 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     try:
         if kind.startswith("log-"):
             return Outcome(logs.merge(rel, base, ours, theirs))
-        sides = [_plain(raw, rel) for raw in (base, ours, theirs)]
+        old, mine, other = (_plain(raw, rel) for raw in (base, ours, theirs))
     except StatedirError as exc:
         return Outcome(ours or b"", note=f"a side cannot be read: {exc.message}")
     node = schema.load_schema(kind)
     ctx = rules.Context(root=node, further=_further(root, rel) if kind == "stage" else None)
-    merged = rules.merge(*sides, node=rules.resolve(node, node), ctx=ctx)
+    merged = rules.merge(old, mine, other, rules.resolve(node, node), ctx)
     if ctx.conflicts:
         return Outcome(ours or b"", conflicts=ctx.conflicts)
     if merged is rules.MISSING:  # deleted on both sides, or on one side and unchanged on the other

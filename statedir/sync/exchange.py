@@ -163,15 +163,16 @@ def _unmerged(store: Store) -> list[dict[str, Any]]:
         _, oid, stage = meta.split()
         stages.setdefault(path, {})[int(stage)] = oid
     prefix = "" if store.prefix == "." else store.prefix + "/"
-    reports = []
+    reports: list[dict[str, Any]] = []
     for path, oids in sorted(stages.items()):
         if not path.startswith(prefix):  # the user's own files: git's line merge conflicted
             reports.append({"run": None, "file": path, "reason": "outside the store: git's own merge of your "
                             "files conflicts; merge by hand with git", "fields": []})
             continue
         rel = path[len(prefix):]
-        sides = [_git(store, "cat-file", "blob", oids[n]).stdout if n in oids else None for n in (1, 2, 3)]
-        outcome = driver.merge_file(rel, *sides, root=store.root)
+        base, ours, theirs = (_git(store, "cat-file", "blob", oids[n]).stdout if n in oids else None
+                              for n in (1, 2, 3))
+        outcome = driver.merge_file(rel, base, ours, theirs, root=store.root)
         if outcome.clean:
             outcome.note = "changed on one side and deleted on the other"
         reports.append(driver.describe(rel, outcome))

@@ -43,7 +43,8 @@ def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
             reason = "cannot be merged by the rules (a conflict resolved by hand?)" if want is False else \
                 "is not what the statedir merge driver gives from the merge's parents (resolved by hand, or merged " \
                 "line by line where the driver was not registered)"
-            findings.append({"commit": sha, "kind": "illegal_merge", "file": rel, "message": f"the merge's {rel} {reason}"})
+            findings.append({"commit": sha, "kind": "illegal_merge", "file": rel,
+                             "message": f"the merge's {rel} {reason}"})
     if len(parents) > 2:
         findings.append({"commit": sha, "kind": "illegal_merge", "file": None,
                          "message": f"an octopus merge of {len(parents)} parents; sync merges one remote at a time"})

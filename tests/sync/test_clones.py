@@ -9,7 +9,7 @@ from pathlib import Path
 
 from statedir import yaml
 from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, sd, store_files
+from tests.sync.helpers import clean, entries, git, network, ok, store_files
 
 
 def _reasons(clone: Path, run: str) -> Counter[str]:
