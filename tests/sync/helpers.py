@@ -32,6 +32,7 @@ def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[st
     first = base / names[0]
     subprocess.run(["git", "clone", "-q", str(remote), str(first)], check=True, capture_output=True)
     ok(first, "init")
+    assert "merge-driver %O %A %B %P" in git(first, "config", "merge.statedir.driver")  # init registers it
     for run in runs:
         ok(first, "new", run, "--topic", f"topic of {run}")
     git(first, "push", "-q", "-u", "origin", "HEAD:main")

@@ -179,3 +179,29 @@ def test_sync_merges_again_when_the_remote_moves_before_its_push(tmp_path: Path)
         assert store_files(clone) == files, name
         clean(clone)
     assert _reasons(c["b"], "r1") == Counter({"a1": 1, "b1": 1}) and _reasons(c["b"], "r2") == Counter({"c1": 1})
+
+
+def test_sync_never_touches_the_users_own_changes(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"), runs=("r1", "r2"))
+    (c["a"] / "notes.txt").write_text("shared notes\n")
+    git(c["a"], "add", "notes.txt")
+    git(c["a"], "commit", "-q", "-m", "notes")
+    ok(c["a"], "set", "r1", "topic", "from a", "--reason", "a1")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r2", "topic", "from b", "--reason", "b1")
+    (c["b"] / "notes.txt").write_text("my draft, not committed\n")  # the merge would bring notes.txt in
+    head = git(c["b"], "rev-parse", "HEAD")
+    before = snapshot(c["b"], objects=False)
+    proc = cli("sync", "--json", cwd=c["b"])
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "UNCOMMITTED_EDIT" and "Commit or stash those changes first" in error["message"]
+    after = snapshot(c["b"], objects=False)
+    assert git(c["b"], "rev-parse", "HEAD") == head
+    assert {k for k in set(before) | set(after) if before.get(k) != after.get(k) and not k.startswith(".git/")} == set()
+    # a store file edited by hand: sync refuses before fetching anything
+    state = c["b"] / "state" / "runs" / "r2" / "state.yaml"
+    state.write_text(state.read_text() + "# a note\n")
+    proc = cli("sync", "--json", cwd=c["b"])
+    assert proc.returncode == 3 and "store files differ from HEAD" in json.loads(proc.stdout)["error"]["message"]
+    assert (c["b"] / "notes.txt").read_text() == "my draft, not committed\n"
