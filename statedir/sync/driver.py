@@ -143,3 +143,18 @@ def run(base_path: str, ours_path: str, theirs_path: str, repo_path: str) -> int
     target.write_bytes(outcome.data if outcome.note == "the line merge left conflicts"
                        else report(rel, outcome, ours, base, theirs))
     return 1
+
+
+def main(args: list[str]) -> int:
+    """`python -m statedir merge-driver %O %A %B %P` without the CLI around it: 0 merged,
+    1 refused (the conflict report is in %A), 2 when the files cannot be read."""
+    import sys
+
+    try:
+        code = run(*args)
+    except (OSError, StatedirError) as exc:
+        sys.stderr.write(f"statedir merge-driver: {getattr(exc, 'message', None) or exc}\n")
+        return 2
+    if code:
+        sys.stderr.write(f"statedir merge-driver: refused to merge {args[3]}; the file holds a conflict report\n")
+    return code
