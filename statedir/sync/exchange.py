@@ -10,7 +10,7 @@ from typing import Any
 from statedir import git
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.store import Store
-from statedir.sync import driver
+from statedir.sync import driver, register
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -112,7 +112,10 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
     message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
     args = ["merge", "--ff-only"] if fast else ["merge", "--no-ff", "--no-commit"]
-    proc = _git(store, *args, theirs, check=False)
+    # This very statedir merges, registered in the repository's config or not (a fresh clone).
+    driver_config = ("-c", f"merge.{register.DRIVER}.name={register.NAME}",
+                     "-c", f"merge.{register.DRIVER}.driver={register.command()}")
+    proc = _git(store, *driver_config, *args, theirs, check=False)
     if proc.returncode != 0:
         conflicts = _unmerged(store)
         if (git.git_dir(store.worktree) / "MERGE_HEAD").exists():

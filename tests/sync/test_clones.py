@@ -205,3 +205,17 @@ def test_sync_never_touches_the_users_own_changes(tmp_path: Path) -> None:
     proc = cli("sync", "--json", cwd=c["b"])
     assert proc.returncode == 3 and "store files differ from HEAD" in json.loads(proc.stdout)["error"]["message"]
     assert (c["b"] / "notes.txt").read_text() == "my draft, not committed\n"
+
+
+def test_sync_merges_with_the_driver_even_before_the_clone_registers_it(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a",))
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "remote.git"), str(fresh)], check=True, capture_output=True)
+    ok(c["a"], "set", "r1", "topic", "Shared", "--reason", "from A")
+    ok(c["a"], "sync")
+    ok(fresh, "set", "r1", "language", "de", "--reason", "from B")
+    proc = cli("sync", "--json", cwd=fresh)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "merged", proc.stdout + proc.stderr
+    assert "doctor --fix" in proc.stderr  # still told to register it for plain git merges
+    assert _reasons(fresh, "r1") == Counter({"from A": 1, "from B": 1})
+    clean(fresh)
