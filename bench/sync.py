@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,10 +33,21 @@ def sh(cwd: Path, *args: str) -> str:
     return subprocess.run(list(args), cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+CPU: list[float] = []  # CPU seconds (user + system, git's processes included) of each timed call
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(cwd: Path, *args: str) -> float:
-    start = time.perf_counter()
+    """Wall seconds of one `statedir` process; its CPU seconds go to CPU (on a shared machine
+    the wall time is mostly waiting for a core)."""
+    cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run([PY, "-m", "statedir", *args], cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    CPU.append(children_cpu() - cpu)
     if proc.returncode != 0:
         raise SystemExit(f"statedir {' '.join(args)} failed: {proc.stdout}{proc.stderr}")
     return elapsed
@@ -76,8 +88,12 @@ def sync_rounds(a: Path, b: Path, changed: int, rounds: int) -> list[float]:
             sb.set(f"r{changed + n:04d}", fields[1], f"b{r}", reason=f"b{r}")
         timed(a, "sync")
         times.append(timed(b, "sync"))
+        SYNC_CPU.append(CPU[-1])
         timed(a, "sync")
     return times
+
+
+SYNC_CPU: list[float] = []
 
 
 def driver_cost(tmp: Path, repeat: int) -> dict[str, float]:
@@ -111,13 +127,15 @@ def driver_cost(tmp: Path, repeat: int) -> dict[str, float]:
         for label, raw in (("O", base), ("A", ours), ("B", theirs)):
             (work / label).write_bytes(raw)
             paths.append(str(work / label))
-        cost = []
+        cost, cpu = [], []
         for _ in range(max(3, repeat // 3)):
             (work / "A").write_bytes(ours)
-            start = time.perf_counter()
+            before, start = children_cpu(), time.perf_counter()
             subprocess.run([PY, "-m", "statedir", "merge-driver", *paths, rel], cwd=work, check=True)
             cost.append(time.perf_counter() - start)
+            cpu.append(children_cpu() - before)
         out[f"merge-driver process, {name}"] = statistics.median(cost)
+        out[f"merge-driver process CPU, {name}"] = statistics.median(cpu)
     return out
 
 
@@ -138,7 +156,8 @@ def main() -> None:
         print(f"store: {args.runs} runs, built in {time.perf_counter() - start:.1f} s")
         times = sync_rounds(a, b, args.changed, args.rounds)
         print(f"sync, {args.changed} runs changed on each side: median {statistics.median(times):.2f} s "
-              f"over {len(times)} rounds ({', '.join(f'{t:.2f}' for t in times)})")
+              f"over {len(times)} rounds ({', '.join(f'{t:.2f}' for t in times)}); "
+              f"CPU median {statistics.median(SYNC_CPU):.2f} s")
         for name, seconds in driver_cost(tmp, args.repeat).items():
             print(f"{name}: {seconds * 1000:.1f} ms")
     finally:
