@@ -50,7 +50,7 @@ def _dirty_store(store: Store) -> list[str]:
 
 
 def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None) -> dict[str, Any]:
-    """{remote, branch, status: up_to_date|pushed|fast_forward|merged, merged, pushed, commit, attempts}."""
+    """{remote, branch, status: up_to_date|pushed|fast_forward|merged, pushed, commit, attempts, summary}."""
     name, branch = target(store, remote)
     with store.locked(timeout):
         for marker, operation in git.IN_PROGRESS:
@@ -61,8 +61,8 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
         status = "up_to_date"
+        _fetch(store, name, branch)
         for attempt in range(1, RETRIES + 1):
-            _fetch(store, name, branch)
             theirs = _rev(store, f"refs/remotes/{name}/{branch}")
             ours = _rev(store, "HEAD")
             if theirs is not None and theirs != ours:
@@ -75,7 +75,7 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             if push.returncode == 0:
                 return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
                                pushed=True)
-            _fetch(store, name, branch)
+            _fetch(store, name, branch)  # the remote moved meanwhile: merge again
             if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
                 raise GitError(f"git push to {name} failed: {git.gist(push.stderr)}", remote=name)
         raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; run sync again", remote=name)
