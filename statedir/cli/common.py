@@ -48,3 +48,14 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     for message in opened.store.standing:  # a write's --json carries it in `warnings` too
         output.warn(message)
     return opened
+
+
+def warn_unregistered(root: Path) -> None:
+    """The missing-merge-driver warning, for a command that reads a store without open_store."""
+    from statedir import git, output
+    from statedir.sync import register
+
+    worktree = git.find_worktree(root)
+    message = register.warning(root, worktree) if worktree is not None else None
+    if message:
+        output.warn(message)

@@ -140,6 +140,8 @@ def test_a_fresh_clone_warns_until_doctor_registers_the_driver(tmp_path: Path) -
     subprocess.run(["git", "clone", "-q", str(tmp_path / "remote.git"), str(fresh)], check=True, capture_output=True)
     runs = cli("runs", cwd=fresh)
     assert runs.returncode == 0 and runs.stderr.count("merge driver") == 1
+    validate = cli("validate", cwd=fresh)
+    assert validate.returncode == 0 and validate.stderr.count("merge driver") == 1
     write = cli("set", "r1", "topic", "x", "--reason", "r", "--json", cwd=fresh)
     assert write.returncode == 0 and write.stderr.count("merge driver") == 1
     assert any("merge driver" in w for w in json.loads(write.stdout)["warnings"])
