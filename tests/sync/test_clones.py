@@ -221,3 +221,45 @@ def test_sync_merges_with_the_driver_even_before_the_clone_registers_it(tmp_path
     assert "doctor --fix" in proc.stderr  # still told to register it for plain git merges
     assert _reasons(fresh, "r1") == Counter({"from A": 1, "from B": 1})
     clean(fresh)
+
+
+def test_a_merge_whose_result_is_not_a_legal_store_is_refused(tmp_path: Path) -> None:
+    """Each file merges cleanly, but the run they make is illegal (here: the other side's
+    commit put stage 2 in progress by hand while the run stands at stage 1): sync refuses,
+    says why, and leaves the branch as it was."""
+    c = network(tmp_path, ("a", "b"))
+    stage = c["a"] / "state" / "runs" / "r1" / "stages" / "2.yaml"
+    stage.write_text(stage.read_text().replace("status: pending", "status: in_progress"))
+    git(c["a"], "commit", "-q", "-am", "by hand")
+    git(c["a"], "push", "-q")
+    ok(c["b"], "set", "r1", "topic", "mine", "--reason", "b1")
+    head = git(c["b"], "rev-parse", "HEAD")
+    before = snapshot(c["b"], objects=False)
+    proc = cli("sync", "--json", cwd=c["b"])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "MERGE_REFUSED" and "not a legal store" in error["message"]
+    assert any("stage 2 is in_progress" in p for p in error["details"]["problems"])
+    assert git(c["b"], "rev-parse", "HEAD") == head and not (c["b"] / ".git" / "MERGE_HEAD").exists()
+    after = snapshot(c["b"], objects=False)
+    assert {k for k in set(before) | set(after) if before.get(k) != after.get(k) and not k.startswith(".git/")} == set()
+    human = cli("sync", cwd=c["b"])
+    assert human.returncode == 1 and "illegal   " in human.stdout
+
+
+def test_history_that_does_not_verify_is_refused_and_the_branch_restored(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"), runs=("r1", "r2"))
+    state = c["a"] / "state" / "runs" / "r1" / "state.yaml"
+    state.write_text(state.read_text().replace("topic: topic of r1", "topic: edited by hand"))
+    git(c["a"], "commit", "-q", "-am", "a hand edit: valid, but no transition")
+    git(c["a"], "push", "-q")
+    ok(c["b"], "set", "r2", "topic", "mine", "--reason", "b1")
+    (c["b"] / "notes.txt").write_text("untracked, mine\n")
+    head = git(c["b"], "rev-parse", "HEAD")
+    proc = cli("sync", "--json", cwd=c["b"])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "MERGE_REFUSED" and "does not verify" in error["message"]
+    assert {f["kind"] for f in error["details"]["findings"]} == {"hand_edit"}
+    assert git(c["b"], "rev-parse", "HEAD") == head and git(c["b"], "status", "--porcelain") == "?? notes.txt"
+    assert "topic: topic of r1" in (c["b"] / "state" / "runs" / "r1" / "state.yaml").read_text()
