@@ -263,3 +263,19 @@ def test_history_that_does_not_verify_is_refused_and_the_branch_restored(tmp_pat
     assert {f["kind"] for f in error["details"]["findings"]} == {"hand_edit"}
     assert git(c["b"], "rev-parse", "HEAD") == head and git(c["b"], "status", "--porcelain") == "?? notes.txt"
     assert "topic: topic of r1" in (c["b"] / "state" / "runs" / "r1" / "state.yaml").read_text()
+
+
+def test_doctor_rewrites_an_old_gitattributes_in_one_verified_commit(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a",))
+    attributes = c["a"] / "state" / ".gitattributes"
+    attributes.write_text("*.yaml text eol=lf\nruns/*/history/*.yaml merge=union\n")
+    git(c["a"], "commit", "-q", "-am", "a store from before the merge driver")
+    head = git(c["a"], "rev-parse", "HEAD")
+    doctor = cli("doctor", "--json", cwd=c["a"])
+    assert doctor.returncode == 1
+    assert "merge_attributes" in {f["kind"] for f in json.loads(doctor.stdout)["findings"]}
+    assert cli("doctor", "--fix", cwd=c["a"]).returncode == 0
+    assert "merge=statedir" in attributes.read_text()
+    assert git(c["a"], "rev-list", "--count", f"{head}..HEAD") == "1"
+    proc = cli("verify", "--since", head, "--json", cwd=c["a"])
+    assert proc.returncode == 0 and json.loads(proc.stdout)["clean"], proc.stdout
