@@ -36,7 +36,9 @@ def merge(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
     one that vanished from a side is kept, never lost)."""
     head_o, ours_items, texts = entries(ours, rel)
     head_t, theirs_items, texts_t = entries(theirs, rel)
-    _, base_items, texts_b = entries(base, rel)
+    appended = base is not None and (ours or b"").startswith(base) and (theirs or b"").startswith(base)
+    # Both sides only appended (the usual case): the base's entries are in both already.
+    _, base_items, texts_b = (None, [], {}) if appended else entries(base, rel)
     for more in (texts_t, texts_b):  # one entry written in two texts (key order): the same pick always
         for key, text in more.items():
             texts[key] = min(texts.get(key, text), text)

@@ -185,3 +185,12 @@ def test_what_a_file_is_comes_from_the_store_schema_lookup(monkeypatch: pytest.M
     monkeypatch.setattr(store_mod, "SCHEMA_OF", (*store_mod.SCHEMA_OF, segments))
     after = driver.merge_file(rel, _log([]), _log([a]), _log([b]))
     assert after.clean and _plain(after.data) == [a, b]
+
+
+def test_an_entry_that_vanished_from_one_side_is_kept() -> None:
+    rel = "runs/r1/history/transitions.yaml"
+    first = {"at": "2026-01-01T00:00:00Z", "actor": "a", "action": "new", "summary": "s"}
+    x = {"at": "2026-01-02T00:00:00Z", "actor": "a", "action": "stage", "summary": "x"}
+    b = {"at": "2026-01-03T00:00:00Z", "actor": "b", "action": "stage", "summary": "b"}
+    out = driver.merge_file(rel, _log([first, x]), _log([first]), _log([first, x, b]))
+    assert out.clean and _plain(out.data) == [first, x, b]
