@@ -57,6 +57,9 @@ def init(directory: str | Path) -> dict[str, Any]:
             written = store_mod.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             git.preflight(store.worktree)
+            from statedir.sync import register
+
+            register.register(store.worktree)
             sha = gitcommit.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker",
                                                                       "init"), author="state_tracker")
     except OSError as exc:
@@ -136,6 +139,10 @@ class StateDir:
         self.store = Store(Path(path))
         self.lock_timeout = lock_timeout
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
+        from statedir.sync import register
+
+        missing = register.warning(self.store.root, self.store.worktree)
+        self.store.standing = [missing] if missing else []
         if (self.store.root / JOURNAL).exists():
             # A writer died mid-transition: roll it back before anyone reads its half.
             with self.store.locked(lock_timeout):
@@ -305,6 +312,11 @@ class StateDir:
 
         args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
         return manage.change(self.store, args, actor or "pipeline_orchestrator", self.lock_timeout)
+    def sync(self, remote: str | None = None, *, actor: str = "state_tracker") -> dict[str, Any]:
+        """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync)."""
+        from statedir.sync import exchange
+
+        return exchange.sync(self.store, remote, actor=actor, timeout=self.lock_timeout)
 
     def bus(self, session: str) -> Bus:
         """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""

@@ -35,6 +35,7 @@ RunTerminal = _error("RUN_TERMINAL", REFUSED)
 ImmutableField = _error("IMMUTABLE_FIELD", REFUSED)
 ValidationFailed = _error("VALIDATION_FAILED", REFUSED)
 HeadMoved = _error("HEAD_MOVED", REFUSED)  # compare-and-swap: HEAD is not the commit the caller saw
+MergeRefused = _error("MERGE_REFUSED", REFUSED)  # sync: the two sides cannot merge into a legal state
 # Bad input (exit 2).
 UnknownRun = _error("UNKNOWN_RUN", BAD_INPUT)
 UnknownStage = _error("UNKNOWN_STAGE", BAD_INPUT)
@@ -43,6 +44,14 @@ InvalidValue = _error("INVALID_VALUE", BAD_INPUT)
 InvalidId = _error("INVALID_ID", BAD_INPUT)
 RunExists = _error("RUN_EXISTS", BAD_INPUT)
 BadFile = _error("BAD_FILE", BAD_INPUT)
+
+
+class UnresolvedMerge(BadFile):  # type: ignore[valid-type,misc]
+    """UNRESOLVED_MERGE (exit 2): a store file still holds git's conflict markers."""
+
+    code = "UNRESOLVED_MERGE"
+
+
 # Environment (exit 3).
 NotAStore = _error("NOT_A_STORE", ENVIRONMENT)
 LockTimeout = _error("LOCK_TIMEOUT", ENVIRONMENT)

@@ -26,8 +26,14 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
+SAID: set[str] = set()  # warnings already on stderr in this process: each is said once
+
+
 def warn(message: str) -> None:
-    """A warning for people, on stderr (stdout stays the command's output)."""
+    """A warning for people, on stderr (stdout stays the command's output), once per process."""
+    if message in SAID:
+        return
+    SAID.add(message)
     sys.stderr.write(_color("warning", "33", sys.stderr) + f": {message}\n")
 
 

@@ -32,10 +32,10 @@ LOCK = ".statedir.lock"
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 DEFAULT_LOCK_TIMEOUT = 30.0
 GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
-GITATTRIBUTES = (
-    "# statedir: YAML state, diffed as text; logs are append-only so a union merge keeps both sides\n"
-    "*.yaml text eol=lf\n"
-    "runs/*/history/*.yaml merge=union\n"
+GITATTRIBUTES = (  # the merge driver is registered in the repository's config by statedir.sync.register
+    "# statedir: YAML state, diffed as text, merged by `statedir merge-driver`: each field by its\n"
+    "# schema's x-merge rule, append-only logs as the union of their entries (see README, sync)\n"
+    "*.yaml text eol=lf merge=statedir\n"
 )
 
 # Which schema checks which store file (store-relative posix path patterns).
@@ -132,6 +132,7 @@ class Store:
         self._cache: ParseCache | None = None
         self._held = False  # this process holds the store lock (shared or exclusive)
         self.warnings: list[str] = []  # said by the last write, for the command's output
+        self.standing: list[str] = []  # said of the store itself (a missing merge driver), with every write
 
     @property
     def config(self) -> dict[str, Any]:
@@ -312,7 +313,7 @@ class Store:
             self._flock(fd, fcntl.LOCK_EX, self.lock_timeout(timeout))
             self._held = True
             self._inside = set()  # each directory is resolved once per hold of the lock
-            self.warnings = []
+            self.warnings = list(self.standing)
             journal.recover(self)
             yield
         finally:

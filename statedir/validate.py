@@ -112,12 +112,14 @@ class Runs:
             logs[name] = [entry for entries in parts for entry in entries]
         out = crossfile.problems(self.store.root, run_id, t, state, logs)
         out += crossfile.undeclared_logs(self.store.root, t, base)
+        records = {}
         for stage_id in t.stage_ids:
             record = self.read(f"{base}/stages/{stage_id}.yaml")
             if isinstance(record, dict):
+                records[stage_id] = record
                 out += crossfile.stage_counters(base, stage_id, record, logs)
                 out += crossfile.stage_fields(t, base, stage_id, record)
-        return out
+        return out + crossfile.run_flow(t, base, state, records)
 
 
 def _run_of(rel: str) -> str | None:
@@ -199,6 +201,15 @@ def store(root: Path, progress: Callable[[int, int], None] | None = None) -> lis
     opened = store_mod.Store(root)
     with opened.reading():  # an interrupted transition is finished or undone first
         return _store(opened, progress)
+
+
+def opened_store(opened: store_mod.Store, rels: list[str] | None = None) -> list[Problem]:
+    """`store()` for a store this process has open (and may hold locked, as sync does); with
+    `rels`, only those files and the cross-file rules of the runs they belong to."""
+    with opened.reading():
+        if rels is None:
+            return _store(opened, None)
+        return _check(opened, Runs(opened), [r for r in rels if (opened.root / r).is_file()], opened.cache())
 
 
 def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None) -> list[Problem]:

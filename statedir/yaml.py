@@ -13,7 +13,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Any
 
-from statedir.errors import BadFile
+from statedir.errors import BadFile, UnresolvedMerge
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -115,6 +115,20 @@ def _flow_depth_ok(text: str) -> bool:
     return True
 
 
+_CONFLICT = re.compile(r"^<{7} .*$(?s:.*?)^>{7}(?: |$)", re.M)
+
+
+def _check_unresolved(text: str, name: str) -> None:
+    """A file git left with conflict markers is an unresolved merge, not a YAML syntax error."""
+    match = _CONFLICT.search(text)
+    if match:
+        line = text.count("\n", 0, match.start()) + 1
+        raise UnresolvedMerge(f"unresolved merge of {name} (git's conflict markers from line {line}): keep the "
+                              "side you want (or a legal mix of both), remove the <<<<<<< ======= >>>>>>> lines, "
+                              "then `git add` it and commit; or `git merge --abort` to undo the merge",
+                              file=name, line=line)
+
+
 def load(raw: bytes | str, name: str = "<input>") -> Any:
     """Parse one YAML document (round-trip types) or raise BadFile naming the line."""
     if isinstance(raw, bytes):
@@ -128,6 +142,8 @@ def load(raw: bytes | str, name: str = "<input>") -> Any:
         text = raw
         if len(text) > MAX_BYTES:
             raise BadFile(f"{name}: file is larger than {MAX_BYTES} bytes", file=name)
+    if "<<<<<<< " in text:
+        _check_unresolved(text, name)
     if text.startswith(HEADER_PREFIX):
         # Keep line numbers while leaving the header out of the round-trip comments.
         text = "\n" + text.partition("\n")[2]

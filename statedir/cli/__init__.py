@@ -57,7 +57,7 @@ def _group() -> None:
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 
 
-from statedir.cli import agents, ars, bus, graph, history, read, research, signers, store, write  # noqa: E402,F401,I001
+from statedir.cli import agents, ars, bus, graph, history, read, research, signers, store, sync, write  # noqa: E402,F401,I001
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,22 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     served = SERVED.get()
     if served is not None:
         return served
+    from statedir import output
     from statedir.api import StateDir
 
-    return StateDir(store_path(store), lock_timeout=env_lock_timeout(),
-                    reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")
+    opened = StateDir(store_path(store), lock_timeout=env_lock_timeout(),
+                      reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")
+    for message in opened.store.standing:  # a write's --json carries it in `warnings` too
+        output.warn(message)
+    return opened
+
+
+def warn_unregistered(root: Path) -> None:
+    """The missing-merge-driver warning, for a command that reads a store without open_store."""
+    from statedir import git, output
+    from statedir.sync import register
+
+    worktree = git.find_worktree(root)
+    message = register.warning(root, worktree) if worktree is not None else None
+    if message:
+        output.warn(message)

@@ -44,11 +44,15 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
     if files:
         problems = validate_mod.files(files, schema, skip_outside=skip_outside_stores)
     else:
+        from statedir.cli.common import warn_unregistered
         from statedir.progress import Bar
 
+        root = store_path(store)
+        if (root / "statedir.yaml").is_file():
+            warn_unregistered(root.resolve())
         bar = Bar("validating") if Bar.wanted() else None
         try:
-            problems = validate_mod.store(store_path(store), progress=bar)
+            problems = validate_mod.store(root, progress=bar)
         finally:
             if bar is not None:
                 bar.close()

@@ -23,9 +23,6 @@ from statedir.store import Store
 
 Finding = dict[str, Any]
 
-# Hook point for the distribution issue: a check that the repository's git config registers
-# the store's merge driver. It returns findings (with a `repair` callable) or nothing.
-MERGE_DRIVER_CHECK: Callable[[Store], list[Finding]] | None = None
 
 
 def _finding(kind: str, file: str | None, message: str, fix: str, repair: Callable[[], None] | None) -> Finding:
@@ -169,8 +166,9 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
             found += uncommitted(store, backup)
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
-        if MERGE_DRIVER_CHECK is not None:
-            found += MERGE_DRIVER_CHECK(store)
+        from statedir.sync import checks  # the merge driver's registration, unresolved merges, runs
+
+        found += checks.findings(store, actor, timeout)
         return found
 
     found = examine()

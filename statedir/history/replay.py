@@ -155,13 +155,17 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
 
 
 def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
-    """`doctor --fix`: `.schemas/` copies, each exactly the schema statedir ships; and logs
-    moved into day segments with every entry kept (None: a legacy file it removed)."""
+    """`doctor --fix`: `.schemas/` copies, each exactly the schema statedir ships; the store's
+    `.gitattributes` exactly as statedir writes it (naming the merge driver); and logs moved
+    into day segments with every entry kept (None: a legacy file it removed)."""
     from statedir.history import migrate
 
     out = migrate.check(reader, commit)
     for rel in commit.changed:
         if rel in out:
+            continue
+        if rel == ".gitattributes":
+            out[rel] = store_mod.GITATTRIBUTES.encode()
             continue
         name = rel.removeprefix(".schemas/").removesuffix(".schema.json")
         if not rel.startswith(".schemas/") or name not in schema.schema_names():

@@ -61,7 +61,7 @@ def _json(text: str) -> dict[str, Any] | None:
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
     """{clean, checked, findings: [{commit, kind, file, message}]}: hand_edit, illegal,
-    log_rewritten, label_reused, signature, in history order."""
+    log_rewritten, label_reused, signature, illegal_merge (statedir.sync.merges), in history order."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -83,11 +83,13 @@ def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[
 def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     replayed: set[str] = set()  # files the replay proved exactly right
+    if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
+        from statedir.sync import merges
+
+        return merges.check(reader, commit.sha, commit.parents)
     if not (commit.run_id and commit.actor and commit.action):
         out += [_finding(commit, "hand_edit", rel, f"{_verb(status)} without statedir (no Statedir-* trailers)")
                 for rel, (status, _, _) in sorted(commit.changed.items())]
-    elif len(commit.parents) > 1:
-        pass  # a merge: the sync issue's merge driver decides what merges legally
     elif (folder := _subsystem(commit.action)) is not None:
         out += [_finding(commit, "illegal", rel, f"a {commit.action} commit {_verb(status)} {rel}, outside {folder}")
                 for rel, (status, _, _) in sorted(commit.changed.items()) if not rel.startswith(folder)]

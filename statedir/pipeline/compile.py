@@ -102,9 +102,34 @@ def compile_schemas(t: Template) -> dict[str, dict[str, Any]]:
     _enum(out["log-collaboration_depth"]["$defs"]["entry"]["properties"]["stage_id"], [*stage_ids, "pipeline"],
           "a stage, or pipeline")
     for kind, doc in out.items():
+        _carry_rules(schema.load_schema(kind), doc)
         doc["$id"] = f"https://statedir.dev/schemas/{scope(t) or t.name}/{kind}.schema.json"
         doc["title"] = f"{doc.get('title', kind)} — template {t.name} {t.doc.get('version') or ''}".rstrip()
     return out
+
+
+def _carry_rules(generic: Any, compiled: Any) -> None:
+    """Give each property narrowed above the merge rule (`x-merge`) of the generic field it
+    replaced: a property of an object the generic schema keys freely takes the rule of its
+    additionalProperties."""
+    if not isinstance(generic, dict) or not isinstance(compiled, dict):
+        return
+    if "x-merge" in generic:
+        compiled.setdefault("x-merge", generic["x-merge"])
+    props = compiled.get("properties")
+    if isinstance(props, dict):
+        known: dict[str, Any] = generic["properties"] if isinstance(generic.get("properties"), dict) else {}
+        extra = generic.get("additionalProperties")
+        for name, sub in props.items():
+            _carry_rules(known.get(name, extra), sub)
+    for key, value in compiled.items():
+        if key == "properties":
+            continue
+        if isinstance(value, dict):
+            _carry_rules(generic.get(key), value)
+        elif isinstance(value, list) and isinstance(generic.get(key), list):
+            for g, c in zip(generic[key], value, strict=False):
+                _carry_rules(g, c)
 
 
 def schema_files(t: Template) -> dict[str, str]:

@@ -111,4 +111,25 @@ def undeclared_logs(root: Path, t: Template, base: str) -> list[Problem]:
         rel = f"{base}/history/{path.name}"
         out.append(Problem(rel, "$", f"template {t.name} declares no {name} log (its runs hold "
                                      f"{', '.join(t.logs)}); add it to the template's `logs:`"))
+def run_flow(t: Template, base: str, state: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[Problem]:
+    """Where the run stands must agree with its stages (a hand-resolved merge can leave it
+    stuck): a stage in progress is the current stage, the run awaits confirmation exactly
+    while a checkpoint is open (or is paused from awaiting it)."""
+    rel = f"{base}/state.yaml"
+    out = []
+    active = t.status.get("active")
+    current = state.get("current_stage")
+    for stage_id, record in records.items():
+        if active is not None and record.get("status") == active and stage_id != current:
+            out.append(Problem(f"{base}/stages/{stage_id}.yaml", "$.status",
+                               f"stage {t.display(stage_id)} is {active}, but the run's current stage is {current!r}"))
+    awaiting, pipeline_state = t.pipeline.get("awaiting"), state.get("pipeline_state")
+    checkpoint = state.get("checkpoint")
+    if pipeline_state == awaiting and checkpoint is None:
+        out.append(Problem(rel, "$.checkpoint", f"the run is {awaiting}, but no checkpoint is open: nothing "
+                                                "could answer it"))
+    paused_awaiting = pipeline_state == t.pipeline.get("paused") and state.get("paused_from") == awaiting
+    if checkpoint is not None and pipeline_state != awaiting and not paused_awaiting:
+        out.append(Problem(rel, "$.checkpoint", f"a checkpoint is open, but the run is {pipeline_state}, "
+                                                f"not {awaiting}"))
     return out

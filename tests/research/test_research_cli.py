@@ -162,6 +162,7 @@ def test_two_machines_adding_entities_merge_without_conflict(store: Path, tmp_pa
     research("--create-question", "--question", "Shared?", cwd=repo)
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    assert cli("doctor", "--fix", cwd=clone).returncode == 0  # a fresh clone registers the merge driver
     rc, ours = research("--start-run", "--skill", "a", "--question", "Ours?", cwd=repo)
     rc, theirs = research("--start-run", "--skill", "b", "--question", "Theirs?", cwd=clone)
     research("--record-claim", "--run-id", theirs["id"], "--statement", "C", cwd=clone)

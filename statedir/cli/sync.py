@@ -1,0 +1,48 @@
+"""`statedir sync` (fetch, merge, validate, verify, push) and `statedir merge-driver` (what git runs)."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from statedir.cli import app
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
+from statedir.output import done
+
+
+@app.command()
+def sync(remote: Annotated[Optional[str], typer.Option(
+             "--remote", metavar="NAME", help="The git remote; default: the branch's upstream remote, else origin.")] = None,
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push."""
+    from statedir import output
+    from statedir.errors import MergeRefused
+
+    try:
+        result = open_store(store).sync(remote, actor=actor)
+    except MergeRefused as exc:
+        if not json:  # the conflict report is the command's output; the error line goes to stderr
+            for item in exc.details.get("conflicts", []):
+                where = f"run {item['run']}  {item['file']}" if item["run"] else item["file"]
+                print(f"conflict  {where}" + (f": {item['reason']}" if item.get("reason") else ""))
+                for field in item["fields"]:
+                    print(f"  {field['field']} ({field['rule']}): ours {field['ours']!r}, theirs {field['theirs']!r}")
+            for problem in exc.details.get("problems", []):
+                print(f"illegal   {problem}")
+            for finding in exc.details.get("findings", []):
+                print(f"verify    {finding['commit'][:10]} {finding['kind']} {finding['file']}: {finding['message']}")
+        raise typer.Exit(output.error(exc, json)) from None
+    done(result, json)
+
+
+@app.command("merge-driver")
+def merge_driver(base: Annotated[str, typer.Argument(metavar="BASE", help="git's %O: the common ancestor's version.")],
+                 ours: Annotated[str, typer.Argument(metavar="OURS", help="git's %A: our version; the result is written here.")],
+                 theirs: Annotated[str, typer.Argument(metavar="THEIRS", help="git's %B: their version.")],
+                 path: Annotated[str, typer.Argument(metavar="PATH", help="git's %P: the file's path in the repository.")]) -> None:
+    """The merge driver git runs for store files (registered by init and doctor --fix); exit 1 on a refusal."""
+    from statedir.sync import driver
+
+    code = driver.run(base, ours, theirs, path)
+    if code:
+        raise typer.Exit(code)

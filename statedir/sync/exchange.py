@@ -1,0 +1,204 @@
+"""`statedir sync`: fetch, merge (never rebase), validate and verify, push — under the store lock.
+
+A merge the driver refuses, or one whose result is not a legal store, is aborted: the branch,
+the index and the work tree are as they were, and the refusal carries a conflict report.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir import git
+from statedir.errors import GitError, MergeRefused, UncommittedEdit
+from statedir.store import Store
+from statedir.sync import driver, register
+
+RETRIES = 5  # pushes rejected because the remote moved meanwhile
+
+
+def _git(store: Store, *args: str, check: bool = True) -> Any:
+    return git.run(store.worktree, *args, check=check)
+
+
+def _out(store: Store, *args: str) -> str:
+    return _git(store, *args).stdout.decode().strip()
+
+
+def _rev(store: Store, ref: str) -> str | None:
+    proc = _git(store, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def target(store: Store, remote: str | None) -> tuple[str, str]:
+    """(remote, branch): the branch's upstream, else `origin` and the branch's own name."""
+    head = _git(store, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    if head.returncode != 0:
+        raise GitError("HEAD is detached: sync merges into and pushes a branch; `git switch BRANCH` first")
+    branch = head.stdout.decode().strip()
+    upstream_remote = _git(store, "config", "--get", f"branch.{branch}.remote", check=False).stdout.decode().strip()
+    merge_ref = _git(store, "config", "--get", f"branch.{branch}.merge", check=False).stdout.decode().strip()
+    name = remote or upstream_remote or "origin"
+    remote_branch = merge_ref.removeprefix("refs/heads/") if merge_ref and name == upstream_remote else branch
+    if _git(store, "remote", "get-url", name, check=False).returncode != 0:
+        raise GitError(f"no git remote {name!r} in {store.worktree}; add one (`git remote add {name} URL`) "
+                       "or name another with --remote", remote=name)
+    return name, remote_branch
+
+
+def _dirty_store(store: Store) -> list[str]:
+    out = _git(store, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", store.git_path("."))
+    return [entry[3:] for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0") if len(entry) > 3]
+
+
+def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None) -> dict[str, Any]:
+    """{remote, branch, status: up_to_date|pushed|fast_forward|merged, pushed, commit, attempts, summary}."""
+    name, branch = target(store, remote)
+    with store.locked(timeout):
+        for marker, operation in git.IN_PROGRESS:
+            if (git.git_dir(store.worktree) / marker).exists():
+                raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
+        dirty = _dirty_store(store)
+        if dirty:
+            raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
+                                  "transition or restore them (`statedir doctor`) before sync", files=dirty)
+        status = "up_to_date"
+        _fetch(store, name, branch)
+        for attempt in range(1, RETRIES + 1):
+            theirs = _rev(store, f"refs/remotes/{name}/{branch}")
+            ours = _rev(store, "HEAD")
+            if theirs is not None and theirs != ours:
+                status = _merge(store, name, branch, ours, theirs, actor) or status
+            head = _rev(store, "HEAD")
+            if head is None or head == theirs:
+                return _result(name, branch, status, head, attempt, pushed=False)
+            push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
+                        f"HEAD:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
+            if push.returncode == 0:
+                return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
+                               pushed=True)
+            _fetch(store, name, branch)  # the remote moved meanwhile: merge again
+            if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
+                raise GitError(f"git push to {name} failed: {git.gist(push.stderr)}", remote=name)
+        raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; run sync again", remote=name)
+
+
+def _hooks(store: Store) -> str:
+    """The repository's own hooks directory (statedir's git calls run without hooks)."""
+    import subprocess
+
+    proc = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"], cwd=store.worktree,
+                          capture_output=True, env=git.environment(None), check=False)
+    return proc.stdout.decode().strip() or "/dev/null"
+
+
+def _result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:
+    summary = {"up_to_date": f"up to date with {name}/{branch}", "pushed": f"pushed to {name}/{branch}",
+               "fast_forward": f"fast-forwarded to {name}/{branch}", "merged": f"merged {name}/{branch}"}[status]
+    if pushed and status != "pushed":
+        summary += " and pushed"
+    return {"remote": name, "branch": branch, "status": status, "pushed": pushed, "commit": head,
+            "attempts": attempts, "summary": summary}
+
+
+def _fetch(store: Store, name: str, branch: str) -> None:
+    proc = _git(store, "fetch", "--quiet", name, check=False)
+    if proc.returncode != 0:
+        raise GitError(f"git fetch {name} failed: {git.gist(proc.stderr)}", remote=name)
+
+
+def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> str | None:
+    """Bring `theirs` in: None when HEAD already has it, else fast_forward or merged."""
+    if ours is not None and _git(store, "merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
+        return None
+    fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
+    message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
+    args = ["merge", "--ff-only"] if fast else ["merge", "--no-ff", "--no-commit"]
+    # This very statedir merges, registered in the repository's config or not (a fresh clone).
+    driver_config = ("-c", f"merge.{register.DRIVER}.name={register.NAME}",
+                     "-c", f"merge.{register.DRIVER}.driver={register.command()}")
+    proc = _git(store, *driver_config, *args, theirs, check=False)
+    if proc.returncode != 0:
+        conflicts = _unmerged(store)
+        if (git.git_dir(store.worktree) / "MERGE_HEAD").exists():
+            _git(store, "merge", "--abort", check=False)
+        if not conflicts:
+            raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {git.gist(proc.stderr)}. "
+                                  "Commit or stash those changes first; nothing was changed", remote=name)
+        raise MergeRefused(_headline(conflicts), conflicts=conflicts)
+    problems = _problems(store, ours)
+    if problems:
+        _undo(store, ours, fast)
+        raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}"
+                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                           conflicts=[], problems=problems)
+    if not fast:
+        _git(store, "commit", "--quiet", "--no-edit", "-m", message)
+    findings = _findings(store, ours)
+    if findings:
+        _undo(store, ours, fast=True)
+        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}",
+                           conflicts=[], findings=findings)
+    return "fast_forward" if fast else "merged"
+
+
+def _undo(store: Store, ours: str | None, fast: bool) -> None:
+    """Back to where the branch was, keeping the user's own changes outside the store."""
+    if (git.git_dir(store.worktree) / "MERGE_HEAD").exists():
+        _git(store, "merge", "--abort")
+    elif ours is not None:
+        _git(store, "reset", "--quiet", "--keep", ours)
+
+
+def _headline(conflicts: list[dict[str, Any]]) -> str:
+    first = conflicts[0]
+    fields = ", ".join(f["field"] for f in first["fields"]) or first.get("reason") or "its content"
+    where = f"run {first['run']}, {first['file']}" if first["run"] else first["file"]
+    more = f" (and {len(conflicts) - 1} more file(s))" if len(conflicts) > 1 else ""
+    return f"merge refused: {where}: {fields} changed on both sides{more}; nothing was changed"
+
+
+def _unmerged(store: Store) -> list[dict[str, Any]]:
+    """Each conflicted file: a store file merged again by the rules for its structured report
+    (paths in the store's terms; a file outside the store by its repository path)."""
+    out = _git(store, "ls-files", "-u", "-z", "--full-name", ":/").stdout.decode("utf-8", "surrogateescape")
+    stages: dict[str, dict[int, str]] = {}
+    for entry in filter(None, out.split("\0")):
+        meta, path = entry.split("\t", 1)
+        _, oid, stage = meta.split()
+        stages.setdefault(path, {})[int(stage)] = oid
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    reports: list[dict[str, Any]] = []
+    for path, oids in sorted(stages.items()):
+        if not path.startswith(prefix):  # the user's own files: git's line merge conflicted
+            reports.append({"run": None, "file": path, "reason": "outside the store: git's own merge of your "
+                            "files conflicts; merge by hand with git", "fields": []})
+            continue
+        rel = path[len(prefix):]
+        base, ours, theirs = (_git(store, "cat-file", "blob", oids[n]).stdout if n in oids else None
+                              for n in (1, 2, 3))
+        outcome = driver.merge_file(rel, base, ours, theirs, root=store.root)
+        if outcome.clean:
+            outcome.note = "changed on one side and deleted on the other"
+        reports.append(driver.describe(rel, outcome))
+    return reports
+
+
+def _problems(store: Store, ours: str | None) -> list[str]:
+    """What validate finds in the files the merge changed (and the runs they belong to): the
+    rest of the store is as this branch had it."""
+    from statedir import validate
+
+    if ours is None:
+        return [str(p) for p in validate.opened_store(store)]
+    out = _git(store, "diff", "--cached", "--name-only", "--no-renames", "-z", ours, "--", store.git_path("."))
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    rels = [n[len(prefix):] for n in out.stdout.decode("utf-8", "surrogateescape").split("\0")
+            if n.startswith(prefix) and n.endswith(".yaml")]
+    return [str(p) for p in validate.opened_store(store, rels)]
+
+
+def _findings(store: Store, since: str | None) -> list[dict[str, Any]]:
+    from statedir.history import verify
+
+    if since is None:
+        return []
+    return verify.verify(store, None, since)["findings"]

@@ -1,0 +1,71 @@
+"""Real clones of one bare remote on local disk, driven through the real CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import cli
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def sd(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """statedir in a clone; a failure other than the expected is the test's to assert."""
+    return cli(*args, cwd=cwd)
+
+
+def ok(cwd: Path, *args: str) -> dict[str, Any]:
+    proc = cli(*args, "--json", cwd=cwd)
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[str, ...] = ("r1",)) -> dict[str, Path]:
+    """A bare remote and clones of it: the first makes the store and its runs and pushes; the
+    others clone and register the merge driver with `doctor --fix`."""
+    remote = base / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    first = base / names[0]
+    subprocess.run(["git", "clone", "-q", str(remote), str(first)], check=True, capture_output=True)
+    ok(first, "init")
+    assert "merge-driver %O %A %B %P" in git(first, "config", "merge.statedir.driver")  # init registers it
+    for run in runs:
+        ok(first, "new", run, "--topic", f"topic of {run}")
+    git(first, "push", "-q", "-u", "origin", "HEAD:main")
+    clones = {names[0]: first}
+    for name in names[1:]:
+        subprocess.run(["git", "clone", "-q", str(remote), str(base / name)], check=True, capture_output=True)
+        assert sd(base / name, "doctor", "--fix").returncode == 0
+        clones[name] = base / name
+    return clones
+
+
+def entries(clone: Path, run: str, log: str = "transitions") -> list[dict[str, Any]]:
+    """A run's log entries as `statedir show` reads them."""
+    from statedir import yaml
+
+    folder = clone / "state" / "runs" / run / "history"
+    files = [folder / f"{log}.yaml"] if (folder / f"{log}.yaml").is_file() else sorted((folder / log).glob("*.yaml"))
+    out: list[dict[str, Any]] = []
+    for path in files:
+        out += yaml.to_plain(yaml.load(path.read_bytes(), str(path))) or []
+    return out
+
+
+def store_files(clone: Path) -> dict[str, bytes]:
+    """Every committed store file at HEAD: path -> bytes."""
+    names = git(clone, "ls-tree", "-r", "--name-only", "HEAD", "state").split("\n")
+    return {n: subprocess.run(["git", "show", f"HEAD:{n}"], cwd=clone, capture_output=True, check=True).stdout
+            for n in names if n}
+
+
+def clean(clone: Path) -> None:
+    """validate and verify both clean."""
+    v = sd(clone, "validate")
+    assert v.returncode == 0, v.stdout + v.stderr
+    proc = cli("verify", "--json", cwd=clone)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["clean"], proc.stdout
