@@ -111,6 +111,9 @@ def undeclared_logs(root: Path, t: Template, base: str) -> list[Problem]:
         rel = f"{base}/history/{path.name}"
         out.append(Problem(rel, "$", f"template {t.name} declares no {name} log (its runs hold "
                                      f"{', '.join(t.logs)}); add it to the template's `logs:`"))
+    return out
+
+
 def run_flow(t: Template, base: str, state: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[Problem]:
     """Where the run stands must agree with its stages (a hand-resolved merge can leave it
     stuck): a stage in progress is the current stage, the run awaits confirmation exactly

@@ -4,10 +4,10 @@ actor's commit that is unsigned, signed by another key or altered, and a change 
 signers.yaml not signed by a key trusted as of its parent."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
