@@ -101,9 +101,14 @@ def test_an_incompatible_change_to_one_run_is_refused_and_loses_nothing(tmp_path
 
 def test_a_hand_resolved_merge_that_leaves_the_run_inconsistent_is_found(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
+    # the same field changed on both sides: refused (two identical starts within one second
+    # would merge, rightly: the timestamps must differ for `started_at` to conflict)
     ok(c["a"], "stage", "r1", "1", "in_progress", "--reason", "A starts")
     ok(c["a"], "sync")
-    ok(c["b"], "stage", "r1", "1", "in_progress", "--reason", "B starts")
+    ok(c["b"], "sync")
+    ok(c["a"], "set", "r1", "topic", "from A", "--reason", "A retitles")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "from B", "--reason", "B retitles")
     assert cli("sync", cwd=c["b"]).returncode == 1
     pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit"], cwd=c["b"], capture_output=True, text=True)
     assert pull.returncode != 0
