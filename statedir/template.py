@@ -33,6 +33,8 @@ class Template:
         self.caps: dict[str, int] = doc.get("caps", {})
         self.checkpoints: dict[str, Any] = doc.get("checkpoints", {})
         self.terminal_targets = {self.pipeline["completed"], self.pipeline["aborted"]}
+        # The run fields `statedir new` must be given; a template that says nothing needs a topic.
+        self.required_run_fields: list[str] = doc.get("required_run_fields", ["topic"])
 
     # --- stages --------------------------------------------------------------------------
     def stage(self, stage_id: str) -> dict[str, Any]:
