@@ -61,11 +61,13 @@ def render(info: dict[str, Any]) -> str:
         lines.append(f"  {info['description']}")
     lines.append(f"  run fields `new` needs: {', '.join(info['required_run_fields']) or 'none'}")
     width = max(len(s["display"]) for s in info["stages"])
+    skips = any(s["role"] == "skipped" for s in info["statuses"])  # "never skipped" means something
     lines.append("stages (in order; entry points marked >):")
     for s in info["stages"]:
         notes = [f"owner {s['owner']}" if s["owner"] else "", f"checkpoint {s['checkpoint']}" if s["checkpoint"] else "",
                  f"--decision {'|'.join(s['decisions'])}" if s["decisions"] else "",
-                 "integrity stage" if s["integrity"] else "", "" if s["skippable"] else "never skipped",
+                 "integrity stage" if s["integrity"] else "",
+                 "never skipped" if not s["skippable"] and skips else "",
                  f"needs {', '.join(s['requires'])}" if s["requires"] else "",
                  f"-> {', '.join(s['next'])}" if s["next"] else ""]
         mark = ">" if s["id"] in info["entry_points"] else " "

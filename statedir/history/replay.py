@@ -78,7 +78,7 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
         change = rollback.decide(t, run, target, req, now)
     else:
         decided = rules.decide(t, run, req, now)
-        if decided is None:  # a request that changes nothing makes no commit
+        if decided is None or decided.noop:  # a request that changes nothing makes no commit
             raise IllegalTransition(f"{req.action} changes nothing on the parent's state")
         change = decided
     return render(reader, commit, files, change, req, now, t)
