@@ -226,9 +226,10 @@ class StateDir(Views, Adjudication):
         req = Request(action, self._actor(actor), args, reason)
         return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
-    def new(self, run_id: str, *, topic: str, template: str | None = None, entry_point: str | None = None,
-            language: str | None = None, passport: str | None = None, confirm_skip: bool = False,
-            actor: str | None = None) -> dict[str, Any]:
+    def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
+            entry_point: str | None = None, language: str | None = None, passport: str | None = None,
+            confirm_skip: bool = False, actor: str | None = None) -> dict[str, Any]:
+        """Create a run (one commit); `topic` is needed where the template's required_run_fields say so."""
         from statedir import template as template_mod
 
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))

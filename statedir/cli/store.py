@@ -8,7 +8,7 @@ import typer
 
 from statedir.cli import app
 from statedir.cli.common import JsonOpt, StoreOpt
-from statedir.output import emit_json
+from statedir.output import emit_json, warn
 
 
 @app.command()
@@ -22,6 +22,8 @@ def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")
         emit_json(result)
     elif result["created"]:
         print(f"ok  initialized statedir store in {result['store']}  [{result['commit'][:10]}]")
+    for message in result.get("warnings", []):
+        warn(message)
     else:
         print(f"ok  {result['store']} is already a statedir store; nothing changed")
 

@@ -14,7 +14,7 @@ Reason = Annotated[Optional[str], typer.Option("--reason", help="Why (recorded i
 
 @app.command()
 def new(run_id: RunArg,
-        topic: Annotated[str, typer.Option("--topic", help="What the run is about.")],
+        topic: Annotated[Optional[str], typer.Option("--topic", help="What the run is about (required where the template says so; academic-pipeline does).")] = None,
         template: Annotated[Optional[str], typer.Option(
             "--template", help="Template name or file; default: the store's default (academic-pipeline).")] = None,
         entry_point: Annotated[Optional[str], typer.Option(

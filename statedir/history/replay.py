@@ -97,7 +97,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
         extra[stored] = reader.raw(commit.changed[stored][2])
     t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
     require_permission(t, req.actor, "new")
-    _, change = runs.new_run(t, commit.run_id, str(req.args.get("topic")), req.args.get("language") or "en",
+    _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
     for log in LOGS:
