@@ -22,10 +22,10 @@ def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")
         emit_json(result)
     elif result["created"]:
         print(f"ok  initialized statedir store in {result['store']}  [{result['commit'][:10]}]")
-    for message in result.get("warnings", []):
-        warn(message)
     else:
         print(f"ok  {result['store']} is already a statedir store; nothing changed")
+    for message in result.get("warnings", []):
+        warn(message)  # on stderr, with --json too (as `done` does)
 
 
 @app.command()
