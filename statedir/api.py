@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from statedir import transaction
 from statedir import store as store_mod
+from statedir import transaction
 from statedir.arguments import checked
 from statedir.ars.api import Adjudication
 from statedir.change import Request

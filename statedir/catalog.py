@@ -7,6 +7,7 @@ from typing import Any
 
 from statedir import template
 
+
 def listed(store_templates: Path | None) -> list[dict[str, Any]]:
     """Every template: shipped ones, then the store's (`<name>@<version>`: an older version kept for its runs)."""
     def row(name: str, source: str, t: template.Template) -> dict[str, Any]:
@@ -64,7 +65,8 @@ def render(info: dict[str, Any]) -> str:
     skips = any(s["role"] == "skipped" for s in info["statuses"])  # "never skipped" means something
     lines.append("stages (in order; entry points marked >):")
     for s in info["stages"]:
-        notes = [f"owner {s['owner']}" if s["owner"] else "", f"checkpoint {s['checkpoint']}" if s["checkpoint"] else "",
+        notes = [f"owner {s['owner']}" if s["owner"] else "",
+                 f"checkpoint {s['checkpoint']}" if s["checkpoint"] else "",
                  f"--decision {'|'.join(s['decisions'])}" if s["decisions"] else "",
                  "integrity stage" if s["integrity"] else "",
                  "never skipped" if not s["skippable"] and skips else "",

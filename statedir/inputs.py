@@ -4,13 +4,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from statedir import yaml
 from statedir.errors import BadFile, InvalidValue
 
 
-def open_regular(path: str, what: str) -> IO[bytes]:
+def open_regular(path: str, what: str) -> Any:  # a binary file object (hashlib.file_digest reads it)
     """A named file opened for reading; a FIFO, device or directory is refused, never waited on."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)

@@ -56,8 +56,8 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
         "created_at": now, "updated_at": now,
     }
     stages = {stage_id: new_stage(t, stage_id) for stage_id in t.stage_ids}
-    change = Change(f"new run {run_id} ({t.name}) entering at stage {t.display(entry)}" + (f": {topic}" if topic else ""),
-                    state=state, stages=stages)
+    summary = f"new run {run_id} ({t.name}) entering at stage {t.display(entry)}" + (f": {topic}" if topic else "")
+    change = Change(summary, state=state, stages=stages)
     before = t.stage_ids[: t.index(entry)]
     guarded = [s for s in before if not t.skippable(s)]
     if guarded:
