@@ -35,8 +35,11 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
 def templates(name: Annotated[Optional[str], typer.Argument(
                   help="Describe this template (a name or a template file): its stages, statuses, actions.")] = None,
               store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """List the templates statedir ships and the store holds; with NAME, that template's own
-    stages, statuses and their moves, pipeline states, actors and actions."""
+    """List the templates statedir ships and the store holds; with NAME, describe that one.
+
+    A template's description is its own vocabulary: stages, statuses and their moves, pipeline
+    states, checkpoint responses, actors and their actions.
+    """
     from statedir import catalog, template
     from statedir.cli.common import store_path
     from statedir.errors import NotAStore
@@ -96,8 +99,11 @@ def get(run_id: RunArg, path: Annotated[str, typer.Argument(help="Dotted path, e
 @app.command()
 def status(run_id: RunArg, line: Annotated[bool, typer.Option("--line", help="Only the one-line form.")] = False,
            store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """The Progress Dashboard (--line: the one-line form); --json adds its structure (stages with
-    status, label and marker, the open checkpoint, the pipeline state) beside the text."""
+    """The Progress Dashboard (--line: the one-line form).
+
+    --json adds its structure beside the text: stages with status, label and marker, the open
+    checkpoint, the pipeline state.
+    """
     report = open_store(store).status(run_id)
     if json:
         emit_json(report)

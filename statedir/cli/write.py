@@ -146,8 +146,10 @@ def confirm(run_id: RunArg,
 def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.")],
          reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Reopen a completed stage and bump its outputs' versions; later stages that had started
-    go back to their initial status (the result names them)."""
+    """Reopen a completed stage and bump its outputs' versions.
+
+    Later stages that had started go back to their initial status; the result names them.
+    """
     done(open_store(store).redo(run_id, stage, reason=reason, actor=actor), json)
 
 
