@@ -21,7 +21,8 @@ TYPES: dict[str, Callable[[Any], bool]] = {
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
 }
-ANNOTATIONS = {"$schema", "$id", "title", "description", "$defs", "default", "examples", "$comment"}
+ANNOTATIONS = {"$schema", "$id", "title", "description", "$defs", "default", "examples", "$comment",
+               "x-merge"}  # statedir's merge rule of a field: read by the merge driver, no constraint
 
 
 class Unsupported(Exception):
