@@ -24,6 +24,8 @@ from statedir.errors import InvalidValue
 
 from .helpers import assert_store_equals_last_commit, git, material_labels, state_commits
 
+pytestmark = pytest.mark.slow  # every failure path, small and large (14,000-file) repositories
+
 _LARGE: dict[str, Path] = {}
 
 
