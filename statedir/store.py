@@ -349,7 +349,8 @@ def _not_a_store(root: Path) -> str:
         return (f"{root} is not a statedir store (no {CONFIG}), but {', '.join(map(str, below))} is: "
                 "pass that as --store (STATEDIR_STORE)")
     try:
-        above = locate(root.parent) if root.parent != root else None
+        parent = root.resolve().parent  # a relative path walks up from where it resolves
+        above = locate(parent) if parent != root.resolve() else None
     except NotAStore:
         above = None
     if above is not None:
