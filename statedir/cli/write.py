@@ -60,7 +60,7 @@ def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage
 
 
 @app.command()
-def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="paused, running (resume), aborted or completed.")],
+def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
              reason: Reason = None, store: StoreOpt = None, json: JsonOpt = False,
              actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Change the pipeline state: pause, resume, abort (update_pipeline_state)."""
