@@ -1,6 +1,7 @@
 """The Python API: keep a store open and make transitions without a new process.
 
     import statedir
+    statedir.init("state")          # once: make the store
     sd = statedir.open("state")
     sd.new("run-1", topic="AI and QA")
     sd.stage("run-1", "1", "in_progress")
@@ -10,110 +11,25 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from statedir import git, gitcommit, transaction, yaml
 from statedir import store as store_mod
+from statedir import transaction
 from statedir.arguments import checked
+from statedir.ars.api import Adjudication
 from statedir.change import Request
-from statedir.errors import BadFile, InvalidValue, StatedirError, WriteFailed
+from statedir.errors import StatedirError
+from statedir.inputs import file_hash, parse_issue, read_yaml_file, resolve
 from statedir.journal import JOURNAL
+from statedir.newstore import CONFIG_DEFAULTS, init
 from statedir.store import Store
 from statedir.template import Template
+from statedir.views import Views
 
 if TYPE_CHECKING:
     from statedir.bus import Bus
-
-CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
-
-
-def init(directory: str | Path) -> dict[str, Any]:
-    """Make a store at `directory` (git init first where it is in no work tree); commits it.
-
-    An existing store is left as it is; anything else already at `directory` is refused, and
-    a failure part way removes what this call created.
-    """
-    if not isinstance(directory, str | Path):
-        raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}")
-    directory = Path(directory).resolve()
-    if (directory / store_mod.CONFIG).is_file():
-        return {"store": str(directory), "created": False, "commit": None}
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
-    created = not directory.exists()
-    try:
-        if git.find_worktree(directory) is None:
-            git.init(directory.parent)
-        directory.mkdir(parents=True, exist_ok=True)
-        files = {".gitignore": store_mod.GITIGNORE, ".gitattributes": store_mod.GITATTRIBUTES,
-                 store_mod.CONFIG: yaml.dump(CONFIG_DEFAULTS, store_mod.schema_ref(store_mod.CONFIG))}
-        for rel, text in files.items():
-            (directory / rel).write_text(text)
-        store = Store(directory)
-        with store.locked():
-            written = store_mod.copy_schemas(directory)
-            paths = [store.git_path(r) for r in [*files, *written]]
-            git.preflight(store.worktree)
-            from statedir.sync import register
-
-            register.register(store.worktree)
-            sha = gitcommit.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker",
-                                                                      "init"), author="state_tracker")
-    except OSError as exc:
-        _undo_init(directory, created)
-        raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None
-    except BaseException:
-        _undo_init(directory, created)
-        raise
-    return {"store": str(directory), "created": True, "commit": sha}
-
-
-def _undo_init(directory: Path, created: bool) -> None:
-    if directory.is_dir():
-        if created:
-            shutil.rmtree(directory, ignore_errors=True)
-        else:
-            for child in directory.iterdir():
-                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
-
-
-def _open_regular(path: str, what: str) -> Any:
-    """A named file opened for reading; a FIFO, device or directory is refused, never waited on."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise InvalidValue(f"cannot read {what} {path}: {exc.strerror}", file=path) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise InvalidValue(f"{what} {path} is not a regular file", file=path)
-    return os.fdopen(fd, "rb")
-
-
-def _file_hash(path: str) -> dict[str, str]:
-    """The SHA-256 of a file, read in chunks (a file of any size costs no memory)."""
-    import hashlib
-
-    with _open_regular(path, "--file") as f:
-        try:
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
-        except OSError as exc:
-            raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
-    return {"path": path, "content_hash": digest}
-
-
-def read_yaml_file(path: str) -> Any:
-    with _open_regular(path, "file") as f:
-        try:
-            raw = f.read(yaml.MAX_BYTES + 1)
-        except OSError as exc:
-            raise BadFile(f"cannot read {path}: {exc.strerror}", file=path) from None
-    return yaml.to_plain(yaml.load(raw, path))
-
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -130,15 +46,23 @@ def _reads(method: _Method) -> _Method:
 RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `runs` lists of each run
 
 
+__all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file", "resolve"]
+
+
 @checked
-class StateDir:
-    """An open store. Every method that changes state makes exactly one commit."""
+class StateDir(Views, Adjudication):
+    """An open store. Every method that changes state makes exactly one commit.
+
+    `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
+    then the template's default actor.
+    """
 
     def __init__(self, path: str | Path, *, lock_timeout: float | None = None,
-                 reset_boundaries: bool = False) -> None:
+                 reset_boundaries: bool = False, actor: str | None = None) -> None:
         self.store = Store(Path(path))
         self.lock_timeout = lock_timeout
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
+        self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None
         from statedir.sync import register
 
         missing = register.warning(self.store.root, self.store.worktree)
@@ -147,6 +71,9 @@ class StateDir:
             # A writer died mid-transition: roll it back before anyone reads its half.
             with self.store.locked(lock_timeout):
                 pass
+
+    def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
+        return actor or self.actor or default
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold the store's shared lock: reads inside see no transition half made."""
@@ -275,7 +202,7 @@ class StateDir:
         """One new commit that brings the run's mutable files back to commit `to`."""
         from statedir.history import rollback
 
-        return rollback.rollback(self.store, run_id, to, reason, actor or "pipeline_orchestrator",
+        return rollback.rollback(self.store, run_id, to, reason, self._actor(actor),
                                  timeout=self.lock_timeout)
 
     def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
@@ -304,19 +231,20 @@ class StateDir:
 
         public, comment = manage.read_key(key)
         args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
-        return manage.change(self.store, args, actor or "pipeline_orchestrator", self.lock_timeout)
+        return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
 
     def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
         """Unbind `bound`'s key `key` (default: all its keys): one commit, signed by a trusted key."""
         from statedir.signing import manage
 
         args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
-        return manage.change(self.store, args, actor or "pipeline_orchestrator", self.lock_timeout)
-    def sync(self, remote: str | None = None, *, actor: str = "state_tracker") -> dict[str, Any]:
+        return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+
+    def sync(self, remote: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
         """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync)."""
         from statedir.sync import exchange
 
-        return exchange.sync(self.store, remote, actor=actor, timeout=self.lock_timeout)
+        return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"), timeout=self.lock_timeout)
 
     def bus(self, session: str) -> Bus:
         """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""
@@ -329,12 +257,13 @@ class StateDir:
             **args: Any) -> dict[str, Any]:
         if self.reset_boundaries:
             args["reset_boundaries"] = True
-        req = Request(action, actor or "pipeline_orchestrator", args, reason)
+        req = Request(action, self._actor(actor), args, reason)
         return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
-    def new(self, run_id: str, *, topic: str, template: str | None = None, entry_point: str | None = None,
-            language: str | None = None, passport: str | None = None, confirm_skip: bool = False,
-            actor: str | None = None) -> dict[str, Any]:
+    def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
+            entry_point: str | None = None, language: str | None = None, passport: str | None = None,
+            confirm_skip: bool = False, actor: str | None = None) -> dict[str, Any]:
+        """Create a run (one commit); `topic` is needed where the template's required_run_fields say so."""
         from statedir import template as template_mod
 
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))
@@ -342,7 +271,7 @@ class StateDir:
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": read_yaml_file(passport) if passport else None, "confirm_skip": confirm_skip}
-        req = Request("new", actor or t.default_actor(), args)
+        req = Request("new", self._actor(actor, t.default_actor()), args)
         return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                   template_file=Path(name) if is_file else None)
 
@@ -365,7 +294,7 @@ class StateDir:
     def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
                  origin_skill: str | None = None, origin_mode: str | None = None,
                  upstream: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
-        hashed = [_file_hash(f) for f in files or []]
+        hashed = [file_hash(f, self.store.worktree) for f in files or []]
         return self._do(run_id, "material", actor, names=names, files=hashed, origin_skill=origin_skill,
                         origin_mode=origin_mode, upstream=upstream or [])
 
@@ -373,7 +302,7 @@ class StateDir:
                   issues_found: int | None = None, issues_fixed: int | None = None,
                   issues: list[str] | None = None, reason: str | None = None,
                   actor: str | None = None) -> dict[str, Any]:
-        parsed = [_parse_issue(i) for i in issues or []]
+        parsed = [parse_issue(i) for i in issues or []]
         return self._do(run_id, "integrity", actor, reason, stage=stage,
                         verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
                         issues_found=issues_found, issues_fixed=issues_fixed, issues=parsed)
@@ -402,57 +331,3 @@ class StateDir:
     def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
                choice: str | None = None, actor: str | None = None) -> dict[str, Any]:
         return self._do(run_id, "resume", actor, hash=hash, stage=stage, mode=mode, choice=choice)
-
-    def bind(self, run_id: str, family: str, *, artifact: str | None = None, role: str | None = None,
-             group: str | None = None, group_stage: str | None = None, path: str | None = None,
-             not_applicable: bool = False, unavailable: str | None = None,
-             actor: str | None = None) -> dict[str, Any]:
-        """Best-effort: add one artifact binding to FAMILY's row, or mark the row not applicable
-        or unavailable (REASON). Its own commit, after the transition it records."""
-        from statedir.ars import flow
-
-        chosen = [artifact is not None or path is not None, not_applicable, unavailable is not None]
-        if sum(chosen) != 1:
-            raise InvalidValue("bind takes an artifact (--artifact --role --group --path), --not-applicable "
-                               "or --unavailable REASON: exactly one of them")
-        args = {"family": family, "artifact": artifact, "role": role, "group": group, "group_stage": group_stage,
-                "path": path, "not_applicable": not_applicable, "unavailable": unavailable}
-        req = Request("bind", actor or "pipeline_orchestrator", args)
-        return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
-
-    def seal(self, run_id: str, artifact_root: str | Path, *, bindings: str | list[Any] | None = None,
-             actor: str | None = None) -> dict[str, Any]:
-        """After the terminal state: hash every bound artifact under `artifact_root` and write
-        `adjudication_activity_sources` (the run's pending rows, or `bindings`)."""
-        from statedir.ars import flow
-
-        rows = read_yaml_file(bindings) if isinstance(bindings, str) else bindings
-        req = Request("seal", actor or "pipeline_orchestrator", {"bindings": rows})
-        return flow.seal(self.store, run_id, Path(artifact_root), req, timeout=self.lock_timeout)
-
-
-def resolve(doc: Any, path: str) -> Any:
-    """Walk a dotted path, trying the longest key first so `stages.2.5.status` finds stage 2.5."""
-    from statedir.errors import InvalidValue
-
-    parts = path.split(".")
-    node, i = doc, 0
-    while i < len(parts):
-        for j in range(len(parts), i, -1):
-            key = ".".join(parts[i:j])
-            if isinstance(node, dict) and key in node:
-                node, i = node[key], j
-                break
-            if isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node, i = node[int(key)], j
-                break
-        else:
-            raise InvalidValue(f"no value at {path!r} (stopped at {'.'.join(parts[i:])!r})", path=path)
-    return node
-
-
-def _parse_issue(text: str) -> dict[str, str]:
-    parts = text.split(":", 2)
-    if len(parts) != 3 or not all(p.strip() for p in parts):
-        raise InvalidValue(f"--issue {text!r} must be SEVERITY:TYPE:DESCRIPTION", issue=text)
-    return {"severity": parts[0].strip(), "type": parts[1].strip(), "description": parts[2].strip()}

@@ -1,10 +1,16 @@
 """The Python API's edge: every public method's arguments are checked against its type hints
-before any work, so a wrong type is INVALID_VALUE, as the CLI would say, never an
-AttributeError from deep inside."""
+before any work, so a wrong type is INVALID_VALUE naming the argument, as the CLI would say,
+never an AttributeError from deep inside.
+
+The obvious forms are taken as what they mean: an int stage id (`sd.stage("r", 1, ...)`), a
+`Path` (or any os.PathLike) where a file name goes, and one string where a list of names goes
+(`names="paper_draft"`, never split into characters). Anything else of the wrong type is refused.
+"""
 from __future__ import annotations
 
 import functools
 import inspect
+import os
 import types
 import typing
 from collections.abc import Callable
@@ -33,6 +39,38 @@ def _fits(value: Any, hint: Any) -> bool:
     if hint is Path:
         return isinstance(value, Path)
     return isinstance(value, hint) if isinstance(hint, type) else True
+
+
+STAGE_ARGUMENTS = frozenset({"stage", "entry_point", "next", "group_stage"})  # ids that may be given as ints
+FILE_ARGUMENTS = frozenset({"passport", "report", "bindings", "files", "template", "artifact_root", "directory"})
+
+
+def _takes(hint: Any, kind: Any) -> bool:
+    """`hint` accepts a value of `kind` (str, or list[str])."""
+    if hint is kind or hint == kind:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_takes(member, kind) for member in typing.get_args(hint))
+    return False
+
+
+def _one(name: str, value: Any, hint: Any) -> Any:
+    """One value in the obvious form its hint means, or as it came (then checked)."""
+    if name in STAGE_ARGUMENTS and isinstance(value, int) and not isinstance(value, bool) and _takes(hint, str):
+        return str(value)
+    if name in FILE_ARGUMENTS and isinstance(value, os.PathLike) and not _fits(value, hint) and _takes(hint, str):
+        return os.fspath(value)
+    return value
+
+
+def coerce(name: str, value: Any, hint: Any) -> Any:
+    """The obvious forms: an int stage id -> its string, a Path -> its string where a file name
+    goes, one string -> a list of that one string where a list of strings goes."""
+    if isinstance(value, str | os.PathLike) and not _fits(value, hint) and _takes(hint, list[str]):
+        return [_one(name, value, str)]
+    if isinstance(value, list) and _takes(hint, list[str]):
+        return [_one(name, v, str) for v in value]
+    return _one(name, value, hint)
 
 
 def _shown(hint: Any) -> str:
@@ -66,10 +104,13 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
             raise InvalidValue(f"{function.__name__}(): {exc}") from None
         for name, value in list(bound.arguments.items())[1:]:  # after self
             hint = hints().get(name)
-            if hint is not None and not _fits(value, hint):
+            if hint is None:
+                continue
+            value = bound.arguments[name] = coerce(name, value, hint)
+            if not _fits(value, hint):
                 raise InvalidValue(f"{function.__name__}(): {name} must be {_shown(hint)}, not "
                                    f"{type(value).__name__} {value!r:.60}", argument=name)
-        return function(*args, **kwargs)
+        return function(*bound.args, **bound.kwargs)
 
     return checked
 

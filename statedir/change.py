@@ -38,6 +38,7 @@ class Change:
     passports: dict[str, dict[str, Any]] = field(default_factory=dict)
     logs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
+    noop: bool = False  # the request is already true: nothing to write, no commit; summary says why
 
 
 class Draft:

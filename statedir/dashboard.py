@@ -55,7 +55,7 @@ def render(t: Template, run: RunData) -> str:
     state = run.state
     rule, double = "+" + "-" * WIDTH + "+", "+" + "=" * WIDTH + "+"
     lines = [double, f"|   {t.doc.get('dashboard_title', t.doc.get('title', t.name))}".ljust(WIDTH + 1) + "|",
-             double, *_wrapped(f"Topic: {state['topic']}"), rule]
+             double, *(_wrapped(f"Topic: {state['topic']}") if state.get("topic") else []), rule]
     markers = t.doc["statuses"].get("markers", {})
     # The seed's columns (4 and 18 wide) fit the academic pipeline; longer ids or names widen them.
     id_width = max(4, *(len(t.display(sid)) + 1 for sid in t.stage_ids))
@@ -103,3 +103,15 @@ def line(t: Template, run: RunData) -> str:
     parts = [f"{markers.get(run.stages[sid]['status'], '[?]')}{t.stage(sid).get('short', sid)}"
              for sid in t.stage_ids]
     return "Pipeline: " + " -> ".join(parts)
+
+
+def structure(t: Template, run: RunData) -> dict[str, Any]:
+    """The dashboard as data, for programs: each stage's status, label and marker, the open
+    checkpoint and the pipeline state (what `render` draws)."""
+    state, markers = run.state, t.doc["statuses"].get("markers", {})
+    stages = [{"id": sid, "display": t.display(sid), "name": t.stage(sid).get("label", t.stage(sid)["name"]),
+               "status": run.stages[sid]["status"], "marker": markers.get(run.stages[sid]["status"], "[?]"),
+               "label": _detail(t, run, sid, run.stages[sid]),
+               "current": sid == state.get("current_stage")} for sid in t.stage_ids]
+    return {"template": t.name, "topic": state.get("topic"), "pipeline_state": state["pipeline_state"],
+            "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages}

@@ -22,7 +22,7 @@ TYPES: dict[str, Callable[[Any], bool]] = {
     "null": lambda v: v is None,
 }
 ANNOTATIONS = {"$schema", "$id", "title", "description", "$defs", "default", "examples", "$comment",
-               "x-merge", "x-merge-order"}  # the merge driver's rules (statedir.sync.rules)
+               "x-merge", "x-merge-order"}  # the merge driver's rules (statedir.sync.rules): no constraint
 
 
 class Unsupported(Exception):

@@ -41,7 +41,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
                                 "--response continue (or review)", checkpoint=checkpoint)
     response = response or "continue"
     target = _choose(t, run, checkpoint, req.args.get("next"))
-    _advance(t, draft, checkpoint["stage"], target, now)
+    report = _advance(t, draft, checkpoint["stage"], target, now)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
         if response == policy.get("slim_after"):
@@ -58,6 +58,8 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
                                     "timestamp": now})
     change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response})",
                           now, next=target)
+    if report and report["warning"]:  # as `prereq` and `stage ... in_progress` say it
+        change.result.update(warning=report["warning"], missing_recommended=report["missing_recommended"])
     return change
 
 
@@ -79,18 +81,21 @@ def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: st
     target = requested if requested in t.terminal_targets else t.resolve_stage(requested)
     if target in choices:
         return target
+    legal = ", ".join(_shown(t, c) for c in choices) or "none as it stands"
     if t.prohibited(source, target):
-        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} is prohibited", source=source,
-                                target=target)
+        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} is prohibited; --next takes: {legal}",
+                                source=source, target=target, choices=choices)
     edges = [e for e in t.edges_from(source) if e["to"] == target]
     if edges:
         raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs "
-                                f"{conditions.describe(edges[0].get('when', []))}", source=source, target=target)
-    raise IllegalTransition(f"the stage graph does not lead from {t.display(source)} to {_shown(t, target)}",
-                            source=source, target=target, choices=choices)
+                                f"{conditions.describe(edges[0].get('when', []))}; --next takes: {legal}",
+                                source=source, target=target, choices=choices)
+    raise IllegalTransition(f"the stage graph does not lead from {t.display(source)} to {_shown(t, target)}; "
+                            f"--next takes: {legal}", source=source, target=target, choices=choices)
 
 
-def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> None:
+def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> dict[str, Any] | None:
+    """Move along the edge to `target`; the prerequisite report of the stage started (None at an end)."""
     edge = next(e for e in t.edges_from(source) if e["to"] == target)
     reason = edge.get("reason", "").replace("{decision}", str(draft.view(source).get("decision")))
     for stage_id in edge.get("skip", []):
@@ -101,8 +106,8 @@ def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> N
     if target in t.terminal_targets:
         draft.state.update(pipeline_state=target, checkpoint=None,
                            current_stage=edge.get("current_stage", draft.state["current_stage"]))
-        return
-    start(t, draft, target, now)
+        return None
+    return start(t, draft, target, now)
 
 
 def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any], response: str | None,

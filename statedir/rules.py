@@ -71,6 +71,10 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
         raise IllegalTransition("the pipeline is paused; resume it with `statedir pipeline RUN running`")
     extra = _stage_details(t, record, args, req.reason)
     if target == record["status"]:
+        if not extra and target == t.status["active"] and stage_id == state["current_stage"]:
+            # `confirm` already started it: an agent that starts it again is told, not refused
+            return Change(f"stage {t.display(stage_id)} is already {target} (the current stage); nothing changed",
+                          noop=True)
         if not extra:
             raise IllegalTransition(f"stage {t.display(stage_id)} is already {target}", stage=stage_id)
         if _closed(t, run.stages[stage_id]) and extra - {"dialogue_log_ref"}:
@@ -213,15 +217,21 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
     if run.stages[stage_id]["status"] != t.status["done"]:
         raise IllegalTransition(f"stage {t.display(stage_id)} is {run.stages[stage_id]['status']}; "
                                 "redo reopens a completed stage")
+    reset = []
     for later in t.stage_ids[t.index(stage_id) + 1:]:
         if run.stages[later]["status"] != t.status["initial"]:
+            reset.append({"stage": later, "was": run.stages[later]["status"]})
             draft.stages[later] = new_stage(t, later)
     draft.stages[stage_id] = {**new_stage(t, stage_id), "reason": req.reason,
                               "started_at": now, "status": t.status["active"]}
     draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None,
                        paused_from=None)
     bumped = reports.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor)
-    return draft.change(f"redo stage {t.display(stage_id)}", now, bumped=bumped)
+    summary = f"redo stage {t.display(stage_id)}"
+    if reset:  # say what went back, or an in-progress later stage silently becomes initial
+        summary += "; reset to " + t.status["initial"] + ": " + ", ".join(
+            f"stage {t.display(r['stage'])} (was {r['was']})" for r in reset)
+    return draft.change(summary, now, bumped=bumped, reset=reset)
 
 
 HANDLERS: dict[str, Callable[..., Change | None]] = {

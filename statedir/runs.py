@@ -31,10 +31,12 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
     return record
 
 
-def new_run(t: Template, run_id: str, topic: str, language: str, entry_point: str | None, now: str,
+def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
             *, passport: dict[str, Any] | None = None, confirm_skip: bool = False) -> tuple[RunData, Change]:
     """The files of a new run, entering at `entry_point` (mid-entry skips what lies before)."""
-    if not topic.strip():
+    if topic is None and "topic" in t.required_run_fields:
+        raise InvalidValue(f"template {t.name} needs --topic (what the run is about)", argument="topic")
+    if topic is not None and not topic.strip():
         raise InvalidValue("--topic must not be empty")
     entry = t.resolve_stage(entry_point) if entry_point else t.entry_points()[0]
     if entry not in t.entry_points():
@@ -54,8 +56,8 @@ def new_run(t: Template, run_id: str, topic: str, language: str, entry_point: st
         "created_at": now, "updated_at": now,
     }
     stages = {stage_id: new_stage(t, stage_id) for stage_id in t.stage_ids}
-    change = Change(f"new run {run_id} ({t.name}) entering at stage {t.display(entry)}: {topic}",
-                    state=state, stages=stages)
+    summary = f"new run {run_id} ({t.name}) entering at stage {t.display(entry)}" + (f": {topic}" if topic else "")
+    change = Change(summary, state=state, stages=stages)
     before = t.stage_ids[: t.index(entry)]
     guarded = [s for s in before if not t.skippable(s)]
     if guarded:

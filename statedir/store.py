@@ -117,8 +117,7 @@ class Store:
         self.root = root.resolve()
         config_path = self.root / CONFIG
         if not config_path.is_file():
-            raise NotAStore(f"{root} is not a statedir store (no {CONFIG}); run `statedir init`",
-                            store=str(root))
+            raise NotAStore(_not_a_store(root), store=str(root))
         worktree = git.find_worktree(self.root)
         if worktree is None:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
@@ -344,6 +343,22 @@ class Store:
         finally:
             self._held = False
             os.close(fd)
+
+
+def _not_a_store(root: Path) -> str:
+    """Why `root` is no store, and the likeliest fix: a store below it, or one above, or init."""
+    below = sorted(p.parent for p in root.glob(f"*/{CONFIG}"))[:3] if root.is_dir() else []
+    if below:
+        return (f"{root} is not a statedir store (no {CONFIG}), but {', '.join(map(str, below))} is: "
+                "pass that as --store (STATEDIR_STORE)")
+    try:
+        parent = root.resolve().parent  # a relative path walks up from where it resolves
+        above = locate(parent) if parent != root.resolve() else None
+    except NotAStore:
+        above = None
+    if above is not None:
+        return f"{root} is not a statedir store (no {CONFIG}); the nearest store above it is {above}"
+    return f"{root} is not a statedir store (no {CONFIG}); run `statedir init {root}` to make one"
 
 
 def locate(start: Path) -> Path:

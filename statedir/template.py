@@ -40,6 +40,8 @@ class Template:
         self.checkpoints: dict[str, Any] = doc.get("checkpoints", {})
         self.terminal_targets = {self.pipeline["completed"], self.pipeline["aborted"]}
         self.logs = declared_logs(doc)
+        # The run fields `statedir new` must be given; a template that says nothing needs a topic.
+        self.required_run_fields: list[str] = doc.get("required_run_fields", ["topic"])
 
     # --- stages --------------------------------------------------------------------------
     def stage(self, stage_id: str) -> dict[str, Any]:

@@ -179,8 +179,9 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
         change = rules.decide(t, run, req, now)
-        if change is None:
-            return {"run_id": run_id, "commit": None, "changed": False, "summary": "nothing to change"}
+        if change is None or change.noop:
+            return {"run_id": run_id, "commit": None, "changed": False,
+                    "summary": change.summary if change is not None else "nothing to change"}
         return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t),
                      declared=t.logs)
 

@@ -20,6 +20,7 @@ def git(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProc
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=900)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_real_commit_through_the_hook(repo: Path, tmp_path: Path) -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

@@ -88,7 +88,7 @@ def test_a_hand_edit_out_of_the_template_is_reported_with_file_and_path(run: Pat
     edit(run / "stages" / "2.5.yaml", "status: pending", "status: bogus")
     proc = cli("validate", cwd=repo)
     assert proc.returncode == 1
-    assert re.search(r"^runs/r1/stages/2\.5\.yaml::\$\.status: 'bogus' is not one of \['pending', 'in_progress', "
+    assert re.search(r"^state/runs/r1/stages/2\.5\.yaml::\$\.status: 'bogus' is not one of \['pending', 'in_progress', "
                      r"'completed', 'skipped', 'blocked'\]$", proc.stdout, re.M), proc.stdout
 
 

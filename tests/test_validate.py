@@ -55,6 +55,7 @@ def test_files_outside_a_store_and_forced_schemas(isolated: Path) -> None:
     assert validate.files([loose], "template")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_pre_commit_hook_with_the_real_pre_commit(repo: Path, tmp_path: Path) -> None:
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))

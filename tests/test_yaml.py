@@ -97,6 +97,7 @@ emittable = st.recursive(
     max_leaves=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
 def test_the_emitter_is_read_back_exactly_by_ruamel(data: object) -> None:
@@ -116,6 +117,7 @@ def test_the_emitter_writes_block_style_like_the_round_trip_dumper() -> None:
 REF = "../.schemas/stage.schema.json"
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.none() | st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
 def test_statedirs_own_output_is_read_without_ruamel(data: object) -> None:
@@ -126,6 +128,7 @@ edits = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3),
                            st.text(st.sampled_from(" -:'\"\\\n#a1{}[]&*!|>x\tu"), max_size=3)), min_size=1, max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.dictionaries(any_text | tricky, emittable, min_size=1, max_size=6) | st.lists(emittable, min_size=1,
                                                                                          max_size=4), edits)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
 
@@ -53,7 +53,16 @@ def build(names: list[str] | None = None, completion: bool = False) -> typer.Typ
     return cli
 
 
-def _group() -> None:
+def _version(value: bool) -> None:
+    if value:
+        from statedir import __version__
+
+        print(f"statedir {__version__}")
+        raise typer.Exit(0)
+
+
+def _group(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_version, help="Print statedir's version and exit.")] = False) -> None:
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 
 
@@ -87,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         code = result if isinstance(result, int) else 0
     except StatedirError as exc:
         code = output.error(exc, as_json)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # Bare `statedir` (or `statedir bus`) is a person asking what is there: the help on
+        # stdout and exit 0, as `statedir --help` does; never an error line.
+        print(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+        code = 0
     except click.exceptions.UsageError as exc:
         code = output.error(InvalidValue(exc.format_message().strip().replace("\n", " ")), as_json)
         code = BAD_INPUT

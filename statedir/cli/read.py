@@ -1,6 +1,7 @@
 """Reading commands: runs, templates, show, get, status, prereq, log."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -31,27 +32,35 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
 
 
 @app.command()
-def templates(store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """List the templates statedir ships and the store holds."""
-    from statedir import template
+def templates(name: Annotated[Optional[str], typer.Argument(
+                  help="Describe this template (a name or a template file): its stages, statuses, actions.")] = None,
+              store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """List the templates statedir ships and the store holds; with NAME, describe that one.
+
+    A template's description is its own vocabulary: stages, statuses and their moves, pipeline
+    states, checkpoint responses, actors and their actions.
+    """
+    from statedir import catalog, template
     from statedir.cli.common import store_path
     from statedir.errors import NotAStore
 
-    def row(name: str, source: str, t: template.Template) -> dict[str, Any]:
-        return {"name": name, "version": t.doc.get("version"), "source": source, "title": t.doc.get("title")}
-
-    rows = [row(name, "shipped", template.load(name)) for name in template.shipped()]
     try:
-        held = sorted((store_path(store) / "templates").glob("*.yaml"))
+        held: Optional[Path] = store_path(store) / "templates"
     except NotAStore:
-        held = []
-    for path in held:  # the newest of a name, and `<name>@<version>` for each older version runs keep
-        name, kept, _ = path.stem.partition("@")
-        rows.append(row(name, "store (kept for its runs)" if kept else "store", template.load(str(path))))
+        held = None
+    if name is not None:
+        info = catalog.describe(template.load(name, held))
+        if json:
+            emit_json(info)
+        else:
+            print(catalog.render(info))
+        return
+    rows = catalog.listed(held)
     if json:
         emit_json(rows)
     else:
         print(table(rows, ["name", "version", "source", "title"]))
+        print("\n`statedir templates NAME` shows a template's stages, statuses and actions.")
 
 
 AtOpt = Annotated[Optional[str], typer.Option(
@@ -90,29 +99,27 @@ def get(run_id: RunArg, path: Annotated[str, typer.Argument(help="Dotted path, e
 @app.command()
 def status(run_id: RunArg, line: Annotated[bool, typer.Option("--line", help="Only the one-line form.")] = False,
            store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """The Progress Dashboard (--line: the one-line form)."""
-    from statedir import dashboard
+    """The Progress Dashboard (--line: the one-line form).
 
-    t, run, _ = open_store(store).load(run_id)
-    board, one = dashboard.render(t, run), dashboard.line(t, run)
+    --json adds its structure beside the text: stages with status, label and marker, the open
+    checkpoint, the pipeline state.
+    """
+    report = open_store(store).status(run_id)
     if json:
-        emit_json({"run_id": run_id, "dashboard": board, "line": one})
+        emit_json(report)
     else:
-        print(one if line else board)
+        print(report["line"] if line else report["dashboard"])
 
 
 @app.command()
 def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage to check.")],
            store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Check the prerequisites for entering a stage (exit 1 when not met)."""
-    from statedir import runs as runs_mod
-
-    t, run, _ = open_store(store).load(run_id)
-    report = runs_mod.prereq_report(t, run, stage)
+    report = open_store(store).prereq(run_id, stage)
     if json:
         emit_json(report)
     else:
-        print(f"prerequisites for stage {t.display(t.resolve_stage(stage))}: "
+        print(f"prerequisites for stage {stage}: "
               + ("met" if report["prerequisites_met"] else "NOT met"))
         for key in ("missing_required", "missing_recommended"):
             if report[key]:

@@ -8,7 +8,7 @@ import typer
 
 from statedir.cli import app
 from statedir.cli.common import JsonOpt, StoreOpt
-from statedir.output import emit_json
+from statedir.output import emit_json, warn
 
 
 @app.command()
@@ -24,6 +24,8 @@ def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")
         print(f"ok  initialized statedir store in {result['store']}  [{result['commit'][:10]}]")
     else:
         print(f"ok  {result['store']} is already a statedir store; nothing changed")
+    for message in result.get("warnings", []):
+        warn(message)  # on stderr, with --json too (as `done` does)
 
 
 @app.command()
@@ -32,8 +34,17 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
                  "--schema", help="Check the named files against this schema (e.g. template), wherever they are.")] = None,
              skip_outside_stores: Annotated[bool, typer.Option(
                  "--skip-outside-stores", help="Pass over named files that are in no store (the pre-commit hook's mode).")] = False,
+             verbose: Annotated[bool, typer.Option(
+                 "--verbose", "-v", help="End with a summary line (files checked, problems), as on a terminal.")] = False,
              store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """Check files against their schemas; exit 1 with file::$.path: message lines on any failure."""
+    """Check files against their schemas; exit 1 with file::$.path: message lines on any failure.
+
+    Silent on success in a pipe (the pre-commit hook); on a terminal, or with -v, a summary line
+    follows. Store files are named relative to the current directory, so a terminal can open them.
+    """
+    import os
+    import sys
+
     from statedir import schema as schema_mod
     from statedir import validate as validate_mod
     from statedir.cli.common import store_path
@@ -41,8 +52,9 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
 
     if schema is not None and schema not in schema_mod.schema_names():
         raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
+    root: Optional[Path] = None
     if files:
-        problems = validate_mod.files(files, schema, skip_outside=skip_outside_stores)
+        problems, checked = validate_mod.files(files, schema, skip_outside=skip_outside_stores), len(files)
     else:
         from statedir.cli.common import warn_unregistered
         from statedir.progress import Bar
@@ -51,16 +63,30 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
         if (root / "statedir.yaml").is_file():
             warn_unregistered(root.resolve())
         bar = Bar("validating") if Bar.wanted() else None
+        counted = [0]
+
+        def count(done: int, total: int) -> None:
+            counted[0] = total
+            if bar is not None:
+                bar(done, total)
+
         try:
-            problems = validate_mod.store(root, progress=bar)
+            problems = validate_mod.store(root, progress=count)
         finally:
             if bar is not None:
                 bar.close()
+        checked = counted[0]
     if json:
-        emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})
+        emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})  # the contract's shape
     else:
         for problem in problems:
-            print(problem)
+            # store-relative names become names relative to here: clickable in a terminal
+            print(problem if root is None else f"{os.path.relpath(root / problem.file)}::{problem.path}: {problem.message}")
+        if verbose or sys.stdout.isatty():
+            bad = len({p.file for p in problems})
+            print(f"{checked} file{'s' * (checked != 1)} checked: " + (
+                f"{len(problems)} problem{'s' * (len(problems) != 1)} in {bad} file{'s' * (bad != 1)}" if problems
+                else "all valid"))
     if problems:
         raise typer.Exit(1)
 

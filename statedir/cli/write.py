@@ -14,7 +14,7 @@ Reason = Annotated[Optional[str], typer.Option("--reason", help="Why (recorded i
 
 @app.command()
 def new(run_id: RunArg,
-        topic: Annotated[str, typer.Option("--topic", help="What the run is about.")],
+        topic: Annotated[Optional[str], typer.Option("--topic", help="What the run is about (required where the template says so; academic-pipeline does).")] = None,
         template: Annotated[Optional[str], typer.Option(
             "--template", help="Template name or file; default: the store's default (academic-pipeline).")] = None,
         entry_point: Annotated[Optional[str], typer.Option(
@@ -33,15 +33,20 @@ def new(run_id: RunArg,
 
 @app.command()
 def stage(run_id: RunArg,
-          stage: Annotated[str, typer.Argument(help="Stage id (e.g. 2.5, 3p; 3' works too).")],
-          status: Annotated[str, typer.Argument(help="New status (pending in_progress completed skipped blocked).")],
+          stage: Annotated[str, typer.Argument(help="A stage id of the run's template (or an alias it declares).")],
+          status: Annotated[str, typer.Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).")],
           mode: Annotated[Optional[str], typer.Option("--mode", help="The stage's mode.")] = None,
           output: Annotated[Optional[list[str]], typer.Option("--output", help="An output to record (repeatable).")] = None,
-          decision: Annotated[Optional[str], typer.Option("--decision", help="Review decision (stages 3, 3p).")] = None,
+          decision: Annotated[Optional[str], typer.Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
           reason: Reason = None,
           turns: Annotated[Optional[str], typer.Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Update a stage's status and details (update_stage)."""
+    """Update a stage's status and details (update_stage).
+
+    Stage ids, statuses, the moves between them and which stages take --decision are the run's
+    template's own: `statedir templates NAME` shows them. Setting a stage to the status it already
+    has (with nothing else to change) is a no-op that says so, not an error.
+    """
     done(open_store(store).stage(run_id, stage, status, mode=mode, outputs=output, decision=decision,
                                  reason=reason, turns=turns, actor=actor), json)
 
@@ -55,7 +60,7 @@ def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage
 
 
 @app.command()
-def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="paused, running (resume), aborted or completed.")],
+def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
              reason: Reason = None, store: StoreOpt = None, json: JsonOpt = False,
              actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Change the pipeline state: pause, resume, abort (update_pipeline_state)."""
@@ -84,7 +89,7 @@ def material(run_id: RunArg, names: Annotated[list[str], typer.Argument(help="Ma
 
 
 @app.command()
-def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The integrity stage (2.5 or 4.5).")],
+def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).")],
               verdict: Annotated[str, typer.Argument(help="PASS, PASS_WITH_NOTES or FAIL.")],
               refs_total: Annotated[int, typer.Option("--refs-total", help="References checked.")],
               refs_verified: Annotated[int, typer.Option("--refs-verified", help="References verified.")],
@@ -127,9 +132,13 @@ def observe(run_id: RunArg, stage: Annotated[str, typer.Option("--stage", help="
 @app.command()
 def confirm(run_id: RunArg,
             next: Annotated[Optional[str], typer.Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
-            response: Annotated[Optional[str], typer.Option("--response", help="continue, just-continue, review or done.")] = None,
+            response: Annotated[Optional[str], typer.Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Answer the open checkpoint and start the next stage."""
+    """Answer the open checkpoint and start the next stage.
+
+    Warns (also in --json, under "warnings") when the next stage's recommended materials are
+    missing, as `prereq` does; a refused --next names the stages the graph offers.
+    """
     done(open_store(store).confirm(run_id, next=next, response=response, actor=actor), json)
 
 
@@ -137,7 +146,10 @@ def confirm(run_id: RunArg,
 def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.")],
          reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Reopen a completed stage and bump its outputs' versions."""
+    """Reopen a completed stage and bump its outputs' versions.
+
+    Later stages that had started go back to their initial status; the result names them.
+    """
     done(open_store(store).redo(run_id, stage, reason=reason, actor=actor), json)
 
 

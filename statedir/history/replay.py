@@ -78,7 +78,7 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
         change = rollback.decide(t, run, target, req, now)
     else:
         decided = rules.decide(t, run, req, now)
-        if decided is None:  # a request that changes nothing makes no commit
+        if decided is None or decided.noop:  # a request that changes nothing makes no commit
             raise IllegalTransition(f"{req.action} changes nothing on the parent's state")
         change = decided
     return render(reader, commit, files, change, req, now, t)
@@ -97,7 +97,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
         extra[stored] = reader.raw(commit.changed[stored][2])
     t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
     require_permission(t, req.actor, "new")
-    _, change = runs.new_run(t, commit.run_id, str(req.args.get("topic")), req.args.get("language") or "en",
+    _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`

@@ -67,6 +67,9 @@ def compile_schemas(t: Template) -> dict[str, dict[str, Any]]:
     state = out["run-state"]["properties"]
     state["template"] = {"const": t.name, "description": f"this run's template: {t.name}"}
     state["template_version"] = {"const": t.doc.get("version"), "description": "the template version the run uses"}
+    if "topic" in t.required_run_fields:
+        state["topic"] = {"type": "string", "minLength": 1,
+                          "description": f"what the run is about ({t.name} needs one)"}
     _enum(state["current_stage"], stage_ids, "a stage of " + t.name)
     _enum(state["entry_point"], stage_ids, "an entry stage")
     _enum(state["pipeline_state"], list(t.pipeline.values()), "pipeline state")

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import cli_json
 
 from statedir import validate
+
+pytestmark = pytest.mark.slow  # sixteen agents at once
 
 S = "2026-06-30-swarm"
 AGENTS = 16

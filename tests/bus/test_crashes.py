@@ -11,6 +11,8 @@ from conftest import cli, cli_json
 
 from statedir import api, faults, validate
 
+pytestmark = pytest.mark.slow  # crashes injected at every step
+
 S = "2026-06-30-crash"
 NEW = "2026-07-01-created-by-the-crashing-command"
 

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from statedir import api
 
+pytestmark = pytest.mark.slow  # any arguments and texts, property-based
+
 S = "2026-06-30-hostile"
 NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", f"{S}/../../x", f"../{S}", f"{S}\x00",
          "x\x00y", "é", "\udcff", "-rf", "$(reboot)", "a" * 5000, "", " ", "\n", f"{S}\n", "%s%n", "C:\\x",

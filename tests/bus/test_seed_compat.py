@@ -80,6 +80,7 @@ def store(repo: Path) -> Path:
     return repo / "state"
 
 
+@pytest.mark.slow
 def test_every_documented_step(repo: Path, store: Path) -> None:
     for args, code, stdout in STEPS:
         proc = cli("bus", *args, cwd=repo)

@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from tests.history.helpers import drive, git, hand_commit
 
 
+@pytest.mark.slow
 def test_show_at_every_commit_of_a_long_run_equals_what_show_printed_then(sd: api.StateDir, repo: Path) -> None:
     seen = drive(sd, repo / "draft.md")
     assert len(seen) == 33 and seen[-1][1]["pipeline_state"] == "completed"

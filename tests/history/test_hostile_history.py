@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from statedir import api
 from tests.reliability.test_hostile import HOSTILE_FILES, NASTY
 
+pytestmark = pytest.mark.slow  # any arguments to the history commands, property-based
+
 COMMANDS = ["diff", "versions", "rollback", "verify", "doctor", "show", "get", "log"]
 OPTIONS = ["--at", "--since", "--limit", "--to", "--reason", "--actor", "--action", "--fix", "--json", "HEAD",
            "HEAD~1", "HEAD~99", "@{-1}", "main", "0", "-1", "2026-11-30", "1 day ago", "rq_brief", "research"]

@@ -9,12 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
 from statedir.errors import StatedirError
 from tests.history.helpers import INTEGRITY, git
+
+pytestmark = pytest.mark.slow  # random transition sequences and byte edits, property-based
 
 Step = Callable[[api.StateDir], Any]
 STEPS: list[Step] = [

@@ -16,6 +16,8 @@ from mcp import Client, StdioServerParameters
 
 from statedir import api, git
 
+pytestmark = pytest.mark.slow  # server processes over stdio, racing
+
 
 @pytest.fixture
 def store(repo: Path) -> Path:

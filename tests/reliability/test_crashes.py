@@ -19,6 +19,8 @@ from statedir import api, faults
 
 from .helpers import assert_store_equals_last_commit, material_labels, state_commits
 
+pytestmark = pytest.mark.slow  # crashes injected at every step, small and large repositories
+
 # A transition that writes several files (state, a passport) and appends to a log.
 STEP = ["material", "r1", "paper_draft", "--json"]
 

@@ -24,6 +24,8 @@ from statedir.errors import InvalidValue
 
 from .helpers import assert_store_equals_last_commit, git, material_labels, state_commits
 
+pytestmark = pytest.mark.slow  # every failure path, small and large (14,000-file) repositories
+
 _LARGE: dict[str, Path] = {}
 
 
@@ -331,7 +333,7 @@ def test_file_arguments_are_streamed_and_must_be_regular(store: Path, tmp_path: 
     for path in (fifo, Path("/dev/zero"), tmp_path):
         out = _refused_and_unchanged(store, ["material", "p1", "paper_draft", "--file", str(path), "--json"], 2)
         assert out["error"]["code"] == "INVALID_VALUE"
-    big = tmp_path / "big.bin"
+    big = store / "big.bin"  # in the repository (the work tree): a passport names only files every clone holds
     with big.open("wb") as f:
         f.truncate(300 * 1024 * 1024)  # sparse: 300 MiB of zeros
     # VmHWM: this process's own peak since exec (ru_maxrss would carry pytest's size across the fork)

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from statedir import api
 
+pytestmark = pytest.mark.slow  # hostile arguments and files, property-based
+
 NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "x\x00y", "é", "\udcff",
          "-rf", "--json", "$(reboot)", "a" * 5000, "", " ", "2.5/../..", "3'", "runs/r1", "\n", "%s%n",
          "r1", "1", "2.5", "paper_draft", "PASS", "completed", "in_progress", "--store", "/dev/null"]

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .helpers import assert_store_equals_last_commit
 from .load import check, hammer, prepare
+
+pytestmark = pytest.mark.slow  # concurrent writers and lock waits
 
 WRITERS, TRANSITIONS = 8, 6
 

@@ -8,6 +8,8 @@ from conftest import call, snapshot
 
 from statedir import api
 
+pytestmark = pytest.mark.slow  # the whole permission matrix through the CLI
+
 COMMANDS = {
     "stage": ["stage", "r1", "1", "in_progress"],
     "output": ["output", "r1", "1", "--output", "Bibliography"],

@@ -1,0 +1,130 @@
+"""The CLI habits a newcomer expects: --version, help, structured status, a validate summary,
+template discovery, store discovery, warnings before surprises."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import cli, cli_json, snapshot
+
+import statedir
+
+STATUSES_OF_ACADEMIC = "pending in_progress completed skipped blocked"
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    statedir.init(repo / "state")
+    return repo / "state"
+
+
+def test_version_and_bare_help(isolated: Path) -> None:
+    proc = cli("--version")
+    assert (proc.returncode, proc.stdout) == (0, f"statedir {statedir.__version__}\n")
+    bare = cli()
+    assert bare.returncode == 0 and bare.stdout == cli("--help").stdout and bare.stderr == ""
+    assert "Commands:" in bare.stdout and "error" not in bare.stdout
+    group = cli("bus")
+    assert group.returncode == 0 and group.stdout.startswith("Usage: statedir bus") and group.stderr == ""
+
+
+def test_stage_help_speaks_of_no_one_template() -> None:
+    text = " ".join(cli("stage", "--help").stdout.split())
+    assert STATUSES_OF_ACADEMIC not in text and "3p" not in text and "statedir templates NAME" in text
+
+
+def test_templates_name_shows_a_templates_own_vocabulary(store: Path) -> None:
+    proc = cli("templates", "linear", cwd=store)
+    assert proc.returncode == 0
+    assert "plan" in proc.stdout and "todo (initial) -> in_progress" in proc.stdout
+    assert "pipeline_orchestrator: new stage" in proc.stdout and "pending" not in proc.stdout
+    code, out = cli_json("templates", "academic-pipeline", cwd=store)
+    assert code == 0 and "3p" in [s["id"] for s in out["stages"]]  # type: ignore[index]
+    assert {s["value"] for s in out["statuses"]} == set(STATUSES_OF_ACADEMIC.split())  # type: ignore[index]
+    code, out = cli_json("templates", "nope", cwd=store)
+    assert code == 2 and out["error"]["code"] == "INVALID_VALUE"  # type: ignore[index]
+    assert cli("templates", cwd=store).stdout.count("linear") == 1
+
+
+def test_status_json_has_the_structure_beside_the_text(store: Path) -> None:
+    cli("new", "r", "--template", "linear", cwd=store)
+    cli("stage", "r", "plan", "in_progress", cwd=store)
+    code, out = cli_json("status", "r", cwd=store)
+    assert code == 0 and isinstance(out, dict)
+    assert {"run_id", "dashboard", "line"} <= out.keys()
+    assert out["pipeline_state"] == "running" and out["current_stage"] == "plan" and out["checkpoint"] is None
+    assert out["stages"][0] == {"id": "plan", "display": "plan", "name": "PLAN", "status": "in_progress",
+                                "marker": "[..]", "label": "In Progress", "current": True}
+    cli("stage", "r", "plan", "done", cwd=store)
+    code, out = cli_json("status", "r", cwd=store)
+    assert out["checkpoint"]["stage"] == "plan" and out["checkpoint"]["default"] == "build"  # type: ignore[index]
+
+
+def test_validate_summary_and_paths_relative_to_here(store: Path) -> None:
+    cli("new", "r", "--template", "linear", cwd=store)
+    quiet = cli("validate", cwd=store)
+    assert (quiet.returncode, quiet.stdout) == (0, "")  # a pipe (the pre-commit hook): silent on success
+    loud = cli("validate", "-v", cwd=store)
+    assert loud.returncode == 0 and loud.stdout.endswith("files checked: all valid\n")
+    stage = store / "runs/r/stages/plan.yaml"
+    stage.write_text(stage.read_text().replace("status: todo", "status: pending"))
+    below = store / "runs/r"
+    bad = cli("validate", "-v", cwd=below)
+    lines = bad.stdout.splitlines()
+    assert bad.returncode == 1 and lines[0].startswith("stages/plan.yaml::$.status: ")
+    assert (below / lines[0].split("::")[0]).is_file()  # the name opens from here
+    assert lines[-1].endswith("1 problem in 1 file")
+    code, out = cli_json("validate", cwd=below)
+    assert code == 1 and out["errors"][0]["file"] == "runs/r/stages/plan.yaml"  # type: ignore[index]
+
+
+def test_statedir_store_at_a_repository_root_finds_its_store(store: Path) -> None:
+    repo = store.parent
+    cli("new", "r", "--template", "linear", cwd=repo)
+    elsewhere = repo.parent / "elsewhere"
+    elsewhere.mkdir()
+    code, out = cli_json("status", "r", cwd=elsewhere, env={"STATEDIR_STORE": str(repo)})
+    assert code == 0 and out["run_id"] == "r"  # type: ignore[index]
+    code, out = cli_json("runs", cwd=elsewhere, env={"STATEDIR_STORE": str(elsewhere / "nothing")})
+    assert code == 3 and "statedir init" in out["error"]["message"]  # type: ignore[index]
+    code, out = cli_json("runs", cwd=elsewhere, env={"STATEDIR_STORE": str(store / "runs")})
+    assert code == 3 and f"nearest store above it is {store}" in out["error"]["message"]  # type: ignore[index]
+    (elsewhere / "stores/one").mkdir(parents=True)
+    statedir.init(elsewhere / "stores/one")
+    code, out = cli_json("runs", cwd=repo, env={"STATEDIR_STORE": str(elsewhere / "stores")})
+    assert code == 3 and "stores/one is:" in out["error"]["message"]  # type: ignore[index]
+
+
+def test_init_below_a_store_warns_before_a_second_one(store: Path) -> None:
+    sub = store.parent / "sub"
+    sub.mkdir()
+    proc = cli("init", cwd=sub)
+    assert proc.returncode == 0 and "already holds a store at" in proc.stderr and str(store) in proc.stderr
+    code, out = cli_json("init", "again", cwd=sub)
+    assert code == 0 and any(str(store) in w for w in out["warnings"])  # type: ignore[index]
+
+
+def test_a_detached_head_warning_says_the_commit_is_on_no_branch(store: Path) -> None:
+    repo = store.parent
+    cli("new", "r", "--template", "linear", cwd=repo)
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=repo, check=True)
+    proc = cli("stage", "r", "plan", "in_progress", "--json", cwd=repo)
+    assert proc.returncode == 0
+    assert any("on no branch" in w for w in json.loads(proc.stdout)["warnings"]) and "on no branch" in proc.stderr
+
+
+def test_topic_is_needed_where_the_template_says_so(store: Path) -> None:
+    before = snapshot(store.parent)
+    code, out = cli_json("new", "a", cwd=store)
+    assert code == 2 and "needs --topic" in out["error"]["message"]  # type: ignore[index]
+    assert snapshot(store.parent) == before
+    code, out = cli_json("new", "b", "--template", "linear", cwd=store)
+    assert code == 0
+    assert cli("get", "b", "topic", "--json", cwd=store).stdout.strip() == "null"
+    assert "Topic" not in cli("status", "b", cwd=store).stdout
+    assert cli("validate", cwd=store).returncode == 0
+    assert cli("verify", cwd=store).returncode == 0  # replay makes the same topic-less run
+    assert os.path.exists(store / "runs/b/state.yaml")

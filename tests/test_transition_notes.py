@@ -1,0 +1,67 @@
+"""Transitions say what they did and what they could not: confirm's warnings and legal --next
+choices, an idempotent start of the current stage, redo naming what it resets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import cli, cli_json, snapshot
+
+import statedir
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    statedir.init(repo / "state")
+    assert cli("new", "r", "--template", "linear", cwd=repo).returncode == 0
+    for args in (["stage", "r", "plan", "in_progress"], ["stage", "r", "plan", "done"]):
+        assert cli(*args, cwd=repo).returncode == 0
+    return repo / "state"
+
+
+def test_confirm_warns_of_missing_recommended_materials_in_json_too(store: Path) -> None:
+    code, out = cli_json("confirm", "r", cwd=store)
+    assert code == 0 and out["missing_recommended"] == ["plan"]  # type: ignore[index]
+    assert "recommended material missing for stage build: plan" in out["warning"]  # type: ignore[index]
+    code, prereq = cli_json("prereq", "r", "build", cwd=store)
+    assert prereq["warning"] == out["warning"]  # type: ignore[index]
+
+
+def test_confirm_text_shows_the_warning(store: Path) -> None:
+    proc = cli("confirm", "r", cwd=store)
+    assert proc.returncode == 0 and "warning  recommended material missing" in proc.stdout
+
+
+def test_a_refused_next_names_the_legal_choices(store: Path) -> None:
+    before = snapshot(store.parent)
+    code, out = cli_json("confirm", "r", "--next", "check", cwd=store)
+    assert code == 1 and out["error"]["message"].endswith("--next takes: build")  # type: ignore[index]
+    assert out["error"]["details"]["choices"] == ["build"]  # type: ignore[index]
+    assert snapshot(store.parent) == before
+
+
+def test_confirm_response_review_is_documented() -> None:
+    text = " ".join(cli("confirm", "--help").stdout.split())
+    assert "review goes on after the user reviewed the work" in text
+
+
+def test_starting_the_stage_confirm_started_is_a_no_op_with_a_note(store: Path) -> None:
+    cli("confirm", "r", cwd=store)
+    before = snapshot(store.parent)
+    code, out = cli_json("stage", "r", "build", "in_progress", cwd=store)
+    assert code == 0 and out["commit"] is None and out["changed"] is False  # type: ignore[index]
+    assert "already in_progress" in out["summary"]  # type: ignore[index]
+    assert snapshot(store.parent) == before
+    proc = cli("stage", "r", "build", "in_progress", cwd=store)
+    assert proc.returncode == 0 and "nothing changed" in proc.stdout
+    code, out = cli_json("stage", "r", "plan", "done", cwd=store)  # the closed stage: still refused
+    assert code == 1 and out["error"]["code"] == "ILLEGAL_TRANSITION"  # type: ignore[index]
+
+
+def test_redo_names_what_it_resets(store: Path) -> None:
+    cli("confirm", "r", cwd=store)
+    code, out = cli_json("redo", "r", "plan", "--reason", "the plan was wrong", cwd=store)
+    assert code == 0 and out["reset"] == [{"stage": "build", "was": "in_progress"}]  # type: ignore[index]
+    assert out["summary"] == "redo stage plan; reset to todo: stage build (was in_progress)"  # type: ignore[index]
+    assert cli("get", "r", "stages.build.status", cwd=store).stdout == "todo\n"
+    assert cli("verify", cwd=store).returncode == 0  # replay agrees with what was written
