@@ -128,3 +128,18 @@ def test_topic_is_needed_where_the_template_says_so(store: Path) -> None:
     assert cli("validate", cwd=store).returncode == 0
     assert cli("verify", cwd=store).returncode == 0  # replay makes the same topic-less run
     assert os.path.exists(store / "runs/b/state.yaml")
+
+
+@pytest.mark.parametrize("args", [["show", "r1", "--json"], []], ids=["a command", "bare statedir"])
+def test_a_reader_that_goes_away_stops_the_output_quietly(store: Path, args: list[str]) -> None:
+    """`statedir show r1 --json | head -1`: the pipe closes before statedir writes; no traceback."""
+    import sys
+
+    cli("new", "r1", "--template", "linear", cwd=store)
+    proc = subprocess.Popen([sys.executable, "-m", "statedir", *args], cwd=store,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the child has started: its first write meets a closed pipe
+    stderr = proc.stderr.read().decode()
+    assert proc.wait() in (1, 141), stderr  # click's own exit for a closed pipe is 1; ours, 141 as git's
+    assert stderr == ""

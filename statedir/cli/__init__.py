@@ -116,4 +116,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`statedir log | head`): stop quietly, as git does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        code = 141  # 128 + SIGPIPE, the status a shell gives a command its pipe closed
+    sys.exit(code)
