@@ -74,12 +74,17 @@ def timed(args: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = 
     return statistics.median(times), out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(doc: str) -> argparse.Namespace:
+    """--transitions, --runs, --repeat: the long history a bench builds and how often it times."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--transitions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
-    opts = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    opts = options(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
         start = time.perf_counter()

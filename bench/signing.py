@@ -10,7 +10,6 @@ API) and the median wall and CPU time of `verify --json` on each (the real CLI).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -20,15 +19,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from history import CPU, build, timed  # noqa: E402  (bench/history.py)
+from history import CPU, build, options, timed  # noqa: E402  (bench/history.py)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--transitions", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
-    opts = parser.parse_args()
+    opts = options(__doc__)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         key = Path(tmp) / "key"
