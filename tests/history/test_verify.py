@@ -134,3 +134,14 @@ def test_verify_a_run_or_since_a_commit(driven: api.StateDir, repo: Path) -> Non
     assert code == 2 and out["error"]["code"] == "INVALID_VALUE"
     code, out = cli_json("verify", "../x", cwd=repo)
     assert code == 2 and out["error"]["code"] == "INVALID_ID"
+
+
+def test_a_schema_copy_is_derived_data_but_must_be_a_schema(driven: api.StateDir, repo: Path) -> None:
+    """`.schemas/` copies are for editors (no check of statedir's reads them): a copy an older
+    statedir compiled differently verifies; a copy that is no JSON Schema at all does not."""
+    driven.new("q1", template="linear", topic="t")  # the first linear run writes its compiled schemas
+    copy = ".schemas/linear/1/run-state.schema.json"
+    forge(repo, (f"state/{copy}", '"type"', '"description": "as an older statedir wrote it", "type"'))
+    assert driven.verify()["clean"]
+    forge(repo, (f"state/{copy}", '"$schema"', '"not-a-schema"'))
+    assert kinds(driven.verify()) == {("illegal", copy)}

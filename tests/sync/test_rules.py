@@ -172,17 +172,19 @@ def test_bad_yaml_is_still_a_syntax_error_not_an_unresolved_merge() -> None:
 
 
 def test_what_a_file_is_comes_from_the_store_schema_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A log as a directory of segments (`history/<log>/<day>.yaml`) merges as a log as soon
-    as the store's schema lookup names it one: the driver has no path of its own."""
+    """A file merges as a log as soon as the store's schema lookup names it one (a day segment,
+    `history/<log>/<day>.yaml`, does): the driver has no path of its own."""
     import re
 
-    rel = "runs/r1/history/transitions/2026-01-02.yaml"
     a = {"at": "2026-01-02T00:00:00Z", "actor": "a", "action": "set", "summary": "s", "reason": "from A"}
     b = {**a, "reason": "from B"}
+    segment = driver.merge_file("runs/r1/history/transitions/2026-01-02.yaml", _log([]), _log([a]), _log([b]))
+    assert segment.clean and _plain(segment.data) == [a, b]
+    rel = "runs/r1/archive/transitions/2026-01-02.yaml"  # a layout no statedir writes
     before = driver.merge_file(rel, _log([]), _log([a]), _log([b]))
-    assert not before.clean  # not a store file yet: git's line merge conflicts
-    segments = (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)/[^/]+\.yaml$"), "log-{log}")
-    monkeypatch.setattr(store_mod, "SCHEMA_OF", (*store_mod.SCHEMA_OF, segments))
+    assert not before.clean  # not a store file: git's line merge conflicts
+    archive = (re.compile(r"^runs/[^/]+/archive/(?P<log>[^/]+)/[^/]+\.yaml$"), "log-{log}")
+    monkeypatch.setattr(store_mod, "SCHEMA_OF", (*store_mod.SCHEMA_OF, archive))
     after = driver.merge_file(rel, _log([]), _log([a]), _log([b]))
     assert after.clean and _plain(after.data) == [a, b]
 
