@@ -126,3 +126,36 @@ def today() -> str:
 def segment(name: str) -> str:
     """The run-relative path of log `name`'s segment for today."""
     return f"history/{name}/{today()}.yaml"
+
+
+def on_terminal(args: list[str], cwd: Path, stream: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """The CLI with its `stream` ("stdout" or "stderr") on a pseudo-terminal: the process, and
+    what the terminal showed; the other stream is captured."""
+    import contextlib
+    import pty
+
+    leader, follower = pty.openpty()
+    other = "stderr" if stream == "stdout" else "stdout"
+    proc = subprocess.run([sys.executable, "-m", "statedir", *args], cwd=cwd, timeout=120,
+                          **{stream: follower, other: subprocess.PIPE})  # type: ignore[call-overload]
+    os.close(follower)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the terminal's other end is closed and drained
+        while chunk := os.read(leader, 65536):
+            shown += chunk
+    os.close(leader)
+    return proc, shown.decode()
+
+
+def diverge(repo: Path, rel: str) -> None:
+    """Commit a change of the committed file `rel` on a new branch `side` and another on the
+    current branch: merging `side` conflicts."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+    git("checkout", "-q", "-b", "side")
+    (repo / rel).write_text("side\n")
+    git("commit", "-q", "-am", "side")
+    git("checkout", "-q", "-")
+    (repo / rel).write_text("main\n")
+    git("commit", "-q", "-am", "main")

@@ -1,17 +1,15 @@
 """The CLI as a subprocess in real git repositories: wiring, exit codes, JSON, help."""
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
+from conftest import ROOT, cli, cli_json, on_terminal, snapshot
 
 COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set", "bind",
             "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
@@ -183,23 +181,14 @@ def test_a_refused_command_changes_nothing(store: Path) -> None:
 
 
 def test_json_is_one_line_for_a_program_and_indented_at_a_terminal(store: Path) -> None:
-    import pty
 
     repo = store.parent
     ok("new", "r1", "--topic", "t", cwd=repo)
     piped = cli("runs", "--json", cwd=repo)
     assert piped.stdout.count("\n") == 1 and json.loads(piped.stdout)[0]["run_id"] == "r1"
-    leader, follower = pty.openpty()
-    proc = subprocess.run([sys.executable, "-m", "statedir", "runs", "--json"], cwd=repo, stdout=follower,
-                          stderr=subprocess.PIPE, timeout=120)
-    os.close(follower)
-    shown = b""
-    with contextlib.suppress(OSError):  # EIO once the terminal's other end is closed and drained
-        while chunk := os.read(leader, 65536):
-            shown += chunk
-    os.close(leader)
+    proc, shown = on_terminal(["runs", "--json"], repo, "stdout")
     assert proc.returncode == 0
-    text = shown.decode().replace("\r\n", "\n")
+    text = shown.replace("\r\n", "\n")
     assert text.startswith("[\n  {\n    \"run_id\": \"r1\"") and json.loads(text) == json.loads(piped.stdout)
 
 

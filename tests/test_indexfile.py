@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import diverge
 
 from statedir import indexfile
 
@@ -99,12 +100,7 @@ def test_a_file_replacing_a_directory_is_left_to_git(repo: Path) -> None:
 
 def test_a_conflicted_index_is_left_to_git(repo: Path) -> None:
     populate(repo)
-    sh(repo, "checkout", "-q", "-b", "side")
-    (repo / "a.txt").write_text("side\n")
-    sh(repo, "commit", "-q", "-am", "side")
-    sh(repo, "checkout", "-q", "-")
-    (repo / "a.txt").write_text("main\n")
-    sh(repo, "commit", "-q", "-am", "main")
+    diverge(repo, "a.txt")
     subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)  # conflicts on a.txt
     (repo / "d" / "b.yaml").write_text("changed\n")
     assert not indexfile.update(repo / ".git", repo, repo / ".git" / "index", ["d/b.yaml"], 20)

@@ -1,16 +1,11 @@
 """Whole-store validate draws a progress bar on stderr at a terminal, and nothing otherwise."""
 from __future__ import annotations
 
-import contextlib
 import io
 import json
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import cli
+from conftest import cli, on_terminal
 
 from statedir import api, progress
 
@@ -25,17 +20,8 @@ def many_files(sd: api.StateDir) -> int:
 
 def test_a_bar_on_a_terminal_and_stdout_untouched(sd: api.StateDir, repo: Path) -> None:
     count = many_files(sd)
-    leader, follower = pty.openpty()
-    proc = subprocess.run([sys.executable, "-m", "statedir", "validate", "--json"], cwd=repo, stdout=subprocess.PIPE,
-                          stderr=follower, timeout=120)
-    os.close(follower)
-    shown = b""
-    with contextlib.suppress(OSError):  # EIO once the terminal's other end is closed and drained
-        while chunk := os.read(leader, 65536):
-            shown += chunk
-    os.close(leader)
+    proc, text = on_terminal(["validate", "--json"], repo, "stderr")
     assert proc.returncode == 0 and json.loads(proc.stdout) == {"valid": True, "errors": []}
-    text = shown.decode()
     assert f"{count + 1}/{count + 1} files" in text and "validating [" in text  # the config file too
     assert text.endswith("\r\x1b[K")  # the line is cleared at the end
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, make_large, segment, snapshot
+from conftest import cli, cli_json, diverge, make_large, segment, snapshot
 
 from statedir import api
 from statedir.errors import InvalidValue
@@ -251,12 +251,7 @@ def _conflict(repo: Path, operation: str) -> None:
     git(repo, "add", "user.txt")
     git(repo, "commit", "-q", "-m", "base")
     base = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "checkout", "-q", "-b", "side")
-    (repo / "user.txt").write_text("side\n")
-    git(repo, "commit", "-q", "-am", "side")
-    git(repo, "checkout", "-q", "-")
-    (repo / "user.txt").write_text("main\n")
-    git(repo, "commit", "-q", "-am", "main")
+    diverge(repo, "user.txt")
     args = {"merge": ["merge", "side"], "rebase": ["rebase", "side"], "cherry-pick": ["cherry-pick", "side"],
             "revert": ["revert", "--no-edit", "HEAD"]}[operation]
     if operation == "revert":
