@@ -48,6 +48,7 @@ def release_dead_index_lock(gitdir: Path) -> bool:
         lock.unlink()
     owner.unlink(missing_ok=True)  # the lock it named is gone (or is someone else's now)
     (gitdir / "statedir" / "index.next").unlink(missing_ok=True)
+    (gitdir / "statedir" / f"index.next.{pid}.tmp").unlink(missing_ok=True)  # statedir.indexfile's, mid-write
     return st is not None
 
 

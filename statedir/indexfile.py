@@ -45,13 +45,13 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     if parsed is None:
         return False
     version, entries, extensions = parsed
-    touched = set(paths)
+    touched = {path.encode("utf-8", "surrogateescape"): path for path in paths}
     names = {name for name, _ in entries}
-    for path in touched:  # a file where a directory is (or the reverse): git's rules, not ours
-        if any(n.startswith(path + "/") or path.startswith(n + "/") for n in names - touched):
+    for name in touched:  # a file where a directory is (or the reverse): git's rules, not ours
+        if any(n.startswith(name + b"/") or name.startswith(n + b"/") for n in names - touched.keys()):
             return False
     fresh: list[tuple[bytes, bytes]] = []
-    for path in sorted(touched):
+    for name, path in sorted(touched.items()):
         try:
             st = os.lstat(worktree / path)
         except FileNotFoundError:
@@ -64,9 +64,8 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
         fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
             st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
             st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)))
-        name = path.encode("utf-8", "surrogateescape")
         fresh.append((name, fields + oid + struct.pack(">H", min(len(name), 0xFFF))))
-    kept = [(n.encode("utf-8", "surrogateescape"), body) for n, body in entries if n not in touched]
+    kept = [(n, body) for n, body in entries if n not in touched]
     merged = sorted(kept + fresh, key=lambda e: e[0])
     out = bytearray(b"DIRC" + struct.pack(">II", version, len(merged)))
     for name, body in merged:
@@ -81,7 +80,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     return True
 
 
-def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[str, bytes]], list[tuple[bytes, bytes]]] | None:
+def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]] | None:
     """(version, [(path, entry bytes without its name)], kept extensions), or None when this
     index is not one to patch here: another version, conflicts, flags, a required extension."""
     algorithm = _ALGORITHMS[width]
@@ -92,15 +91,14 @@ def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[str, bytes]], list[t
         return None
     fixed = 40 + width + 2
     pos = 12
-    entries: list[tuple[str, bytes]] = []
+    entries: list[tuple[bytes, bytes]] = []
     try:
         for _ in range(count):
             (flags,) = struct.unpack(">H", raw[pos + fixed - 2:pos + fixed])
             if flags & (_EXTENDED | _STAGE | 0x8000):  # skip-worktree, intent-to-add, a conflict, assume-valid
                 return None
             end = raw.index(b"\0", pos + fixed)
-            name = raw[pos + fixed:end].decode("utf-8", "surrogateescape")
-            entries.append((name, raw[pos:pos + fixed]))
+            entries.append((raw[pos + fixed:end], raw[pos:pos + fixed]))
             pos += (end - pos + 8) // 8 * 8
         extensions: list[tuple[bytes, bytes]] = []
         while pos < len(raw) - width:

@@ -104,3 +104,23 @@ def test_a_conflicted_index_is_left_to_git(repo: Path) -> None:
     subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)  # conflicts on a.txt
     (repo / "d" / "b.yaml").write_text("changed\n")
     assert not indexfile.update(repo / ".git", repo, repo / ".git" / "index", ["d/b.yaml"], 20)
+
+
+def test_a_dead_writers_half_written_index_goes_with_its_lock(repo: Path) -> None:
+    """A statedir killed while it held the index leaves git's index.lock, its owner record and
+    perhaps the next index it was writing: the next statedir releases all three."""
+    from statedir import gitindex
+
+    gitdir = repo / ".git"
+    gone = subprocess.Popen(["true"])
+    pid = gone.pid  # waited for below: its pid then names no one
+    lock = gitdir / "index.lock"
+    lock.write_text("")
+    st = os.stat(lock)
+    (gitdir / "statedir").mkdir()
+    (gitdir / "statedir" / gitindex.OWNER).write_text(f"{pid} {st.st_ino} {st.st_ctime_ns}\n")
+    half = gitdir / "statedir" / f"index.next.{pid}.tmp"
+    half.write_bytes(b"DIRC")
+    gone.wait()
+    assert gitindex.release_dead_index_lock(gitdir)
+    assert not lock.exists() and not half.exists()

@@ -117,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     try:
-        code = main()
-        sys.stdout.flush()
+        code = main()  # which flushes stdout last, so a closed pipe surfaces here
     except BrokenPipeError:  # the reader went away (`statedir log | head`): stop quietly, as git does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         code = 141  # 128 + SIGPIPE, the status a shell gives a command its pipe closed
