@@ -159,3 +159,12 @@ def diverge(repo: Path, rel: str) -> None:
     git("checkout", "-q", "-")
     (repo / rel).write_text("main\n")
     git("commit", "-q", "-am", "main")
+
+
+def past_stage_one(sd: api.StateDir, run: str, topic: str) -> None:
+    """A new academic run with stage 1 done and its checkpoint answered: stage 2 in progress."""
+    sd.new(run, topic=topic)
+    sd.stage(run, "1", "in_progress")
+    sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
+    sd.stage(run, "1", "completed")
+    sd.confirm(run, response="continue")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, today
+from conftest import cli, cli_json, past_stage_one, today
 
 from statedir import api
 
@@ -33,11 +33,7 @@ VOCABULARY = [
 @pytest.fixture
 def run(sd: api.StateDir, repo: Path) -> Path:
     """A run at stage 2 in progress: a checkpoint answered, one material version."""
-    sd.new(RUN, topic="t")
-    sd.stage(RUN, "1", "in_progress")
-    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(RUN, "1", "completed")
-    sd.confirm(RUN, response="continue")
+    past_stage_one(sd, RUN, "t")
     return repo / "state" / "runs" / RUN
 
 

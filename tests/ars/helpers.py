@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from conftest import past_stage_one
+
 from statedir import api
 
 INTEGRITY = "integrity_verification"
@@ -27,11 +29,7 @@ TO_ARS = {"1": "pipeline_stage_1", "2": "pipeline_stage_2", "2.5": "pipeline_sta
 
 def to_re_review(sd: api.StateDir, run: str) -> None:
     """Stages 1 to 4 done (major revision at 3); stage 3' in progress."""
-    sd.new(run, topic="AI and quality assurance")
-    sd.stage(run, "1", "in_progress")
-    sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(run, "1", "completed")
-    sd.confirm(run, response="continue")
+    past_stage_one(sd, run, "AI and quality assurance")
     sd.material(run, ["paper_draft"])
     sd.stage(run, "2", "completed")
     sd.confirm(run, response="continue")
