@@ -4,7 +4,8 @@ predates statedir's commit (it fails on the lock, as it would beside any other g
 
 git writes the next index into a private file (`GIT_INDEX_FILE`, a hard link of the index to
 start from) which replaces the index once the commit has landed. A lock left by a statedir
-process that died is recognised by the owner file beside it (pid, inode, ctime) and released.
+process that died is recognised by the owner file beside it (pid, inode, ctime) and released,
+with the locks a git it ran left when killed with it.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from statedir.errors import GitError
 
 OWNER = "index.lock.owner"
+STALE_GIT_LOCK_NS = 2 * 10**9  # git holds a ref lock for milliseconds; one this old was left by a dead git
 
 
 def _alive(pid: int) -> bool:
@@ -45,11 +47,40 @@ def release_dead_index_lock(gitdir: Path) -> bool:
     if st is not None and (st.st_ino, st.st_ctime_ns) == (inode, ctime):
         if _alive(pid):
             return False
+        leftovers = _git_locks_since(gitdir, ctime)
+        if any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers):
+            return False  # a git it started may still be finishing (its locks last milliseconds)
+        for path, _ in leftovers:  # git's own, left by a git killed with the writer
+            path.unlink(missing_ok=True)
         lock.unlink()
     owner.unlink(missing_ok=True)  # the lock it named is gone (or is someone else's now)
     (gitdir / "statedir" / "index.next").unlink(missing_ok=True)
     (gitdir / "statedir" / f"index.next.{pid}.tmp").unlink(missing_ok=True)  # statedir.indexfile's, mid-write
     return st is not None
+
+
+def _git_locks_since(gitdir: Path, ctime: int) -> list[tuple[Path, int]]:
+    """git's lock files made since `ctime` (while a statedir writer held the index) by the
+    commit it ran: HEAD's and the branch's, the next index's and `commit --only`'s temporary
+    index. A git killed holding one (SIGKILL cannot be caught) leaves it, and every later
+    commit fails on it; each is (path, mtime)."""
+    common = gitdir
+    with contextlib.suppress(OSError):
+        common = gitdir / (gitdir / "commondir").read_text().strip()
+    candidates = [gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock", *gitdir.glob("next-index-*.lock")]
+    with contextlib.suppress(OSError):
+        head = (gitdir / "HEAD").read_text().strip()
+        if head.startswith("ref: refs/"):
+            candidates.append(common / f"{head[5:]}.lock")
+    found = []
+    for path in candidates:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_ctime_ns >= ctime:
+            found.append((path, st.st_mtime_ns))
+    return found
 
 
 class Index:

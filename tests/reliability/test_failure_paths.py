@@ -170,6 +170,35 @@ def test_killing_the_whole_process_group_leaves_index_and_head_consistent(store:
     assert set(labels) == {f"paper_draft_v{n}" for n in range(1, len(labels) + 1)}
 
 
+def _branch_lock(repo: Path) -> Path:
+    return repo / ".git" / ((repo / ".git" / "HEAD").read_text().strip().removeprefix("ref: ") + ".lock")
+
+
+def test_the_locks_of_a_git_killed_with_its_writer_are_released(store: Path) -> None:
+    """A git killed holding HEAD's lock (SIGKILL cannot be caught) would block every later commit:
+    the next statedir command releases the locks a dead writer's git left, and no one else's."""
+    before = git(store, "rev-parse", "HEAD")
+    killed = cli("material", "p1", "paper_draft", cwd=store, env={"STATEDIR_FAULT": "during_commit"})
+    assert killed.returncode == -signal.SIGKILL and (store / ".git" / "index.lock").exists()
+    left = [store / ".git" / "HEAD.lock", _branch_lock(store), store / ".git" / "next-index-99999.lock"]
+    for lock in left:  # what `git commit --only`, killed mid-way, leaves behind
+        lock.write_text("")
+        os.utime(lock, (time.time() - 60, time.time() - 60))
+    assert cli("status", "p1", "--line", cwd=store).returncode == 0
+    assert [lock for lock in left if lock.exists()] == [] and not (store / ".git" / "index.lock").exists()
+    assert git(store, "rev-parse", "HEAD") == before and material_labels(store, "p1") == []
+    git(store, "commit", "-q", "--allow-empty", "-m", "a user's commit after the kill")
+
+
+def test_a_ref_lock_from_before_the_writer_is_not_statedirs_to_release(store: Path) -> None:
+    theirs = _branch_lock(store)
+    theirs.write_text("")  # another git's, held (or left) before statedir began
+    killed = cli("material", "p1", "paper_draft", cwd=store, env={"STATEDIR_FAULT": "during_commit"})
+    assert killed.returncode == -signal.SIGKILL
+    assert cli("status", "p1", "--line", cwd=store).returncode == 0
+    assert theirs.exists() and not (store / ".git" / "index.lock").exists()
+
+
 # 4. validate never calls a half-written store valid.
 def test_validate_rolls_back_an_interrupted_transition_first(store: Path) -> None:
     killed = cli("material", "p1", "paper_draft", cwd=store, env={"STATEDIR_FAULT": "between_files"})
