@@ -58,8 +58,12 @@ class StateDir(Views, Adjudication):
     """
 
     def __init__(self, path: str | Path, *, lock_timeout: float | None = None,
-                 reset_boundaries: bool = False, actor: str | None = None) -> None:
+                 reset_boundaries: bool = False, actor: str | None = None, inprocess_git: bool = False) -> None:
         self.store = Store(Path(path))
+        if inprocess_git:  # libgit2 loaded once: no git process per commit (statedir.libgit)
+            from statedir.libgit import Objects
+
+            self.store.objects = Objects(self.store.worktree)
         self.lock_timeout = lock_timeout
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
         self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None

@@ -5,9 +5,12 @@ lstat() every tracked file) with plumbing over the trees on the changed paths al
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from statedir import gitindex, indexfile
 from statedir.errors import GitError
@@ -21,7 +24,8 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
-           plumbing_above: int = PLUMBING_INDEX_BYTES, signing_key: str | None = None) -> str:
+           plumbing_above: int = PLUMBING_INDEX_BYTES, signing_key: str | None = None,
+           objects: Objects | None = None) -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
     Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
@@ -31,6 +35,8 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     these paths); in a large one, where that command's index refresh would lstat() every
     tracked file, the commit is built with plumbing from the trees on the changed paths alone.
     With `signing_key` (as git's user.signingKey takes it) git signs the commit (gpg.format=ssh).
+    With `objects` (a long-lived caller's in-process object store, see statedir.libgit) the
+    trees and the commit are built in-process, the same way, with no git process at all.
     """
     env = _author(author) if author else {}
     sign: tuple[str, ...] = ()
@@ -46,8 +52,9 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         if large or parent is None or not indexfile.update(gitdir, worktree, index.next, paths, len(parent) // 2):
             update_index(worktree, paths, env=index.env)
         index.publish()
-        if parent is None or large:
-            sha = _commit_trees(worktree, paths, text, env, parent, sign)
+        inprocess = objects if objects is not None and objects.usable(parent, sign) else None
+        if parent is None or large or inprocess:
+            sha = _commit_trees(worktree, paths, text, env, parent, sign, inprocess)
         else:
             _fault("during_commit")
             for attempt in range(3):
@@ -93,12 +100,14 @@ def _fault(name: str) -> None:
 
 
 def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
-                  sign: tuple[str, ...] = ()) -> str:
-    """Plumbing that reads no index: the changed files are hashed, only the trees on their
+                  sign: tuple[str, ...] = (), objects: Objects | None = None) -> str:
+    """A commit that reads no index: the changed files are hashed, only the trees on their
     paths are rebuilt from the parent's (one directory listing each, never every tracked
-    file), then commit-tree and a compare-and-swap update-ref."""
+    file), then the commit and a compare-and-swap of HEAD; by git's plumbing, or in-process
+    with `objects`."""
+    store: Objects = objects or Plumbing(worktree)
     present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
-    hashed = run(worktree, "hash-object", "-w", "--", *present).stdout.decode().split() if present else []
+    hashed = store.blobs(present) if present else []
     # directory -> name -> (mode, type, object id); "" is the root
     files: dict[str, dict[str, tuple[str, str, str]]] = {}
     for rel, oid in zip(present, hashed, strict=True):
@@ -115,18 +124,78 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
     ordered = sorted(dirs, key=lambda d: (-d.count("/") - (d != ""), d))  # deepest first, root last
     _fault("during_commit")
     for attempt in range(3):
-        trees = _read_trees(worktree, parent, ordered) if parent else {d: {} for d in ordered}
-        root = _write_trees(worktree, ordered, trees, files)
-        sha = _with_identity(worktree, ("commit-tree", root, *sign, *(("-p", parent) if parent else ()), "-F", "-"),
-                             env, text)
+        trees = store.trees(parent, ordered) if parent else {d: {} for d in ordered}
+        with store.tree_writer() as mktree:
+            root = _write_trees(ordered, trees, files, mktree)
         # Compare-and-swap: a HEAD that moved meanwhile (the user's own commit) fails the
         # update instead of being lost, and the commit is rebuilt on top of it.
-        moved = run(worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
-                    parent or "0" * 40, check=attempt == 2)
-        if moved.returncode == 0:
-            break
+        sha = store.commit(root, parent, text, env, sign, last=attempt == 2)
+        if sha is not None:
+            return sha
         parent = head(worktree)
-    return sha
+    raise GitError("HEAD kept moving while statedir committed")  # not reached: the last attempt raises
+
+
+class Objects(Protocol):
+    """Where _commit_trees reads and writes git objects and moves HEAD."""
+
+    def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool: ...
+    def blobs(self, paths: list[str]) -> list[str]: ...
+    def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]: ...
+    def tree_writer(self) -> contextlib.AbstractContextManager[Callable[[list[tuple[str, str, str, str]]], str]]: ...
+    def commit(self, root: str, parent: str | None, text: str, env: dict[str, str], sign: tuple[str, ...], *,
+               last: bool) -> str | None: ...
+
+
+class Plumbing:
+    """git's plumbing, a process per step (one `mktree --batch` for all the trees)."""
+
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+
+    def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool:
+        return True
+
+    def blobs(self, paths: list[str]) -> list[str]:
+        return run(self.worktree, "hash-object", "-w", "--", *paths).stdout.decode().split()
+
+    def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+        return _read_trees(self.worktree, rev, dirs)
+
+    @contextlib.contextmanager
+    def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
+        """`git mktree --batch` (which sorts and checks each listing): one tree per call."""
+        proc = subprocess.Popen(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], cwd=self.worktree,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=environment(None))
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def mktree(entries: list[tuple[str, str, str, str]]) -> str:
+            listing = "".join(f"{mode} {kind} {oid}\t{name}\0" for mode, kind, oid, name in entries)
+            proc.stdin.write(listing.encode("utf-8", "surrogateescape") + b"\0")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            oid = proc.stdout.readline().decode().strip()  # type: ignore[union-attr]
+            if not oid:
+                raise GitError(f"git mktree failed: {gist(proc.communicate()[1])}")
+            return oid
+
+        try:
+            yield mktree
+            _, stderr = proc.communicate()
+        except (OSError, ValueError):
+            proc.kill()
+            proc.wait()
+            raise GitError("git mktree failed: it stopped reading") from None
+        if proc.returncode != 0:
+            raise GitError(f"git mktree failed: {gist(stderr)}")
+
+    def commit(self, root: str, parent: str | None, text: str, env: dict[str, str], sign: tuple[str, ...], *,
+               last: bool) -> str | None:
+        sha = _with_identity(self.worktree, ("commit-tree", root, *sign, *(("-p", parent) if parent else ()),
+                                             "-F", "-"), env, text)
+        moved = run(self.worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
+                    parent or "0" * 40, check=last)
+        return sha if moved.returncode == 0 else None
 
 
 def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
@@ -154,38 +223,26 @@ def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str
     return trees
 
 
-def _write_trees(worktree: Path, ordered: list[str], trees: dict[str, dict[str, tuple[str, str, str]]],
-                 files: dict[str, dict[str, tuple[str, str, str]]]) -> str:
-    """Write the changed trees, deepest first, through one `git mktree --batch` (which sorts
-    and checks each listing); returns the new root tree."""
-    proc = subprocess.Popen(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], cwd=worktree,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=environment(None))
-    assert proc.stdin is not None and proc.stdout is not None
+def _write_trees(ordered: list[str], trees: dict[str, dict[str, tuple[str, str, str]]],
+                 files: dict[str, dict[str, tuple[str, str, str]]],
+                 mktree: Callable[[list[tuple[str, str, str, str]]], str]) -> str:
+    """Write the changed trees, deepest first; returns the new root tree."""
     written: dict[str, str | None] = {}
-    try:
-        for directory in ordered:
-            listing = trees[directory]
-            listing.update(files.get(directory, {}))
-            for sub, oid in written.items():  # this directory's children, written just before
-                parent_dir, _, name = sub.rpartition("/")
-                if sub and parent_dir == directory:
-                    listing[name] = ("040000", "tree", oid) if oid else ("", "", "")
-            entries = [f"{mode} {kind} {oid}\t{name}\0" for name, (mode, kind, oid) in listing.items() if mode]
-            if not entries and directory:
-                written[directory] = None  # an emptied directory leaves its parent
-                continue
-            proc.stdin.write("".join(entries).encode("utf-8", "surrogateescape") + b"\0")
-            proc.stdin.flush()
-            written[directory] = proc.stdout.readline().decode().strip()
-        _, stderr = proc.communicate()
-    except (OSError, ValueError):
-        proc.kill()
-        proc.wait()
-        raise GitError("git mktree failed: it stopped reading") from None
+    for directory in ordered:
+        listing = trees[directory]
+        listing.update(files.get(directory, {}))
+        for sub, oid in written.items():  # this directory's children, written just before
+            parent_dir, _, name = sub.rpartition("/")
+            if sub and parent_dir == directory:
+                listing[name] = ("40000", "tree", oid) if oid else ("", "", "")
+        entries = [(mode, kind, oid, name) for name, (mode, kind, oid) in listing.items() if mode]
+        if not entries and directory:
+            written[directory] = None  # an emptied directory leaves its parent
+            continue
+        written[directory] = mktree(entries)
     root = written.get("")
-    if proc.returncode != 0 or not root or any(v == "" for v in written.values()):
-        raise GitError(f"git mktree failed: {gist(stderr)}")
+    if not root:
+        raise GitError("git mktree failed: no root tree")
     return root
 
 

@@ -52,7 +52,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
             store.prune(rel)
         faults.point("after_write")
         sha = gitcommit.commit(store.worktree, [store.git_path(rel) for rel in saved.rels()], message,
-                               author=author, signing_key=signing_key)
+                               author=author, signing_key=signing_key, objects=store.objects)
     except OSError as exc:
         journal.recover(store)
         raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None

@@ -10,7 +10,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statedir import git, journal, schema
 from statedir.cache import ParseCache, digest
@@ -26,6 +26,9 @@ from statedir.errors import (
     WriteFailed,
 )
 from statedir.journal import JOURNAL
+
+if TYPE_CHECKING:
+    from statedir.gitcommit import Objects
 
 CONFIG = "statedir.yaml"
 LOCK = ".statedir.lock"
@@ -132,6 +135,7 @@ class Store:
         self._held = False  # this process holds the store lock (shared or exclusive)
         self.warnings: list[str] = []  # said by the last write, for the command's output
         self.standing: list[str] = []  # said of the store itself (a missing merge driver), with every write
+        self.objects: Objects | None = None  # in-process commits (statedir.libgit), for long-lived callers
 
     @property
     def config(self) -> dict[str, Any]:

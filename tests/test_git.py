@@ -1,4 +1,5 @@
-"""Commits built in the private index, by porcelain or by plumbing: only the given paths land."""
+"""Commits built in the private index, by porcelain, by plumbing or in-process with libgit2:
+only the given paths land."""
 from __future__ import annotations
 
 import subprocess
@@ -7,14 +8,24 @@ from pathlib import Path
 import pytest
 
 from statedir import git, gitcommit
+from statedir.libgit import Objects
+
+WAYS = ["porcelain", "plumbing", "libgit2"]
+
+
+def commit_by(way: str, repo: Path, paths: list[str], text: str, **kwargs: str) -> str:
+    """gitcommit.commit by `git commit --only`, by plumbing, or in-process (statedir.libgit)."""
+    if way == "plumbing":
+        return gitcommit.commit(repo, paths, text, plumbing_above=0, **kwargs)
+    return gitcommit.commit(repo, paths, text, objects=Objects(repo) if way == "libgit2" else None, **kwargs)
 
 
 def sh(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("plumbing_above", [0, gitcommit.PLUMBING_INDEX_BYTES])
-def test_commit_takes_only_its_paths(repo: Path, plumbing_above: int) -> None:
+@pytest.mark.parametrize("way", WAYS)
+def test_commit_takes_only_its_paths(repo: Path, way: str) -> None:
     (repo / "user.txt").write_text("base\n")
     sh(repo, "add", "user.txt")
     sh(repo, "commit", "-q", "-m", "base")
@@ -23,11 +34,9 @@ def test_commit_takes_only_its_paths(repo: Path, plumbing_above: int) -> None:
     (repo / "user.txt").write_text("unstaged\n")
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), author="me",
-                       plumbing_above=plumbing_above)
+    first = commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), author="me")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    second = gitcommit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), author="me",
-                        plumbing_above=plumbing_above)
+    second = commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), author="me")
     assert sh(repo, "rev-parse", "HEAD").strip() == second
     assert sh(repo, "rev-parse", "HEAD~1").strip() == first
     assert sh(repo, "show", "--name-only", "--format=", "HEAD").split() == ["s/a.yaml"]
@@ -58,7 +67,7 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
-def _tree_after(repo: Path, plumbing_above: int, steps: list[dict[str, str | None]]) -> str:
+def _tree_after(repo: Path, way: str, steps: list[dict[str, str | None]]) -> str:
     """Apply `steps` (path -> new text, None deletes) as commits; HEAD's tree at the end."""
     for n, step in enumerate(steps):
         for rel, text in step.items():
@@ -68,8 +77,7 @@ def _tree_after(repo: Path, plumbing_above: int, steps: list[dict[str, str | Non
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
-        gitcommit.commit(repo, sorted(step), git.message(f"step {n}", "r1", "me", "stage"),
-                         plumbing_above=plumbing_above)
+        commit_by(way, repo, sorted(step), git.message(f"step {n}", "r1", "me", "stage"))
     return sh(repo, "rev-parse", "HEAD^{tree}").strip()
 
 
@@ -86,33 +94,35 @@ def test_plumbing_builds_the_trees_porcelain_would(tmp_path: Path) -> None:
     """Directories added, emptied and removed, names that sort around `/`, non-ASCII names:
     the commit built from trees alone has exactly the tree `git commit --only` makes."""
     trees = []
-    for plumbing_above in (0, gitcommit.PLUMBING_INDEX_BYTES):
-        repo = tmp_path / f"repo{plumbing_above}"
+    for way in WAYS:
+        repo = tmp_path / way
         sh(tmp_path, "init", "-q", str(repo))
         (repo / "user.txt").write_text("base\n")
         sh(repo, "add", "user.txt")
         sh(repo, "commit", "-q", "-m", "base")
-        trees.append(_tree_after(repo, plumbing_above, STEPS))
+        trees.append(_tree_after(repo, way, STEPS))
         assert sh(repo, "status", "--porcelain") == ""  # the user's index agrees with HEAD
         assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
         listing = sh(repo, "-c", "core.quotepath=false", "ls-tree", "-r", "--name-only", "HEAD").splitlines()
         assert listing == ["s/runs/r1-x/a.yaml", "s/runs/r1.yaml", "s/runs/r3/s.yaml", "s/runs/ü ñ.yaml",
                            "s/statedir.yaml", "user.txt"]
-    assert trees[0] == trees[1]
+    assert trees[0] == trees[1] == trees[2]
 
 
-def test_plumbing_commits_on_an_unborn_branch(repo: Path) -> None:
+@pytest.mark.parametrize("way", ["plumbing", "libgit2"])
+def test_plumbing_commits_on_an_unborn_branch(repo: Path, way: str) -> None:
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    first = commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     assert sh(repo, "rev-list", "--count", first).strip() == "1"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
 
 
-def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path) -> None:
-    """The plumbing's update-ref is a compare-and-swap: HEAD moved since statedir read it
-    (here: statedir read it before the user's commit) is rebuilt upon, never overwritten."""
+@pytest.mark.parametrize("way", ["plumbing", "libgit2"])
+def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path, way: str) -> None:
+    """Moving HEAD is a compare-and-swap (update-ref's, libgit2's): HEAD moved since statedir
+    read it (here: statedir read it before the user's commit) is rebuilt upon, never overwritten."""
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
     seen = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
@@ -121,7 +131,8 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path) -> 
     sh(repo, "commit", "-q", "-m", "the user's own")
     users = sh(repo, "rev-parse", "HEAD").strip()
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    sha = gitcommit._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen)
+    objects = Objects(repo) if way == "libgit2" else None
+    sha = gitcommit._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen, (), objects)
     assert sh(repo, "rev-parse", "HEAD").strip() == sha
     assert sh(repo, "rev-parse", "HEAD~1").strip() == users
     assert sh(repo, "show", "HEAD:user.txt") == "mine\n" and sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
@@ -129,11 +140,33 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path) -> 
     assert sh(repo, "status", "--porcelain") == ""
 
 
-def test_log_times_are_utc_whatever_the_zones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("way", WAYS)  # libgit2 leaves a date set in the environment to git
+def test_log_times_are_utc_whatever_the_zones(repo: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> None:
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-01T10:00:00+02:00")
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     assert [(e["time"], e["action"], e["run_id"]) for e in git.log(repo, "s")] == [("2026-03-01T08:00:00Z", "stage",
                                                                                       "r1")]
+
+
+def test_libgit2_commits_as_git_would(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Identity from the caller, the environment, then user.name/user.email; the message byte
+    for byte; the reflog entry git writes; HEAD's branch moved, the index not touched."""
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    text = git.message("one", "r1", "a.b", "stage", reason="line one\n\n\nafter two blank lines")
+    sha = commit_by("libgit2", repo, ["s/a.yaml"], text, author="a.b")
+    assert sh(repo, "cat-file", "commit", sha).split("\n\n", 1)[1] == text
+    user = f"{sh(repo, 'config', 'user.name').strip()} <{sh(repo, 'config', 'user.email').strip()}>"
+    assert sh(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>").strip() == f"a.b <a.b@statedir.invalid>|{user}"
+    assert sh(repo, "reflog", "-1", "--format=%gs").strip() == "commit (initial): one"
+    assert sh(repo, "symbolic-ref", "HEAD").strip().startswith("refs/heads/")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Env Name")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "env@example.org")
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    assert sh(repo, "log", "-1", "--format=%cn <%ce>").strip() == "Env Name <env@example.org>"
+    assert sh(repo, "reflog", "-1", "--format=%gs").strip() == "commit: two"
+    assert sh(repo, "status", "--porcelain") == "" and sh(repo, "fsck", "--strict", "--no-dangling") == ""

@@ -18,6 +18,7 @@ from typer.core import TyperGroup as Group
 
 from statedir import git
 from statedir.errors import HeadMoved, InvalidValue, StatedirError
+from statedir.libgit import Objects
 from statedir.mcp.tools import EXPECT_HEAD, Tool, cli_group, tools
 from statedir.store import Store
 
@@ -73,6 +74,8 @@ class Served:
         self.sd = open_store(root)
         self.root = self.sd.store.root
         self.sd.store = GuardedStore(self.root)
+        with contextlib.suppress(InvalidValue):  # without pygit2, commits go through git
+            self.sd.store.objects = Objects(self.sd.store.worktree)
         self.group = cli_group()
         self.tools: dict[str, Tool] = tools(self.group)
 

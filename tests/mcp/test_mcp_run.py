@@ -3,6 +3,7 @@ sequence of `statedir demo`), each write guarded by expect_head."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,9 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
     anyio.run(main)
     shown = cli("status", "p", "--store", str(store), "--line")
     assert shown.returncode == 0 and "Pipeline:" in shown.stdout
+    # committed in-process (libgit2): the same audit trail as git's own commits, nothing left staged
+    verified = cli("verify", "--store", str(store))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo, capture_output=True,
+                            text=True)
+    assert status.stdout == ""

@@ -116,17 +116,24 @@ def test_a_git_variable_naming_this_very_repository_is_harmless(store: Path) -> 
 # The user commits a file of their own with `git commit -- PATH`; a `git add` racing a transition
 # can write back an index it read before the transition (git reads the index before taking its
 # lock, the same lost update two of git's own commands can suffer): see the README.
-def test_user_commits_meanwhile_never_undo_a_transition(store: Path) -> None:
+# Writers are CLI processes, or long-lived API callers committing in-process with libgit2.
+WRITERS = {
+    "cli": "import subprocess, sys\ncodes = [subprocess.run([sys.executable, '-m', 'statedir', 'set', '{run}', "
+           "'topic', f'v{{i}}', '--reason', 'r'], capture_output=True).returncode for i in range(8)]\nprint(codes)",
+    "libgit2": "import statedir\nsd = statedir.open('state', inprocess_git=True)\ncodes = []\nfor i in range(8):\n"
+               "    sd.set('{run}', 'topic', f'v{{i}}', reason='r')\n    codes.append(0)\nprint(codes)",
+}
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_user_commits_meanwhile_never_undo_a_transition(store: Path, writer: str) -> None:
     (store / "user.txt").write_text("start\n")
     git(store, "add", "user.txt")
     git(store, "commit", "-q", "-m", "user start")
     for n in range(4):
         assert cli("new", f"w{n}", "--topic", "t", cwd=store).returncode == 0
-    writers = [subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys\n"
-         f"codes = [subprocess.run([sys.executable, '-m', 'statedir', 'set', 'w{n}', 'topic', f'v{{i}}', "
-         "'--reason', 'r'], capture_output=True).returncode for i in range(8)]\nprint(codes)"],
-        cwd=store, stdout=subprocess.PIPE, text=True) for n in range(4)]
+    writers = [subprocess.Popen([sys.executable, "-c", WRITERS[writer].format(run=f"w{n}")],
+                                cwd=store, stdout=subprocess.PIPE, text=True) for n in range(4)]
     n = 0
     while any(w.poll() is None for w in writers) or n < 5:
         (store / "user.txt").write_text(f"{n}\n")

@@ -1,0 +1,113 @@
+"""Commits built in-process with libgit2 (pygit2) for long-lived callers.
+
+A transition's commit is built the same way either way (gitcommit._commit_trees: the changed
+blobs, the trees on their paths, a commit, a compare-and-swap of HEAD), but a git process per
+commit costs about what the rest of a transition does. A caller that makes many transitions
+(the MCP server, `statedir.open(..., inprocess_git=True)`) loads libgit2 once (about 0.1 s)
+and then commits without any process. git's own commands stay in charge of the user's index
+and of everything libgit2 should not do: a signed commit, dates set in the environment
+(`GIT_COMMITTER_DATE`), a group-shared repository; those commits go through git's plumbing.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import GitError, InvalidValue
+
+_FALLBACK = ("statedir", "statedir@localhost")  # as gitcommit commits without an identity
+_DATES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+
+
+class Objects:
+    """The repository's objects and HEAD, opened once in this process (see the module)."""
+
+    def __init__(self, worktree: Path) -> None:
+        try:
+            import pygit2
+        except ImportError:
+            raise InvalidValue("committing in-process needs libgit2's Python binding: "
+                               "pip install 'statedir[mcp]' (or pygit2)") from None
+        self._pygit2 = pygit2
+        self.worktree = worktree
+        try:
+            self.repo = pygit2.Repository(str(worktree))
+        except pygit2.GitError as exc:
+            raise GitError(f"libgit2 cannot open the repository at {worktree}: {exc}") from None
+        config = self.repo.config
+        self._shared = "core.sharedrepository" in config
+
+    def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool:
+        """Whether this commit can be built here: not signed, no dates from the environment,
+        a SHA-1 repository that is not group-shared (libgit2 would not set the group's modes)."""
+        return (not sign and not self._shared and (parent is None or len(parent) == 40)
+                and not any(os.environ.get(name) for name in _DATES))
+
+    def blobs(self, paths: list[str]) -> list[str]:
+        return [str(self.repo.create_blob((self.worktree / p).read_bytes())) for p in paths]
+
+    def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+        root = self.repo[rev].peel(self._pygit2.Tree)
+        listings: dict[str, dict[str, tuple[str, str, str]]] = {}
+        for directory in dirs:
+            listing: dict[str, tuple[str, str, str]] = {}
+            try:
+                tree = root[directory] if directory else root
+            except KeyError:
+                tree = None
+            if isinstance(tree, self._pygit2.Tree):
+                for entry in tree:
+                    mode = f"{entry.filemode:o}"
+                    kind = "tree" if mode == "40000" else "commit" if mode == "160000" else "blob"
+                    listing[str(entry.name)] = (mode, kind, str(entry.id))
+            listings[directory] = listing
+        return listings
+
+    @contextlib.contextmanager
+    def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
+        def mktree(entries: list[tuple[str, str, str, str]]) -> str:
+            builder = self.repo.TreeBuilder()
+            for mode, _, oid, name in entries:
+                builder.insert(name, self._pygit2.Oid(hex=oid), int(mode, 8))
+            return str(builder.write())
+
+        try:
+            yield mktree
+        except self._pygit2.GitError as exc:
+            raise GitError(f"libgit2 could not write a tree: {exc}") from None
+
+    def commit(self, root: str, parent: str | None, text: str, env: dict[str, str], sign: tuple[str, ...], *,
+               last: bool) -> str | None:
+        """The commit, with HEAD moved from `parent` to it; None where HEAD moved meanwhile
+        (libgit2 compares HEAD with the first parent under the ref's lock)."""
+        committer = self._signature("COMMITTER", env)
+        author = self._signature("AUTHOR", env, committer)
+        try:
+            oid = self.repo.create_commit("HEAD", author, committer, text, self._pygit2.Oid(hex=root),
+                                          [self._pygit2.Oid(hex=parent)] if parent else [])
+        except self._pygit2.GitError as exc:
+            if "current tip is not the first parent" in str(exc) and not last:
+                return None
+            raise GitError(f"libgit2 could not commit: {exc}") from None
+        return str(oid)
+
+    def _signature(self, role: str, env: dict[str, str], default: Any = None) -> Any:
+        """git's identity for `role`: its variables (the caller's, then the environment's), then
+        user.name and user.email, then (author only) the committer's, else statedir's own."""
+        def value(name: str) -> str | None:
+            return env.get(f"GIT_{role}_{name}") or os.environ.get(f"GIT_{role}_{name}")
+
+        name, email = value("NAME"), value("EMAIL")
+        config = self.repo.config
+        if name is None and "user.name" in config:
+            name = config["user.name"]
+        if email is None and "user.email" in config:
+            email = config["user.email"]
+        if name is None or email is None:
+            if default is not None:
+                return default
+            name, email = name or _FALLBACK[0], email or _FALLBACK[1]
+        return self._pygit2.Signature(name, email)
