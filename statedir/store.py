@@ -141,10 +141,10 @@ class Store:
     def config(self) -> dict[str, Any]:
         if self._config is None:
             def parse() -> tuple[Any, bool]:
-                from statedir import yaml
+                from statedir import yaml, yamlown
 
-                config = yaml.read_own(self._config_bytes, schema_ref(CONFIG))
-                if config is yaml.FOREIGN:  # edited by hand: ruamel reads it
+                config = yamlown.read_own(self._config_bytes, schema_ref(CONFIG))
+                if config is yamlown.FOREIGN:  # edited by hand: ruamel reads it
                     config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
                 problems = schema.validate("store-config", config, CONFIG)
                 if problems:

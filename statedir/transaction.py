@@ -5,7 +5,7 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from statedir import git, logs, schema, yaml
+from statedir import git, logs, schema, yaml, yamlown
 from statedir import store as store_mod
 from statedir import template as template_mod
 from statedir.change import Change, Request, RunData
@@ -55,7 +55,7 @@ class Sources:
 
         def parse() -> tuple[Any, bool]:
             ref = store_mod.own_ref(rel, raw)
-            own = yaml.read_own(raw, ref)
+            own = yamlown.read_own(raw, ref)
             if isinstance(own, dict) and not _problems(rel, own):
                 return own, True
             doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir import logs as log_layout
-from statedir import schema, yaml
+from statedir import schema, yaml, yamlown
 from statedir import store as store_mod
 from statedir.cache import ParseCache
 from statedir.errors import BadFile, StatedirError
@@ -27,8 +27,8 @@ def _store_root(path: Path) -> Path | None:
 
 
 def _plain(raw: bytes, rel: str) -> Any:
-    own = yaml.read_own(raw, store_mod.own_ref(rel, raw))
-    if own is not yaml.FOREIGN:
+    own = yamlown.read_own(raw, store_mod.own_ref(rel, raw))
+    if own is not yamlown.FOREIGN:
         return own
     try:
         return yaml.to_plain(yaml.load(raw, rel))
@@ -152,8 +152,8 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                 if hit is not None:
                     keep[rel] = hit[0]
             return []
-        own = yaml.read_own(raw, ref)  # statedir's own output, read without ruamel
-        if own is not yaml.FOREIGN and not schema.validate(name, own, shown):
+        own = yamlown.read_own(raw, ref)  # statedir's own output, read without ruamel
+        if own is not yamlown.FOREIGN and not schema.validate(name, own, shown):
             if cache is not None:
                 cache.put(schema.cache_kind(name), raw, own, True)
             if keep is not None:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from statedir import schema, yaml
+from statedir import schema, yaml, yamlown
 from statedir import store as store_mod
 from statedir.errors import REFUSED, CorruptStore, InvalidId, InvalidValue, StatedirError
 from statedir.store import Store
@@ -96,8 +96,8 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
     raw = store.read_bytes(rel)
     if raw is None:
         return None
-    data = yaml.read_own(raw, store_mod.schema_ref(rel))
-    if data is yaml.FOREIGN:
+    data = yamlown.read_own(raw, store_mod.schema_ref(rel))
+    if data is yamlown.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     problems = schema.validate(SCHEMA, data, rel)
     if problems or not isinstance(data, dict):

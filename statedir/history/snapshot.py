@@ -6,7 +6,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from statedir import logs, schema, yaml
+from statedir import logs, schema, yaml, yamlown
 from statedir import store as store_mod
 from statedir.change import RunData
 from statedir.errors import CorruptStore, UnknownRun
@@ -33,8 +33,8 @@ def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
     name = store_mod.schema_for(rel) or ""
     ref = store_mod.schema_ref(rel)
     is_log = name.startswith("log-")
-    own = yaml.read_own(raw, ref)
-    if own is not yaml.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
+    own = yamlown.read_own(raw, ref)
+    if own is not yamlown.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
         return (own or [] if is_log else own), True
     doc = yaml.load(raw, rel)
     plain = yaml.to_plain(doc)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statedir import schema, yaml
+from statedir import schema, yaml, yamlown
 from statedir import store as store_mod
 from statedir.errors import StatedirError
 from statedir.sync import logs, rules
@@ -46,8 +46,8 @@ def store_root(path: Path) -> Path | None:
 def _plain(raw: bytes | None, rel: str) -> Any:
     if raw is None:
         return rules.MISSING
-    own = yaml.read_own(raw, store_mod.own_ref(rel, raw))
-    return own if own is not yaml.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
+    own = yamlown.read_own(raw, store_mod.own_ref(rel, raw))
+    return own if own is not yamlown.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
 
 
 def _further(root: Path | None, rel: str) -> Any:
