@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from statedir import store as store_mod
-from statedir import transaction
+from statedir import layout, transaction
 from statedir.arguments import checked
 from statedir.ars.api import Adjudication
 from statedir.change import Request
@@ -101,7 +100,7 @@ class StateDir(Views, Adjudication):
 
     @_reads
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
-        store_mod.check_run_id(run_id)
+        layout.check_run_id(run_id)
         return transaction.load_run(self.store, run_id, ledger=ledger)
 
     @_reads
@@ -214,7 +213,7 @@ class StateDir(Views, Adjudication):
         from statedir.history import verify
 
         if run_id is not None:
-            store_mod.check_run_id(run_id)
+            layout.check_run_id(run_id)
         return verify.verify(self.store, run_id, since)
 
     def doctor(self, *, fix: bool = False) -> dict[str, Any]:

@@ -5,9 +5,10 @@ from typing import Any
 
 from statedir import schema, yaml, yamlown
 from statedir.errors import BadFile, InvalidValue, ValidationFailed
+from statedir.layout import schema_ref
 from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
 from statedir.research.kinds import SCHEMA_VERSION, Kind
-from statedir.store import Store, schema_ref
+from statedir.store import Store
 
 
 def parse(raw: bytes, rel: str) -> dict[str, Any]:

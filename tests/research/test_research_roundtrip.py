@@ -6,9 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import yaml, yamlown
+from statedir.layout import schema_ref
 from statedir.research import Ledger
 from statedir.research.kinds import KINDS
-from statedir.store import schema_ref
 
 TEXT = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "")
 
