@@ -24,8 +24,8 @@ from pathlib import Path
 
 import statedir
 from statedir import api, yaml
+from statedir.layout import schema_ref
 from statedir.research.kinds import KINDS
-from statedir.store import schema_ref
 
 BIN = Path(sys.executable).parent / "statedir"
 STAMP = "2026-11-30T00:00:00Z"

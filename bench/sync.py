@@ -22,8 +22,7 @@ import time
 from pathlib import Path
 
 import statedir
-from statedir import api, yaml
-from statedir import store as store_mod
+from statedir import api, layout, yaml
 from statedir.sync import driver
 
 PY = sys.executable
@@ -97,7 +96,7 @@ SYNC_CPU: list[float] = []
 
 
 def driver_cost(tmp: Path, repeat: int) -> dict[str, float]:
-    ref = store_mod.schema_ref("runs/r1/state.yaml")
+    ref = layout.schema_ref("runs/r1/state.yaml")
     state = {"run_id": "r1", "template": "academic-pipeline", "topic": "t", "language": "en",
              "checkpoints_opened": 0, "updated_at": "2026-01-01T00:00:00Z"}
     triples = {
@@ -105,7 +104,7 @@ def driver_cost(tmp: Path, repeat: int) -> dict[str, float]:
             state, {**state, "topic": "A", "updated_at": "2026-01-02T00:00:00Z"},
             {**state, "language": "de", "checkpoints_opened": 1})]),
     }
-    log_ref = store_mod.schema_ref("runs/r1/history/transitions.yaml")
+    log_ref = layout.schema_ref("runs/r1/history/transitions.yaml")
     entry = {"at": "2026-01-01T00:00:00Z", "actor": "a", "action": "stage", "summary": "s", "reason": None}
     common = [{**entry, "at": f"2026-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"} for n in range(1000)]
     side = [yaml.header(log_ref) + "".join(yaml.dump_entry(e) for e in common + extra).encode().decode()

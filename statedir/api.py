@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from statedir import store as store_mod
-from statedir import transaction
+from statedir import layout, transaction
 from statedir.arguments import checked
 from statedir.ars.api import Adjudication
 from statedir.change import Request
 from statedir.errors import StatedirError
+from statedir.history.api import History
 from statedir.inputs import file_hash, parse_issue, read_yaml_file, resolve
 from statedir.journal import JOURNAL
 from statedir.newstore import CONFIG_DEFAULTS, init
@@ -50,7 +50,7 @@ __all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file"
 
 
 @checked
-class StateDir(Views, Adjudication):
+class StateDir(Views, History, Adjudication):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
@@ -101,7 +101,7 @@ class StateDir(Views, Adjudication):
 
     @_reads
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
-        store_mod.check_run_id(run_id)
+        layout.check_run_id(run_id)
         return transaction.load_run(self.store, run_id, ledger=ledger)
 
     @_reads
@@ -158,18 +158,6 @@ class StateDir(Views, Adjudication):
                             self.histories(run_id, t) if head == "history" else {})
         return resolve(doc, path)
 
-    def log(self, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
-            since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """Every commit that touched the store (or `run_id`'s folder), newest first, statedir's
-        own and others' (`statedir: false`), filtered; one git process."""
-        from statedir.errors import UnknownRun
-        from statedir.history import log
-
-        found = log.entries(self.store, run_id, actor=actor, action=action, since=since, limit=limit)
-        if run_id and not found and not self.store.path(self.store.run_dir(run_id)).is_dir():
-            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
-        return found
-
     @property
     def research(self) -> Any:
         """The research ledger of this store (`statedir.research.Ledger`)."""
@@ -183,45 +171,6 @@ class StateDir(Views, Adjudication):
         if t is None:
             t = self.load(run_id)[0]
         return {name: transaction.read_log(self.store, run_id, name) for name in t.logs}
-
-    # --- history (statedir.history) ---------------------------------------------------------------
-    def diff(self, run_id: str, start: str, end: str | None = None) -> dict[str, Any]:
-        """What changed in the run document from commit `start` to `end` (default: now)."""
-        from statedir.history import diff, objects
-
-        before = self.show(run_id, at=start)
-        after = self.show(run_id, at=end) if end is not None else self.show(run_id)
-        return {"run_id": run_id, "from": objects.resolve(self.store.worktree, start),
-                "to": objects.resolve(self.store.worktree, end) if end is not None else None,
-                "changes": diff.changes(before, after)}
-
-    def versions(self, run_id: str, material: str) -> list[dict[str, Any]]:
-        """Every version of a material (or series), oldest first: {version_label, commit, passport}."""
-        from statedir.history import versions
-
-        t, _, _ = self.load(run_id)
-        return versions.versions(self.store, run_id, material, t, self.passports(run_id, t))
-
-    def rollback(self, run_id: str, *, to: str, reason: str, actor: str | None = None) -> dict[str, Any]:
-        """One new commit that brings the run's mutable files back to commit `to`."""
-        from statedir.history import rollback
-
-        return rollback.rollback(self.store, run_id, to, reason, self._actor(actor),
-                                 timeout=self.lock_timeout)
-
-    def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
-        """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}."""
-        from statedir.history import verify
-
-        if run_id is not None:
-            store_mod.check_run_id(run_id)
-        return verify.verify(self.store, run_id, since)
-
-    def doctor(self, *, fix: bool = False) -> dict[str, Any]:
-        """What a crash, a clone or a hand edit left behind; repaired with `fix`."""
-        from statedir.history import doctor
-
-        return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)
 
     def signers(self) -> list[dict[str, Any]]:
         """The actors bound to SSH signing keys (signers.yaml as of HEAD): actor, type, fingerprint, comment, key."""

@@ -18,8 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from statedir import schema, yaml
-from statedir import store as store_mod
+from statedir import layout, schema, yaml, yamlown
 from statedir.errors import CorruptStore, ValidationFailed
 from statedir.store import Store
 from statedir.template import LOGS
@@ -95,8 +94,8 @@ def read_file(store: Store, rel: str, name: str) -> list[dict[str, Any]]:
 
 
 def parse(rel: str, raw: bytes | None, name: str) -> list[dict[str, Any]]:
-    own = yaml.read_own(raw, store_mod.own_ref(rel, raw)) if raw is not None else None
-    if own is not yaml.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
+    own = yamlown.read_own(raw, layout.own_ref(rel, raw)) if raw is not None else None
+    if own is not yamlown.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
         return own or []  # statedir's own text (None: a file with no entries)
     doc = yaml.load(raw, rel) if raw is not None else None
     plain = yaml.to_plain(doc) if doc is not None else []

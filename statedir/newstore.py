@@ -5,8 +5,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from statedir import git, gitcommit, yaml
-from statedir import store as store_mod
+from statedir import git, gitcommit, layout, yaml
 from statedir.errors import GitError, InvalidValue, WriteFailed
 from statedir.store import Store
 
@@ -24,7 +23,7 @@ def init(directory: str | Path) -> dict[str, Any]:
     if not isinstance(directory, str | Path):
         raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}", argument="directory")
     directory = Path(directory).resolve()
-    if (directory / store_mod.CONFIG).is_file():
+    if (directory / layout.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
@@ -35,13 +34,13 @@ def init(directory: str | Path) -> dict[str, Any]:
         if worktree is None:
             git.init(directory.parent)
         directory.mkdir(parents=True, exist_ok=True)
-        files = {".gitignore": store_mod.GITIGNORE, ".gitattributes": store_mod.GITATTRIBUTES,
-                 store_mod.CONFIG: yaml.dump(CONFIG_DEFAULTS, store_mod.schema_ref(store_mod.CONFIG))}
+        files = {".gitignore": layout.GITIGNORE, ".gitattributes": layout.GITATTRIBUTES,
+                 layout.CONFIG: yaml.dump(CONFIG_DEFAULTS, layout.schema_ref(layout.CONFIG))}
         for rel, text in files.items():
             (directory / rel).write_text(text)
         store = Store(directory)
         with store.locked():
-            written = store_mod.copy_schemas(directory)
+            written = layout.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             warnings = git.preflight(store.worktree)
             from statedir.sync import register
@@ -71,7 +70,7 @@ def other_stores(worktree: Path) -> list[Path]:
     except GitError:
         listed = ""  # a repository without a commit or index yet holds no store
     found = {(worktree / rel).parent for rel in listed.split("\0") if rel}
-    return sorted(p for p in found if (p / store_mod.CONFIG).is_file())
+    return sorted(p for p in found if (p / layout.CONFIG).is_file())
 
 
 def _undo_init(directory: Path, created: bool) -> None:

@@ -1,12 +1,11 @@
-"""The store on disk: layout, safe paths, the exclusive lock, atomic writes and appends."""
+"""The store on disk: safe paths, the exclusive lock, atomic writes and appends (where each
+file lives is `statedir.layout`)."""
 from __future__ import annotations
 
 import contextlib
 import errno
 import fcntl
 import os
-import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from statedir import git, journal, schema
 from statedir.cache import ParseCache, digest
+from statedir.discovery import not_a_store
 from statedir.errors import (
     BadFile,
     CorruptStore,
-    InvalidId,
     InvalidValue,
     LockTimeout,
     NotAStore,
@@ -26,42 +25,12 @@ from statedir.errors import (
     WriteFailed,
 )
 from statedir.journal import JOURNAL
+from statedir.layout import CONFIG, LOCK, check_run_id, schema_ref
 
 if TYPE_CHECKING:
     from statedir.gitcommit import Objects
 
-CONFIG = "statedir.yaml"
-LOCK = ".statedir.lock"
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 DEFAULT_LOCK_TIMEOUT = 30.0
-GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
-GITATTRIBUTES = (  # the merge driver is registered in the repository's config by statedir.sync.register
-    "# statedir: YAML state, diffed as text, merged by `statedir merge-driver`: each field by its\n"
-    "# schema's x-merge rule, append-only logs as the union of their entries (see README, sync)\n"
-    "*.yaml text eol=lf merge=statedir\n"
-)
-
-# Which schema checks which store file (store-relative posix path patterns).
-SCHEMA_OF = (
-    (re.compile(r"^statedir\.yaml$"), "store-config"),
-    (re.compile(r"^signers\.yaml$"), "signers"),
-    (re.compile(r"^templates/[^/]+\.yaml$"), "template"),
-    (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
-    (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),
-    (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
-    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)/\d{4}-\d{2}-\d{2}\.yaml$"), "log-{log}"),  # a day segment
-    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),  # a log of the layout before segments
-    (re.compile(r"^bus/[^/]+\.yaml$"), "bus-session"),
-    (re.compile(r"^research/(?P<kind>projects|questions|hypotheses|experiments|runs|sources|evidence|results|claims)"
-                r"/[^/]+\.yaml$"), "research-{kind}"),
-)
-
-
-def check_run_id(run_id: str) -> str:
-    if not RUN_ID_RE.fullmatch(run_id) or run_id in {".", ".."}:
-        raise InvalidId(f"invalid run id {run_id!r}: use letters, digits and ._:- (at most 128, "
-                        "starting with a letter or digit)", run_id=run_id)
-    return run_id
 
 
 def check_timeout(value: object, name: str = "lock timeout") -> float:
@@ -77,42 +46,6 @@ def check_timeout(value: object, name: str = "lock timeout") -> float:
     return seconds
 
 
-def schema_for(rel: str) -> str | None:
-    """The schema name for a store-relative path, or None for files statedir does not own."""
-    for pattern, name in SCHEMA_OF:
-        match = pattern.match(rel)
-        if match:
-            return name.format(**match.groupdict())
-    return None
-
-
-def schema_ref(rel: str, scope: str | None = None) -> str:
-    """The relative path from a store file to its schema copy in `.schemas/` (for a run file
-    under `scope`, `<template>/<version>`, the template's compiled schema)."""
-    name = schema_for(rel)
-    depth = rel.count("/")
-    return "../" * depth + (f".schemas/{scope}/" if scope else ".schemas/") + f"{name}.schema.json"
-
-
-SCOPED_REF_RE = re.compile(r"^(?:\.\./)*\.schemas/"
-                           r"(?:[A-Za-z0-9][A-Za-z0-9_.'-]{0,63}/[A-Za-z0-9][A-Za-z0-9._-]{0,31}/)?"
-                           r"[a-z_-]+\.schema\.json$")
-
-
-def own_ref(rel: str, raw: bytes | None) -> str:
-    """The schema reference on the first line of `raw` when it is one statedir writes for `rel`
-    (generic or its template's compiled schema), else the generic one."""
-    generic = schema_ref(rel)
-    if raw is None or not raw.startswith(b"# yaml-language-server: $schema="):
-        return generic
-    line = raw[32:raw.find(b"\n")].decode("utf-8", "replace")
-    prefix, name = "../" * rel.count("/") + ".schemas/", f"/{schema_for(rel)}.schema.json"
-    if line.startswith(prefix) and line.endswith(name) and SCOPED_REF_RE.match(line) and line.count("/") == \
-            generic.count("/") + 2:
-        return line
-    return generic
-
-
 class Store:
     """An opened store: its directory, its git work tree and its configuration."""
 
@@ -120,7 +53,7 @@ class Store:
         self.root = root.resolve()
         config_path = self.root / CONFIG
         if not config_path.is_file():
-            raise NotAStore(_not_a_store(root), store=str(root))
+            raise NotAStore(not_a_store(root), store=str(root))
         worktree = git.find_worktree(self.root)
         if worktree is None:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
@@ -141,10 +74,10 @@ class Store:
     def config(self) -> dict[str, Any]:
         if self._config is None:
             def parse() -> tuple[Any, bool]:
-                from statedir import yaml
+                from statedir import yaml, yamlown
 
-                config = yaml.read_own(self._config_bytes, schema_ref(CONFIG))
-                if config is yaml.FOREIGN:  # edited by hand: ruamel reads it
+                config = yamlown.read_own(self._config_bytes, schema_ref(CONFIG))
+                if config is yamlown.FOREIGN:  # edited by hand: ruamel reads it
                     config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
                 problems = schema.validate("store-config", config, CONFIG)
                 if problems:
@@ -347,43 +280,3 @@ class Store:
         finally:
             self._held = False
             os.close(fd)
-
-
-def _not_a_store(root: Path) -> str:
-    """Why `root` is no store, and the likeliest fix: a store below it, or one above, or init."""
-    below = sorted(p.parent for p in root.glob(f"*/{CONFIG}"))[:3] if root.is_dir() else []
-    if below:
-        return (f"{root} is not a statedir store (no {CONFIG}), but {', '.join(map(str, below))} is: "
-                "pass that as --store (STATEDIR_STORE)")
-    try:
-        parent = root.resolve().parent  # a relative path walks up from where it resolves
-        above = locate(parent) if parent != root.resolve() else None
-    except NotAStore:
-        above = None
-    if above is not None:
-        return f"{root} is not a statedir store (no {CONFIG}); the nearest store above it is {above}"
-    return f"{root} is not a statedir store (no {CONFIG}); run `statedir init {root}` to make one"
-
-
-def locate(start: Path) -> Path:
-    """The nearest `state/statedir.yaml` at or above `start` (the default store)."""
-    for directory in (start, *start.parents):
-        if (directory / "state" / CONFIG).is_file():
-            return directory / "state"
-        if (directory / CONFIG).is_file():
-            return directory
-    raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
-
-
-def copy_schemas(root: Path) -> list[str]:
-    """Refresh `.schemas/` from the package; returns the store-relative paths written."""
-    target = root / ".schemas"
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in schema.schema_names():
-        src = schema.schema_path(name)
-        dst = target / src.name
-        if not dst.is_file() or dst.read_bytes() != src.read_bytes():
-            shutil.copyfile(src, dst)
-        written.append(f".schemas/{src.name}")
-    return written

@@ -5,8 +5,7 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from statedir import git, logs, schema, yaml
-from statedir import store as store_mod
+from statedir import git, layout, logs, schema, yaml, yamlown
 from statedir import template as template_mod
 from statedir.change import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, ValidationFailed
@@ -22,7 +21,7 @@ def utc_now() -> str:
 
 
 def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:
-    name = store_mod.schema_for(rel)
+    name = layout.schema_for(rel)
     return schema.validate(name, plain, rel, source=doc) if name else []
 
 
@@ -54,15 +53,15 @@ class Sources:
         self.raw[rel] = raw
 
         def parse() -> tuple[Any, bool]:
-            ref = store_mod.own_ref(rel, raw)
-            own = yaml.read_own(raw, ref)
+            ref = layout.own_ref(rel, raw)
+            own = yamlown.read_own(raw, ref)
             if isinstance(own, dict) and not _problems(rel, own):
                 return own, True
             doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines
             plain = _checked(rel, doc)
             return plain, yaml.dump(plain, ref).encode() == raw
 
-        plain, self.canonical[rel] = self.cache.through(schema.cache_kind(store_mod.schema_for(rel) or ""), raw, parse)
+        plain, self.canonical[rel] = self.cache.through(schema.cache_kind(layout.schema_for(rel) or ""), raw, parse)
         return plain  # type: ignore[no-any-return]
 
     def round_trip(self, rel: str) -> Any:
@@ -129,9 +128,9 @@ def planned(base: str, change: Change, req: Request, now: str,
         yaml.check_depth(data, rel)
     problems = []
     for rel, data in files.items():
-        problems += schema.validate(store_mod.schema_for(rel) or "", data, rel)
+        problems += schema.validate(layout.schema_for(rel) or "", data, rel)
     for rel, data in appends:
-        problems += schema.validate(store_mod.schema_for(rel) or "", data, rel, pointer="$defs/entry")
+        problems += schema.validate(layout.schema_for(rel) or "", data, rel, pointer="$defs/entry")
     if problems:
         raise ValidationFailed(f"the change would write invalid state: {problems[0]}",
                                errors=[p.as_dict() for p in problems])
@@ -146,9 +145,9 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     files, appends = planned(store.run_dir(run_id), change, req, now, declared)
     merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
     texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
-                            store_mod.schema_ref(rel, scope)) for rel, data in files.items()}
+                            layout.schema_ref(rel, scope)) for rel, data in files.items()}
     texts.update(extra_files or {})
-    entries = [(rel, yaml.dump_entry(data), yaml.header(store_mod.schema_ref(rel, scope))) for rel, data in appends]
+    entries = [(rel, yaml.dump_entry(data), yaml.header(layout.schema_ref(rel, scope))) for rel, data in appends]
     message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
                           request={"at": now, "args": req.args, "reason": req.reason},
                           trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None)
@@ -161,7 +160,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     sha = persist(store, writes=encoded, appends=entries, message=message, author=req.actor)
     if sources is not None:
         for rel, data in files.items():
-            sources.cache.put(schema.cache_kind(store_mod.schema_for(rel) or ""), encoded[rel], data,
+            sources.cache.put(schema.cache_kind(layout.schema_for(rel) or ""), encoded[rel], data,
                               merged[rel] is None)
     result = {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
     if store.warnings:
@@ -173,7 +172,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
     """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
     from statedir import rules
 
-    store_mod.check_run_id(run_id)
+    layout.check_run_id(run_id)
     with store.locked(timeout):
         t, run, sources = load_run(store, run_id,
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
@@ -194,7 +193,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     from statedir.change import require_permission
     from statedir.pipeline import versions
 
-    store_mod.check_run_id(run_id)
+    layout.check_run_id(run_id)
     require_permission(t, req.actor, "new")
     with store.locked(timeout):
         base = store.run_dir(run_id)

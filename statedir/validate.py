@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from statedir import layout, schema, yaml, yamlown
 from statedir import logs as log_layout
-from statedir import schema, yaml
 from statedir import store as store_mod
 from statedir.cache import ParseCache
 from statedir.errors import BadFile, StatedirError
@@ -21,14 +21,14 @@ from statedir.schema import Problem
 
 def _store_root(path: Path) -> Path | None:
     for directory in path.resolve().parents:
-        if (directory / store_mod.CONFIG).is_file():
+        if (directory / layout.CONFIG).is_file():
             return directory
     return None
 
 
 def _plain(raw: bytes, rel: str) -> Any:
-    own = yaml.read_own(raw, store_mod.own_ref(rel, raw))
-    if own is not yaml.FOREIGN:
+    own = yamlown.read_own(raw, layout.own_ref(rel, raw))
+    if own is not yamlown.FOREIGN:
         return own
     try:
         return yaml.to_plain(yaml.load(raw, rel))
@@ -133,7 +133,7 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
     """Problems of one store file (`rel` inside its store, `shown` as the user named it);
     bytes the parse cache already knows as valid are not parsed again. `scoped` maps generic
     schema names to the run template's compiled ones; `keep` collects each valid file's data."""
-    generic = forced or store_mod.schema_for(rel)
+    generic = forced or layout.schema_for(rel)
     if generic is None:
         return []
     name = (scoped or {}).get(generic, generic)
@@ -144,7 +144,7 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
     except OSError as exc:
         return [Problem(shown, "$", f"cannot read: {exc.strerror}")]
     header_ok = forced is not None or raw.startswith(yaml.HEADER_PREFIX.encode())
-    ref = store_mod.own_ref(rel, raw)
+    ref = layout.own_ref(rel, raw)
     if forced is None and generic != "template":
         if cache is not None and header_ok and cache.knows(schema.cache_kind(name), raw):
             if keep is not None:
@@ -152,8 +152,8 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                 if hit is not None:
                     keep[rel] = hit[0]
             return []
-        own = yaml.read_own(raw, ref)  # statedir's own output, read without ruamel
-        if own is not yaml.FOREIGN and not schema.validate(name, own, shown):
+        own = yamlown.read_own(raw, ref)  # statedir's own output, read without ruamel
+        if own is not yamlown.FOREIGN and not schema.validate(name, own, shown):
             if cache is not None:
                 cache.put(schema.cache_kind(name), raw, own, True)
             if keep is not None:
@@ -167,7 +167,7 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
         return [Problem(shown, "$", f"line {line}: {text}" if line else text, line)]
     problems = []
     if not header_ok:
-        first = yaml.header(store_mod.schema_ref(rel)).strip()
+        first = yaml.header(layout.schema_ref(rel)).strip()
         problems.append(Problem(shown, "$", f"missing the first line {first!r}", 1))
     plain = yaml.to_plain(doc)
     problems += schema.validate(name, plain, shown, source=doc)
@@ -216,7 +216,7 @@ def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None)
     root, cache = opened.root, opened.cache()
     runs = Runs(opened)
     problems: list[Problem] = []
-    rels = [store_mod.CONFIG, *(f"templates/{p.name}" for p in sorted((root / "templates").glob("*.yaml")))]
+    rels = [layout.CONFIG, *(f"templates/{p.name}" for p in sorted((root / "templates").glob("*.yaml")))]
     if (root / "signers.yaml").exists() or (root / "signers.yaml").is_symlink():  # actors bound to signing keys
         rels.append("signers.yaml")
     found: list[str] = []

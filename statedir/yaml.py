@@ -1,9 +1,10 @@
 """The only module that imports ruamel.yaml: guarded loading, stable dumping, log entries.
 
-Files statedir writes from plain data go through a small emitter of its own (block style,
-stable key order; the tests check ruamel reads back exactly what was written), so a
-transition whose files come from the parse cache never imports ruamel. Documents that
-carry a user's comments are merged and dumped by ruamel's round-trip dumper.
+Files statedir writes from plain data go through a small emitter of its own
+(`statedir.yamlemit`), and statedir's own output is read back without ruamel
+(`statedir.yamlown.read_own`), so a transition whose files come from the parse cache never
+imports ruamel. Documents that carry a user's comments are merged and dumped by ruamel's
+round-trip dumper.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from statedir.errors import BadFile, UnresolvedMerge
+from statedir.yamlemit import NotPlain, emit
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -189,225 +191,6 @@ def to_plain(data: Any) -> Any:
     return str(data)
 
 
-class _NotPlain(Exception):
-    """Data the emitter leaves to ruamel (floats, round-trip documents)."""
-
-
-_PLAIN_SAFE = re.compile(r"[A-Za-z_/][A-Za-z0-9_./()@+-]*(?: [A-Za-z0-9_./()@+-]+)*\Z")
-_AMBIGUOUS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
-_NEEDS_DOUBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "true" if value else "false"
-    if type(value) is int:
-        return str(value)
-    if type(value) is not str:
-        raise _NotPlain(type(value).__name__)
-    if _PLAIN_SAFE.match(value) and value.lower() not in _AMBIGUOUS:
-        return value
-    if not _NEEDS_DOUBLE.search(value):
-        return "'" + value.replace("'", "''") + "'"
-    out = []
-    for char in value:
-        if char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif _NEEDS_DOUBLE.match(char):
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
-
-
-def _inline(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{}"
-    if isinstance(value, list):
-        return "[]"
-    return _scalar(value)
-
-
-def _mapping(data: dict[str, Any], indent: int, out: list[str]) -> None:
-    pad = " " * indent
-    for key, value in data.items():
-        if type(key) is not str:
-            raise _NotPlain("key")
-        if isinstance(value, dict) and value:
-            out.append(f"{pad}{_scalar(key)}:")
-            _mapping(value, indent + 2, out)
-        elif isinstance(value, list) and value:
-            out.append(f"{pad}{_scalar(key)}:")
-            _sequence(value, indent + 2, out)
-        else:
-            out.append(f"{pad}{_scalar(key)}: {_inline(value)}")
-
-
-def _sequence(items: list[Any], indent: int, out: list[str]) -> None:
-    pad = " " * indent
-    for value in items:
-        if isinstance(value, (dict, list)) and value:
-            inner: list[str] = []
-            if isinstance(value, dict):
-                _mapping(value, indent + 2, inner)
-            else:
-                _sequence(value, indent + 2, inner)
-            out.append(f"{pad}- {inner[0][indent + 2:]}")
-            out.extend(inner[1:])
-        else:
-            out.append(f"{pad}- {_inline(value)}")
-
-
-def emit(data: Any) -> str:
-    """Plain data as block YAML; raises _NotPlain for what only ruamel should write."""
-    if type(data) not in (dict, list):
-        raise _NotPlain(type(data).__name__)
-    out: list[str] = []
-    if isinstance(data, dict):
-        if not data:
-            return "{}\n"
-        _mapping(data, 0, out)
-    else:
-        if not data:
-            return "[]\n"
-        _sequence(data, 2, out)
-    return "\n".join(out) + "\n"
-
-
-FOREIGN = object()  # read_own's answer for text statedir's emitter did not write
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-_UNESCAPE = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\x00"}
-
-
-class _Foreign(Exception):
-    """Text this reader does not take: ruamel reads it instead."""
-
-
-def _unquote(token: str) -> tuple[str, int]:
-    """A quoted scalar at the start of `token`: its value and the index after it."""
-    if token[0] == "'":
-        end = 1
-        while True:
-            end = token.find("'", end)
-            if end < 0:
-                raise _Foreign("open quote")
-            if token.startswith("''", end):
-                end += 2
-                continue
-            return token[1:end].replace("''", "'"), end + 1
-    out: list[str] = []
-    i = 1
-    while i < len(token):
-        char = token[i]
-        if char == '"':
-            return "".join(out), i + 1
-        if char == "\\":
-            code = token[i + 1:i + 2]
-            if code in _UNESCAPE:
-                out.append(_UNESCAPE[code])
-                i += 2
-            elif code in ("x", "u"):
-                width = 2 if code == "x" else 4
-                out.append(chr(int(token[i + 2:i + 2 + width], 16)))
-                i += 2 + width
-            else:
-                raise _Foreign("escape")
-        else:
-            out.append(char)
-            i += 1
-    raise _Foreign("open quote")
-
-
-_WORDS: dict[str, Any] = {"null": None, "true": True, "false": False}
-
-
-def _unscalar(token: str) -> Any:
-    if token in _WORDS:
-        return _WORDS[token]
-    if token in ("{}", "[]"):
-        return {} if token == "{}" else []
-    if _INT.match(token):
-        return int(token)
-    if token[:1] in ("'", '"'):
-        value, end = _unquote(token)
-        if end != len(token):
-            raise _Foreign("text after a quoted scalar")
-        return value
-    return token
-
-
-def _key(text: str) -> tuple[str, str] | None:
-    """(key, rest after ':') when `text` is a mapping line, else None."""
-    if text[:1] in ("'", '"'):
-        key, end = _unquote(text)
-        return (key, text[end + 1:]) if text[end:end + 1] == ":" else None
-    colon = text.find(":")
-    return (text[:colon], text[colon + 1:]) if colon > 0 else None
-
-
-def _node(lines: list[str], i: int, indent: int, depth: int) -> tuple[Any, int]:
-    """The block (mapping or sequence) whose first line is lines[i], at `indent`."""
-    if depth > MAX_DEPTH:
-        raise _Foreign("deep")
-    pad = " " * indent
-    if lines[i].startswith(pad + "- "):
-        items: list[Any] = []
-        while i < len(lines) and lines[i].startswith(pad + "- "):
-            rest = lines[i][indent + 2:]
-            if rest.startswith("- ") or _key(rest) is not None:
-                lines[i] = pad + "  " + rest  # the item's first line, as its own block has it
-                value, i = _node(lines, i, indent + 2, depth + 1)
-            else:
-                value, i = _unscalar(rest), i + 1
-            items.append(value)
-        return items, i
-    mapping: dict[str, Any] = {}
-    while i < len(lines) and lines[i].startswith(pad) and lines[i][indent:indent + 1] not in (" ", "-", ""):
-        parsed = _key(lines[i][indent:])
-        if parsed is None:
-            raise _Foreign("not a mapping line")
-        key, rest = parsed
-        if rest == "":
-            if i + 1 >= len(lines):
-                raise _Foreign("key without value")
-            mapping[key], i = _node(lines, i + 1, indent + 2, depth + 1)
-        elif rest.startswith(" "):
-            mapping[key], i = _unscalar(rest[1:]), i + 1
-        else:
-            raise _Foreign("no space after ':'")
-    return mapping, i
-
-
-def read_own(raw: bytes, schema_ref: str) -> Any:
-    """The plain data of bytes that are exactly what `dump(data, schema_ref)` writes, else
-    FOREIGN. A reader for statedir's own output only, milliseconds faster per file than
-    ruamel: whatever it reads is written again and compared, so it never reads a file
-    differently from ruamel (the tests hold the emitter to ruamel's reading); comments,
-    flow style, another header or any other text are left to ruamel."""
-    head = header(schema_ref).encode()
-    if not raw.startswith(head) or len(raw) > MAX_BYTES:
-        return FOREIGN
-    try:
-        body = raw[len(head):].decode("utf-8")
-        if body == "":
-            return None
-        if body in ("{}\n", "[]\n"):
-            return {} if body == "{}\n" else []
-        lines = body.split("\n")
-        if lines.pop() != "":
-            return FOREIGN
-        data, end = _node(lines, 0, 2 if body.startswith("  - ") else 0, 1)
-        if end != len(lines) or emit(data) != body:
-            return FOREIGN
-    except (_Foreign, _NotPlain, ValueError, IndexError, RecursionError):
-        return FOREIGN
-    return data
-
-
 def dump(data: Any, schema_ref: str | None = None) -> str:
     """Serialize with stable formatting; the schema header line comes first."""
     head = header(schema_ref) if schema_ref else ""
@@ -415,7 +198,7 @@ def dump(data: Any, schema_ref: str | None = None) -> str:
         return head
     try:
         return head + emit(data)
-    except _NotPlain:
+    except NotPlain:
         stream = io.StringIO()
         _dumper().dump(data, stream)
         return head + stream.getvalue()

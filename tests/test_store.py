@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import segment
 
-from statedir import api, git, journal
-from statedir import store as store_mod
+from statedir import api, git, journal, layout
+from statedir.errors import CorruptStore, InvalidId
 
 OPENED: list[tuple[str, object, object]] = []
 RECORDING = [False]
@@ -87,19 +87,19 @@ def test_a_one_run_command_opens_no_other_runs_files(sd: api.StateDir) -> None:
 
 def test_store_paths_refuse_escapes(sd: api.StateDir, tmp_path: Path) -> None:
     store = sd.store
-    with pytest.raises(store_mod.InvalidId):
+    with pytest.raises(InvalidId):
         store.run_dir("../x")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (store.root / "runs" / "evil").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(store_mod.CorruptStore):
+    with pytest.raises(CorruptStore):
         store.path("runs/evil/state.yaml")
 
 
 @pytest.mark.parametrize("run_id", [".", "..", "a/b", "", "-x", "x" * 129, "a b", "a\x00b", "é"])
 def test_invalid_run_ids(run_id: str) -> None:
-    with pytest.raises(store_mod.InvalidId):
-        store_mod.check_run_id(run_id)
+    with pytest.raises(InvalidId):
+        layout.check_run_id(run_id)
 
 
 def test_an_interrupted_transition_is_rolled_back_by_the_next_command(sd: api.StateDir, repo: Path) -> None:
@@ -121,7 +121,7 @@ def test_a_run_never_loads_its_template_from_a_path(sd: api.StateDir, repo: Path
     rogue.write_text((Path(__file__).parent.parent / "templates" / "linear.yaml").read_text())
     state = repo / "state" / "runs" / "r1" / "state.yaml"
     state.write_text(state.read_text().replace("template: academic-pipeline", "template: rogue.yaml"))
-    with pytest.raises(store_mod.CorruptStore, match="does not hold"):
+    with pytest.raises(CorruptStore, match="does not hold"):
         sd.stage("r1", "1", "in_progress")
 
 

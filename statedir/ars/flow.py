@@ -4,8 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir import store as store_mod
-from statedir import transaction
+from statedir import layout, transaction
 from statedir.ars import artifacts, contract, decide
 from statedir.change import Request, require_permission
 from statedir.errors import InvalidValue
@@ -22,7 +21,7 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
          timeout: float | None = None) -> dict[str, Any]:
     """Hash every bound artifact under `artifact_root` and seal the rows; the same rows again
     change nothing (`commit` null), different rows are refused."""
-    store_mod.check_run_id(run_id)
+    layout.check_run_id(run_id)
     rows: Any = req.args.get("bindings")
     with store.locked(timeout):
         t, run, sources = transaction.load_run(store, run_id)

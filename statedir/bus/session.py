@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from statedir import schema, yaml
-from statedir import store as store_mod
+from statedir import layout, schema, yaml, yamlown
 from statedir.errors import REFUSED, CorruptStore, InvalidId, InvalidValue, StatedirError
 from statedir.store import Store
 
@@ -43,7 +42,7 @@ def check_session(session: str) -> str:
             datetime.date.fromisoformat(match["date"])
         except ValueError:
             valid = False
-    if not valid or not store_mod.RUN_ID_RE.fullmatch(session):
+    if not valid or not layout.RUN_ID_RE.fullmatch(session):
         raise InvalidId(f"invalid session id {session!r}: use <YYYY-MM-DD>-<slug>, e.g. 2026-06-30-member-blog "
                         "(a real date; the slug letters, digits and ._-; at most 128 characters)", session=session)
     return session
@@ -96,8 +95,8 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
     raw = store.read_bytes(rel)
     if raw is None:
         return None
-    data = yaml.read_own(raw, store_mod.schema_ref(rel))
-    if data is yaml.FOREIGN:
+    data = yamlown.read_own(raw, layout.schema_ref(rel))
+    if data is yamlown.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     problems = schema.validate(SCHEMA, data, rel)
     if problems or not isinstance(data, dict):
@@ -111,7 +110,7 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
 def encode(session: str, data: dict[str, Any]) -> bytes:
     """The file's bytes (header line first); a session too large to read back is refused."""
     rel = rel_path(session)
-    raw = yaml.dump(data, store_mod.schema_ref(rel)).encode("utf-8")
+    raw = yaml.dump(data, layout.schema_ref(rel)).encode("utf-8")
     if len(raw) > yaml.MAX_BYTES:
         raise InvalidValue(f"session {session} would grow past {yaml.MAX_BYTES} bytes; store paths, not contents",
                            session=session)

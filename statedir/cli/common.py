@@ -24,11 +24,11 @@ SERVED: ContextVar[Any] = ContextVar("statedir_served", default=None)
 def store_path(store: Path | None) -> Path:
     """--store / STATEDIR_STORE, else the nearest store at or above the current directory. A
     given path that is no store but holds `state/statedir.yaml` (a repository root) means that."""
-    from statedir import store as store_mod
+    from statedir import discovery, layout
 
     if store is None:
-        return store_mod.locate(Path.cwd())
-    if not (store / store_mod.CONFIG).is_file() and (store / "state" / store_mod.CONFIG).is_file():
+        return discovery.locate(Path.cwd())
+    if not (store / layout.CONFIG).is_file() and (store / "state" / layout.CONFIG).is_file():
         return store / "state"
     return store
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statedir import git, schema
+from statedir import git, layout, schema
 from statedir import store as store_mod
 from statedir.errors import StatedirError
 from statedir.history import migrate
@@ -31,7 +31,7 @@ def _finding(kind: str, file: str | None, message: str, fix: str, repair: Callab
 
 def lock_held(store: Store) -> bool:
     """Whether a live process holds the store lock now (flock dies with its holder)."""
-    path = store.root / store_mod.LOCK
+    path = store.root / layout.LOCK
     if not path.exists():
         return False
     fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
@@ -76,7 +76,7 @@ def uncommitted(store: Store, backup: Path) -> list[Finding]:
         path = entry[3:]
         rel = path[len(prefix):]
         state = "is not committed" if entry[:2] == "??" else "differs from HEAD"
-        if rel in (store_mod.JOURNAL, store_mod.LOCK) or rel.endswith(".tmp"):
+        if rel in (store_mod.JOURNAL, layout.LOCK) or rel.endswith(".tmp"):
             continue
 
         def restore(path: str = path, rel: str = rel) -> None:
@@ -126,7 +126,7 @@ def parse_cache(store: Store) -> list[Finding]:
     for directory, _, names in os.walk(store.root / "runs"):
         for name in names:
             rel = (Path(directory) / name).relative_to(store.root).as_posix()
-            kind = store_mod.schema_for(rel)
+            kind = layout.schema_for(rel)
             if not kind or kind.startswith("log-"):
                 continue
             raw = (Path(directory) / name).read_bytes()

@@ -10,8 +10,7 @@ import collections
 import json
 from typing import Any
 
-from statedir import git, logs
-from statedir import store as store_mod
+from statedir import git, layout, logs
 from statedir.errors import StatedirError, ValidationFailed
 from statedir.persist import persist
 from statedir.store import Store
@@ -42,9 +41,9 @@ def plan(store: Store, legacy: list[str]) -> tuple[dict[str, bytes], list[str]]:
         old = logs.read_file(store, rel, name)
         dated = [p for p in logs.files(store, base, name) if p != rel]
         existing = {p: logs.read_file(store, p, name) for p in dated}
-        scoped = "../" + store_mod.own_ref(rel, store.read_bytes(rel))  # the run's compiled schema, one level up
+        scoped = "../" + layout.own_ref(rel, store.read_bytes(rel))  # the run's compiled schema, one level up
         for path, entries in logs.migration(base, name, old, existing, logs.today()).items():
-            ref = store_mod.own_ref(path, store.read_bytes(path)) if path in existing else scoped
+            ref = layout.own_ref(path, store.read_bytes(path)) if path in existing else scoped
             writes[path] = logs.render(entries, ref)
     return writes, legacy
 

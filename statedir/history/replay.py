@@ -11,8 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir import logs, rules, runs, schema, yaml
-from statedir import store as store_mod
+from statedir import layout, logs, rules, runs, schema, yaml
 from statedir.change import Change, Request, require_permission
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.history import rollback
@@ -103,7 +102,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
         rel = logs.legacy(base, log)
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
-            extra[rel] = yaml.header(store_mod.schema_ref(rel, scope_of(t))).encode()
+            extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
 
 
@@ -125,9 +124,9 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
     for rel, value in data.items():
         if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
             out[rel] = yaml.dump(yaml.merge(yaml.load(reader.raw(files[rel]), rel), value),
-                                 store_mod.schema_ref(rel, scope)).encode()
+                                 layout.schema_ref(rel, scope)).encode()
         else:
-            out[rel] = yaml.dump(value, store_mod.schema_ref(rel, scope)).encode()
+            out[rel] = yaml.dump(value, layout.schema_ref(rel, scope)).encode()
             reader.rendered[rel] = value
     for rel, value in appends:
         owner = logs.log_of(rel)
@@ -137,7 +136,7 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
         if before is None:
             before = reader.raw(files[rel]) if rel in files else b""
         text = yaml.dump_entry(value)
-        out[rel] = before + (yaml.header(store_mod.schema_ref(rel, scope)) + text if not before else text).encode()
+        out[rel] = before + (yaml.header(layout.schema_ref(rel, scope)) + text if not before else text).encode()
     if t is not None:
         out.update(_compiled(t, commit))
     return out
@@ -145,9 +144,9 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
 
 def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
     """`init`: the store's own files, made once, in a commit whose parent has no store."""
-    if commit.parent and reader.objects.read(reader.spec(commit.parent, store_mod.CONFIG)):
+    if commit.parent and reader.objects.read(reader.spec(commit.parent, layout.CONFIG)):
         raise ValidationFailed("init of a store that already existed")
-    allowed = {store_mod.CONFIG, ".gitignore", ".gitattributes"}
+    allowed = {layout.CONFIG, ".gitignore", ".gitattributes"}
     odd = [rel for rel in commit.changed if rel not in allowed and not rel.startswith(".schemas/")]
     if odd or any(status != "A" for status, _, _ in commit.changed.values()):
         raise ValidationFailed(f"init wrote {', '.join(odd) or 'over existing files'}")
@@ -165,7 +164,7 @@ def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
         if rel in out:
             continue
         if rel == ".gitattributes":
-            out[rel] = store_mod.GITATTRIBUTES.encode()
+            out[rel] = layout.GITATTRIBUTES.encode()
             continue
         name = rel.removeprefix(".schemas/").removesuffix(".schema.json")
         if not rel.startswith(".schemas/") or name not in schema.schema_names():

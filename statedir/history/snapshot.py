@@ -6,8 +6,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from statedir import logs, schema, yaml
-from statedir import store as store_mod
+from statedir import layout, logs, schema, yaml, yamlown
 from statedir.change import RunData
 from statedir.errors import CorruptStore, UnknownRun
 from statedir.history import objects
@@ -30,11 +29,11 @@ class Snapshot:
 def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
     """(plain data, canonical) of a store file's bytes, validated against its schema;
     canonical: the bytes are exactly what statedir writes for that data."""
-    name = store_mod.schema_for(rel) or ""
-    ref = store_mod.schema_ref(rel)
+    name = layout.schema_for(rel) or ""
+    ref = layout.schema_ref(rel)
     is_log = name.startswith("log-")
-    own = yaml.read_own(raw, ref)
-    if own is not yaml.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
+    own = yamlown.read_own(raw, ref)
+    if own is not yamlown.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
         return (own or [] if is_log else own), True
     doc = yaml.load(raw, rel)
     plain = yaml.to_plain(doc)
@@ -90,7 +89,7 @@ class Reader:
         return blob
 
     def parsed(self, rel: str, oid: str) -> tuple[Any, bool]:
-        key = (store_mod.schema_ref(rel), oid)  # the schema (and its path) the bytes are read against
+        key = (layout.schema_ref(rel), oid)  # the schema (and its path) the bytes are read against
         if key not in self._parsed:
             self._parsed[key] = parse(rel, self.raw(oid))
         return self._parsed[key]
@@ -100,7 +99,7 @@ class Reader:
 
     def adopt(self, rel: str, oid: str, plain: Any) -> None:
         """Remember that blob `oid` holds `plain`, as statedir wrote it (a replay proved it)."""
-        self._parsed.setdefault((store_mod.schema_ref(rel), oid), (plain, True))
+        self._parsed.setdefault((layout.schema_ref(rel), oid), (plain, True))
 
     def template(self, commit: str, name: str) -> Template:
         """The template `name` as the store held it at `commit`, else the one statedir ships."""
@@ -126,7 +125,7 @@ class Reader:
     def run(self, commit: str, run_id: str, files: dict[str, str] | None = None, *,
             ledger: bool = False) -> tuple[Template, RunData]:
         """A run as plain data at `commit` (`files`: its files there, when already listed)."""
-        base = f"runs/{store_mod.check_run_id(run_id)}"
+        base = f"runs/{layout.check_run_id(run_id)}"
         if files is None:
             files = self.files(commit, base)
         if f"{base}/state.yaml" not in files:
@@ -160,7 +159,7 @@ class Reader:
         """The run at `commit` with every passport (status as read at `clock`) and every log."""
         from statedir import materials
 
-        base = f"runs/{store_mod.check_run_id(run_id)}"
+        base = f"runs/{layout.check_run_id(run_id)}"
         files = self.files(commit, base)
         t, run = self.run(commit, run_id, files, ledger=True)
         hours = float(t.doc.get("passport_stale_hours", 24))
@@ -178,7 +177,7 @@ class Reader:
 
 def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
-    store_mod.check_run_id(run_id)
+    layout.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
     with Objects(store.worktree) as objs:
         when = objects.commit_time(objs, sha)

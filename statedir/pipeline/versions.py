@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from statedir import store as store_mod
-from statedir import template, yaml
+from statedir import layout, template, yaml
 from statedir.errors import CorruptStore, InvalidValue
 from statedir.store import Store
 from statedir.template import Template
@@ -44,7 +43,7 @@ def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
     text = path.read_bytes().decode("utf-8")
     if text.startswith(yaml.HEADER_PREFIX):  # re-point the schema line into the store's .schemas/
         text = text.partition("\n")[2]
-    text = yaml.header(store_mod.schema_ref(rel)) + text
+    text = yaml.header(layout.schema_ref(rel)) + text
     existing = store.read_bytes(rel)
     if existing is None or existing == text.encode("utf-8"):
         return {rel: text}

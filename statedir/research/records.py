@@ -3,17 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir import schema, yaml
+from statedir import schema, yaml, yamlown
 from statedir.errors import BadFile, InvalidValue, ValidationFailed
+from statedir.layout import schema_ref
 from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
 from statedir.research.kinds import SCHEMA_VERSION, Kind
-from statedir.store import Store, schema_ref
+from statedir.store import Store
 
 
 def parse(raw: bytes, rel: str) -> dict[str, Any]:
     """The plain record in a research file; a foreign schema version is a loud error."""
-    data = yaml.read_own(raw, schema_ref(rel))
-    if data is yaml.FOREIGN:  # hand-edited: ruamel reads it
+    data = yamlown.read_own(raw, schema_ref(rel))
+    if data is yamlown.FOREIGN:  # hand-edited: ruamel reads it
         data = yaml.to_plain(yaml.load(raw, rel))
     if not isinstance(data, dict):
         raise BadFile(f"{rel}: a research record must be a mapping", file=rel)
@@ -60,7 +61,7 @@ def dump(store: Store, kind: Kind, record: dict[str, Any]) -> bytes:
     ref = schema_ref(rel)
     old = store.read_bytes(rel)
     text = yaml.dump(data, ref)
-    if old is not None and yaml.read_own(old, ref) is yaml.FOREIGN:
+    if old is not None and yamlown.read_own(old, ref) is yamlown.FOREIGN:
         doc = yaml.load(old, rel)
         if isinstance(doc, dict):
             text = yaml.dump(yaml.merge(doc, data), ref)

@@ -150,6 +150,6 @@ def _public(text: str, source: str) -> str:
 
 def dump(signers: Signers) -> bytes:
     """The file's bytes, as statedir writes it."""
-    from statedir import store as store_mod
+    from statedir import layout
 
-    return yaml.dump(signers.data(), store_mod.schema_ref(FILE)).encode()
+    return yaml.dump(signers.data(), layout.schema_ref(FILE)).encode()

@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir import schema, yaml
+from statedir import schema, yaml, yamlown
 from statedir.errors import CorruptStore, InvalidValue
 
 FILE = "signers.yaml"
@@ -49,8 +49,8 @@ class Signers:
 def parse(raw: bytes) -> Signers:
     """The file's bytes, checked against its schema (CORRUPT_STORE where they fail it)."""
     ref = ".schemas/signers.schema.json"
-    data = yaml.read_own(raw, ref)
-    if data is yaml.FOREIGN:  # edited by hand: ruamel reads it
+    data = yamlown.read_own(raw, ref)
+    if data is yamlown.FOREIGN:  # edited by hand: ruamel reads it
         data = yaml.to_plain(yaml.load(raw, FILE))
     problems = schema.validate("signers", data, FILE)
     if problems:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from statedir import git
+from statedir import git, layout
 from statedir import store as store_mod
 from statedir.persist import persist
 from statedir.store import Store
@@ -30,7 +30,7 @@ def registration(store: Store, actor: str, timeout: float | None) -> list[Findin
         def rewrite() -> None:
             with store.locked(timeout):
                 message = git.message("doctor: .gitattributes names the statedir merge driver", "-", actor, "doctor")
-                persist(store, writes={".gitattributes": store_mod.GITATTRIBUTES.encode()}, message=message,
+                persist(store, writes={".gitattributes": layout.GITATTRIBUTES.encode()}, message=message,
                         author=actor)
         out.append(_finding("merge_attributes", ".gitattributes", "the store's .gitattributes does not name the "
                             "statedir merge driver (logs would merge line by line: duplicated or broken entries)",

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statedir import schema, yaml
-from statedir import store as store_mod
+from statedir import layout, schema, yaml, yamlown
 from statedir.errors import StatedirError
 from statedir.sync import logs, rules
 
@@ -38,7 +37,7 @@ class Outcome:
 def store_root(path: Path) -> Path | None:
     """The store holding a repository path: the nearest directory with statedir.yaml."""
     for directory in path.parents:
-        if (directory / store_mod.CONFIG).is_file():
+        if (directory / layout.CONFIG).is_file():
             return directory
     return None
 
@@ -46,8 +45,8 @@ def store_root(path: Path) -> Path | None:
 def _plain(raw: bytes | None, rel: str) -> Any:
     if raw is None:
         return rules.MISSING
-    own = yaml.read_own(raw, store_mod.own_ref(rel, raw))
-    return own if own is not yaml.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
+    own = yamlown.read_own(raw, layout.own_ref(rel, raw))
+    return own if own is not yamlown.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
 
 
 def _further(root: Path | None, rel: str) -> Any:
@@ -68,7 +67,7 @@ def _further(root: Path | None, rel: str) -> Any:
 def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
                root: Path | None = None) -> Outcome:
     """Merge one store file's three versions (None: the file is absent on that side)."""
-    kind = store_mod.schema_for(rel)
+    kind = layout.schema_for(rel)
     if kind is None:
         return _line_merge(base, ours, theirs)
     if ours == theirs:
@@ -87,7 +86,7 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     if merged is rules.MISSING:  # deleted on both sides, or on one side and unchanged on the other
         return Outcome(b"", note=None) if ours is None or theirs is None else Outcome(ours)
     ref_side = ours if ours is not None else theirs
-    return Outcome(yaml.dump(merged, store_mod.own_ref(rel, ref_side)).encode("utf-8"))
+    return Outcome(yaml.dump(merged, layout.own_ref(rel, ref_side)).encode("utf-8"))
 
 
 def _line_merge(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> Outcome:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from statedir import yaml
+from statedir import yaml, yamlown
 from statedir.sync.rules import identity, union
 
 _ENTRY = re.compile(r"^ *- ", re.M)
@@ -18,8 +18,8 @@ def entries(raw: bytes | None, rel: str) -> tuple[str | None, list[Any], dict[st
         return None, [], {}
     text = raw.decode("utf-8")
     head = text.partition("\n")[0] + "\n" if text.startswith(yaml.HEADER_PREFIX) else None
-    data = yaml.read_own(raw, head[len(yaml.HEADER_PREFIX):-1]) if head else yaml.FOREIGN
-    if data is yaml.FOREIGN:
+    data = yamlown.read_own(raw, head[len(yaml.HEADER_PREFIX):-1]) if head else yamlown.FOREIGN
+    if data is yamlown.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     items = data if isinstance(data, list) else []
     body = text[len(head):] if head else text

@@ -9,8 +9,8 @@ import pytest
 from conftest import snapshot
 
 from statedir.errors import StatedirError
+from statedir.layout import schema_ref
 from statedir.research import Ledger
-from statedir.store import schema_ref
 
 from .helpers import commits, files, git
 

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statedir import schema, template, yaml
-from statedir import store as store_mod
+from statedir import layout, schema, template, yaml
 from statedir.errors import BadFile, UnresolvedMerge
 from statedir.pipeline import compile as compile_mod
 from statedir.sync import driver, logs, rules
@@ -40,7 +39,7 @@ def test_compiled_template_schemas_carry_the_rules(name: str) -> None:
 def _state(**fields: object) -> bytes:
     base = {"run_id": "r1", "template": "academic-pipeline", "topic": "t", "current_stage": "1",
             "checkpoints_opened": 0, "version_counters": {}, "updated_at": "2026-01-01T00:00:00Z"}
-    return yaml.dump({**base, **fields}, store_mod.schema_ref("runs/r1/state.yaml")).encode()
+    return yaml.dump({**base, **fields}, layout.schema_ref("runs/r1/state.yaml")).encode()
 
 
 def _plain(raw: bytes) -> object:
@@ -60,7 +59,7 @@ def test_fields_merge_by_their_rules() -> None:
     assert merged["checkpoints_opened"] == 2  # max
     assert merged["version_counters"] == {"draft": 2, "review": 1}  # by key, each the max
     assert merged["updated_at"] == "2026-01-03T00:00:00Z"
-    assert out.data.startswith(yaml.header(store_mod.schema_ref("runs/r1/state.yaml")).encode())
+    assert out.data.startswith(yaml.header(layout.schema_ref("runs/r1/state.yaml")).encode())
 
 
 def test_two_different_changes_to_a_conflict_field_are_refused_naming_it() -> None:
@@ -71,7 +70,7 @@ def test_two_different_changes_to_a_conflict_field_are_refused_naming_it() -> No
 
 
 def test_an_immutable_field_written_differently_on_both_sides_is_refused() -> None:
-    ref = store_mod.schema_ref("runs/r1/materials/draft_v2.yaml")
+    ref = layout.schema_ref("runs/r1/materials/draft_v2.yaml")
     ours = yaml.dump({"version_label": "draft_v2", "content_hash": "a" * 64}, ref).encode()
     theirs = yaml.dump({"version_label": "draft_v2", "content_hash": "b" * 64}, ref).encode()
     out = driver.merge_file("runs/r1/materials/draft_v2.yaml", None, ours, theirs)
@@ -94,7 +93,7 @@ def test_a_stage_status_takes_the_one_further_along_the_moves(ours: str, theirs:
 
 
 def _log(entries: list[dict[str, object]]) -> bytes:
-    ref = store_mod.schema_ref("runs/r1/history/transitions.yaml")
+    ref = layout.schema_ref("runs/r1/history/transitions.yaml")
     return (yaml.header(ref) + "".join(yaml.dump_entry(e) for e in entries)).encode()
 
 
@@ -184,7 +183,7 @@ def test_what_a_file_is_comes_from_the_store_schema_lookup(monkeypatch: pytest.M
     before = driver.merge_file(rel, _log([]), _log([a]), _log([b]))
     assert not before.clean  # not a store file: git's line merge conflicts
     archive = (re.compile(r"^runs/[^/]+/archive/(?P<log>[^/]+)/[^/]+\.yaml$"), "log-{log}")
-    monkeypatch.setattr(store_mod, "SCHEMA_OF", (*store_mod.SCHEMA_OF, archive))
+    monkeypatch.setattr(layout, "SCHEMA_OF", (*layout.SCHEMA_OF, archive))
     after = driver.merge_file(rel, _log([]), _log([a]), _log([b]))
     assert after.clean and _plain(after.data) == [a, b]
 
