@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from statedir import git, layout, schema
-from statedir import store as store_mod
 from statedir.errors import StatedirError
 from statedir.history import migrate
+from statedir.journal import JOURNAL
 from statedir.persist import persist
 from statedir.store import Store
 
@@ -47,11 +47,11 @@ def lock_held(store: Store) -> bool:
 def leftovers(store: Store, timeout: float | None) -> list[Finding]:
     """A transition's journal or temp files left by a process that died."""
     out = []
-    if (store.root / store_mod.JOURNAL).exists() and not lock_held(store):
+    if (store.root / JOURNAL).exists() and not lock_held(store):
         def recover() -> None:
             with store.locked(timeout):  # taking the lock rolls the half transition back
                 pass
-        out.append(_finding("journal", store_mod.JOURNAL, "a transition died before its commit and left its journal",
+        out.append(_finding("journal", JOURNAL, "a transition died before its commit and left its journal",
                             "roll its files back to HEAD and remove the journal", recover))
     for directory, _, names in os.walk(store.root):
         for name in names:
@@ -76,7 +76,7 @@ def uncommitted(store: Store, backup: Path) -> list[Finding]:
         path = entry[3:]
         rel = path[len(prefix):]
         state = "is not committed" if entry[:2] == "??" else "differs from HEAD"
-        if rel in (store_mod.JOURNAL, layout.LOCK) or rel.endswith(".tmp"):
+        if rel in (JOURNAL, layout.LOCK) or rel.endswith(".tmp"):
             continue
 
         def restore(path: str = path, rel: str = rel) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from statedir import git, layout
-from statedir import store as store_mod
+from statedir.journal import JOURNAL
 from statedir.persist import persist
 from statedir.store import Store
 from statedir.sync import register
@@ -69,7 +69,7 @@ def inconsistent(store: Store) -> list[Finding]:
     """Runs whose files disagree (validate's cross-file checks), e.g. after a hand-resolved merge."""
     from statedir import validate
 
-    if (store.root / store_mod.JOURNAL).exists():  # a dead writer's half transition: doctor reports that first
+    if (store.root / JOURNAL).exists():  # a dead writer's half transition: doctor reports that first
         return []
     problems = [p for p in validate.opened_store(store) if "<<<<<<<" not in p.message
                 and "unresolved merge" not in p.message]
