@@ -49,12 +49,14 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         parent = head(worktree)
         sha: str | None
         large = user_index.is_file() and user_index.stat().st_size > plumbing_above
-        if large or parent is None or not indexfile.update(gitdir, worktree, index.next, paths, len(parent) // 2):
+        blobs = None if large or parent is None else indexfile.update(gitdir, worktree, index.next, paths,
+                                                                        len(parent) // 2)
+        if blobs is None:
             update_index(worktree, paths, env=index.env)
         index.publish()
         inprocess = objects if objects is not None and objects.usable(parent, sign) else None
         if parent is None or large or inprocess:
-            sha = _commit_trees(worktree, paths, text, env, parent, sign, inprocess)
+            sha = _commit_trees(worktree, paths, text, env, parent, sign, inprocess, blobs)
         else:
             _fault("during_commit")
             for attempt in range(3):
@@ -100,14 +102,18 @@ def _fault(name: str) -> None:
 
 
 def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
-                  sign: tuple[str, ...] = (), objects: Objects | None = None) -> str:
-    """A commit that reads no index: the changed files are hashed, only the trees on their
-    paths are rebuilt from the parent's (one directory listing each, never every tracked
-    file), then the commit and a compare-and-swap of HEAD; by git's plumbing, or in-process
-    with `objects`."""
+                  sign: tuple[str, ...] = (), objects: Objects | None = None,
+                  blobs: dict[str, str] | None = None) -> str:
+    """A commit that reads no index: the changed files are hashed (unless `blobs` has them
+    already), only the trees on their paths are rebuilt from the parent's (one directory
+    listing each, never every tracked file), then the commit and a compare-and-swap of HEAD;
+    by git's plumbing, or in-process with `objects`."""
     store: Objects = objects or Plumbing(worktree)
     present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
-    hashed = store.blobs(present) if present else []
+    if blobs is not None and all(p in blobs for p in present):
+        hashed = [blobs[p] for p in present]
+    else:
+        hashed = store.blobs(present) if present else []
     # directory -> name -> (mode, type, object id); "" is the root
     files: dict[str, dict[str, tuple[str, str, str]]] = {}
     for rel, oid in zip(present, hashed, strict=True):

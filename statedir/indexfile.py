@@ -31,35 +31,38 @@ _EXTENDED = 0x4000
 _STAGE = 0x3000
 
 
-def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: int) -> bool:
+def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: int) -> dict[str, str] | None:
     """Bring `index` (a file of its own, replaced by rename) to the work tree for `paths`
-    (worktree-relative): changed or added files get fresh entries, deleted ones none.
-    False, with nothing written, where this index or these paths need git itself."""
+    (worktree-relative): changed or added files get fresh entries, deleted ones none. Returns
+    the blob id (hex) of each path still present; None, with nothing written, where this
+    index or these paths need git itself."""
     if width not in _ALGORITHMS or (gitdir / "commondir").exists() or _shared(gitdir) or not _owned(gitdir, worktree):
-        return False
+        return None
     try:
         raw = index.read_bytes()
     except FileNotFoundError:
         raw = None
     parsed = _parse(raw, width) if raw is not None else (2, [], [])
     if parsed is None:
-        return False
+        return None
     version, entries, extensions = parsed
     touched = {path.encode("utf-8", "surrogateescape"): path for path in paths}
     names = {name for name, _ in entries}
     for name in touched:  # a file where a directory is (or the reverse): git's rules, not ours
         if any(n.startswith(name + b"/") or name.startswith(n + b"/") for n in names - touched.keys()):
-            return False
+            return None
     fresh: list[tuple[bytes, bytes]] = []
+    blobs: dict[str, str] = {}
     for name, path in sorted(touched.items()):
         try:
             st = os.lstat(worktree / path)
         except FileNotFoundError:
             continue  # deleted: no entry
         if not stat.S_ISREG(st.st_mode):
-            return False
+            return None
         data = (worktree / path).read_bytes()
         oid = _write_object(gitdir, data, width)
+        blobs[path] = oid.hex()
         mode = 0o100755 if st.st_mode & 0o100 else 0o100644
         fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
             st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
@@ -77,7 +80,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     tmp = index.with_name(f"{index.name}.{os.getpid()}.tmp")
     tmp.write_bytes(out)
     os.replace(tmp, index)
-    return True
+    return blobs
 
 
 def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]] | None:

@@ -65,7 +65,8 @@ def require_committed(store: Store, saved: Before, head: str | None) -> None:
     unsure = [rel for rel in saved.rels() if not _matches(saved, rel, known.get(store.git_path(rel), False), width)]
     if not unsure:
         return
-    at_head = git.blob_ids(store.worktree, head, [store.git_path(r) for r in unsure])
+    paths = [store.git_path(r) for r in unsure]  # asked of git, or of libgit2 where the caller holds it
+    at_head = store.objects.blob_ids(head, paths) if store.objects else git.blob_ids(store.worktree, head, paths)
     for rel in unsure:
         path = store.git_path(rel)
         blob = at_head[path]

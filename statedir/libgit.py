@@ -46,6 +46,19 @@ class Objects:
         return (not sign and not self._shared and (parent is None or len(parent) == 40)
                 and not any(os.environ.get(name) for name in _DATES))
 
+    def blob_ids(self, rev: str | None, paths: list[str]) -> dict[str, tuple[str, int] | None]:
+        """As statedir.git.blob_ids (each path's blob id and size at `rev`), with no git process."""
+        out: dict[str, tuple[str, int] | None] = dict.fromkeys(paths)
+        if rev is None:
+            return out
+        root = self.repo[rev].peel(self._pygit2.Tree)
+        for path in paths:
+            with contextlib.suppress(KeyError):
+                entry = root[path]
+                if isinstance(entry, self._pygit2.Blob):
+                    out[path] = (str(entry.id), entry.size)
+        return out
+
     def blobs(self, paths: list[str]) -> list[str]:
         return [str(self.repo.create_blob((self.worktree / p).read_bytes())) for p in paths]
 

@@ -28,7 +28,7 @@ from statedir.journal import JOURNAL
 from statedir.layout import CONFIG, LOCK, check_run_id, schema_ref
 
 if TYPE_CHECKING:
-    from statedir.gitcommit import Objects
+    from statedir.libgit import Objects
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
