@@ -3,7 +3,9 @@
     .venv/bin/python bench/mcp.py [--repeat 25]
 
 One store in a temp dir; `statedir mcp` runs as a real stdio subprocess driven by the SDK's
-client (the server's start-up is paid once, before timing). Each row is a median; its ratio is
+client (the server's start-up is paid once, before timing; it commits in-process with libgit2).
+The Python API is timed both ways: committing with a git process, and `inprocess_git=True`.
+Each row is a median; its ratio is
 the median of pair-by-pair ratios with the git floor run in turn (A B A B ...).
 """
 from __future__ import annotations
@@ -75,11 +77,12 @@ async def measure(repo: Path, repeat: int) -> list[tuple[str, float, float, floa
         sh([str(BIN), "set", "r1", "topic", f"cli {i}", "--reason", "bench", "--store", str(store)], repo)
     rows.append(("CLI subprocess (set + commit)", *await paired(through_cli, floor, repeat)))
 
-    sd = statedir.open(store)
+    for label, inprocess_git in (("Python API, git process", False), ("Python API, inprocess_git", True)):
+        sd = statedir.open(store, inprocess_git=inprocess_git)
 
-    async def through_api(i: int) -> None:
-        sd.set("r1", "topic", f"api {i}", reason="bench")
-    rows.append(("Python API in-process (set + commit)", *await paired(through_api, floor, repeat)))
+        async def through_api(i: int, sd: statedir.api.StateDir = sd, tag: str = label) -> None:
+            sd.set("r1", "topic", f"{tag} {i}", reason="bench")
+        rows.append((f"{label} (set + commit)", *await paired(through_api, floor, repeat)))
     return rows
 
 
