@@ -175,12 +175,12 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
     repaired = []
     if fix:
         for _ in range(2):  # a rolled-back journal can reveal more to repair
-            for finding in found:
-                if finding["_repair"] is not None:
-                    finding["_repair"]()
+            fixable = [finding for finding in found if finding["_repair"] is not None]
+            if not fixable:
+                break  # what is left has no automatic repair: it stays a finding, not "fixed"
+            for finding in fixable:
+                finding["_repair"]()
                 repaired.append({k: v for k, v in finding.items() if k != "_repair"})
             found = examine()
-            if not found:
-                break
     return {"findings": [{k: v for k, v in f.items() if k != "_repair"} for f in found],
             "repaired": repaired, "backup": str(backup) if backup.exists() else None}

@@ -73,5 +73,13 @@ def inconsistent(store: Store) -> list[Finding]:
         return []
     problems = [p for p in validate.opened_store(store) if "<<<<<<<" not in p.message
                 and "unresolved merge" not in p.message]
-    return [_finding("invalid", p.file, f"{p.path}: {p.message}", "none: `statedir validate` lists it; "
-                     "repair it by a transition, a rollback, or by hand and commit", None) for p in problems]
+    return [_finding("invalid", p.file, f"{p.path}: {p.message}", _repair_by_hand(store, p.file), None)
+            for p in problems]
+
+
+def _repair_by_hand(store: Store, rel: str) -> str:
+    if rel == "signers.yaml":  # every transition reads it, so none can repair it
+        path = store.git_path(rel)
+        return (f"none: every transition reads it; restore a good version, `git log -- {path}` then "
+                f"`git checkout REV -- {path}`, and commit it signed by a key it trusts (`git commit -S`)")
+    return "none: `statedir validate` lists it; repair it by a transition, a rollback, or by hand and commit"

@@ -88,3 +88,19 @@ def test_a_parse_cache_that_does_not_match(sd: api.StateDir, repo: Path) -> None
     assert code == 1 and [(f["kind"], f["file"]) for f in out["findings"]] == [("parse_cache", "runs/p1/state.yaml")]
     assert cli_json("doctor", "--fix", cwd=repo)[0] == 0
     assert cli_json("get", "p1", "topic", cwd=repo) == (0, "AI and QA")
+
+
+def test_what_has_no_repair_stays_a_finding_and_is_not_called_fixed(sd: api.StateDir, repo: Path) -> None:
+    """An invalid committed file has no automatic repair: --fix lists it once, as left, never as
+    fixed; signers.yaml, which every transition reads, says how to restore it by hand."""
+    drive(sd, repo / "draft.md", 1)
+    signers = repo / "state" / "signers.yaml"
+    signers.write_text("# yaml-language-server: $schema=.schemas/signers.schema.json\nsigners: [\n")
+    git(repo, "add", "state/signers.yaml")
+    git(repo, "commit", "-q", "-m", "a broken signers.yaml")
+    code, out = cli_json("doctor", "--fix", cwd=repo)
+    assert code == 1 and out["repaired"] == []
+    assert [(f["kind"], f["file"]) for f in out["findings"]] == [("invalid", "signers.yaml")]
+    assert "git checkout REV -- state/signers.yaml" in out["findings"][0]["fix"]
+    text = cli("doctor", "--fix", cwd=repo).stdout
+    assert "fixed" not in text and text.count("signers.yaml:") == 1
