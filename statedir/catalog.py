@@ -50,6 +50,7 @@ def describe(t: template.Template) -> dict[str, Any]:
         "actions": {actor: role.get("may", []) for actor, role in t.roles.items()},
         "owner_may": t.doc.get("owner_may", []), "default_actor": t.default_actor(),
         "materials": list(t.materials),
+        "series": [{"name": x["name"], "label": x["label"], "materials": list(x["materials"])} for x in t.series],
         "checkpoint_responses": t.checkpoints.get("responses", []),
     }
 
@@ -85,4 +86,7 @@ def render(info: dict[str, Any]) -> str:
         lines.append(f"  {actor}: {' '.join(actions)}")
     if info["materials"]:
         lines.append("materials: " + ", ".join(info["materials"]))
+    if info["series"]:
+        lines.append("version series (one `statedir material` call names materials of one series: one version):")
+        lines.extend(f"  {x['label']}: {', '.join(x['materials'])}" for x in info["series"])
     return "\n".join(lines)

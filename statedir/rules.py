@@ -85,8 +85,12 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
     warning = None
     if target == t.status["active"]:
         if stage_id != state["current_stage"]:
+            current = state["current_stage"]
+            finish = f"`statedir stage {state['run_id']} {t.display(current)} {t.status['done']}`"
+            how = ("move on with `statedir confirm`" if run.stages[current]["status"] == t.status["done"] else
+                   f"complete it first ({finish}), then move on with `statedir confirm`")
             raise IllegalTransition(f"stage {t.display(stage_id)} is not the current stage "
-                                    f"({t.display(state['current_stage'])}); move on with `statedir confirm`")
+                                    f"({t.display(current)}); {how}", stage=stage_id)
         if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
             raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
                                     "`statedir confirm` first")

@@ -43,6 +43,10 @@ def test_templates_name_shows_a_templates_own_vocabulary(store: Path) -> None:
     assert "pipeline_orchestrator: new stage" in proc.stdout and "pending" not in proc.stdout
     code, out = cli_json("templates", "academic-pipeline", cwd=store)
     assert code == 0 and "3p" in [s["id"] for s in out["stages"]]  # type: ignore[index]
+    research = {"name": "research", "label": "research_v{N}",
+                "materials": ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"]}
+    assert research in out["series"]  # type: ignore[index]
+    assert "  research_v{N}: rq_brief, methodology_blueprint" in cli("templates", "academic-pipeline", cwd=store).stdout
     assert {s["value"] for s in out["statuses"]} == set(STATUSES_OF_ACADEMIC.split())  # type: ignore[index]
     code, out = cli_json("templates", "nope", cwd=store)
     assert code == 2 and out["error"]["code"] == "INVALID_VALUE"  # type: ignore[index]

@@ -30,6 +30,20 @@ def test_status_only_advances() -> None:
     refused(sim, "ILLEGAL_TRANSITION", "stage", stage="1", status="pending")
 
 
+def test_starting_a_later_stage_says_how_to_get_there() -> None:
+    """Refused while the current stage is unfinished: finish it, then confirm; once it is done
+    and its checkpoint open: confirm."""
+    sim = Sim()
+    sim.do("stage", stage="1", status="in_progress")
+    message = refused(sim, "ILLEGAL_TRANSITION", "stage", stage="2", status="in_progress")
+    assert f"complete it first (`statedir stage {sim.state['run_id']} 1 completed`)" in message
+    sim.do("material", names=["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
+    sim.do("stage", stage="1", status="completed")  # its checkpoint is open now
+    message = refused(sim, "ILLEGAL_TRANSITION", "stage", stage="3", status="in_progress")
+    assert "not the current stage (1)" in message and "complete it first" not in message
+    assert message.endswith("move on with `statedir confirm`")
+
+
 @pytest.mark.parametrize("stage", ["2.5", "4.5"])
 def test_integrity_stages_are_never_skipped(stage: str) -> None:
     sim = Sim()
