@@ -31,7 +31,8 @@ def diff(run_id: RunArg,
 
 @app.command()
 def versions(run_id: RunArg,
-             material: Annotated[str, typer.Argument(help="A material name (e.g. paper_draft) or its series.")],
+             material: Annotated[str, typer.Argument(help="A series (e.g. research: all its versions) or a "
+                                                      "material (e.g. bibliography: the versions holding it).")],
              store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Every version of a material, oldest first, with its passport and the commit that made it."""
     rows = open_store(store).versions(run_id, material)

@@ -35,15 +35,18 @@ def adding_commits(store: Store, run_id: str) -> dict[str, str]:
 
 def versions(store: Store, run_id: str, material: str, t: Template,
              passports: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """[{version_label, commit, passport}] of the series, oldest first; `commit` is None for a
-    passport no commit added (it was written by hand and not committed)."""
+    """[{version_label, commit, passport}] oldest first: every version of the series `material`
+    names, or, for a material that is not also a series' name, the versions holding it; `commit`
+    is None for a passport no commit added (it was written by hand and not committed)."""
     name = series_name(t, material)
+    whole = any(series["name"] == material for series in t.series)
     made = adding_commits(store, run_id)
 
     def number(label: str) -> int:
         match = materials.LABEL_RE.match(label)
         return int(match["n"]) if match else 0
 
-    mine = [label for label, p in passports.items() if p.get("series") == name]
+    mine = [label for label, p in passports.items()
+            if p.get("series") == name and (whole or material in p.get("materials", []))]
     return [{"version_label": label, "commit": made.get(f"{label}.yaml"), "passport": passports[label]}
             for label in sorted(mine, key=lambda label: (number(label), label))]

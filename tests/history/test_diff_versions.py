@@ -64,6 +64,9 @@ def test_versions_of_a_material_or_its_series(sd: api.StateDir, repo: Path) -> N
     research = sd.versions("p1", "research")  # a series name
     assert [v["version_label"] for v in research] == ["research_v1"]
     assert sd.versions("p1", "bibliography") == research  # a material of that bundle
+    sd.material("p1", ["synthesis_report"], files=[str(repo / "draft.md")])  # research_v2: no bibliography
+    assert [v["version_label"] for v in sd.versions("p1", "research")] == ["research_v1", "research_v2"]
+    assert [v["version_label"] for v in sd.versions("p1", "bibliography")] == ["research_v1"]  # those holding it
     text = cli("versions", "p1", "paper_draft", cwd=repo).stdout
     assert "paper_draft_v1" in text and seen[5][0][:10] in text
     status, err = cli_json("versions", "p1", "no_such", cwd=repo)
