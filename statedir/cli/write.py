@@ -36,7 +36,7 @@ def stage(run_id: RunArg,
           stage: Annotated[str, typer.Argument(help="A stage id of the run's template (or an alias it declares).")],
           status: Annotated[str, typer.Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).")],
           mode: Annotated[Optional[str], typer.Option("--mode", help="The stage's mode.")] = None,
-          output: Annotated[Optional[list[str]], typer.Option("--output", help="An output to record (repeatable).")] = None,
+          output: Annotated[Optional[list[str]], typer.Option("--output", help="An output to record, e.g. the name of a material the stage produced (repeatable).")] = None,
           decision: Annotated[Optional[str], typer.Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
           reason: Reason = None,
           turns: Annotated[Optional[str], typer.Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
@@ -53,7 +53,7 @@ def stage(run_id: RunArg,
 
 @app.command("output")
 def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage the outputs belong to.")],
-            output: Annotated[list[str], typer.Option("--output", help="An output (repeatable).")],
+            output: Annotated[list[str], typer.Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Record a sub-skill's own stage outputs (submit_output)."""
     done(open_store(store).output(run_id, stage, output, actor=actor), json)
