@@ -200,7 +200,7 @@ class Plumbing:
         sha = _with_identity(self.worktree, ("commit-tree", root, *sign, *(("-p", parent) if parent else ()),
                                              "-F", "-"), env, text)
         moved = run(self.worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
-                    parent or "0" * 40, check=last)
+                    parent or "", check=last)  # "": no such ref yet (any id width)
         return sha if moved.returncode == 0 else None
 
 

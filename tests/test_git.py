@@ -119,6 +119,17 @@ def test_plumbing_commits_on_an_unborn_branch(repo: Path, way: str) -> None:
     assert sh(repo, "status", "--porcelain") == ""
 
 
+def test_the_first_commit_of_a_sha256_repository(tmp_path: Path) -> None:
+    """An unborn branch's compare-and-swap expects no ref, whatever the object ids' width."""
+    repo = tmp_path / "sha256"
+    sh(tmp_path, "init", "-q", "--object-format=sha256", str(repo))
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    assert len(first) == 64 and sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
+    assert sh(repo, "status", "--porcelain") == ""
+
+
 @pytest.mark.parametrize("way", ["plumbing", "libgit2"])
 def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path, way: str) -> None:
     """Moving HEAD is a compare-and-swap (update-ref's, libgit2's): HEAD moved since statedir
