@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -96,16 +97,26 @@ class Objects:
                last: bool) -> str | None:
         """The commit, with HEAD moved from `parent` to it; None where HEAD moved meanwhile
         (libgit2 compares HEAD with the first parent under the ref's lock)."""
+        from statedir import git
+
         committer = self._signature("COMMITTER", env)
         author = self._signature("AUTHOR", env, committer)
-        try:
-            oid = self.repo.create_commit("HEAD", author, committer, text, self._pygit2.Oid(hex=root),
-                                          [self._pygit2.Oid(hex=parent)] if parent else [])
-        except self._pygit2.GitError as exc:
-            if "current tip is not the first parent" in str(exc) and not last:
-                return None
-            raise GitError(f"libgit2 could not commit: {exc}") from None
-        return str(oid)
+        deadline = time.monotonic() + git.LOCK_RETRY_SECONDS
+        delay = 0.01
+        while True:
+            try:
+                oid = self.repo.create_commit("HEAD", author, committer, text, self._pygit2.Oid(hex=root),
+                                              [self._pygit2.Oid(hex=parent)] if parent else [])
+                return str(oid)
+            except self._pygit2.GitError as exc:
+                if "current tip is not the first parent" in str(exc) and not last:
+                    return None
+                raise GitError(f"libgit2 could not commit: {exc}") from None
+            except OSError as exc:  # a ref's lock taken (a git of the user's): waited for, as git.run does
+                if "failed to lock" not in str(exc) or time.monotonic() >= deadline:
+                    raise GitError(f"libgit2 could not commit: {exc}") from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
     def _signature(self, role: str, env: dict[str, str], default: Any = None) -> Any:
         """git's identity for `role`: its variables (the caller's, then the environment's), then

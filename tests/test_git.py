@@ -67,6 +67,29 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
+def test_libgit2_waits_for_a_ref_lock_held_by_the_users_git(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ref lock taken by the user's git (a commit, `git gc` packing refs) lasts milliseconds:
+    the in-process commit waits for it as git's own do, instead of failing the transition."""
+    import threading
+
+    from statedir.errors import GitError
+
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    commit_by("libgit2", repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    lock = repo / ".git" / (sh(repo, "symbolic-ref", "HEAD").strip() + ".lock")
+    lock.write_text("")
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
+    with pytest.raises(GitError, match="lock"):
+        commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
+    threading.Timer(0.3, lock.unlink).start()
+    commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
+    assert sh(repo, "status", "--porcelain") == ""
+
+
 def _tree_after(repo: Path, way: str, steps: list[dict[str, str | None]]) -> str:
     """Apply `steps` (path -> new text, None deletes) as commits; HEAD's tree at the end."""
     for n, step in enumerate(steps):
