@@ -120,18 +120,19 @@ class Objects:
 
     def _signature(self, role: str, env: dict[str, str], default: Any = None) -> Any:
         """git's identity for `role`: its variables (the caller's, then the environment's), then
-        user.name and user.email, then (author only) the committer's, else statedir's own."""
-        def value(name: str) -> str | None:
-            return env.get(f"GIT_{role}_{name}") or os.environ.get(f"GIT_{role}_{name}")
-
-        name, email = value("NAME"), value("EMAIL")
+        author.*/committer.* and user.* in the config, then EMAIL for the address; where that
+        leaves a part unknown (git refuses then), the committer's (for the author), else
+        statedir's own, as gitcommit commits without an identity."""
         config = self.repo.config
-        if name is None and "user.name" in config:
-            name = config["user.name"]
-        if email is None and "user.email" in config:
-            email = config["user.email"]
-        if name is None or email is None:
-            if default is not None:
-                return default
-            name, email = name or _FALLBACK[0], email or _FALLBACK[1]
+
+        def value(name: str) -> str | None:
+            found = env.get(f"GIT_{role}_{name}") or os.environ.get(f"GIT_{role}_{name}")
+            for key in (f"{role.lower()}.{name.lower()}", f"user.{name.lower()}"):
+                if found is None and key in config:
+                    found = config[key]
+            return found
+
+        name, email = value("NAME"), value("EMAIL") or os.environ.get("EMAIL") or None
+        if not name or not email:
+            return default if default is not None else self._pygit2.Signature(*_FALLBACK)
         return self._pygit2.Signature(name, email)

@@ -204,3 +204,38 @@ def test_libgit2_commits_as_git_would(repo: Path, monkeypatch: pytest.MonkeyPatc
     assert sh(repo, "log", "-1", "--format=%cn <%ce>").strip() == "Env Name <env@example.org>"
     assert sh(repo, "reflog", "-1", "--format=%gs").strip() == "commit: two"
     assert sh(repo, "status", "--porcelain") == "" and sh(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_libgit2_takes_the_identity_git_takes(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """committer.* before user.*, EMAIL where no address is configured, and statedir's own
+    identity where git would refuse: the committer of an in-process commit is git's."""
+    import pygit2
+
+    (Path.home() / ".gitconfig").write_text("")  # no identity but the repository's
+    level = pygit2.enums.ConfigLevel.GLOBAL  # libgit2 fixed where it looks on its first use: here
+    before, pygit2.settings.search_path[level] = pygit2.settings.search_path[level], str(Path.home())
+    try:
+        _identities(repo, monkeypatch)
+    finally:
+        pygit2.settings.search_path[level] = before
+
+
+def _identities(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "s").mkdir()
+    cases = [(("user.name", "User"), ("committer.name", "Committer"), ("user.email", "u@example.org")),
+             (("user.name", "User"), ("EMAIL", "env@example.org"))]
+    for n, case in enumerate(cases):
+        for key, value in case:
+            if key == "EMAIL":
+                monkeypatch.setenv(key, value)
+            else:
+                sh(repo, "config", key, value)
+        found = []
+        for way in ("porcelain", "libgit2"):
+            (repo / "s" / "a.yaml").write_text(f"{n} {way}\n")
+            commit_by(way, repo, ["s/a.yaml"], git.message(f"{n} {way}", "r1", "me", "stage"), author="me")
+            found.append(sh(repo, "log", "-1", "--format=%cn <%ce>").strip())
+        assert found[0] == found[1], case
+        for key, _ in case:
+            if key != "EMAIL":
+                sh(repo, "config", "--unset", key)
