@@ -84,14 +84,25 @@ class Objects:
     def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
         def mktree(entries: list[tuple[str, str, str, str]]) -> str:
             builder = self.repo.TreeBuilder()
-            for mode, _, oid, name in entries:
-                builder.insert(name, self._pygit2.Oid(hex=oid), int(mode, 8))
+            try:
+                for mode, _, oid, name in entries:
+                    builder.insert(name, self._pygit2.Oid(hex=oid), int(mode, 8))
+            except UnicodeEncodeError:  # a name that is not UTF-8 (kept as surrogates): written as bytes
+                return self._raw_tree(entries)
             return str(builder.write())
 
         try:
             yield mktree
         except self._pygit2.GitError as exc:
             raise GitError(f"libgit2 could not write a tree: {exc}") from None
+
+    def _raw_tree(self, entries: list[tuple[str, str, str, str]]) -> str:
+        """A tree object written from its entries as git lays them out (names as bytes, sorted
+        with a directory's name taken as ending in '/'), for names TreeBuilder cannot take."""
+        named = [(name.encode("utf-8", "surrogateescape"), mode, oid) for mode, _, oid, name in entries]
+        named.sort(key=lambda e: e[0] + b"/" if e[1] == "40000" else e[0])
+        data = b"".join(b"%s %s\0%s" % (mode.encode(), name, bytes.fromhex(oid)) for name, mode, oid in named)
+        return str(self.repo.odb.write(self._pygit2.enums.ObjectType.TREE, data))
 
     def commit(self, root: str, parent: str | None, text: str, env: dict[str, str], sign: tuple[str, ...], *,
                last: bool) -> str | None:

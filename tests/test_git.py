@@ -239,3 +239,24 @@ def _identities(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         for key, _ in case:
             if key != "EMAIL":
                 sh(repo, "config", "--unset", key)
+
+
+def test_names_that_are_not_utf8_keep_their_bytes(tmp_path: Path) -> None:
+    """A file of the user's named in Latin-1 beside the store (in a tree statedir rebuilds):
+    every way of committing keeps its name byte for byte."""
+    import os
+
+    trees = []
+    for way in WAYS:
+        repo = tmp_path / way
+        sh(tmp_path, "init", "-q", str(repo))
+        for where in (b"", b"s/"):
+            (repo / "s").mkdir(exist_ok=True)
+            with open(os.fsencode(repo) + b"/" + where + b"caf\xe9.txt", "wb") as f:
+                f.write(b"user\n")
+        sh(repo, "add", "-A")
+        sh(repo, "commit", "-q", "-m", "base")
+        trees.append(_tree_after(repo, way, [{"s/a.yaml": "a: 1\n"}, {"s/a.yaml": "a: 2\n", "s/b/c.yaml": "c\n"}]))
+        assert sh(repo, "status", "--porcelain") == ""
+        assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
+    assert trees[0] == trees[1] == trees[2]
