@@ -35,11 +35,34 @@ class Objects:
         self._pygit2 = pygit2
         self.worktree = worktree
         try:
-            self.repo = pygit2.Repository(str(worktree))
+            self._repo = pygit2.Repository(str(worktree))
         except pygit2.GitError as exc:
             raise GitError(f"libgit2 cannot open the repository at {worktree}: {exc}") from None
-        config = self.repo.config
+        common = Path(self._repo.path)
+        with contextlib.suppress(OSError):  # a linked work tree's objects are the main repository's
+            common = common / (common / "commondir").read_text().strip()
+        self._packs = common / "objects" / "pack"
+        self._packs_seen = self._stamp()
+        config = self._repo.config
         self._shared = "core.sharedrepository" in config
+
+    def _stamp(self) -> int | None:
+        try:
+            return os.stat(self._packs).st_mtime_ns
+        except OSError:
+            return None
+
+    @property
+    def repo(self) -> Any:
+        """The repository, opened again (about a millisecond) once a `git gc` or `repack` has
+        replaced packs: libgit2 keeps every pack it opened, so a long-lived process would hold
+        each deleted one (its disk space and a descriptor) for good."""
+        stamp = self._stamp()
+        if stamp != self._packs_seen:
+            self._repo.free()  # its packs' descriptors and maps, now (the object may live on in a cycle)
+            self._repo = self._pygit2.Repository(str(self.worktree))
+            self._packs_seen = stamp
+        return self._repo
 
     def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool:
         """Whether this commit can be built here: not signed, no dates from the environment,

@@ -260,3 +260,31 @@ def test_names_that_are_not_utf8_keep_their_bytes(tmp_path: Path) -> None:
         assert sh(repo, "status", "--porcelain") == ""
         assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
     assert trees[0] == trees[1] == trees[2]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts this process's descriptors in /proc")
+def test_a_long_lived_object_store_lets_go_of_the_packs_gc_deletes(repo: Path) -> None:
+    """libgit2 keeps every pack it opened: a server committing between the user's `git gc`s
+    would hold each deleted pack (disk space, a descriptor) until it stops."""
+    import os
+
+    def held() -> list[str]:
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(str(repo)) and target.endswith("(deleted)"):
+                found.append(target)
+        return found
+
+    objects = Objects(repo)
+    (repo / "s").mkdir()
+    for n in range(4):
+        (repo / "s" / "a.yaml").write_text(f"a: {n}\n")
+        gitcommit.commit(repo, ["s/a.yaml"], git.message(f"{n}", "r1", "me", "stage"), objects=objects)
+        sh(repo, "gc", "-q")
+    objects.blob_ids(sh(repo, "rev-parse", "HEAD").strip(), ["s/a.yaml"])
+    assert held() == []
+    assert sh(repo, "fsck", "--strict", "--no-dangling") == "" and sh(repo, "status", "--porcelain") == ""
