@@ -21,6 +21,7 @@ from statedir.errors import GitError, InvalidValue
 
 _FALLBACK = ("statedir", "statedir@localhost")  # as gitcommit commits without an identity
 _DATES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+_CONVERTING = ("filter", "ident", "working-tree-encoding")  # attributes that make a blob differ from the file
 
 
 class Objects:
@@ -64,11 +65,14 @@ class Objects:
             self._packs_seen = stamp
         return self._repo
 
-    def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool:
+    def usable(self, parent: str | None, sign: tuple[str, ...], paths: list[str]) -> bool:
         """Whether this commit can be built here: not signed, no dates from the environment,
-        a SHA-1 repository that is not group-shared (libgit2 would not set the group's modes)."""
+        a SHA-1 repository that is not group-shared (libgit2 would not set the group's modes),
+        and no path whose content git converts as it commits it (a clean filter such as
+        git-crypt's or LFS's, ident, an encoding): those blobs are git's to make."""
         return (not sign and not self._shared and (parent is None or len(parent) == 40)
-                and not any(os.environ.get(name) for name in _DATES))
+                and not any(os.environ.get(name) for name in _DATES)
+                and not any(self.repo.get_attr(path, name) for path in paths for name in _CONVERTING))
 
     def blob_ids(self, rev: str | None, paths: list[str]) -> dict[str, tuple[str, int] | None]:
         """As statedir.git.blob_ids (each path's blob id and size at `rev`), with no git process."""

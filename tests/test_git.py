@@ -288,3 +288,22 @@ def test_a_long_lived_object_store_lets_go_of_the_packs_gc_deletes(repo: Path) -
     objects.blob_ids(sh(repo, "rev-parse", "HEAD").strip(), ["s/a.yaml"])
     assert held() == []
     assert sh(repo, "fsck", "--strict", "--no-dangling") == "" and sh(repo, "status", "--porcelain") == ""
+
+
+def test_a_path_git_filters_as_it_commits_is_left_to_git(repo: Path) -> None:
+    """A clean filter (git-crypt's, LFS's; here one that upper-cases) makes the blob differ
+    from the file: an in-process commit would store the file as it is (plaintext where the
+    user asked for encryption), so such paths are committed by git, as `git commit --only` does."""
+    sh(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+    sh(repo, "config", "filter.upper.smudge", "cat")
+    (repo / ".gitattributes").write_text("s/secret/** filter=upper\n")
+    sh(repo, "add", ".gitattributes")
+    sh(repo, "commit", "-q", "-m", "attributes")
+    (repo / "s" / "secret").mkdir(parents=True)
+    found = []
+    for way in WAYS:
+        (repo / "s" / "secret" / "a.yaml").write_text(f"a: {way}\n")
+        commit_by(way, repo, ["s/secret/a.yaml"], git.message(way, "r1", "me", "stage"))
+        found.append(sh(repo, "show", "HEAD:s/secret/a.yaml"))
+        assert sh(repo, "status", "--porcelain") == "", way
+    assert found == ["A: PORCELAIN\n", "A: PLUMBING\n", "A: LIBGIT2\n"]
