@@ -156,21 +156,51 @@ class Objects:
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
+    def _config(self) -> Any:
+        """The configuration git reads: libgit2's own, unless the environment names other
+        files (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM), which libgit2 ignores."""
+        env = os.environ
+        if not any(name in env for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")):
+            return self.repo.config
+        levels = self._pygit2.enums.ConfigLevel
+        system = None if env.get("GIT_CONFIG_NOSYSTEM") else env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")
+        xdg = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "git" / "config"
+        found = [(system, levels.SYSTEM)]
+        found += [(env["GIT_CONFIG_GLOBAL"], levels.GLOBAL)] if "GIT_CONFIG_GLOBAL" in env else \
+            [(str(xdg), levels.XDG), (str(Path.home() / ".gitconfig"), levels.GLOBAL)]
+        config = self._pygit2.Config()
+        for path, level in [*found, (str(Path(self.repo.path) / "config"), levels.LOCAL)]:
+            if path and os.path.isfile(path):
+                config.add_file(path, level)
+        return config
+
     def _signature(self, role: str, env: dict[str, str], default: Any = None) -> Any:
         """git's identity for `role`: its variables (the caller's, then the environment's), then
         author.*/committer.* and user.* in the config, then EMAIL for the address; where that
         leaves a part unknown (git refuses then), the committer's (for the author), else
         statedir's own, as gitcommit commits without an identity."""
-        config = self.repo.config
+        config, given = self._config(), _given()
 
         def value(name: str) -> str | None:
             found = env.get(f"GIT_{role}_{name}") or os.environ.get(f"GIT_{role}_{name}")
             for key in (f"{role.lower()}.{name.lower()}", f"user.{name.lower()}"):
-                if found is None and key in config:
-                    found = config[key]
+                if found is None:
+                    found = given[key] if key in given else config[key] if key in config else None
             return found
 
         name, email = value("NAME"), value("EMAIL") or os.environ.get("EMAIL") or None
         if not name or not email:
             return default if default is not None else self._pygit2.Signature(*_FALLBACK)
         return self._pygit2.Signature(name, email)
+
+
+def _given() -> dict[str, str]:
+    """Configuration given in the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n/VALUE_n),
+    which outranks every file."""
+    given: dict[str, str] = {}
+    with contextlib.suppress(ValueError):
+        for n in range(int(os.environ.get("GIT_CONFIG_COUNT") or 0)):
+            key = os.environ.get(f"GIT_CONFIG_KEY_{n}")
+            if key:
+                given[key.lower()] = os.environ.get(f"GIT_CONFIG_VALUE_{n}", "")
+    return given

@@ -222,11 +222,16 @@ def test_libgit2_takes_the_identity_git_takes(repo: Path, monkeypatch: pytest.Mo
 
 def _identities(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "s").mkdir()
+    elsewhere = repo.parent / "global.gitconfig"  # GIT_CONFIG_GLOBAL, which libgit2 does not read
+    elsewhere.write_text("[user]\n\tname = Global Name\n\temail = global@example.org\n")
     cases = [(("user.name", "User"), ("committer.name", "Committer"), ("user.email", "u@example.org")),
-             (("user.name", "User"), ("EMAIL", "env@example.org"))]
+             (("user.name", "User"), ("EMAIL", "env@example.org")),
+             (("GIT_CONFIG_GLOBAL", str(elsewhere)),),
+             (("GIT_CONFIG_GLOBAL", str(elsewhere)), ("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "user.name"),
+              ("GIT_CONFIG_VALUE_0", "Given"))]
     for n, case in enumerate(cases):
         for key, value in case:
-            if key == "EMAIL":
+            if key.isupper():
                 monkeypatch.setenv(key, value)
             else:
                 sh(repo, "config", key, value)
@@ -237,7 +242,9 @@ def _identities(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             found.append(sh(repo, "log", "-1", "--format=%cn <%ce>").strip())
         assert found[0] == found[1], case
         for key, _ in case:
-            if key != "EMAIL":
+            if key.isupper():
+                monkeypatch.delenv(key)
+            else:
                 sh(repo, "config", "--unset", key)
 
 
