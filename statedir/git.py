@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -233,7 +234,10 @@ def message(summary: str, run_id: str, actor: str, action: str, *, reason: str |
     compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition again.
     """
     lines = _printable(" ".join(summary.split()))
+    # as `git commit` would clean it (blank lines run together), so every way of committing
+    # writes the same message and a crashed writer's journal recognises its commit (landed)
     body = "\n".join(_printable(line.rstrip()) for line in (reason or "").strip().splitlines())
+    body = re.sub(r"\n{3,}", "\n\n", body)
     text = f"{lines}\n\n" + (f"{body}\n\n" if body else "")
     text += f"Statedir-Run: {_printable(run_id)}\nStatedir-Actor: {_printable(actor)}\nStatedir-Action: {action}\n"
     for key, value in (trailers or {}).items():

@@ -54,7 +54,7 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
         if blobs is None:
             update_index(worktree, paths, env=index.env)
         index.publish()
-        inprocess = objects if objects is not None and objects.usable(parent, sign) else None
+        inprocess = objects if objects is not None and objects.usable(parent, sign, paths) else None
         if parent is None or large or inprocess:
             sha = _commit_trees(worktree, paths, text, env, parent, sign, inprocess, blobs)
         else:
@@ -145,7 +145,7 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
 class Objects(Protocol):
     """Where _commit_trees reads and writes git objects and moves HEAD."""
 
-    def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool: ...
+    def usable(self, parent: str | None, sign: tuple[str, ...], paths: list[str]) -> bool: ...
     def blobs(self, paths: list[str]) -> list[str]: ...
     def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]: ...
     def tree_writer(self) -> contextlib.AbstractContextManager[Callable[[list[tuple[str, str, str, str]]], str]]: ...
@@ -159,7 +159,7 @@ class Plumbing:
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
 
-    def usable(self, parent: str | None, sign: tuple[str, ...]) -> bool:
+    def usable(self, parent: str | None, sign: tuple[str, ...], paths: list[str]) -> bool:
         return True
 
     def blobs(self, paths: list[str]) -> list[str]:
@@ -200,7 +200,7 @@ class Plumbing:
         sha = _with_identity(self.worktree, ("commit-tree", root, *sign, *(("-p", parent) if parent else ()),
                                              "-F", "-"), env, text)
         moved = run(self.worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
-                    parent or "0" * 40, check=last)
+                    parent or "", check=last)  # "": no such ref yet (any id width)
         return sha if moved.returncode == 0 else None
 
 

@@ -124,9 +124,15 @@ def _write_object(gitdir: Path, data: bytes, width: int) -> bytes:
     hexid = oid.hex()
     target = gitdir / "objects" / hexid[:2] / hexid[2:]
     if not target.exists():
-        target.parent.mkdir(exist_ok=True)
         tmp = target.parent / f"tmp_obj_statedir_{os.getpid()}"
-        tmp.write_bytes(zlib.compress(body, 1))
+        for attempt in range(5):  # a `git gc` (prune-packed) may remove the emptied directory meanwhile
+            target.parent.mkdir(exist_ok=True)
+            try:
+                tmp.write_bytes(zlib.compress(body, 1))
+                break
+            except FileNotFoundError:
+                if attempt == 4:
+                    raise
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
     return oid

@@ -67,6 +67,29 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
+def test_libgit2_waits_for_a_ref_lock_held_by_the_users_git(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ref lock taken by the user's git (a commit, `git gc` packing refs) lasts milliseconds:
+    the in-process commit waits for it as git's own do, instead of failing the transition."""
+    import threading
+
+    from statedir.errors import GitError
+
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    commit_by("libgit2", repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    lock = repo / ".git" / (sh(repo, "symbolic-ref", "HEAD").strip() + ".lock")
+    lock.write_text("")
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
+    with pytest.raises(GitError, match="lock"):
+        commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
+    threading.Timer(0.3, lock.unlink).start()
+    commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
+    assert sh(repo, "status", "--porcelain") == ""
+
+
 def _tree_after(repo: Path, way: str, steps: list[dict[str, str | None]]) -> str:
     """Apply `steps` (path -> new text, None deletes) as commits; HEAD's tree at the end."""
     for n, step in enumerate(steps):
@@ -116,6 +139,17 @@ def test_plumbing_commits_on_an_unborn_branch(repo: Path, way: str) -> None:
     first = commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     assert sh(repo, "rev-list", "--count", first).strip() == "1"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
+    assert sh(repo, "status", "--porcelain") == ""
+
+
+def test_the_first_commit_of_a_sha256_repository(tmp_path: Path) -> None:
+    """An unborn branch's compare-and-swap expects no ref, whatever the object ids' width."""
+    repo = tmp_path / "sha256"
+    sh(tmp_path, "init", "-q", "--object-format=sha256", str(repo))
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    assert len(first) == 64 and sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
 
 
@@ -170,3 +204,113 @@ def test_libgit2_commits_as_git_would(repo: Path, monkeypatch: pytest.MonkeyPatc
     assert sh(repo, "log", "-1", "--format=%cn <%ce>").strip() == "Env Name <env@example.org>"
     assert sh(repo, "reflog", "-1", "--format=%gs").strip() == "commit: two"
     assert sh(repo, "status", "--porcelain") == "" and sh(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_libgit2_takes_the_identity_git_takes(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """committer.* before user.*, EMAIL where no address is configured, and statedir's own
+    identity where git would refuse: the committer of an in-process commit is git's."""
+    import pygit2
+
+    (Path.home() / ".gitconfig").write_text("")  # no identity but the repository's
+    level = pygit2.enums.ConfigLevel.GLOBAL  # libgit2 fixed where it looks on its first use: here
+    before, pygit2.settings.search_path[level] = pygit2.settings.search_path[level], str(Path.home())
+    try:
+        _identities(repo, monkeypatch)
+    finally:
+        pygit2.settings.search_path[level] = before
+
+
+def _identities(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "s").mkdir()
+    elsewhere = repo.parent / "global.gitconfig"  # GIT_CONFIG_GLOBAL, which libgit2 does not read
+    elsewhere.write_text("[user]\n\tname = Global Name\n\temail = global@example.org\n")
+    cases = [(("user.name", "User"), ("committer.name", "Committer"), ("user.email", "u@example.org")),
+             (("user.name", "User"), ("EMAIL", "env@example.org")),
+             (("GIT_CONFIG_GLOBAL", str(elsewhere)),),
+             (("GIT_CONFIG_GLOBAL", str(elsewhere)), ("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "user.name"),
+              ("GIT_CONFIG_VALUE_0", "Given"))]
+    for n, case in enumerate(cases):
+        for key, value in case:
+            if key.isupper():
+                monkeypatch.setenv(key, value)
+            else:
+                sh(repo, "config", key, value)
+        found = []
+        for way in ("porcelain", "libgit2"):
+            (repo / "s" / "a.yaml").write_text(f"{n} {way}\n")
+            commit_by(way, repo, ["s/a.yaml"], git.message(f"{n} {way}", "r1", "me", "stage"), author="me")
+            found.append(sh(repo, "log", "-1", "--format=%cn <%ce>").strip())
+        assert found[0] == found[1], case
+        for key, _ in case:
+            if key.isupper():
+                monkeypatch.delenv(key)
+            else:
+                sh(repo, "config", "--unset", key)
+
+
+def test_names_that_are_not_utf8_keep_their_bytes(tmp_path: Path) -> None:
+    """A file of the user's named in Latin-1 beside the store (in a tree statedir rebuilds):
+    every way of committing keeps its name byte for byte."""
+    import os
+
+    trees = []
+    for way in WAYS:
+        repo = tmp_path / way
+        sh(tmp_path, "init", "-q", str(repo))
+        for where in (b"", b"s/"):
+            (repo / "s").mkdir(exist_ok=True)
+            with open(os.fsencode(repo) + b"/" + where + b"caf\xe9.txt", "wb") as f:
+                f.write(b"user\n")
+        sh(repo, "add", "-A")
+        sh(repo, "commit", "-q", "-m", "base")
+        trees.append(_tree_after(repo, way, [{"s/a.yaml": "a: 1\n"}, {"s/a.yaml": "a: 2\n", "s/b/c.yaml": "c\n"}]))
+        assert sh(repo, "status", "--porcelain") == ""
+        assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
+    assert trees[0] == trees[1] == trees[2]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts this process's descriptors in /proc")
+def test_a_long_lived_object_store_lets_go_of_the_packs_gc_deletes(repo: Path) -> None:
+    """libgit2 keeps every pack it opened: a server committing between the user's `git gc`s
+    would hold each deleted pack (disk space, a descriptor) until it stops."""
+    import os
+
+    def held() -> list[str]:
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(str(repo)) and target.endswith("(deleted)"):
+                found.append(target)
+        return found
+
+    objects = Objects(repo)
+    (repo / "s").mkdir()
+    for n in range(4):
+        (repo / "s" / "a.yaml").write_text(f"a: {n}\n")
+        gitcommit.commit(repo, ["s/a.yaml"], git.message(f"{n}", "r1", "me", "stage"), objects=objects)
+        sh(repo, "gc", "-q")
+    objects.blob_ids(sh(repo, "rev-parse", "HEAD").strip(), ["s/a.yaml"])
+    assert held() == []
+    assert sh(repo, "fsck", "--strict", "--no-dangling") == "" and sh(repo, "status", "--porcelain") == ""
+
+
+def test_a_path_git_filters_as_it_commits_is_left_to_git(repo: Path) -> None:
+    """A clean filter (git-crypt's, LFS's; here one that upper-cases) makes the blob differ
+    from the file: an in-process commit would store the file as it is (plaintext where the
+    user asked for encryption), so such paths are committed by git, as `git commit --only` does."""
+    sh(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+    sh(repo, "config", "filter.upper.smudge", "cat")
+    (repo / ".gitattributes").write_text("s/secret/** filter=upper\n")
+    sh(repo, "add", ".gitattributes")
+    sh(repo, "commit", "-q", "-m", "attributes")
+    (repo / "s" / "secret").mkdir(parents=True)
+    found = []
+    for way in WAYS:
+        (repo / "s" / "secret" / "a.yaml").write_text(f"a: {way}\n")
+        commit_by(way, repo, ["s/secret/a.yaml"], git.message(way, "r1", "me", "stage"))
+        found.append(sh(repo, "show", "HEAD:s/secret/a.yaml"))
+        assert sh(repo, "status", "--porcelain") == "", way
+    assert found == ["A: PORCELAIN\n", "A: PLUMBING\n", "A: LIBGIT2\n"]

@@ -124,3 +124,25 @@ def test_a_dead_writers_half_written_index_goes_with_its_lock(repo: Path) -> Non
     gone.wait()
     assert gitindex.release_dead_index_lock(gitdir)
     assert not lock.exists() and not half.exists()
+
+
+def test_an_object_directory_removed_by_gc_is_made_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git gc` (prune-packed) removes emptied object directories: one gone between statedir's
+    mkdir and its write of the object is made again, not a failed transition."""
+    populate(repo)
+    sh(repo, "gc", "-q")  # every object packed: the fan-out directories are gone
+    (repo / "d" / "b.yaml").write_text("changed again\n")
+    write_bytes = Path.write_bytes
+    removed = []
+
+    def gc_meanwhile(self: Path, data: bytes) -> int:
+        if self.name.startswith("tmp_obj_statedir_") and not removed:
+            self.parent.rmdir()  # as prune-packed does, between the mkdir and the write
+            removed.append(self.parent)
+        return write_bytes(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", gc_meanwhile)
+    ours, theirs = both(repo, ["d/b.yaml"])
+    assert removed
+    agree(repo, ours, theirs)
+    assert sh(repo, "fsck", "--strict", "--no-dangling") == ""

@@ -17,7 +17,7 @@ from typer._click.exceptions import ClickException, UsageError
 from typer.core import TyperGroup as Group
 
 from statedir import git
-from statedir.errors import HeadMoved, InvalidValue, StatedirError
+from statedir.errors import GitError, HeadMoved, InvalidValue, StatedirError
 from statedir.libgit import Objects
 from statedir.mcp.tools import EXPECT_HEAD, Tool, cli_group, tools
 from statedir.store import Store
@@ -74,7 +74,8 @@ class Served:
         self.sd = open_store(root)
         self.root = self.sd.store.root
         self.sd.store = GuardedStore(self.root)
-        with contextlib.suppress(InvalidValue):  # without pygit2, commits go through git
+        # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
+        with contextlib.suppress(InvalidValue, GitError):
             self.sd.store.objects = Objects(self.sd.store.worktree)
         self.group = cli_group()
         self.tools: dict[str, Tool] = tools(self.group)

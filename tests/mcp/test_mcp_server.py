@@ -165,6 +165,18 @@ def test_one_store_is_kept_open(store: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert '"in_progress"' in served.call("get", {"run_id": "r1", "path": "stages.1.status"}).text
 
 
+def test_a_repository_libgit2_cannot_open_is_served_through_git(tmp_path: Path) -> None:
+    """libgit2 opens no SHA-256 repository: the server still starts, and commits through git."""
+    repo = tmp_path / "sha256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "start"], cwd=repo, check=True)
+    api.init(repo / "state")
+    served = Served(repo / "state")
+    assert served.sd.store.objects is None
+    assert not served.call("new", {"run_id": "r1", "topic": "T"}).is_error
+    assert len(git.head(repo) or "") == 64 and commits(repo) == 3
+
+
 def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -> None:
     import typer
     import typer.main

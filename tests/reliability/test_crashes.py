@@ -55,6 +55,19 @@ def test_sigkill_at_every_step(store: Path, point: str) -> None:
     assert_store_equals_last_commit(store)
 
 
+def test_a_commit_whose_reason_git_cleaned_is_recognised_after_a_crash(store: Path) -> None:
+    """`git commit` runs blank lines together; the journal compares the message it meant to
+    commit with what landed, so a reason with a run of blank lines must not read as 'not landed'
+    (which put the old files back under the new commit)."""
+    before = state_commits(store)
+    proc = cli("set", "r1", "topic", "after", "--reason", "first\n\n\n\nsecond", cwd=store,
+               env={"STATEDIR_FAULT": "after_commit"})
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    assert len(state_commits(store)) == len(before) + 1
+    assert cli("get", "r1", "topic", cwd=store).stdout.strip() == "after"
+    assert_store_equals_last_commit(store)
+
+
 @pytest.mark.parametrize("spec", ["before_write:enospc", "between_files:enospc", "after_write:enospc",
                                   "during_commit:git", "during_commit:enospc"])
 def test_a_failing_write_or_git_changes_nothing(store: Path, spec: str) -> None:
