@@ -48,8 +48,9 @@ def release_dead_index_lock(gitdir: Path) -> bool:
         if _alive(pid):
             return False
         leftovers = _git_locks_since(gitdir, ctime)
-        if any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers):
-            return False  # a git it started may still be finishing (its locks last milliseconds)
+        if leftovers and (any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers)
+                          or _git_running_in(gitdir)):
+            return False  # a git (one it started, or the user's) may still hold one: wait for it
         for path, _ in leftovers:  # git's own, left by a git killed with the writer
             path.unlink(missing_ok=True)
         lock.unlink()
@@ -57,6 +58,35 @@ def release_dead_index_lock(gitdir: Path) -> bool:
     (gitdir / "statedir" / "index.next").unlink(missing_ok=True)
     (gitdir / "statedir" / f"index.next.{pid}.tmp").unlink(missing_ok=True)  # statedir.indexfile's, mid-write
     return st is not None
+
+
+def _git_running_in(gitdir: Path) -> bool:
+    """Whether a git process is running in this repository (its work tree or git directory),
+    as far as /proc tells (Linux; elsewhere only the locks' age counts). A lock of git's is
+    removed only when none is: a git the dead writer started, or the user's own (a slow hook,
+    a stopped process), may hold it for longer than its age suggests."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return False
+    roots = {gitdir.resolve()}
+    with contextlib.suppress(OSError):
+        roots.add((gitdir / (gitdir / "commondir").read_text().strip()).resolve())
+    with contextlib.suppress(OSError):  # a linked work tree names its own .git file here
+        roots.add(Path((gitdir / "gitdir").read_text().strip()).resolve().parent)
+    roots.update(root.parent for root in list(roots) if root.name == ".git")
+    me = str(os.getpid())
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit() or entry.name == me:
+            continue
+        try:
+            if not (proc / entry.name / "comm").read_text().startswith("git"):
+                continue
+            cwd = Path(os.readlink(proc / entry.name / "cwd"))
+        except OSError:  # gone meanwhile, or another user's
+            continue
+        if any(cwd == root or root in cwd.parents for root in roots):
+            return True
+    return False
 
 
 def _git_locks_since(gitdir: Path, ctime: int) -> list[tuple[Path, int]]:

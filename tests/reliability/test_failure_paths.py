@@ -206,6 +206,26 @@ def test_a_ref_lock_from_before_the_writer_is_not_statedirs_to_release(store: Pa
     assert theirs.exists() and not (store / ".git" / "index.lock").exists()
 
 
+def test_a_ref_lock_a_live_git_holds_is_never_released(store: Path) -> None:
+    """A writer died holding the index; meanwhile the user's git holds the branch's lock for
+    seconds (a slow reference-transaction hook): statedir waits for that git, never removes its lock."""
+    killed = cli("material", "p1", "paper_draft", cwd=store, env={"STATEDIR_FAULT": "during_commit"})
+    assert killed.returncode == -signal.SIGKILL
+    hook = store / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text('#!/bin/sh\n[ "$1" = prepared ] && sleep 4\nexit 0\n')
+    hook.chmod(0o755)
+    target = git(store, "rev-parse", "HEAD~1").strip()
+    branch = git(store, "symbolic-ref", "HEAD").strip()
+    users = subprocess.Popen(["git", "update-ref", branch, target], cwd=store, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)  # its lock is older than a dead git's would need to be
+    assert _branch_lock(store).exists()
+    assert cli("status", "p1", "--line", cwd=store).returncode == 0
+    _, err = users.communicate()
+    assert users.returncode == 0, err
+    assert git(store, "rev-parse", "HEAD").strip() == target and not (store / ".git" / "index.lock").exists()
+
+
 # 4. validate never calls a half-written store valid.
 def test_validate_rolls_back_an_interrupted_transition_first(store: Path) -> None:
     killed = cli("material", "p1", "paper_draft", cwd=store, env={"STATEDIR_FAULT": "between_files"})
