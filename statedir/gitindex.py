@@ -3,9 +3,10 @@ commit until the index agrees with it, so a user's `git commit` never sees an in
 predates statedir's commit (it fails on the lock, as it would beside any other git).
 
 git writes the next index into a private file (`GIT_INDEX_FILE`, a hard link of the index to
-start from) which replaces the index once the commit has landed. A lock left by a statedir
-process that died is recognised by the owner file beside it (pid, inode, ctime) and released,
-with the locks a git it ran left when killed with it.
+start from) which replaces the index once the commit has landed. statedir's lock names its
+writer from the moment it exists (it is made by linking a file holding the mark and the pid),
+so a lock left by a statedir process that died, killed at any point, is recognised and
+released, with the locks a git it ran left when killed with it.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from pathlib import Path
 
 from statedir.errors import GitError
 
-OWNER = "index.lock.owner"
+OWNER = "index.lock.owner"  # where a statedir before the mark recorded its lock
+MARK = b"statedir writer "  # an index.lock of statedir's begins with this, then its pid
 STALE_GIT_LOCK_NS = 2 * 10**9  # git holds a ref lock for milliseconds; one this old was left by a dead git
 
 
@@ -32,32 +34,41 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _holder(gitdir: Path, st: os.stat_result) -> int | None:
+    """The pid of the statedir writer that made this `index.lock`: written into the lock as it
+    was made (it appears whole, by link), or, from a statedir before that, in the owner file."""
+    try:
+        with open(gitdir / "index.lock", "rb") as lock:
+            head = lock.read(64)
+        if head.startswith(MARK):
+            return int(head[len(MARK):].split()[0])
+        pid, inode, ctime = (int(v) for v in (gitdir / "statedir" / OWNER).read_text().split())
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if (st.st_ino, st.st_ctime_ns) == (inode, ctime) else None
+
+
 def release_dead_index_lock(gitdir: Path) -> bool:
     """Remove `index.lock` where a statedir process that is gone left it; True if it did."""
-    owner = gitdir / "statedir" / OWNER
-    try:
-        pid, inode, ctime = (int(v) for v in owner.read_text().split())
-    except (OSError, ValueError):
-        return False
     lock = gitdir / "index.lock"
     try:
         st = os.lstat(lock)
     except FileNotFoundError:
-        st = None
-    if st is not None and (st.st_ino, st.st_ctime_ns) == (inode, ctime):
-        if _alive(pid):
-            return False
-        leftovers = _git_locks_since(gitdir, ctime)
-        if leftovers and (any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers)
-                          or _git_running_in(gitdir)):
-            return False  # a git (one it started, or the user's) may still hold one: wait for it
-        for path, _ in leftovers:  # git's own, left by a git killed with the writer
-            path.unlink(missing_ok=True)
+        return False
+    pid = _holder(gitdir, st)
+    if pid is None or _alive(pid):
+        return False
+    leftovers = _git_locks_since(gitdir, st.st_ctime_ns)
+    if leftovers and (any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers)
+                      or _git_running_in(gitdir)):
+        return False  # a git (one it started, or the user's) may still hold one: wait for it
+    for path, _ in leftovers:  # git's own, left by a git killed with the writer
+        path.unlink(missing_ok=True)
+    if os.lstat(lock).st_ino == st.st_ino:
         lock.unlink()
-    owner.unlink(missing_ok=True)  # the lock it named is gone (or is someone else's now)
-    (gitdir / "statedir" / "index.next").unlink(missing_ok=True)
-    (gitdir / "statedir" / f"index.next.{pid}.tmp").unlink(missing_ok=True)  # statedir.indexfile's, mid-write
-    return st is not None
+    for name in (OWNER, "index.next", f"index.next.{pid}.tmp", f"index.lock.{pid}"):  # its other leftovers
+        (gitdir / "statedir" / name).unlink(missing_ok=True)
+    return True
 
 
 def _git_running_in(gitdir: Path) -> bool:
@@ -139,34 +150,49 @@ class Index:
         self.start()
 
 
+def _take(lock: Path, mine: Path) -> bool:
+    """Make `lock` as git would (exclusively), holding this process's mark from the start:
+    linked from `mine`, so a writer killed at any moment leaves a lock that names it."""
+    try:
+        os.link(mine, lock)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: made, then marked at once
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "wb") as out:
+            out.write(mine.read_bytes())
+        return True
+
+
 @contextlib.contextmanager
 def held(gitdir: Path, wait: float) -> Iterator[Index]:
     """Hold the user's index (git's own `index.lock`) until the block ends; a failure leaves
     the index as it was last published."""
     lock = gitdir / "index.lock"
+    mine = gitdir / "statedir" / f"index.lock.{os.getpid()}"
     deadline = time.monotonic() + wait
     delay = 0.005
-    while True:
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            break
-        except FileExistsError:
+    try:
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_bytes(MARK + f"{os.getpid()}\n".encode())
+        while not _take(lock, mine):
             if release_dead_index_lock(gitdir):
                 continue
             if time.monotonic() >= deadline:
                 raise GitError(f"the repository's index is locked ({lock}): another git command is running. "
-                               f"If none is, remove the lock: `rm -f '{lock}'`", lock=str(lock)) from None
+                               f"If none is, remove the lock: `rm -f '{lock}'`", lock=str(lock))
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
-        except OSError as exc:
-            raise GitError(f"cannot lock the repository's index ({lock}): {exc.strerror}") from None
-    owner = gitdir / "statedir" / OWNER
+    except OSError as exc:
+        raise GitError(f"cannot lock the repository's index ({lock}): {exc.strerror}") from None
+    finally:
+        mine.unlink(missing_ok=True)
     index = Index(gitdir)
     try:
-        st = os.fstat(fd)
-        os.close(fd)
-        owner.parent.mkdir(parents=True, exist_ok=True)
-        owner.write_text(f"{os.getpid()} {st.st_ino} {st.st_ctime_ns}\n")
         (gitdir / "statedir" / "index.next.lock").unlink(missing_ok=True)
         index.start()
         yield index
@@ -175,4 +201,3 @@ def held(gitdir: Path, wait: float) -> Iterator[Index]:
             index.next.unlink(missing_ok=True)
         finally:
             lock.unlink(missing_ok=True)
-            owner.unlink(missing_ok=True)

@@ -106,9 +106,33 @@ def test_a_conflicted_index_is_left_to_git(repo: Path) -> None:
     assert not indexfile.update(repo / ".git", repo, repo / ".git" / "index", ["d/b.yaml"], 20)
 
 
+def test_a_dead_writers_lock_names_it_from_the_first_moment(repo: Path) -> None:
+    """The lock appears whole, holding its writer's mark (it is linked, not created then
+    written): one left by a writer killed right after taking it names it and is released;
+    a lock of git's own (empty, or the index it is writing) is never taken for statedir's."""
+    from statedir import gitindex
+
+    gitdir = repo / ".git"
+    (gitdir / "statedir").mkdir()
+    lock = gitdir / "index.lock"
+    lock.write_bytes(b"DIRC")  # a git writing the index
+    assert not gitindex.release_dead_index_lock(gitdir) and lock.exists()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    lock.write_bytes(gitindex.MARK + f"{gone.pid}\n".encode())
+    assert gitindex.release_dead_index_lock(gitdir) and not lock.exists()
+    lock.write_bytes(gitindex.MARK + f"{os.getpid()}\n".encode())  # a live writer's
+    assert not gitindex.release_dead_index_lock(gitdir) and lock.exists()
+    lock.unlink()
+    with gitindex.held(gitdir, 1.0):
+        assert lock.read_bytes() == gitindex.MARK + f"{os.getpid()}\n".encode()
+        assert list((gitdir / "statedir").glob("index.lock.*")) == []  # the file it was linked from is gone
+    assert not lock.exists()
+
+
 def test_a_dead_writers_half_written_index_goes_with_its_lock(repo: Path) -> None:
-    """A statedir killed while it held the index leaves git's index.lock, its owner record and
-    perhaps the next index it was writing: the next statedir releases all three."""
+    """A statedir from before the mark, killed while it held the index, leaves git's index.lock,
+    its owner record and perhaps the next index it was writing: the next statedir releases all three."""
     from statedir import gitindex
 
     gitdir = repo / ".git"
