@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from statedir import gitindex
 from statedir.errors import GitError
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
@@ -106,6 +105,15 @@ def git_dir(worktree: Path) -> Path:
         path = Path(text[7:].strip())
         return path if path.is_absolute() else (worktree / path).resolve()
     return Path(run(worktree, "rev-parse", "--absolute-git-dir").stdout.decode().strip())
+
+
+def common_dir(gitdir: Path) -> Path:
+    """Where a repository's shared parts (objects, refs, config) are: a linked work tree's git
+    directory names it in `commondir`; any other git directory is its own."""
+    pointer = gitdir / "commondir"
+    if pointer.is_file():
+        return (gitdir / pointer.read_text().strip()).resolve()
+    return gitdir
 
 
 def head(worktree: Path) -> str | None:
@@ -261,6 +269,8 @@ def settle(worktree: Path, timeout: float = 10.0) -> None:
     """Wait for git processes a killed writer left running (SIGKILL does not reach its
     children): its commit may still land, and rolling back must see where HEAD ends up."""
     import time
+
+    from statedir import gitindex
 
     gitdir = git_dir(worktree)
     locks = [gitdir / "index.lock", gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock"]

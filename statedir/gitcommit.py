@@ -10,11 +10,14 @@ import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from statedir import gitindex, indexfile
 from statedir.errors import GitError
 from statedir.git import LOCK_RETRY_SECONDS, QUIET, environment, gist, git_dir, head, run, update_index
+
+if TYPE_CHECKING:
+    from statedir import libgit
 
 _FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 
@@ -25,7 +28,7 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
            plumbing_above: int = PLUMBING_INDEX_BYTES, signing_key: str | None = None,
-           objects: Objects | None = None) -> str:
+           objects: libgit.Objects | None = None) -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
     Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the
@@ -145,7 +148,6 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
 class Objects(Protocol):
     """Where _commit_trees reads and writes git objects and moves HEAD."""
 
-    def usable(self, parent: str | None, sign: tuple[str, ...], paths: list[str]) -> bool: ...
     def blobs(self, paths: list[str]) -> list[str]: ...
     def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]: ...
     def tree_writer(self) -> contextlib.AbstractContextManager[Callable[[list[tuple[str, str, str, str]]], str]]: ...
@@ -158,9 +160,6 @@ class Plumbing:
 
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
-
-    def usable(self, parent: str | None, sign: tuple[str, ...], paths: list[str]) -> bool:
-        return True
 
     def blobs(self, paths: list[str]) -> list[str]:
         return run(self.worktree, "hash-object", "-w", "--", *paths).stdout.decode().split()
@@ -248,7 +247,7 @@ def _write_trees(ordered: list[str], trees: dict[str, dict[str, tuple[str, str, 
         written[directory] = mktree(entries)
     root = written.get("")
     if not root:
-        raise GitError("git mktree failed: no root tree")
+        raise GitError("the commit's root tree could not be written")
     return root
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statedir.errors import GitError
+from statedir.git import common_dir
 
 OWNER = "index.lock.owner"  # where a statedir before the mark recorded its lock
 MARK = b"statedir writer "  # an index.lock of statedir's begins with this, then its pid
@@ -79,9 +80,7 @@ def _git_running_in(gitdir: Path) -> bool:
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():
         return False
-    roots = {gitdir.resolve()}
-    with contextlib.suppress(OSError):
-        roots.add((gitdir / (gitdir / "commondir").read_text().strip()).resolve())
+    roots = {gitdir.resolve(), common_dir(gitdir).resolve()}
     with contextlib.suppress(OSError):  # a linked work tree names its own .git file here
         roots.add(Path((gitdir / "gitdir").read_text().strip()).resolve().parent)
     roots.update(root.parent for root in list(roots) if root.name == ".git")
@@ -105,9 +104,7 @@ def _git_locks_since(gitdir: Path, ctime: int) -> list[tuple[Path, int]]:
     commit it ran: HEAD's and the branch's, the next index's and `commit --only`'s temporary
     index. A git killed holding one (SIGKILL cannot be caught) leaves it, and every later
     commit fails on it; each is (path, mtime)."""
-    common = gitdir
-    with contextlib.suppress(OSError):
-        common = gitdir / (gitdir / "commondir").read_text().strip()
+    common = common_dir(gitdir)
     candidates = [gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock", *gitdir.glob("next-index-*.lock")]
     with contextlib.suppress(OSError):
         head = (gitdir / "HEAD").read_text().strip()

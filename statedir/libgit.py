@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from statedir import git
 from statedir.errors import GitError, InvalidValue
 
 _FALLBACK = ("statedir", "statedir@localhost")  # as gitcommit commits without an identity
@@ -39,10 +40,7 @@ class Objects:
             self._repo = pygit2.Repository(str(worktree))
         except pygit2.GitError as exc:
             raise GitError(f"libgit2 cannot open the repository at {worktree}: {exc}") from None
-        common = Path(self._repo.path)
-        with contextlib.suppress(OSError):  # a linked work tree's objects are the main repository's
-            common = common / (common / "commondir").read_text().strip()
-        self._packs = common / "objects" / "pack"
+        self._packs = git.common_dir(Path(self._repo.path)) / "objects" / "pack"  # a linked work tree's are shared
         self._packs_seen = self._stamp()
         config = self._repo.config
         self._shared = "core.sharedrepository" in config
@@ -70,9 +68,12 @@ class Objects:
         a SHA-1 repository that is not group-shared (libgit2 would not set the group's modes),
         and no path whose content git converts as it commits it (a clean filter such as
         git-crypt's or LFS's, ident, an encoding): those blobs are git's to make."""
-        return (not sign and not self._shared and (parent is None or len(parent) == 40)
-                and not any(os.environ.get(name) for name in _DATES)
-                and not any(self.repo.get_attr(path, name) for path in paths for name in _CONVERTING))
+        if sign or self._shared or (parent is not None and len(parent) != 40):
+            return False
+        if any(os.environ.get(name) for name in _DATES):
+            return False
+        repo = self.repo
+        return not any(repo.get_attr(path, name) for path in paths for name in _CONVERTING)
 
     def blob_ids(self, rev: str | None, paths: list[str]) -> dict[str, tuple[str, int] | None]:
         """As statedir.git.blob_ids (each path's blob id and size at `rev`), with no git process."""
@@ -135,10 +136,9 @@ class Objects:
                last: bool) -> str | None:
         """The commit, with HEAD moved from `parent` to it; None where HEAD moved meanwhile
         (libgit2 compares HEAD with the first parent under the ref's lock)."""
-        from statedir import git
-
-        committer = self._signature("COMMITTER", env)
-        author = self._signature("AUTHOR", env, committer)
+        config, given = self._config(), _given()
+        committer = self._signature("COMMITTER", env, config, given)
+        author = self._signature("AUTHOR", env, config, given, committer)
         deadline = time.monotonic() + git.LOCK_RETRY_SECONDS
         delay = 0.01
         while True:
@@ -174,12 +174,12 @@ class Objects:
                 config.add_file(path, level)
         return config
 
-    def _signature(self, role: str, env: dict[str, str], default: Any = None) -> Any:
+    def _signature(self, role: str, env: dict[str, str], config: Any, given: dict[str, str],
+                   default: Any = None) -> Any:
         """git's identity for `role`: its variables (the caller's, then the environment's), then
         author.*/committer.* and user.* in the config, then EMAIL for the address; where that
         leaves a part unknown (git refuses then), the committer's (for the author), else
         statedir's own, as gitcommit commits without an identity."""
-        config, given = self._config(), _given()
 
         def value(name: str) -> str | None:
             found = env.get(f"GIT_{role}_{name}") or os.environ.get(f"GIT_{role}_{name}")

@@ -25,19 +25,11 @@ def command() -> str:
     return f"{shlex.quote(sys.executable)} -m statedir merge-driver %O %A %B %P"
 
 
-def _common_dir(worktree: Path) -> Path:
-    gitdir = git.git_dir(worktree)
-    common = gitdir / "commondir"
-    if common.is_file():  # a linked worktree shares its repository's config
-        return (gitdir / common.read_text().strip()).resolve()
-    return gitdir
-
-
 def configured(worktree: Path) -> str | None:
     """The registered driver command, or None. The repository's config file is read first (no
     git process in the common case); only where it has no such section is git asked."""
     try:
-        text = (_common_dir(worktree) / "config").read_text(errors="replace")
+        text = (git.common_dir(git.git_dir(worktree)) / "config").read_text(errors="replace")
     except OSError:
         text = ""
     if _SECTION not in text:
