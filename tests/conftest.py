@@ -63,8 +63,9 @@ def make_large(repo: Path) -> Path:
 
 def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
         stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The real CLI as a subprocess."""
-    return subprocess.run([sys.executable, "-m", "statedir", *args], cwd=cwd, capture_output=True, text=True,
+    """The real CLI as a subprocess, started as the `statedir` console script starts it: -P keeps
+    the current folder off sys.path (a repository may hold a folder named statedir)."""
+    return subprocess.run([sys.executable, "-P", "-m", "statedir", *args], cwd=cwd, capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, input=stdin, timeout=120)
 
 

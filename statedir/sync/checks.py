@@ -36,8 +36,10 @@ def registration(store: Store, actor: str, timeout: float | None) -> list[Findin
                             "statedir merge driver (logs would merge line by line: duplicated or broken entries)",
                             "write statedir's .gitattributes (one commit)", rewrite))
     value = register.configured(store.worktree)
-    if value is None or register.stale(value):
+    if value is None or register.stale(value) or register.unsafe(value):
         what = "does not register the statedir merge driver (a fresh clone?)" if value is None else \
+            f"registers the merge driver as {value!r}, which would import a `statedir/` package from the " \
+            "work tree (no -I)" if register.unsafe(value) else \
             f"registers the merge driver as {value!r}, whose program is gone"
         out.append(_finding("merge_driver", None, f"this repository's git config {what}",
                             f"register it: git config merge.statedir.driver {register.command()!r}",

@@ -18,11 +18,27 @@ _SECTION = f'[merge "{DRIVER}"]'
 MISSING_WARNING = ("the store's .gitattributes names the statedir merge driver, but this repository's git config "
                    "does not register it (a fresh clone?): git would merge store files line by line. "
                    "Run `statedir doctor --fix`")
+UNSAFE_WARNING = ("this repository's git config runs the statedir merge driver without isolated mode (-I), so "
+                  "a `statedir/` folder committed at the repository's top would run as code on a merge. "
+                  "Run `statedir doctor --fix`")
 
 
 def command() -> str:
-    """The driver command git runs: this interpreter, by absolute path, running statedir."""
-    return f"{shlex.quote(sys.executable)} -m statedir merge-driver %O %A %B %P"
+    """The driver command git runs: this interpreter, by absolute path, in isolated mode (-I).
+    git runs a driver in the work tree's top folder, and a plain `python -m` puts that folder
+    first on sys.path: a `statedir/` package anyone committed there would be imported instead of
+    the installed one. -I keeps the current folder, PYTHON* variables and user site off the path."""
+    return f"{shlex.quote(sys.executable)} -I -m statedir merge-driver %O %A %B %P"
+
+
+def unsafe(value: str) -> bool:
+    """A registration statedir wrote before isolated mode (`python -m statedir merge-driver`),
+    which imports a `statedir/` package from the work tree: replaced wherever it is seen."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return False
+    return (len(words) >= 4 and words[1:4] == ["-m", "statedir", "merge-driver"])
 
 
 def configured(worktree: Path) -> str | None:
@@ -65,7 +81,16 @@ def names_driver(root: Path) -> bool:
 
 
 def warning(root: Path, worktree: Path) -> str | None:
-    """The once-per-command warning while the attribute is there and the config is not."""
-    if not names_driver(root) or configured(worktree) is not None:
+    """The once-per-command warning while the attribute is there and the config is not. A
+    registration of statedir's own older, unsafe form is rewritten on the spot (it is ours)."""
+    if not names_driver(root):
         return None
-    return MISSING_WARNING
+    value = configured(worktree)
+    if value is None:
+        return MISSING_WARNING
+    if unsafe(value):
+        try:
+            register(worktree)
+        except git.GitError:  # a read-only config: say how to fix it instead
+            return UNSAFE_WARNING
+    return None
