@@ -22,7 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import statedir
-from statedir import api, git, yaml
+from statedir import api
+from statedir.files import yaml
+from statedir.gitops import git
 
 BIN = Path(sys.executable).parent / "statedir"
 LOG_FORMAT = ("--format=%H%x1f%cd%x1f%(trailers:key=Statedir-Run,valueonly,separator=%x2C)%x1f"

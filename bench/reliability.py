@@ -25,8 +25,9 @@ from reliability.helpers import git, material_labels, state_commits  # noqa: E40
 from reliability.load import check, hammer, prepare  # noqa: E402
 from reliability.test_hostile import COMMANDS, HOSTILE_FILES, NASTY, OPTIONS, TARGETS  # noqa: E402
 
-from statedir import api, faults, validate  # noqa: E402
+from statedir import api, faults
 from statedir.cli import main  # noqa: E402
+from statedir.engine import validate  # noqa: E402
 
 
 def fresh(root: Path, name: str, *, big: bool = False) -> Path:

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import statedir
-from statedir import api, yaml
-from statedir.layout import schema_ref
+from statedir import api
+from statedir.files import yaml
 from statedir.research.kinds import KINDS
+from statedir.store.layout import schema_ref
 
 BIN = Path(sys.executable).parent / "statedir"
 STAMP = "2026-11-30T00:00:00Z"

@@ -22,8 +22,10 @@ import time
 from pathlib import Path
 
 import statedir
-from statedir import api, layout, yaml
-from statedir.sync import driver
+from statedir import api
+from statedir.files import yaml
+from statedir.merge import driver
+from statedir.store import layout
 
 PY = sys.executable
 

@@ -31,6 +31,6 @@ def open(path: str | Path = "state", *, lock_timeout: float | None = None,  # no
 def init(directory: str | Path = "state") -> dict[str, Any]:
     """Make a store at `directory` and commit it: {store, created, commit[, warnings]}; an
     existing store is left as it is."""
-    from statedir.newstore import init as make
+    from statedir.store.create import init as make
 
     return make(directory)

@@ -49,7 +49,7 @@ def sd(repo: Path) -> api.StateDir:
 def make_large(repo: Path) -> Path:
     """Commit 14,000 empty files: the repository's index grows past the size above which
     statedir commits with plumbing instead of `git commit --only`."""
-    from statedir import gitcommit
+    from statedir.gitops import store_commit
 
     bulk = repo / "bulk"
     bulk.mkdir()
@@ -57,7 +57,7 @@ def make_large(repo: Path) -> Path:
         (bulk / f"f{n:05d}").write_bytes(b"")
     subprocess.run(["git", "add", "bulk"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=repo, check=True)
-    assert (repo / ".git" / "index").stat().st_size > gitcommit.PLUMBING_INDEX_BYTES
+    assert (repo / ".git" / "index").stat().st_size > store_commit.PLUMBING_INDEX_BYTES
     return repo
 
 

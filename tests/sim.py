@@ -5,8 +5,8 @@ import copy
 from collections import defaultdict
 from typing import Any
 
-from statedir import rules, runs, template
-from statedir.change import Change, Request
+from statedir.engine import rules, runs, template
+from statedir.engine.decision import Change, Request
 
 NOW = "2026-11-29T12:00:00Z"
 ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"

@@ -8,7 +8,7 @@ import pytest
 from conftest import cli, cli_json
 
 from statedir import agents
-from statedir.cli import COMMANDS
+from statedir.cli.registry import TABLE as COMMANDS
 
 
 def named_commands(text: str) -> set[str]:

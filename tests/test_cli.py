@@ -254,7 +254,7 @@ def test_show_get_status_and_prereq(store: Path) -> None:
 
 
 def test_files_are_stable_and_start_with_the_schema_line(store: Path) -> None:
-    from statedir import yaml
+    from statedir.files import yaml
 
     repo = store.parent
     ok("new", "r1", "--topic", "t", cwd=repo)

@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 from conftest import cli, cli_json
 
-from statedir import api, draw, template
+from statedir import api
+from statedir.engine import template
+from statedir.views import graph_drawing
 
 
 def test_mermaid_has_every_stage_edge_and_condition() -> None:
     t = template.load("academic-pipeline")
-    text = draw.mermaid(t)
+    text = graph_drawing.mermaid(t)
     assert text.startswith("flowchart TD\n")
     for stage_id in t.stage_ids:
         assert re.search(rf"^    s_{re.escape(stage_id).replace(chr(92) + '.', '_')}\[", text, re.M), stage_id
@@ -26,7 +28,7 @@ def test_mermaid_has_every_stage_edge_and_condition() -> None:
 def test_a_run_shows_done_current_and_skipped(sd: api.StateDir) -> None:
     sd.new("r1", topic="T", entry_point="2.5")
     t, run, _ = sd.load("r1")
-    text = draw.mermaid(t, run)
+    text = graph_drawing.mermaid(t, run)
     assert "class s_2_5 current" in text
     assert "class s_1 skipped" in text and "class s_2 skipped" in text
     assert "class s_3 " not in text
@@ -35,8 +37,8 @@ def test_a_run_shows_done_current_and_skipped(sd: api.StateDir) -> None:
     sd.integrity("r1", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
     sd.stage("r1", "2.5", "completed")
     t, run, _ = sd.load("r1")
-    assert "class s_2_5 done" in draw.mermaid(t, run)
-    dot = draw.dot(t, run)
+    assert "class s_2_5 done" in graph_drawing.mermaid(t, run)
+    dot = graph_drawing.dot(t, run)
     assert '"2.5" [label="2.5 INTEGRITY\\nMANDATORY checkpoint", peripheries=2, style="filled"' in dot
     assert dot.count("{") == dot.count("}") == 1 and dot.rstrip().endswith("}")
 
@@ -63,4 +65,4 @@ def test_the_readme_shows_the_academic_pipeline_as_drawn() -> None:
 
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```mermaid\n(.*?)```", readme, re.S)
-    assert block and block.group(1) == draw.mermaid(template.load("academic-pipeline"))
+    assert block and block.group(1) == graph_drawing.mermaid(template.load("academic-pipeline"))

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from statedir import schema
-from statedir.fastschema import compile_schema
+from statedir.files import schema
+from statedir.files.fastschema import compile_schema
 
 NAMES = schema.schema_names()
 
@@ -39,7 +39,8 @@ def mutate(doc: object, data: st.DataObject) -> object:
 
 
 def real_documents() -> list[tuple[str, object]]:
-    from statedir import template, yaml
+    from statedir.engine import template
+    from statedir.files import yaml
 
     docs: list[tuple[str, object]] = [("template", template.load(n).doc) for n in template.shipped()]
     fixtures = Path(__file__).parent / "fixtures"

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from statedir import git, gitcommit
-from statedir.libgit import Objects
+from statedir.gitops import git, store_commit
+from statedir.gitops.libgit import Objects
 
 WAYS = ["porcelain", "plumbing", "libgit2"]
 
 
 def commit_by(way: str, repo: Path, paths: list[str], text: str, **kwargs: str) -> str:
-    """gitcommit.commit by `git commit --only`, by plumbing, or in-process (statedir.libgit)."""
+    """gitcommit.commit by `git commit --only`, by plumbing, or in-process (statedir.gitops.libgit)."""
     if way == "plumbing":
-        return gitcommit.commit(repo, paths, text, plumbing_above=0, **kwargs)
-    return gitcommit.commit(repo, paths, text, objects=Objects(repo) if way == "libgit2" else None, **kwargs)
+        return store_commit.commit(repo, paths, text, plumbing_above=0, **kwargs)
+    return store_commit.commit(repo, paths, text, objects=Objects(repo) if way == "libgit2" else None, **kwargs)
 
 
 def sh(repo: Path, *args: str) -> str:
@@ -54,16 +54,16 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
 
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    store_commit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     lock = repo / ".git" / "index.lock"
     lock.write_text("")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
     with pytest.raises(GitError, match="index.lock"):
-        gitcommit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+        store_commit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
     threading.Timer(0.3, lock.unlink).start()
-    gitcommit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    store_commit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
@@ -148,7 +148,7 @@ def test_the_first_commit_of_a_sha256_repository(tmp_path: Path) -> None:
     sh(tmp_path, "init", "-q", "--object-format=sha256", str(repo))
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    first = store_commit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     assert len(first) == 64 and sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
 
@@ -159,14 +159,14 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path, way
     read it (here: statedir read it before the user's commit) is rebuilt upon, never overwritten."""
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    seen = gitcommit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
+    seen = store_commit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
     (repo / "user.txt").write_text("mine\n")
     sh(repo, "add", "user.txt")
     sh(repo, "commit", "-q", "-m", "the user's own")
     users = sh(repo, "rev-parse", "HEAD").strip()
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     objects = Objects(repo) if way == "libgit2" else None
-    sha = gitcommit._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen, (), objects)
+    sha = store_commit._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen, (), objects)
     assert sh(repo, "rev-parse", "HEAD").strip() == sha
     assert sh(repo, "rev-parse", "HEAD~1").strip() == users
     assert sh(repo, "show", "HEAD:user.txt") == "mine\n" and sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
@@ -290,7 +290,7 @@ def test_a_long_lived_object_store_lets_go_of_the_packs_gc_deletes(repo: Path) -
     (repo / "s").mkdir()
     for n in range(4):
         (repo / "s" / "a.yaml").write_text(f"a: {n}\n")
-        gitcommit.commit(repo, ["s/a.yaml"], git.message(f"{n}", "r1", "me", "stage"), objects=objects)
+        store_commit.commit(repo, ["s/a.yaml"], git.message(f"{n}", "r1", "me", "stage"), objects=objects)
         sh(repo, "gc", "-q")
     objects.blob_ids(sh(repo, "rev-parse", "HEAD").strip(), ["s/a.yaml"])
     assert held() == []

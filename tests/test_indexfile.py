@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import diverge
 
-from statedir import indexfile
+from statedir.gitops import indexfile
 
 
 def sh(repo: Path, *args: str, index: Path | None = None, stdin: str | None = None) -> str:
@@ -110,22 +110,22 @@ def test_a_dead_writers_lock_names_it_from_the_first_moment(repo: Path) -> None:
     """The lock appears whole, holding its writer's mark (it is linked, not created then
     written): one left by a writer killed right after taking it names it and is released;
     a lock of git's own (empty, or the index it is writing) is never taken for statedir's."""
-    from statedir import gitindex
+    from statedir.gitops import index_lock
 
     gitdir = repo / ".git"
     (gitdir / "statedir").mkdir()
     lock = gitdir / "index.lock"
     lock.write_bytes(b"DIRC")  # a git writing the index
-    assert not gitindex.release_dead_index_lock(gitdir) and lock.exists()
+    assert not index_lock.release_dead_index_lock(gitdir) and lock.exists()
     gone = subprocess.Popen(["true"])
     gone.wait()
-    lock.write_bytes(gitindex.MARK + f"{gone.pid}\n".encode())
-    assert gitindex.release_dead_index_lock(gitdir) and not lock.exists()
-    lock.write_bytes(gitindex.MARK + f"{os.getpid()}\n".encode())  # a live writer's
-    assert not gitindex.release_dead_index_lock(gitdir) and lock.exists()
+    lock.write_bytes(index_lock.MARK + f"{gone.pid}\n".encode())
+    assert index_lock.release_dead_index_lock(gitdir) and not lock.exists()
+    lock.write_bytes(index_lock.MARK + f"{os.getpid()}\n".encode())  # a live writer's
+    assert not index_lock.release_dead_index_lock(gitdir) and lock.exists()
     lock.unlink()
-    with gitindex.held(gitdir, 1.0):
-        assert lock.read_bytes() == gitindex.MARK + f"{os.getpid()}\n".encode()
+    with index_lock.held(gitdir, 1.0):
+        assert lock.read_bytes() == index_lock.MARK + f"{os.getpid()}\n".encode()
         assert list((gitdir / "statedir").glob("index.lock.*")) == []  # the file it was linked from is gone
     assert not lock.exists()
 
@@ -133,7 +133,7 @@ def test_a_dead_writers_lock_names_it_from_the_first_moment(repo: Path) -> None:
 def test_a_dead_writers_half_written_index_goes_with_its_lock(repo: Path) -> None:
     """A statedir from before the mark, killed while it held the index, leaves git's index.lock,
     its owner record and perhaps the next index it was writing: the next statedir releases all three."""
-    from statedir import gitindex
+    from statedir.gitops import index_lock
 
     gitdir = repo / ".git"
     gone = subprocess.Popen(["true"])
@@ -142,11 +142,11 @@ def test_a_dead_writers_half_written_index_goes_with_its_lock(repo: Path) -> Non
     lock.write_text("")
     st = os.stat(lock)
     (gitdir / "statedir").mkdir()
-    (gitdir / "statedir" / gitindex.OWNER).write_text(f"{pid} {st.st_ino} {st.st_ctime_ns}\n")
+    (gitdir / "statedir" / index_lock.OWNER).write_text(f"{pid} {st.st_ino} {st.st_ctime_ns}\n")
     half = gitdir / "statedir" / f"index.next.{pid}.tmp"
     half.write_bytes(b"DIRC")
     gone.wait()
-    assert gitindex.release_dead_index_lock(gitdir)
+    assert index_lock.release_dead_index_lock(gitdir)
     assert not lock.exists() and not half.exists()
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from conftest import cli, on_terminal
 
-from statedir import api, progress
+from statedir import api
+from statedir.views import progress
 
 
 def many_files(sd: api.StateDir) -> int:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 from sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 
-from statedir import errors, rules
-from statedir.change import Request
+from statedir import errors
+from statedir.engine import rules
+from statedir.engine.decision import Request
 
 
 def refused(sim: Sim, code: str, action: str, actor: str = ORCH, reason: str | None = None, **args: object) -> str:
@@ -464,7 +465,7 @@ def test_integrity_pass_verifies_the_draft_and_new_upstream_makes_dependents_sta
 
 
 def test_seal_only_after_terminal_and_leaves_it_unchanged() -> None:
-    from statedir.ars.contract import initial_rows
+    from statedir.engine.adjudication_contract import initial_rows
 
     sim = Sim()
     rows = initial_rows()

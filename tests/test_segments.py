@@ -12,8 +12,10 @@ import pytest
 from conftest import cli, cli_json, segment, snapshot
 
 import statedir
-from statedir import api, faults, logs, transaction
+from statedir import api, faults
+from statedir.engine import transaction
 from statedir.errors import StatedirError
+from statedir.store import run_logs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "legacy-store.bundle"
 DAYS = ("2026-11-20", "2026-11-21", "2026-11-22")
@@ -58,13 +60,13 @@ def history_files(run: Path) -> list[str]:
 # --- where an entry goes -------------------------------------------------------------------------
 def test_the_segment_is_decided_by_the_entry_itself() -> None:
     entry = {"at": "2026-11-29T23:59:59Z", "actor": "a", "action": "stage", "summary": "s"}
-    assert logs.target("runs/a", "transitions", entry, "2026-11-29T23:59:59Z") == \
+    assert run_logs.target("runs/a", "transitions", entry, "2026-11-29T23:59:59Z") == \
         "runs/a/history/transitions/2026-11-29.yaml"
     # the same entry lands in the same file whatever the clock of the machine placing it
-    assert logs.target("runs/a", "transitions", entry, "2026-12-01T00:00:00Z") == \
+    assert run_logs.target("runs/a", "transitions", entry, "2026-12-01T00:00:00Z") == \
         "runs/a/history/transitions/2026-11-29.yaml"
     # an entry whose schema has no `at` goes with the transition that wrote it
-    assert logs.target("runs/a", "collaboration_depth", {"timestamp": "last week"}, "2026-11-30T01:00:00Z") == \
+    assert run_logs.target("runs/a", "collaboration_depth", {"timestamp": "last week"}, "2026-11-30T01:00:00Z") == \
         "runs/a/history/collaboration_depth/2026-11-30.yaml"
 
 
@@ -74,10 +76,10 @@ def test_a_move_puts_old_entries_before_a_days_newer_ones() -> None:
     old = [{"at": "2026-11-29T10:00:00Z", "n": 1}, {"timestamp": "2026-11-30T01:00:00Z", "n": 2},
            {"timestamp": "when the observer felt like it", "n": 3}]
     existing = {"runs/a/history/x/2026-11-30.yaml": [{"at": "2026-11-30T05:00:00Z", "n": 4}]}
-    assert logs.migration("runs/a", "x", old, existing, "2026-12-01") == {
+    assert run_logs.migration("runs/a", "x", old, existing, "2026-12-01") == {
         "runs/a/history/x/2026-11-29.yaml": [old[0]],
         "runs/a/history/x/2026-11-30.yaml": [old[1], old[2], existing["runs/a/history/x/2026-11-30.yaml"][0]]}
-    assert logs.migration("runs/a", "x", [{"n": 5}], {}, "2026-12-01") == {
+    assert run_logs.migration("runs/a", "x", [{"n": 5}], {}, "2026-12-01") == {
         "runs/a/history/x/2026-12-01.yaml": [{"n": 5}]}
 
 

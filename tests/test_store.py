@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import segment
 
-from statedir import api, git, journal, layout
+from statedir import api
 from statedir.errors import CorruptStore, InvalidId
+from statedir.gitops import git
+from statedir.store import journal, layout
 
 OPENED: list[tuple[str, object, object]] = []
 RECORDING = [False]
@@ -21,11 +23,11 @@ def _audit(event: str, args: tuple) -> None:
 
 
 def _hashing() -> bool:
-    """Whether the open is the commit's hashing of a file into a blob (statedir.indexfile does
+    """Whether the open is the commit's hashing of a file into a blob (statedir.gitops.indexfile does
     git update-index's work in-process): git reads a committed file whole, whoever runs it."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename.endswith(os.path.join("statedir", "indexfile.py")):
+        if frame.f_code.co_filename.endswith(os.path.join("statedir", "gitops", "indexfile.py")):
             return True
         frame = frame.f_back
     return False

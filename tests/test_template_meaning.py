@@ -8,8 +8,8 @@ import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
-from statedir.pipeline import meaning
-from statedir.rules import HANDLERS
+from statedir.engine import template_meaning
+from statedir.engine.rules import HANDLERS
 
 LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
 
@@ -64,7 +64,7 @@ def test_every_meaning_problem_is_reported_at_once(repo: Path) -> None:
 
 
 def test_the_action_vocabulary_is_what_the_engine_handles() -> None:
-    assert set(meaning.ACTIONS) == {*HANDLERS, "new", "rollback"}  # rollback: statedir.history
+    assert set(template_meaning.ACTIONS) == {*HANDLERS, "new", "rollback"}  # rollback: statedir.history
 
 
 def test_a_stored_template_evolves_by_version_and_runs_keep_theirs(sd: api.StateDir, repo: Path) -> None:

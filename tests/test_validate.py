@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli
 
-from statedir import api, validate
+from statedir import api
+from statedir.engine import validate
 
 
 def test_store_validation_collects_everything(repo: Path) -> None:

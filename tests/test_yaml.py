@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statedir import yaml, yamlemit, yamlown
 from statedir.errors import BadFile
+from statedir.files import yaml, yaml_emit, yaml_own
 
 HOSTILE = {
     "unclosed bracket": b"a: [1, 2\n",
@@ -101,15 +101,15 @@ emittable = st.recursive(
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
 def test_the_emitter_is_read_back_exactly_by_ruamel(data: object) -> None:
-    text = yamlemit.emit(data)
+    text = yaml_emit.emit(data)
     assert yaml.to_plain(yaml.load(text)) == data, text
-    assert yamlemit.emit(yaml.to_plain(yaml.load(text))) == text
+    assert yaml_emit.emit(yaml.to_plain(yaml.load(text))) == text
 
 
 def test_the_emitter_writes_block_style_like_the_round_trip_dumper() -> None:
     data = {"run_id": "r1", "stages": {"2.5": {"outputs": ["a", "b"], "empty": []}}, "m": {},
             "log": [{"at": "2026-11-29T19:19:27Z", "n": 1, "tags": ["x"]}], "none": None}
-    assert yamlemit.emit(data) == (
+    assert yaml_emit.emit(data) == (
         "run_id: r1\nstages:\n  '2.5':\n    outputs:\n      - a\n      - b\n    empty: []\nm: {}\n"
         "log:\n  - at: '2026-11-29T19:19:27Z'\n    'n': 1\n    tags:\n      - x\nnone: null\n")
 
@@ -121,7 +121,7 @@ REF = "../.schemas/stage.schema.json"
 @settings(max_examples=400, deadline=None)
 @given(st.none() | st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
 def test_statedirs_own_output_is_read_without_ruamel(data: object) -> None:
-    assert yamlown.read_own(yaml.dump(data, REF).encode(), REF) == data
+    assert yaml_own.read_own(yaml.dump(data, REF).encode(), REF) == data
 
 
 edits = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3),
@@ -140,20 +140,20 @@ def test_the_own_reader_never_reads_text_differently_from_ruamel(data: object, c
         at = at % (len(body) + 1)
         body = body[:at] + insert + body[at + cut:]
     raw = (head + body).encode()
-    own = yamlown.read_own(raw, REF)
-    if own is yamlown.FOREIGN:
+    own = yaml_own.read_own(raw, REF)
+    if own is yaml_own.FOREIGN:
         return
     assert own == yaml.to_plain(yaml.load(raw)), head + body
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_yaml_is_foreign_to_the_own_reader(name: str) -> None:
-    assert yamlown.read_own(yaml.header(REF).encode() + HOSTILE[name], REF) is yamlown.FOREIGN
+    assert yaml_own.read_own(yaml.header(REF).encode() + HOSTILE[name], REF) is yaml_own.FOREIGN
 
 
 def test_text_without_statedirs_header_or_with_comments_is_foreign() -> None:
     body = b"a: 1\n"
-    assert yamlown.read_own(body, REF) is yamlown.FOREIGN
-    assert yamlown.read_own(yaml.header(REF).encode() + b"a: 1  # why\n", REF) is yamlown.FOREIGN
-    assert yamlown.read_own(yaml.header(REF).encode() + b"a: [1]\n", REF) is yamlown.FOREIGN
-    assert yamlown.read_own(yaml.header(REF).encode() + body, REF) == {"a": 1}
+    assert yaml_own.read_own(body, REF) is yaml_own.FOREIGN
+    assert yaml_own.read_own(yaml.header(REF).encode() + b"a: 1  # why\n", REF) is yaml_own.FOREIGN
+    assert yaml_own.read_own(yaml.header(REF).encode() + b"a: [1]\n", REF) is yaml_own.FOREIGN
+    assert yaml_own.read_own(yaml.header(REF).encode() + body, REF) == {"a": 1}

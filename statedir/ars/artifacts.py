@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from statedir.ars import contract
+from statedir.engine import adjudication_contract
 from statedir.errors import BadFile, InvalidValue, StatedirError
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -38,7 +38,7 @@ def read(root_fd: int, relative: str, limit: int, artifact_id: str) -> bytes:
     def refuse(why: str) -> StatedirError:
         return BadFile(f"artifact {artifact_id} ({relative}): {why}", artifact_id=artifact_id, relative_path=relative)
 
-    problem = contract.path_problem(relative)
+    problem = adjudication_contract.path_problem(relative)
     if problem:
         raise refuse(problem)
     parts = relative.split("/")
@@ -74,8 +74,8 @@ def read(root_fd: int, relative: str, limit: int, artifact_id: str) -> bytes:
 
 
 def _caps(limit: int) -> str:
-    return (f"{limit} bytes allowed: {contract.MAX_ARTIFACT_BYTES >> 20} MiB an artifact, "
-            f"{contract.MAX_TOTAL_BYTES >> 20} MiB a run")
+    return (f"{limit} bytes allowed: {adjudication_contract.MAX_ARTIFACT_BYTES >> 20} MiB an artifact, "
+            f"{adjudication_contract.MAX_TOTAL_BYTES >> 20} MiB a run")
 
 
 def hash_rows(root: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,7 +86,7 @@ def hash_rows(root: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     try:
         for row in sealed:
             for artifact in row["artifacts"]:
-                remaining = min(contract.MAX_ARTIFACT_BYTES, contract.MAX_TOTAL_BYTES - total)
+                remaining = min(adjudication_contract.MAX_ARTIFACT_BYTES, adjudication_contract.MAX_TOTAL_BYTES - total)
                 raw = read(root_fd, artifact["relative_path"], remaining, artifact["artifact_id"])
                 total += len(raw)
                 artifact["sha256"] = hashlib.sha256(raw).hexdigest()

@@ -4,11 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir import layout, transaction
-from statedir.ars import artifacts, contract, decide
-from statedir.change import Request, require_permission
+from statedir.ars import artifacts
+from statedir.engine import adjudication_contract, adjudication_rules, transaction
+from statedir.engine.decision import Request, require_permission
 from statedir.errors import InvalidValue
-from statedir.store import Store
+from statedir.store import layout
+from statedir.store.disk import Store
 
 
 def bind(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
@@ -27,12 +28,12 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
         t, run, sources = transaction.load_run(store, run_id)
         require_permission(t, req.actor, req.action)
         if rows is not None:
-            problems = contract.rows_problems(rows, sealed=False)
+            problems = adjudication_contract.rows_problems(rows, sealed=False)
             if problems:
                 raise InvalidValue(f"--bindings: {problems[0]}", problems=problems)
         else:
-            rows = run.state.get(decide.PENDING)
-            problems = contract.rows_problems(rows, sealed=False)
+            rows = run.state.get(adjudication_rules.PENDING)
+            problems = adjudication_contract.rows_problems(rows, sealed=False)
             if problems:
                 raise InvalidValue(f"the run's pending bindings are not the five ARS rows: {problems[0]}",
                                    problems=problems)
@@ -42,7 +43,7 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
             sealed = rows
         now = transaction.utc_now()
         hashed = Request(req.action, req.actor, {"sealed": sealed}, req.reason)
-        change = decide.seal(t, run, hashed, now)
+        change = adjudication_rules.seal(t, run, hashed, now)
         if change is None:
             return {"run_id": run_id, "commit": None, "changed": False,
                     "summary": "already sealed with these rows; nothing to do", "sources": sealed}

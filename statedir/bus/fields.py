@@ -7,8 +7,8 @@ import functools
 import re
 from typing import Any
 
-from statedir import schema
 from statedir.errors import REFUSED, IllegalTransition, ImmutableField, InvalidValue, StatedirError, ValidationFailed
+from statedir.files import schema
 
 SEGMENT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_@+-]{0,127}$")
 MAX_DEPTH = 16

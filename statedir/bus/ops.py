@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir import git
 from statedir.bus import fields, scratch, session
 from statedir.bus.session import UnknownSession
-from statedir.persist import persist
-from statedir.store import Store
+from statedir.gitops import git
+from statedir.store.disk import Store
+from statedir.store.write import persist
 
 DEFAULT_ACTOR = "pipeline_orchestrator"
 

@@ -6,10 +6,10 @@ import os
 import shutil
 from pathlib import Path
 
-from statedir import git
 from statedir.bus.session import EvidenceMissing
 from statedir.errors import InvalidValue
-from statedir.store import Store
+from statedir.gitops import git
+from statedir.store.disk import Store
 
 KEEP = ".gitkeep"  # the seed's tracked placeholder that keeps the ignored folder in git
 

@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from statedir import layout, schema, yaml, yamlown
 from statedir.errors import REFUSED, CorruptStore, InvalidId, InvalidValue, StatedirError
-from statedir.store import Store
+from statedir.files import schema, yaml, yaml_own
+from statedir.store import layout
+from statedir.store.disk import Store
 
 SCHEMA = "bus-session"
 FOLDER = "bus"
@@ -95,8 +96,8 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
     raw = store.read_bytes(rel)
     if raw is None:
         return None
-    data = yamlown.read_own(raw, layout.schema_ref(rel))
-    if data is yamlown.FOREIGN:
+    data = yaml_own.read_own(raw, layout.schema_ref(rel))
+    if data is yaml_own.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     problems = schema.validate(SCHEMA, data, rel)
     if problems or not isinstance(data, dict):

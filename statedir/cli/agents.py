@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
-from statedir.cli.common import JsonOpt, StoreOpt, store_path
+from statedir.cli.common import JsonOpt, StoreOpt, mcp_host, store_path
+from statedir.cli.registry import app
 
 
 @app.command()
@@ -24,7 +24,7 @@ def mcp(store: StoreOpt = None) -> None:
         from statedir.mcp import server
     except ImportError as exc:
         raise MissingDependency(f"the MCP SDK is not installed ({exc.name}): pip install 'statedir[mcp]'") from None
-    server.serve(root)
+    server.serve(root, mcp_host())
 
 
 @app.command()
@@ -35,7 +35,7 @@ def agents(write: Annotated[Optional[Path], typer.Option(
            json: JsonOpt = False) -> None:
     """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""
     from statedir import agents as agents_mod
-    from statedir.output import emit_json
+    from statedir.cli.render import emit_json
 
     text = agents_mod.skill() if skill else agents_mod.guide()
     if write is None:

@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
-from statedir.output import done
+from statedir.cli.registry import app
+from statedir.cli.render import done
 
 FAMILIES = ("revision_author_adjudication, compliance_report, re_review_traceability, explicit_user_request "
             "or mandatory_checkpoint_response")

@@ -10,9 +10,9 @@ import typer
 from typer._click.exceptions import BadOptionUsage
 from typer.core import TyperCommand
 
-from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
-from statedir.output import emit_json
+from statedir.cli.registry import app
+from statedir.cli.render import emit_json
 
 HELP = ("The handoff bus: run variables, per-phase outputs and evidence paths that an orchestrator and its "
         "agents pass by lookup (drop-in for the seed's pipeline-state.sh). Each change is one commit of "

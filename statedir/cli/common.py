@@ -1,7 +1,9 @@
 """Options every command takes, and discovery of the default store (the only cwd/env reader)."""
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -24,7 +26,7 @@ SERVED: ContextVar[Any] = ContextVar("statedir_served", default=None)
 def store_path(store: Path | None) -> Path:
     """--store / STATEDIR_STORE, else the nearest store at or above the current directory. A
     given path that is no store but holds `state/statedir.yaml` (a repository root) means that."""
-    from statedir import discovery, layout
+    from statedir.store import discovery, layout
 
     if store is None:
         return discovery.locate(Path.cwd())
@@ -35,7 +37,7 @@ def store_path(store: Path | None) -> Path:
 
 def env_lock_timeout() -> float | None:
     """STATEDIR_LOCK_TIMEOUT in seconds, or None where it is not set."""
-    from statedir.store import check_timeout
+    from statedir.store.disk import check_timeout
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
     return check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
@@ -46,22 +48,40 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     served = SERVED.get()
     if served is not None:
         return served
-    from statedir import output
     from statedir.api import StateDir
+    from statedir.cli import render
 
     opened = StateDir(store_path(store), lock_timeout=env_lock_timeout(),
                       reset_boundaries=os.environ.get("ARS_PASSPORT_RESET") == "1")
     for message in opened.store.standing:  # a write's --json carries it in `warnings` too
-        output.warn(message)
+        render.warn(message)
     return opened
 
 
 def warn_unregistered(root: Path) -> None:
     """The missing-merge-driver warning, for a command that reads a store without open_store."""
-    from statedir import git, output
-    from statedir.sync import register
+    from statedir.cli import render
+    from statedir.gitops import git, merge_driver
 
     worktree = git.find_worktree(root)
-    message = register.warning(root, worktree) if worktree is not None else None
+    message = merge_driver.warning(root, worktree) if worktree is not None else None
     if message:
-        output.warn(message)
+        render.warn(message)
+
+
+@contextlib.contextmanager
+def serving(sd: Any) -> Iterator[None]:
+    """Commands run in-process meanwhile use `sd` (the store a long-lived caller keeps open)."""
+    token = SERVED.set(sd)
+    try:
+        yield
+    finally:
+        SERVED.reset(token)
+
+
+def mcp_host() -> Any:
+    """What the MCP server is lent of the CLI: every command, and how they open the store."""
+    from statedir.cli.registry import command_group
+    from statedir.mcp.calls import Host
+
+    return Host(group=command_group(), open_store=open_store, serving=serving)

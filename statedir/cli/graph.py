@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import JsonOpt, StoreOpt
+from statedir.cli.registry import app
 
 
 @app.command()
@@ -15,13 +15,13 @@ def graph(run_id: Annotated[Optional[str], typer.Argument(help="Draw this run: d
           format: Annotated[str, typer.Option("--format", help="mermaid (renders in GitHub Markdown) or dot (Graphviz).")] = "mermaid",
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Draw the stage graph: conditions on the edges, MANDATORY checkpoints marked."""
-    from statedir import draw
-    from statedir import template as template_mod
+    from statedir.cli.render import emit_json
+    from statedir.engine import template as template_mod
     from statedir.errors import InvalidValue, NotAStore
-    from statedir.output import emit_json
+    from statedir.views import graph_drawing
 
-    if format not in draw.FORMATS:
-        raise InvalidValue(f"--format takes {' or '.join(draw.FORMATS)}, not {format!r}")
+    if format not in graph_drawing.FORMATS:
+        raise InvalidValue(f"--format takes {' or '.join(graph_drawing.FORMATS)}, not {format!r}")
     if (run_id is None) == (template is None):
         raise InvalidValue("name a run or pass --template NAME (one of the two)")
     run = None
@@ -37,7 +37,7 @@ def graph(run_id: Annotated[Optional[str], typer.Argument(help="Draw this run: d
         except NotAStore:
             held = None
         t = template_mod.load(template or "", held)
-    text = draw.draw(t, run, format)
+    text = graph_drawing.draw(t, run, format)
     if json:
         emit_json({"run_id": run_id, "template": t.name, "format": format, "graph": text})
     else:

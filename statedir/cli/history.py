@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
-from statedir.output import done, emit_json, table
+from statedir.cli.registry import app
+from statedir.cli.render import done, emit_json, table
 
 
 @app.command()
@@ -77,7 +77,7 @@ def doctor(fix: Annotated[bool, typer.Option("--fix", help="Repair what is found
     """Report (and with --fix repair) what a crash, a clone or a hand edit left behind."""
     from statedir.cli.common import env_lock_timeout, store_path
     from statedir.history import doctor as doctor_mod
-    from statedir.store import Store
+    from statedir.store.disk import Store
 
     # Not open_store(): opening a StateDir rolls a dead writer's journal back, which doctor reports first.
     result = doctor_mod.doctor(Store(store_path(store)), fix=fix, timeout=env_lock_timeout())

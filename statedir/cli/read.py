@@ -6,9 +6,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
-from statedir.output import emit_json, table
+from statedir.cli.registry import app
+from statedir.cli.render import emit_json, table
 
 
 @app.command()
@@ -19,7 +19,7 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
     stderr); `statedir validate` says what is wrong with it.
     """
     from statedir.api import RUN_FIELDS
-    from statedir.output import warn
+    from statedir.cli.render import warn
 
     rows = open_store(store).runs()
     for row in rows:
@@ -40,8 +40,8 @@ def templates(name: Annotated[Optional[str], typer.Argument(
     A template's description is its own vocabulary: stages, statuses and their moves, pipeline
     states, checkpoint responses, actors and their actions.
     """
-    from statedir import catalog, template
     from statedir.cli.common import store_path
+    from statedir.engine import template, template_catalog
     from statedir.errors import NotAStore
 
     try:
@@ -49,13 +49,13 @@ def templates(name: Annotated[Optional[str], typer.Argument(
     except NotAStore:
         held = None
     if name is not None:
-        info = catalog.describe(template.load(name, held))
+        info = template_catalog.describe(template.load(name, held))
         if json:
             emit_json(info)
         else:
-            print(catalog.render(info))
+            print(template_catalog.render(info))
         return
-    rows = catalog.listed(held)
+    rows = template_catalog.listed(held)
     if json:
         emit_json(rows)
     else:
@@ -80,7 +80,7 @@ def show(run_id: RunArg,
     if json or format != "yaml":
         emit_json(doc)
     else:
-        from statedir import yaml
+        from statedir.files import yaml
 
         print(yaml.dump(doc), end="")
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperCommand
 
-from statedir.cli import app
 from statedir.cli.common import StoreOpt
+from statedir.cli.registry import app
 from statedir.errors import InvalidValue, StatedirError
 
 Flag = bool
@@ -29,12 +29,12 @@ SEED_ERRORS = {"INVALID_VALUE": "ValueError", "INVALID_ID": "ValueError", "LOCK_
 
 def _fail(exc: StatedirError, args: list[str]) -> typer.Exit:
     """Print the seed's flat error (stdout JSON; a --report without --json: a stderr line)."""
-    from statedir import output
+    from statedir.cli import render
 
     if "--report" in args and "--json" not in args:
         sys.stderr.write(f"error: {exc.message} [{exc.code}]\n")
     else:
-        output.emit_json({"error": exc.code, "message": exc.message, "type": SEED_ERRORS.get(exc.code, exc.code),
+        render.emit_json({"error": exc.code, "message": exc.message, "type": SEED_ERRORS.get(exc.code, exc.code),
                           "details": exc.details})
     return typer.Exit(exc.exit_code)
 
@@ -140,9 +140,9 @@ def research(
     if chosen[0] == "report":
         print(result)
     else:
-        from statedir import output
+        from statedir.cli import render
 
-        output.emit_json(result)
+        render.emit_json(result)
 
 
 def _actions() -> tuple[str, ...]:

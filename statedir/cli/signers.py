@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
-from statedir.output import done, emit_json, table
+from statedir.cli.registry import app
+from statedir.cli.render import done, emit_json, table
 
 HELP = ("Bind actors to SSH signing keys (signers.yaml in the store). A bound actor's transitions are signed by "
         "git with the key STATEDIR_SIGNING_KEY (or git's user.signingKey) names, and `statedir verify` reports a "
@@ -43,7 +43,7 @@ def list_(allowed_signers: Annotated[bool, typer.Option("--allowed-signers", hel
     """The bound actors and their keys' fingerprints, as of the last commit."""
     rows = open_store(store).signers()
     if allowed_signers:
-        from statedir.signing.signers import Signers
+        from statedir.files.signers_file import Signers
 
         print(Signers(rows).allowed_signers(), end="")
         return

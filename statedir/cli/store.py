@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import JsonOpt, StoreOpt
-from statedir.output import emit_json, warn
+from statedir.cli.registry import app
+from statedir.cli.render import emit_json, warn
 
 
 @app.command()
@@ -45,10 +45,10 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
     import os
     import sys
 
-    from statedir import schema as schema_mod
-    from statedir import validate as validate_mod
     from statedir.cli.common import store_path
+    from statedir.engine import validate as validate_mod
     from statedir.errors import InvalidValue
+    from statedir.files import schema as schema_mod
 
     if schema is not None and schema not in schema_mod.schema_names():
         raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
@@ -57,7 +57,7 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
         problems, checked = validate_mod.files(files, schema, skip_outside=skip_outside_stores), len(files)
     else:
         from statedir.cli.common import warn_unregistered
-        from statedir.progress import Bar
+        from statedir.views.progress import Bar
 
         root = store_path(store)
         if (root / "statedir.yaml").is_file():
@@ -95,6 +95,6 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
 def demo(keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the demo store here and keep it.")] = None,
          json: JsonOpt = False) -> None:
     """Drive an example academic pipeline in a throwaway repository, then show the dashboard and log."""
-    from statedir import demo as demo_mod
+    from statedir.cli import demo as demo_mod
 
     demo_mod.run(keep, as_json=json)

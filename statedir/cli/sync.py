@@ -5,9 +5,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
-from statedir.output import done
+from statedir.cli.registry import app
+from statedir.cli.render import done
 
 
 @app.command()
@@ -15,7 +15,7 @@ def sync(remote: Annotated[Optional[str], typer.Option(
              "--remote", metavar="NAME", help="The git remote; default: the branch's upstream remote, else origin.")] = None,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push."""
-    from statedir import output
+    from statedir.cli import render
     from statedir.errors import MergeRefused
 
     try:
@@ -31,7 +31,7 @@ def sync(remote: Annotated[Optional[str], typer.Option(
                 print(f"illegal   {problem}")
             for finding in exc.details.get("findings", []):
                 print(f"verify    {finding['commit'][:10]} {finding['kind']} {finding['file']}: {finding['message']}")
-        raise typer.Exit(output.error(exc, json)) from None
+        raise typer.Exit(render.error(exc, json)) from None
     done(result, json)
 
 
@@ -41,7 +41,7 @@ def merge_driver(base: Annotated[str, typer.Argument(metavar="BASE", help="git's
                  theirs: Annotated[str, typer.Argument(metavar="THEIRS", help="git's %B: their version.")],
                  path: Annotated[str, typer.Argument(metavar="PATH", help="git's %P: the file's path in the repository.")]) -> None:
     """The merge driver git runs for store files (registered by init and doctor --fix); exit 1 on a refusal."""
-    from statedir.sync import driver
+    from statedir.merge import driver
 
     code = driver.run(base, ours, theirs, path)
     if code:

@@ -5,9 +5,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli import app
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
-from statedir.output import done
+from statedir.cli.registry import app
+from statedir.cli.render import done
 
 Reason = Annotated[Optional[str], typer.Option("--reason", help="Why (recorded in the transition log).")]
 

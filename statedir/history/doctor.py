@@ -14,12 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statedir import git, layout, schema
 from statedir.errors import StatedirError
+from statedir.files import schema
+from statedir.gitops import git
 from statedir.history import migrate
-from statedir.journal import JOURNAL
-from statedir.persist import persist
-from statedir.store import Store
+from statedir.store import layout
+from statedir.store.disk import Store
+from statedir.store.journal import JOURNAL
+from statedir.store.write import persist
 
 Finding = dict[str, Any]
 
@@ -105,7 +107,7 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
         return []
 
     def restore() -> None:
-        from statedir import git as git_mod
+        from statedir.gitops import git as git_mod
 
         with store.locked(timeout):
             message = git_mod.message(f"doctor: restore {len(stale)} schema cop{'y' if len(stale) == 1 else 'ies'}",
@@ -118,7 +120,7 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
 
 def parse_cache(store: Store) -> list[Finding]:
     """Parse-cache entries that are unreadable or disagree with the file they stand for."""
-    from statedir.cache import ParseCache
+    from statedir.files.parse_cache import ParseCache
     from statedir.history.snapshot import parse
 
     cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
@@ -166,7 +168,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
             found += uncommitted(store, backup)
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
-        from statedir.sync import checks  # the merge driver's registration, unresolved merges, runs
+        from statedir.merge import checks  # the merge driver's registration, unresolved merges, runs
 
         found += checks.findings(store, actor, timeout)
         return found

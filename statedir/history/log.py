@@ -7,9 +7,9 @@ import json
 import re
 from typing import Any
 
-from statedir import git
 from statedir.errors import InvalidValue
-from statedir.store import Store
+from statedir.gitops import git
+from statedir.store.disk import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",

@@ -10,10 +10,11 @@ import collections
 import json
 from typing import Any
 
-from statedir import git, layout, logs
 from statedir.errors import StatedirError, ValidationFailed
-from statedir.persist import persist
-from statedir.store import Store
+from statedir.gitops import git
+from statedir.store import layout, run_logs
+from statedir.store.disk import Store
+from statedir.store.write import persist
 
 Finding = dict[str, Any]
 
@@ -27,7 +28,7 @@ def legacy_logs(store: Store) -> list[str]:
         if not folder.is_dir() or folder.is_symlink():
             continue
         found += [f"{base}/history/{p.name}" for p in folder.iterdir()
-                  if p.is_file() and logs.LEGACY_RE.match(f"{base}/history/{p.name}")]
+                  if p.is_file() and run_logs.LEGACY_RE.match(f"{base}/history/{p.name}")]
     return sorted(found)
 
 
@@ -35,16 +36,16 @@ def plan(store: Store, legacy: list[str]) -> tuple[dict[str, bytes], list[str]]:
     """(segment path -> its whole new bytes, legacy paths to remove) for moving `legacy`."""
     writes: dict[str, bytes] = {}
     for rel in legacy:
-        owner = logs.log_of(rel)
+        owner = run_logs.log_of(rel)
         assert owner is not None
         base, name = owner
-        old = logs.read_file(store, rel, name)
-        dated = [p for p in logs.files(store, base, name) if p != rel]
-        existing = {p: logs.read_file(store, p, name) for p in dated}
+        old = run_logs.read_file(store, rel, name)
+        dated = [p for p in run_logs.files(store, base, name) if p != rel]
+        existing = {p: run_logs.read_file(store, p, name) for p in dated}
         scoped = "../" + layout.own_ref(rel, store.read_bytes(rel))  # the run's compiled schema, one level up
-        for path, entries in logs.migration(base, name, old, existing, logs.today()).items():
+        for path, entries in run_logs.migration(base, name, old, existing, run_logs.today()).items():
             ref = layout.own_ref(path, store.read_bytes(path)) if path in existing else scoped
-            writes[path] = logs.render(entries, ref)
+            writes[path] = run_logs.render(entries, ref)
     return writes, legacy
 
 
@@ -72,7 +73,7 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[Finding]:
 def check(reader: Any, commit: Any) -> dict[str, bytes | None]:
     """verify's replay of a doctor commit's log files: path -> the bytes it must hold (None:
     removed), when the move kept every touched log's entries; raises ValidationFailed if not."""
-    touched = {logs.log_of(rel) for rel in commit.changed if logs.log_of(rel)}
+    touched = {run_logs.log_of(rel) for rel in commit.changed if run_logs.log_of(rel)}
     out: dict[str, bytes | None] = {}
     listings: dict[str, tuple[dict[str, str], dict[str, str]]] = {}  # run folder -> (before, after)
     for base, name in sorted(o for o in touched if o is not None):
@@ -80,8 +81,8 @@ def check(reader: Any, commit: Any) -> dict[str, bytes | None]:
             before = reader.files(commit.parent, base) if commit.parent else {}
             listings[base] = (before, reader.files(commit.sha, base))
         before, after = listings[base]
-        if logs.legacy(base, name) in after:
-            raise ValidationFailed(f"doctor left {logs.legacy(base, name)} in place")
+        if run_logs.legacy(base, name) in after:
+            raise ValidationFailed(f"doctor left {run_logs.legacy(base, name)} in place")
         try:
             old = _entries(reader, before, base, name)
             new = _entries(reader, after, base, name)
@@ -92,11 +93,11 @@ def check(reader: Any, commit: Any) -> dict[str, bytes | None]:
             raise ValidationFailed(f"doctor's move of the {name} log of {base} changed its entries "
                                    f"({lost} lost, {gained} added)")
     for rel, (status, _, new_id) in commit.changed.items():
-        if logs.log_of(rel):
+        if run_logs.log_of(rel):
             out[rel] = None if status == "D" else reader.raw(new_id)
     return out
 
 
 def _entries(reader: Any, files: dict[str, str], base: str, name: str) -> collections.Counter[str]:
-    return collections.Counter(json.dumps(e, sort_keys=True) for rel in logs.ordered(files, base, name)
+    return collections.Counter(json.dumps(e, sort_keys=True) for rel in run_logs.ordered(files, base, name)
                                for e in reader.plain(rel, files[rel]))

@@ -11,12 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir import layout, logs, rules, runs, schema, yaml
-from statedir.change import Change, Request, require_permission
+from statedir.engine import rules, runs
+from statedir.engine.decision import Change, Request, require_permission
+from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
+from statedir.files import schema, yaml
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
-from statedir.transaction import LOGS, planned, scope_of
+from statedir.store import layout, run_logs
 
 
 @dataclass
@@ -100,7 +102,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
-        rel = logs.legacy(base, log)
+        rel = run_logs.legacy(base, log)
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
@@ -109,7 +111,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
 def _compiled(t: Any, commit: Commit) -> dict[str, bytes]:
     """The template's compiled schemas a transition's commit wrote (derived data: they must be
     exactly what the template compiles to)."""
-    from statedir.pipeline import compile as compile_mod
+    from statedir.engine import template_compile as compile_mod
 
     return {rel: text.encode() for rel, text in compile_mod.schema_files(t).items()
             if rel in commit.changed}
@@ -129,9 +131,9 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
             out[rel] = yaml.dump(value, layout.schema_ref(rel, scope)).encode()
             reader.rendered[rel] = value
     for rel, value in appends:
-        owner = logs.log_of(rel)
-        if owner and logs.legacy(*owner) in commit.changed:  # made by statedir before log segments
-            rel = logs.legacy(*owner)
+        owner = run_logs.log_of(rel)
+        if owner and run_logs.legacy(*owner) in commit.changed:  # made by statedir before log segments
+            rel = run_logs.legacy(*owner)
         before = out.get(rel)
         if before is None:
             before = reader.raw(files[rel]) if rel in files else b""

@@ -8,13 +8,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir import git, transaction
-from statedir.change import Change, Draft, Request, RunData, require_live, require_permission
+from statedir.engine import transaction
+from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
+from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, UnknownRun
-from statedir.history import objects
+from statedir.gitops import git, objects
 from statedir.history.snapshot import Reader
-from statedir.store import Store
-from statedir.template import Template
+from statedir.store.disk import Store
 
 
 def decide(t: Template, run: RunData, target: RunData, req: Request, now: str) -> Change:

@@ -6,13 +6,14 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from statedir import layout, logs, schema, yaml, yamlown
-from statedir.change import RunData
+from statedir.engine.decision import RunData
+from statedir.engine.template import Template
 from statedir.errors import CorruptStore, UnknownRun
-from statedir.history import objects
-from statedir.history.objects import Objects
-from statedir.store import Store
-from statedir.template import Template
+from statedir.files import schema, yaml, yaml_own
+from statedir.gitops import objects
+from statedir.gitops.objects import Objects
+from statedir.store import layout, run_logs
+from statedir.store.disk import Store
 
 
 @dataclass
@@ -32,8 +33,8 @@ def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
     name = layout.schema_for(rel) or ""
     ref = layout.schema_ref(rel)
     is_log = name.startswith("log-")
-    own = yamlown.read_own(raw, ref)
-    if own is not yamlown.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
+    own = yaml_own.read_own(raw, ref)
+    if own is not yaml_own.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
         return (own or [] if is_log else own), True
     doc = yaml.load(raw, rel)
     plain = yaml.to_plain(doc)
@@ -103,7 +104,7 @@ class Reader:
 
     def template(self, commit: str, name: str) -> Template:
         """The template `name` as the store held it at `commit`, else the one statedir ships."""
-        from statedir import template as template_mod
+        from statedir.engine import template as template_mod
 
         rel = f"templates/{name}.yaml"
         if commit in self._held:  # listed with the run's files
@@ -151,13 +152,13 @@ class Reader:
     def log(self, files: dict[str, str], base: str, name: str) -> list[dict[str, Any]]:
         """A whole log as of the listing `files` (path -> blob id): its segments in order."""
         out: list[dict[str, Any]] = []
-        for rel in logs.ordered(files, base, name):
+        for rel in run_logs.ordered(files, base, name):
             out += self.plain(rel, files[rel])
         return out
 
     def snapshot(self, commit: str, run_id: str, clock: datetime.datetime) -> Snapshot:
         """The run at `commit` with every passport (status as read at `clock`) and every log."""
-        from statedir import materials
+        from statedir.engine import materials
 
         base = f"runs/{layout.check_run_id(run_id)}"
         files = self.files(commit, base)

@@ -8,13 +8,12 @@ import json
 import re
 from typing import Any
 
-from statedir import git
 from statedir.errors import GitError, StatedirError
-from statedir.history import objects
+from statedir.gitops import git, objects
 from statedir.history.replay import Commit, blob_id, expected, refusal
+from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
-from statedir.signing.audit import Auditor
-from statedir.store import Store
+from statedir.store.disk import Store
 
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
@@ -61,7 +60,7 @@ def _json(text: str) -> dict[str, Any] | None:
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
     """{clean, checked, findings: [{commit, kind, file, message}]}: hand_edit, illegal,
-    log_rewritten, label_reused, signature, illegal_merge (statedir.sync.merges), in history order."""
+    log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in history order."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -84,9 +83,9 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
     out: list[dict[str, Any]] = []
     replayed: set[str] = set()  # files the replay proved exactly right
     if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
-        from statedir.sync import merges
+        from statedir.history import merge_check
 
-        return merges.check(reader, commit.sha, commit.parents)
+        return merge_check.check(reader, commit.sha, commit.parents)
     if not (commit.run_id and commit.actor and commit.action):
         out += [_finding(commit, "hand_edit", rel, f"{_verb(status)} without statedir (no Statedir-* trailers)")
                 for rel, (status, _, _) in sorted(commit.changed.items())]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir import git, materials
-from statedir.store import Store
-from statedir.template import Template
+from statedir.engine import materials
+from statedir.engine.template import Template
+from statedir.gitops import git
+from statedir.store.disk import Store
 
 
 def series_name(t: Template, material: str) -> str:

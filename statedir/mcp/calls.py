@@ -7,7 +7,8 @@ import io
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,11 @@ import typer
 from typer._click.exceptions import ClickException, UsageError
 from typer.core import TyperGroup as Group
 
-from statedir import git
 from statedir.errors import GitError, HeadMoved, InvalidValue, StatedirError
-from statedir.libgit import Objects
-from statedir.mcp.tools import EXPECT_HEAD, Tool, cli_group, tools
-from statedir.store import Store
+from statedir.gitops import git
+from statedir.gitops.libgit import Objects
+from statedir.mcp.tools import EXPECT_HEAD, Tool, tools
+from statedir.store.disk import Store
 
 # Capturing stdout is process-wide: calls run one at a time in a process, whichever server
 # (in-process tests hold several) they come from.
@@ -54,6 +55,16 @@ def check_head(worktree: Path, expected: str) -> None:
 
 
 @dataclass(frozen=True)
+class Host:
+    """What the CLI lends the server (the server imports nothing of the CLI): its command group,
+    how a command opens the store, and how to make commands run in-process use `sd`."""
+
+    group: Group
+    open_store: Callable[[Path], Any]
+    serving: Callable[[Any], AbstractContextManager[None]]
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What one call gives back: the CLI's stdout (its --json document), whether it failed,
     the command's exit code and the repository's HEAD after it."""
@@ -68,16 +79,15 @@ class Served:
     """One store held open for a server's lifetime and the CLI's commands as tools; a call
     runs the command in-process with stdout captured, one call at a time."""
 
-    def __init__(self, root: Path) -> None:
-        from statedir.cli.common import open_store
-
-        self.sd = open_store(root)
+    def __init__(self, root: Path, host: Host) -> None:
+        self.host = host
+        self.sd = host.open_store(root)
         self.root = self.sd.store.root
         self.sd.store = GuardedStore(self.root)
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
         with contextlib.suppress(InvalidValue, GitError):
             self.sd.store.objects = Objects(self.sd.store.worktree)
-        self.group = cli_group()
+        self.group = host.group
         self.tools: dict[str, Tool] = tools(self.group)
 
     def head(self) -> str | None:
@@ -92,8 +102,6 @@ class Served:
             return Outcome(text, True, self.head(), exc.exit_code)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Outcome:
-        from statedir.cli.common import SERVED
-
         tool = self.tools.get(name)
         if tool is None:
             raise InvalidValue(f"unknown tool {name!r}", tool=name)
@@ -107,13 +115,11 @@ class Served:
         assert isinstance(store, GuardedStore)
         store.expected = expected
         out = io.StringIO()
-        token = SERVED.set(self.sd)
         code = 0
         try:
-            with contextlib.redirect_stdout(out):
+            with self.host.serving(self.sd), contextlib.redirect_stdout(out):
                 code = _invoke(self.group, argv)
         finally:
-            SERVED.reset(token)
             store.expected = None
         text = out.getvalue().strip()
         # A non-zero exit is a failure unless the command printed its answer as a document

@@ -13,7 +13,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 import statedir
-from statedir.mcp.calls import Served
+from statedir.mcp.calls import Host, Served
 
 INSTRUCTIONS = (
     "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
@@ -25,9 +25,9 @@ HEAD_META = "statedir/head"  # the result's _meta key holding the repository's H
 EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
 
 
-def build(root: Path) -> Server[Any]:
-    """An MCP server for the store at `root`, its tools generated from the CLI."""
-    served = Served(root)
+def build(root: Path, host: Host) -> Server[Any]:
+    """An MCP server for the store at `root`, its tools generated from the CLI's commands."""
+    served = Served(root, host)
     listed = [types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema,
                          annotations=types.ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False))
               for tool in served.tools.values()]
@@ -47,10 +47,10 @@ def build(root: Path) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve(root: Path) -> None:
+def serve(root: Path, host: Host) -> None:
     """Serve the store on stdin/stdout until the client closes stdin; logs go to stderr."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="statedir mcp: %(levelname)s %(message)s")
-    server = build(root)
+    server = build(root, host)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

@@ -1,4 +1,5 @@
 """MCP tools generated from the CLI's own click commands: names, input schemas, argv.
+The CLI hands its command group over (statedir.mcp.calls.Host); nothing here imports it.
 
 Nothing here is written twice: a tool is a command of the built CLI (a command of a sub-group
 is `group_command`), its input schema is read off the command's click parameters, and a call's
@@ -156,14 +157,3 @@ def tools(root: Group) -> dict[str, Tool]:
 
     walk(root, ())
     return out
-
-
-def cli_group() -> Group:
-    """The whole CLI as one click group (every registered command, built once)."""
-    import typer.main
-
-    from statedir.cli import build
-
-    group = typer.main.get_command(build())
-    assert isinstance(group, Group)
-    return group

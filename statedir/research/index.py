@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statedir import git
+from statedir.gitops import git
 from statedir.research import dedup, records
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import KINDS, ROOT, Kind, parse_rel
-from statedir.store import Store
+from statedir.store.disk import Store
 
 T = TypeVar("T")
 VERSION = 1  # PRAGMA user_version; any other value is rebuilt, never migrated

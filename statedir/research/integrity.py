@@ -7,7 +7,7 @@ from typing import Any
 
 from statedir.research import records
 from statedir.research.kinds import KINDS, ROOT
-from statedir.store import Store
+from statedir.store.disk import Store
 
 
 def _ids(store: Store) -> dict[str, dict[str, dict[str, Any]]]:

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from statedir.research import chain, evidence, integrity, query, writes
-from statedir.store import Store
+from statedir.store.disk import Store
 
 DEFAULT_CREATOR = "user"  # the seed's created_by when no skill is named
 

@@ -3,18 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir import schema, yaml, yamlown
 from statedir.errors import BadFile, InvalidValue, ValidationFailed
-from statedir.layout import schema_ref
+from statedir.files import schema, yaml, yaml_own
 from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
 from statedir.research.kinds import SCHEMA_VERSION, Kind
-from statedir.store import Store
+from statedir.store.disk import Store
+from statedir.store.layout import schema_ref
 
 
 def parse(raw: bytes, rel: str) -> dict[str, Any]:
     """The plain record in a research file; a foreign schema version is a loud error."""
-    data = yamlown.read_own(raw, schema_ref(rel))
-    if data is yamlown.FOREIGN:  # hand-edited: ruamel reads it
+    data = yaml_own.read_own(raw, schema_ref(rel))
+    if data is yaml_own.FOREIGN:  # hand-edited: ruamel reads it
         data = yaml.to_plain(yaml.load(raw, rel))
     if not isinstance(data, dict):
         raise BadFile(f"{rel}: a research record must be a mapping", file=rel)
@@ -61,7 +61,7 @@ def dump(store: Store, kind: Kind, record: dict[str, Any]) -> bytes:
     ref = schema_ref(rel)
     old = store.read_bytes(rel)
     text = yaml.dump(data, ref)
-    if old is not None and yamlown.read_own(old, ref) is yamlown.FOREIGN:
+    if old is not None and yaml_own.read_own(old, ref) is yaml_own.FOREIGN:
         doc = yaml.load(old, rel)
         if isinstance(doc, dict):
             text = yaml.dump(yaml.merge(doc, data), ref)

@@ -11,12 +11,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from statedir import git, schema
-from statedir.persist import persist
+from statedir.files import schema
+from statedir.gitops import git
 from statedir.research import records
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import Kind, mint_id, now
-from statedir.store import Store
+from statedir.store.disk import Store
+from statedir.store.write import persist
 
 
 class Draft:

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir import git, schema
 from statedir.errors import InvalidValue, PermissionDenied, SigningKeyMismatch, ValidationFailed
-from statedir.persist import persist
-from statedir.signing import keys
-from statedir.signing.signers import FILE, Signers, fingerprint, parse, public_key
-from statedir.store import Store
+from statedir.files import schema
+from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
+from statedir.gitops import git
+from statedir.store import commit_keys
+from statedir.store.disk import Store
+from statedir.store.write import persist
 
 ACTION = "signers"
 SCHEMA_COPY = ".schemas/signers.schema.json"
@@ -20,7 +21,7 @@ SCHEMA_COPY = ".schemas/signers.schema.json"
 def listing(store: Store) -> list[dict[str, Any]]:
     """The signers as of HEAD: actor, key type, fingerprint, comment, key."""
     with store.reading(None):
-        signers = keys.at_head(store, git.head(store.worktree)) or Signers()
+        signers = commit_keys.at_head(store, git.head(store.worktree)) or Signers()
     return [{"actor": e["actor"], "type": e["key"].split()[0], "fingerprint": fingerprint(e["key"]),
              "comment": e.get("comment", ""), "key": e["key"]} for e in signers.entries]
 
@@ -67,7 +68,7 @@ def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -
     """Add or remove a binding in one commit, signed by a trusted key (checked before writing)."""
     with store.locked(timeout):
         head = git.head(store.worktree)
-        before = keys.at_head(store, head)
+        before = commit_keys.at_head(store, head)
         after = applied(before, args)
         if before is not None and before.entries:
             trusted = before.keys_of(by) or {e["key"] for e in before.entries}
@@ -79,10 +80,10 @@ def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -
         else:
             raise ValidationFailed(f"{FILE} lists no signers")
         try:
-            signing_key = keys.usable(store.worktree, trusted, why)
+            signing_key = commit_keys.usable(store.worktree, trusted, why)
         except SigningKeyMismatch as exc:
             raise PermissionDenied(exc.message, **exc.details) from None
-        writes = {FILE: keys.dump(after)}
+        writes = {FILE: commit_keys.dump(after)}
         shipped = schema.schema_path("signers").read_bytes()
         if store.read_bytes(SCHEMA_COPY) != shipped:
             writes[SCHEMA_COPY] = shipped
@@ -100,7 +101,7 @@ def replay(reader: Any, commit: Any) -> dict[str, bytes]:
     if not isinstance(args, dict):
         raise ValidationFailed("the commit records no signers change (Statedir-Request)")
     found = reader.objects.read(reader.spec(commit.parent, FILE)) if commit.parent else None
-    out = {FILE: keys.dump(applied(parse(found[2]) if found else None, args))}
+    out = {FILE: commit_keys.dump(applied(parse(found[2]) if found else None, args))}
     if SCHEMA_COPY in commit.changed:
         out[SCHEMA_COPY] = schema.schema_path("signers").read_bytes()
     return out

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir import git
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.store import Store
-from statedir.sync import driver, register
+from statedir.gitops import git, merge_driver
+from statedir.merge import driver
+from statedir.store.disk import Store
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -113,8 +113,8 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
     args = ["merge", "--ff-only"] if fast else ["merge", "--no-ff", "--no-commit"]
     # This very statedir merges, registered in the repository's config or not (a fresh clone).
-    driver_config = ("-c", f"merge.{register.DRIVER}.name={register.NAME}",
-                     "-c", f"merge.{register.DRIVER}.driver={register.command()}")
+    driver_config = ("-c", f"merge.{merge_driver.DRIVER}.name={merge_driver.NAME}",
+                     "-c", f"merge.{merge_driver.DRIVER}.driver={merge_driver.command()}")
     proc = _git(store, *driver_config, *args, theirs, check=False)
     if proc.returncode != 0:
         conflicts = _unmerged(store)
@@ -185,7 +185,7 @@ def _unmerged(store: Store) -> list[dict[str, Any]]:
 def _problems(store: Store, ours: str | None) -> list[str]:
     """What validate finds in the files the merge changed (and the runs they belong to): the
     rest of the store is as this branch had it."""
-    from statedir import validate
+    from statedir.engine import validate
 
     if ours is None:
         return [str(p) for p in validate.opened_store(store)]

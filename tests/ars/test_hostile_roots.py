@@ -98,7 +98,7 @@ def test_a_symlinked_root_is_refused(sd: api.StateDir, repo: Path) -> None:
 @pytest.mark.parametrize("path", ["../outside/secret.json", "/etc/passwd", "a/./b", "a//b", "a\\b", "a/"])
 def test_paths_that_leave_the_root_are_refused_from_a_bindings_file(sd: api.StateDir, repo: Path,
                                                                    path: str) -> None:
-    from statedir.ars.contract import initial_rows
+    from statedir.engine.adjudication_contract import initial_rows
 
     _terminal_run(sd, [])
     rows = initial_rows()

@@ -134,7 +134,7 @@ def test_the_state_file_path_names_its_session(repo: Path, store: Path, tmp_path
 
 
 def test_the_pre_commit_hook_checks_bus_sessions() -> None:
-    from statedir import yaml
+    from statedir.files import yaml
 
     hook = yaml.load((ROOT / ".pre-commit-hooks.yaml").read_bytes())[0]
     files = re.compile(hook["files"])

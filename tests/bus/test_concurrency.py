@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import cli_json
 
-from statedir import validate
+from statedir.engine import validate
 
 pytestmark = pytest.mark.slow  # sixteen agents at once
 

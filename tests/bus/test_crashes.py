@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import cli, cli_json
 
-from statedir import api, faults, validate
+from statedir import api, faults
+from statedir.engine import validate
 
 pytestmark = pytest.mark.slow  # crashes injected at every step
 

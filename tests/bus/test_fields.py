@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statedir import schema
 from statedir.bus import fields, session
 from statedir.errors import IllegalTransition, ImmutableField, InvalidId, InvalidValue, ValidationFailed
+from statedir.files import schema
 
 S = "2026-06-30-x"
 

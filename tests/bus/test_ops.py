@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import snapshot
 
-from statedir import api, validate
+from statedir import api
 from statedir.bus import Bus, EvidenceMissing, UnknownSession
+from statedir.engine import validate
 from statedir.errors import CorruptStore, InvalidValue, StatedirError, UncommittedEdit
 
 S = "2026-06-30-member-blog-gating"

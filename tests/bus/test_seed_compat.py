@@ -97,7 +97,7 @@ def test_init_and_clear_print_the_session_file(repo: Path, store: Path) -> None:
     path = Path(proc.stdout.strip())
     assert proc.stdout == f"{path}\n" and path == store / "bus" / f"{S}.yaml" and path.is_file()
     # an orchestrator passes it on as state_file: the file names its session
-    from statedir import yaml
+    from statedir.files import yaml
 
     assert yaml.load(path.read_bytes())["session"] == S
     proc = cli("bus", "clear", S, cwd=repo)

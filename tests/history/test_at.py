@@ -40,7 +40,7 @@ def test_a_template_is_read_as_the_store_held_it_then(sd: api.StateDir, repo: Pa
     """A run on a store template whose file later changes (a stage added) still reads at the
     old commit with the old template; the new one would ask for a stage file that never was."""
     template = repo / "mine.yaml"
-    template.write_text((Path(api.__file__).parent.parent / "templates" / "linear.yaml").read_text()
+    template.write_text((Path(api.__file__).parent.parent.parent / "templates" / "linear.yaml").read_text()
                         .replace("name: linear", "name: mine"))
     created = sd.new("m1", topic="t", template=str(template))["commit"]
     first = sd.show("m1")

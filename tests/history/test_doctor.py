@@ -75,8 +75,8 @@ def test_a_missing_schema_copy_is_restored_in_a_commit_that_verifies(sd: api.Sta
 def test_a_parse_cache_that_does_not_match(sd: api.StateDir, repo: Path) -> None:
     drive(sd, repo / "draft.md", 2)
     sd.show("p1")  # the cache holds every file now
-    from statedir import schema
-    from statedir.cache import ParseCache
+    from statedir.files import schema
+    from statedir.files.parse_cache import ParseCache
 
     raw = (repo / "state/runs/p1/state.yaml").read_bytes()
     cache = ParseCache(sd.store.cache_dir / "parsed")

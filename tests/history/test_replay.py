@@ -50,7 +50,7 @@ def test_reset_boundaries_and_resume_verify_clean(repo: Path) -> None:
 
 def test_a_run_on_a_store_template_verifies_clean(sd: api.StateDir, repo: Path) -> None:
     template = repo / "mine.yaml"
-    template.write_text((Path(api.__file__).parent.parent / "templates" / "linear.yaml").read_text()
+    template.write_text((Path(api.__file__).parent.parent.parent / "templates" / "linear.yaml").read_text()
                         .replace("name: linear", "name: mine"))
     sd.new("m1", topic="t", template=str(template))
     sd.stage("m1", "plan", "in_progress")

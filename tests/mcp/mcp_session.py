@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp import Client
 
+from statedir.cli.common import mcp_host
 from statedir.mcp.server import HEAD_META, build
 
 
@@ -41,5 +42,5 @@ class Agent:
 
 @asynccontextmanager
 async def agent(store: Path, mode: str = "auto") -> AsyncIterator[Agent]:
-    async with Client(build(store), mode=mode) as client:
+    async with Client(build(store, mcp_host()), mode=mode) as client:
         yield Agent(client)

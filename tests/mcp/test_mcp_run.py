@@ -12,7 +12,8 @@ import pytest
 from conftest import cli
 from mcp_session import Agent, ToolError, agent
 
-from statedir import api, git
+from statedir import api
+from statedir.gitops import git
 
 INTEGRITY, OBSERVER = "integrity_verification", "collaboration_depth_agent"
 

@@ -10,7 +10,9 @@ import pytest
 from conftest import cli, snapshot
 from mcp_session import Agent, ToolError, agent
 
-from statedir import api, git
+from statedir import api
+from statedir.cli.common import mcp_host
+from statedir.gitops import git
 from statedir.mcp.calls import Served
 
 
@@ -154,7 +156,7 @@ def test_concurrent_calls_from_several_clients_all_land(store: Path, repo: Path)
 
 
 def test_one_store_is_kept_open(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served = Served(store)
+    served = Served(store, mcp_host())
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the store was opened again")
@@ -171,7 +173,7 @@ def test_a_repository_libgit2_cannot_open_is_served_through_git(tmp_path: Path) 
     subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "start"], cwd=repo, check=True)
     api.init(repo / "state")
-    served = Served(repo / "state")
+    served = Served(repo / "state", mcp_host())
     assert served.sd.store.objects is None
     assert not served.call("new", {"run_id": "r1", "topic": "T"}).is_error
     assert len(git.head(repo) or "") == 64 and commits(repo) == 3
@@ -211,7 +213,7 @@ def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -
         print('{"error": "NOT_FOUND", "message": "no such run"}')
         raise typer.Exit(2)
 
-    served = Served(store)
+    served = Served(store, mcp_host())
     served.group = typer.main.get_command(app)  # type: ignore[assignment]
     served.tools = tools(served.group)
     bare = served.call("quiet", {"session": "s"})

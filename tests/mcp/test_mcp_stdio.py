@@ -14,7 +14,8 @@ import pytest
 from conftest import cli
 from mcp import Client, StdioServerParameters
 
-from statedir import api, git
+from statedir import api
+from statedir.gitops import git
 
 pytestmark = pytest.mark.slow  # server processes over stdio, racing
 

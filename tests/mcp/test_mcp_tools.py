@@ -9,10 +9,11 @@ import pytest
 import typer
 import typer.main
 
-from statedir.cli import COMMANDS, GROUPS
+from statedir.cli.registry import COMMANDS, GROUPS
+from statedir.cli.registry import command_group as cli_group
 from statedir.errors import InvalidValue
 from statedir.mcp import tools as tools_mod
-from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, READ_ONLY, cli_group, tools
+from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, READ_ONLY, tools
 
 
 def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
@@ -135,7 +136,8 @@ def test_the_generator_does_not_import_the_sdk() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from statedir.mcp import tools, calls; tools.tools(tools.cli_group()); "
+    code = ("import sys; import statedir.cli; from statedir.cli.registry import command_group; "
+            "from statedir.mcp import tools, calls; tools.tools(command_group()); "
             "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

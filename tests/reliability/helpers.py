@@ -4,7 +4,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from statedir import api, validate
+from statedir import api
+from statedir.engine import validate
 
 
 def git(repo: Path, *args: str) -> str:

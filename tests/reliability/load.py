@@ -57,7 +57,7 @@ def check(repo: Path, results: list[dict[str, Any]]) -> dict[str, int]:
         on_disk = sorted(p.stem for p in (repo / "state" / "runs" / run_id / "materials").glob("*.yaml"))
         if sorted(labels, key=lambda x: int(x.rsplit("v", 1)[1])) != expected or sorted(expected) != on_disk:
             corrupt += 1
-    from statedir import validate
+    from statedir.engine import validate
 
     corrupt += len(validate.store(repo / "state"))
     refused = [r for r in results if r["code"] != 0]

@@ -9,8 +9,8 @@ import pytest
 from conftest import snapshot
 
 from statedir.errors import StatedirError
-from statedir.layout import schema_ref
 from statedir.research import Ledger
+from statedir.store.layout import schema_ref
 
 from .helpers import commits, files, git
 
@@ -128,7 +128,7 @@ def test_statuses_and_their_vocabularies(ledger: Ledger, store: Path) -> None:
 
 
 def test_files_carry_modeline_and_version_and_pass_statedir_validate(ledger: Ledger, store: Path) -> None:
-    from statedir import validate
+    from statedir.engine import validate
 
     run = ledger.start_run("s", question_text="Q?")
     ledger.record_result(run["id"], "S", artifact_role="bibliography", artifact_path="sources.bib")

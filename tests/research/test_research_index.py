@@ -128,7 +128,7 @@ def test_validate_reports_a_dangling_reference_left_by_a_hand_edit(ledger: Ledge
 
 
 def test_a_schema_version_mismatch_is_refused_loudly(ledger: Ledger, store: Path) -> None:
-    from statedir import validate
+    from statedir.engine import validate
 
     run = ledger.start_run("s", question_text="Q?")
     path = store / "research" / "questions" / f"{run['question_id']}.yaml"
@@ -188,7 +188,7 @@ def test_a_damaged_page_inside_the_index_is_rebuilt(ledger: Ledger, store: Path,
 
 
 def test_head_is_read_from_packed_refs_after_gc(ledger: Ledger, store: Path) -> None:
-    from statedir import git as git_mod
+    from statedir.gitops import git as git_mod
 
     run = ledger.start_run("s")
     git(store.parent, "pack-refs", "--all")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from statedir import yaml, yamlown
-from statedir.layout import schema_ref
+from statedir.files import yaml, yaml_own
 from statedir.research import Ledger
 from statedir.research.kinds import KINDS
+from statedir.store.layout import schema_ref
 
 TEXT = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "")
 
@@ -19,8 +19,8 @@ def test_text_round_trips_through_file_and_index(ledger: Ledger, question: str, 
     run = ledger.start_run(skill, mode=mode, question_text=question)
     rel = KINDS["question"].rel(run["question_id"])
     raw = ledger.store.path(rel).read_bytes()
-    own = yamlown.read_own(raw, schema_ref(rel))
-    assert own is not yamlown.FOREIGN and own["text"] == question
+    own = yaml_own.read_own(raw, schema_ref(rel))
+    assert own is not yaml_own.FOREIGN and own["text"] == question
     assert yaml.to_plain(yaml.load(raw, rel)) == own  # ruamel reads the same record
     [row] = ledger.query(question_id=run["question_id"])["questions"]
     assert row["text"] == question and row["origin_skill"] == skill

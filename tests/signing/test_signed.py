@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
-from statedir.signing.audit import split
+from statedir.history.signatures import split
 from tests.history.helpers import git
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
@@ -248,13 +248,13 @@ def _fingerprint(key: Path) -> str:
 
 def test_large_repository_commits_are_signed_too(repo: Path, keys: dict[str, Path]) -> None:
     """The plumbing path (commit-tree and a compare-and-swap update-ref) signs as `git commit` does."""
-    from statedir import git as git_mod
-    from statedir import gitcommit
+    from statedir.gitops import git as git_mod
+    from statedir.gitops import store_commit
 
     (repo / "a.txt").write_text("one\n")
-    gitcommit.commit(repo, ["a.txt"], "first\n", author="x")
+    store_commit.commit(repo, ["a.txt"], "first\n", author="x")
     (repo / "a.txt").write_text("two\n")
-    sha = gitcommit.commit(repo, ["a.txt"], "second\n", author="x", plumbing_above=0, signing_key=str(keys["alice"]))
+    sha = store_commit.commit(repo, ["a.txt"], "second\n", author="x", plumbing_above=0, signing_key=str(keys["alice"]))
     assert git_mod.head(repo) == sha and signature(repo) is not None
     allowed = repo.parent / "allowed"
     allowed.write_text(f"x {keys['alice'].with_suffix('.pub').read_text()}")

@@ -46,7 +46,7 @@ def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[st
 
 def entries(clone: Path, run: str, log: str = "transitions") -> list[dict[str, Any]]:
     """A run's log entries as `statedir show` reads them."""
-    from statedir import yaml
+    from statedir.files import yaml
 
     folder = clone / "state" / "runs" / run / "history"
     files = [folder / f"{log}.yaml"] if (folder / f"{log}.yaml").is_file() else sorted((folder / log).glob("*.yaml"))

@@ -7,7 +7,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from statedir import yaml
+from statedir.files import yaml
 from tests.conftest import cli, snapshot
 from tests.sync.helpers import clean, entries, git, network, ok, store_files
 

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import statedir
-from statedir import api, validate
-from statedir.sync import register
+from statedir import api
+from statedir.engine import validate
+from statedir.gitops import merge_driver
 from tests.sync.helpers import entries, store_files
 
 RUNS = ("r1", "r2")
@@ -33,7 +34,7 @@ def _network(base: Path) -> dict[str, Path]:
     subprocess.run(["git", "push", "-q", "-u", "origin", "HEAD:main"], cwd=a, check=True, capture_output=True)
     b = base / "b"
     subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True, capture_output=True)
-    register.register(b)
+    merge_driver.register(b)
     return {"a": a, "b": b}
 
 

@@ -8,10 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statedir import layout, schema, template, yaml
+from statedir.engine import template
+from statedir.engine import template_compile as compile_mod
 from statedir.errors import BadFile, UnresolvedMerge
-from statedir.pipeline import compile as compile_mod
-from statedir.sync import driver, logs, rules
+from statedir.files import schema, yaml
+from statedir.merge import driver, logs, rules
+from statedir.store import layout
 
 
 def test_every_property_of_every_schema_has_a_merge_rule() -> None:

@@ -1,0 +1,287 @@
+"""The Python API: keep a store open and make transitions without a new process.
+
+    import statedir
+    statedir.init("state")          # once: make the store
+    sd = statedir.open("state")
+    sd.new("run-1", topic="AI and QA")
+    sd.stage("run-1", "1", "in_progress")
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from statedir.api.adjudication import Adjudication
+from statedir.api.argument_checks import checked
+from statedir.api.caller_inputs import file_hash, parse_issue, read_yaml_file, resolve
+from statedir.api.history import History
+from statedir.api.read_views import Views
+from statedir.engine import transaction
+from statedir.engine.decision import Request
+from statedir.engine.template import Template
+from statedir.errors import StatedirError
+from statedir.store import layout
+from statedir.store.create import CONFIG_DEFAULTS, init
+from statedir.store.disk import Store
+from statedir.store.journal import JOURNAL
+
+if TYPE_CHECKING:
+    from statedir.bus import Bus
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _reads(method: _Method) -> _Method:
+    """A read of several files, made under the shared store lock: never half a transition."""
+    @functools.wraps(method)
+    def wrapper(self: StateDir, *args: Any, **kwargs: Any) -> Any:
+        with self.reading():
+            return method(self, *args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `runs` lists of each run
+
+
+__all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file", "resolve"]
+
+
+@checked
+class StateDir(Views, History, Adjudication):
+    """An open store. Every method that changes state makes exactly one commit.
+
+    `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
+    then the template's default actor.
+    """
+
+    def __init__(self, path: str | Path, *, lock_timeout: float | None = None,
+                 reset_boundaries: bool = False, actor: str | None = None, inprocess_git: bool = False) -> None:
+        self.store = Store(Path(path))
+        if inprocess_git:  # libgit2 loaded once: no git process per commit (statedir.gitops.libgit)
+            from statedir.gitops.libgit import Objects
+
+            self.store.objects = Objects(self.store.worktree)
+        self.lock_timeout = lock_timeout
+        self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
+        self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None
+        from statedir.gitops import merge_driver
+
+        missing = merge_driver.warning(self.store.root, self.store.worktree)
+        self.store.standing = [missing] if missing else []
+        if (self.store.root / JOURNAL).exists():
+            # A writer died mid-transition: roll it back before anyone reads its half.
+            with self.store.locked(lock_timeout):
+                pass
+
+    def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
+        return actor or self.actor or default
+
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the store's shared lock: reads inside see no transition half made."""
+        return self.store.reading(self.lock_timeout)
+
+    # --- reading ------------------------------------------------------------------------------
+    @_reads
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run's id, template, pipeline_state and current_stage; a run whose state
+        cannot be read is listed with its `error` ({code, message, details}) instead."""
+        out = []
+        sources = transaction.Sources(self.store)
+        for run_id in self.store.run_ids():
+            try:
+                state = sources.read(f"runs/{run_id}/state.yaml")
+            except StatedirError as exc:
+                out.append({**dict.fromkeys(RUN_FIELDS), "run_id": run_id, **exc.as_json()})
+                continue
+            out.append({k: state.get(k) for k in RUN_FIELDS})
+        return out
+
+    @_reads
+    def load(self, run_id: str, *, ledger: bool = False) -> Any:
+        layout.check_run_id(run_id)
+        return transaction.load_run(self.store, run_id, ledger=ledger)
+
+    @_reads
+    def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
+        """Every version's passport, current and past, as read now: a VERIFIED passport whose
+        integrity pass is older than the template's window reads as STALE."""
+        import datetime
+
+        from statedir.engine import materials
+
+        if t is None:
+            t, _, _ = self.load(run_id)
+        base = self.store.require_run(run_id)
+        folder = self.store.path(f"{base}/materials")
+        labels = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+        sources = transaction.Sources(self.store)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        hours = float(t.doc.get("passport_stale_hours", 24))
+        out = {}
+        for label in labels:
+            passport = dict(sources.read(f"{base}/materials/{label}.yaml"))
+            passport["verification_status"] = materials.effective_status(passport, now, hours)
+            out[label] = passport
+        return out
+
+    @_reads
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
+        """The whole run as one document (`format` json or ars), now or as of commit `at`."""
+        from statedir.engine import runs
+
+        if at is not None:
+            from statedir.history import snapshot
+
+            snap = snapshot.read_at(self.store, run_id, at)
+            if format == "ars":
+                return runs.ars(snap.template, snap.run, snap.histories)
+            return runs.document(snap.template, snap.run, snap.passports, snap.histories)
+        t, run, _ = self.load(run_id)
+        histories = self.histories(run_id, t)
+        if format == "ars":
+            return runs.ars(t, run, histories)
+        return runs.document(t, run, self.passports(run_id, t), histories)
+
+    @_reads
+    def get(self, run_id: str, path: str, *, at: str | None = None) -> Any:
+        """One value of the run document by dotted path; a key holding a dot matches whole."""
+        from statedir.engine import runs
+
+        if at is not None:
+            return resolve(self.show(run_id, at=at), path)
+        t, run, _ = self.load(run_id)
+        head = path.split(".", 1)[0]
+        doc = runs.document(t, run, self.passports(run_id, t) if head == "passports" else {},
+                            self.histories(run_id, t) if head == "history" else {})
+        return resolve(doc, path)
+
+    @property
+    def research(self) -> Any:
+        """The research ledger of this store (`statedir.research.Ledger`)."""
+        from statedir.research import Ledger
+
+        return Ledger(self.store, lock_timeout=self.lock_timeout)
+
+    @_reads
+    def histories(self, run_id: str, t: Any = None) -> dict[str, list[dict[str, Any]]]:
+        """Every log the run's template declares, whole (a log with no entry yet: [])."""
+        if t is None:
+            t = self.load(run_id)[0]
+        return {name: transaction.read_log(self.store, run_id, name) for name in t.logs}
+
+    def signers(self) -> list[dict[str, Any]]:
+        """The actors bound to SSH signing keys (signers.yaml as of HEAD): actor, type, fingerprint, comment, key."""
+        from statedir.signing import manage
+
+        return manage.listing(self.store)
+
+    def add_signer(self, bound: str, key: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Bind `bound` to a public key (a .pub path or its text): one commit, signed by a trusted key."""
+        from statedir.signing import manage
+
+        public, comment = manage.read_key(key)
+        args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
+        return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+
+    def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
+        """Unbind `bound`'s key `key` (default: all its keys): one commit, signed by a trusted key."""
+        from statedir.signing import manage
+
+        args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
+        return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+
+    def sync(self, remote: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
+        """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync)."""
+        from statedir.sync import exchange
+
+        return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"), timeout=self.lock_timeout)
+
+    def bus(self, session: str) -> Bus:
+        """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""
+        from statedir.bus import Bus
+
+        return Bus(self.store, session, lock_timeout=self.lock_timeout)
+
+    # --- writing ------------------------------------------------------------------------------
+    def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,
+            **args: Any) -> dict[str, Any]:
+        if self.reset_boundaries:
+            args["reset_boundaries"] = True
+        req = Request(action, self._actor(actor), args, reason)
+        return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
+
+    def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
+            entry_point: str | None = None, language: str | None = None, passport: str | None = None,
+            confirm_skip: bool = False, actor: str | None = None) -> dict[str, Any]:
+        """Create a run (one commit); `topic` is needed where the template's required_run_fields say so."""
+        from statedir.engine import template as template_mod
+
+        name = template or str(self.store.config.get("default_template", "academic-pipeline"))
+        t = template_mod.load(name, self.store.root / "templates")
+        is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
+        args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
+                "passport": read_yaml_file(passport) if passport else None, "confirm_skip": confirm_skip}
+        req = Request("new", self._actor(actor, t.default_actor()), args)
+        return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
+                                  template_file=Path(name) if is_file else None)
+
+    def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
+              outputs: list[str] | None = None, decision: str | None = None, reason: str | None = None,
+              turns: str | None = None, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "stage", actor, reason, stage=stage, status=status, mode=mode,
+                        outputs=outputs or [], decision=decision, turns=turns)
+
+    def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "output", actor, stage=stage, outputs=outputs)
+
+    def pipeline(self, run_id: str, state: str, *, reason: str | None = None,
+                 actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "pipeline", actor, reason, state=state)
+
+    def set(self, run_id: str, field: str, value: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "set", actor, reason, field=field, value=value)
+
+    def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
+                 origin_skill: str | None = None, origin_mode: str | None = None,
+                 upstream: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
+        hashed = [file_hash(f, self.store.worktree) for f in files or []]
+        return self._do(run_id, "material", actor, names=names, files=hashed, origin_skill=origin_skill,
+                        origin_mode=origin_mode, upstream=upstream or [])
+
+    def integrity(self, run_id: str, stage: str, verdict: str, *, refs_total: int, refs_verified: int,
+                  issues_found: int | None = None, issues_fixed: int | None = None,
+                  issues: list[str] | None = None, reason: str | None = None,
+                  actor: str | None = None) -> dict[str, Any]:
+        parsed = [parse_issue(i) for i in issues or []]
+        return self._do(run_id, "integrity", actor, reason, stage=stage,
+                        verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
+                        issues_found=issues_found, issues_fixed=issues_fixed, issues=parsed)
+
+    def revision(self, run_id: str, *, items_total: int, items_addressed: int | None = None,
+                 pending: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "revision", actor, items_total=items_total, items_addressed=items_addressed,
+                        pending=pending or [])
+
+    def loop(self, run_id: str, *, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "loop", actor)
+
+    def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
+                actor: str | None = None) -> dict[str, Any]:
+        data = read_yaml_file(report) if isinstance(report, str) else report
+        return self._do(run_id, "observe", actor, stage=stage,
+                        checkpoint=checkpoint, report=data)
+
+    def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
+                actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "confirm", actor, next=next, response=response)
+
+    def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "redo", actor, reason, stage=stage)
+
+    def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
+               choice: str | None = None, actor: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "resume", actor, hash=hash, stage=stage, mode=mode, choice=choice)

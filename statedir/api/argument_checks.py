@@ -1,0 +1,123 @@
+"""The Python API's edge: every public method's arguments are checked against its type hints
+before any work, so a wrong type is INVALID_VALUE naming the argument, as the CLI would say,
+never an AttributeError from deep inside.
+
+The obvious forms are taken as what they mean: an int stage id (`sd.stage("r", 1, ...)`), a
+`Path` (or any os.PathLike) where a file name goes, and one string where a list of names goes
+(`names="paper_draft"`, never split into characters). Anything else of the wrong type is refused.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import InvalidValue
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, member) for member in typing.get_args(hint))
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if hint is int or hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool) if hint is float else (
+            isinstance(value, int) and not isinstance(value, bool))
+    if hint is Path:
+        return isinstance(value, Path)
+    return isinstance(value, hint) if isinstance(hint, type) else True
+
+
+STAGE_ARGUMENTS = frozenset({"stage", "entry_point", "next", "group_stage"})  # ids that may be given as ints
+FILE_ARGUMENTS = frozenset({"passport", "report", "bindings", "files", "template", "artifact_root", "directory"})
+
+
+def _takes(hint: Any, kind: Any) -> bool:
+    """`hint` accepts a value of `kind` (str, or list[str])."""
+    if hint is kind or hint == kind:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_takes(member, kind) for member in typing.get_args(hint))
+    return False
+
+
+def _one(name: str, value: Any, hint: Any) -> Any:
+    """One value in the obvious form its hint means, or as it came (then checked)."""
+    if name in STAGE_ARGUMENTS and isinstance(value, int) and not isinstance(value, bool) and _takes(hint, str):
+        return str(value)
+    if name in FILE_ARGUMENTS and isinstance(value, os.PathLike) and not _fits(value, hint) and _takes(hint, str):
+        return os.fspath(value)
+    return value
+
+
+def coerce(name: str, value: Any, hint: Any) -> Any:
+    """The obvious forms: an int stage id -> its string, a Path -> its string where a file name
+    goes, one string -> a list of that one string where a list of strings goes."""
+    if isinstance(value, str | os.PathLike) and not _fits(value, hint) and _takes(hint, list[str]):
+        return [_one(name, value, str)]
+    if isinstance(value, list) and _takes(hint, list[str]):
+        return [_one(name, v, str) for v in value]
+    return _one(name, value, hint)
+
+
+def _shown(hint: Any) -> str:
+    text = str(hint).replace("typing.", "").replace("NoneType", "None").replace("pathlib.", "")
+    return text.replace("<class '", "").replace("'>", "")
+
+
+def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(function)
+
+    @functools.cache
+    def hints() -> dict[str, Any]:
+        """The parameters' hints; one that names what only type checkers import is not checked."""
+        out = {}
+        for name, parameter in signature.parameters.items():
+            annotation = parameter.annotation
+            if isinstance(annotation, str):
+                try:  # what typing.get_type_hints does, one parameter at a time (this module's own source)
+                    annotation = eval(annotation, function.__globals__)  # noqa: S307
+                except NameError:
+                    continue
+            if annotation is not inspect.Parameter.empty:
+                out[name] = annotation
+        return out
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InvalidValue(f"{function.__name__}(): {exc}") from None
+        for name, value in list(bound.arguments.items())[1:]:  # after self
+            hint = hints().get(name)
+            if hint is None:
+                continue
+            value = bound.arguments[name] = coerce(name, value, hint)
+            if not _fits(value, hint):
+                raise InvalidValue(f"{function.__name__}(): {name} must be {_shown(hint)}, not "
+                                   f"{type(value).__name__} {value!r:.60}", argument=name)
+        return function(*bound.args, **bound.kwargs)
+
+    return checked
+
+
+def checked(cls: type) -> type:
+    """Class decorator: every public method checks its arguments at the edge."""
+    for name, member in list(vars(cls).items()):
+        if inspect.isfunction(member) and not name.startswith("_"):
+            setattr(cls, name, _wrap(member))
+    return cls

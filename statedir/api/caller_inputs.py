@@ -1,0 +1,82 @@
+"""What callers hand the API besides plain values: files to hash or read, issue texts, dotted paths."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import BadFile, InvalidValue
+from statedir.files import yaml
+
+
+def open_regular(path: str, what: str) -> Any:  # a binary file object (hashlib.file_digest reads it)
+    """A named file opened for reading; a FIFO, device or directory is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InvalidValue(f"cannot read {what} {path}: {exc.strerror}", file=path) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidValue(f"{what} {path} is not a regular file", file=path)
+    return os.fdopen(fd, "rb")
+
+
+def in_repository(path: str, worktree: Path) -> str:
+    """`path` (as typed, relative to the current directory) as a posix path relative to the
+    repository root, so a passport means the same file in every clone; a file outside the
+    repository is refused: no other clone could find it or check its hash."""
+    for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+        try:
+            return candidate.relative_to(worktree).as_posix()
+        except ValueError:
+            continue
+    raise InvalidValue(f"--file {path} is outside the repository {worktree}; a passport names files every "
+                       "clone holds: copy or move it into the repository first", file=path)
+
+
+def file_hash(path: str, worktree: Path) -> dict[str, str]:
+    """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory)."""
+    import hashlib
+
+    with open_regular(path, "--file") as f:
+        where = in_repository(path, worktree)
+        try:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError as exc:
+            raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
+    return {"path": where, "content_hash": digest}
+
+
+def read_yaml_file(path: str) -> Any:
+    with open_regular(path, "file") as f:
+        try:
+            raw = f.read(yaml.MAX_BYTES + 1)
+        except OSError as exc:
+            raise BadFile(f"cannot read {path}: {exc.strerror}", file=path) from None
+    return yaml.to_plain(yaml.load(raw, path))
+
+
+def parse_issue(text: str) -> dict[str, str]:
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not all(p.strip() for p in parts):
+        raise InvalidValue(f"--issue {text!r} must be SEVERITY:TYPE:DESCRIPTION", issue=text)
+    return {"severity": parts[0].strip(), "type": parts[1].strip(), "description": parts[2].strip()}
+
+
+def resolve(doc: Any, path: str) -> Any:
+    """Walk a dotted path, trying the longest key first so `stages.2.5.status` finds stage 2.5."""
+    parts = path.split(".")
+    node, i = doc, 0
+    while i < len(parts):
+        for j in range(len(parts), i, -1):
+            key = ".".join(parts[i:j])
+            if isinstance(node, dict) and key in node:
+                node, i = node[key], j
+                break
+            if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node, i = node[int(key)], j
+                break
+        else:
+            raise InvalidValue(f"no value at {path!r} (stopped at {'.'.join(parts[i:])!r})", path=path)
+    return node

@@ -1,0 +1,83 @@
+"""The history methods of the Python API (mixed into StateDir): the audit trail, semantic
+diffs, versions, rollback, verify (replay) and doctor."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from statedir.api.argument_checks import checked
+from statedir.store import layout
+from statedir.store.disk import Store
+
+if TYPE_CHECKING:
+    from statedir.engine.template import Template
+
+
+@checked
+class History:
+    """Mixed into StateDir: what git remembers of a store, and repairs."""
+
+    store: Store
+    lock_timeout: float | None
+
+    def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
+        raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
+
+    def load(self, run_id: str, *, ledger: bool = False) -> Any:
+        raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
+
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
+        raise NotImplementedError  # StateDir's: the whole run as one document, now or at a commit
+
+    def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
+        raise NotImplementedError  # StateDir's: every version's passport, as read now
+
+    def log(self, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
+            since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Every commit that touched the store (or `run_id`'s folder), newest first, statedir's
+        own and others' (`statedir: false`), filtered; one git process."""
+        from statedir.errors import UnknownRun
+        from statedir.history import log
+
+        found = log.entries(self.store, run_id, actor=actor, action=action, since=since, limit=limit)
+        if run_id and not found and not self.store.path(self.store.run_dir(run_id)).is_dir():
+            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
+        return found
+
+    def diff(self, run_id: str, start: str, end: str | None = None) -> dict[str, Any]:
+        """What changed in the run document from commit `start` to `end` (default: now)."""
+        from statedir.gitops import objects
+        from statedir.history import diff
+
+        before = self.show(run_id, at=start)
+        after = self.show(run_id, at=end) if end is not None else self.show(run_id)
+        return {"run_id": run_id, "from": objects.resolve(self.store.worktree, start),
+                "to": objects.resolve(self.store.worktree, end) if end is not None else None,
+                "changes": diff.changes(before, after)}
+
+    def versions(self, run_id: str, material: str) -> list[dict[str, Any]]:
+        """Every version of a material (or series), oldest first: {version_label, commit, passport}."""
+        from statedir.history import versions
+
+        t, _, _ = self.load(run_id)
+        return versions.versions(self.store, run_id, material, t, self.passports(run_id, t))
+
+    def rollback(self, run_id: str, *, to: str, reason: str, actor: str | None = None) -> dict[str, Any]:
+        """One new commit that brings the run's mutable files back to commit `to`."""
+        from statedir.history import rollback
+
+        return rollback.rollback(self.store, run_id, to, reason, self._actor(actor),
+                                 timeout=self.lock_timeout)
+
+    def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
+        """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}."""
+        from statedir.history import verify
+
+        if run_id is not None:
+            layout.check_run_id(run_id)
+        return verify.verify(self.store, run_id, since)
+
+    def doctor(self, *, fix: bool = False) -> dict[str, Any]:
+        """What a crash, a clone or a hand edit left behind; repaired with `fix`."""
+        from statedir.history import doctor
+
+        return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)

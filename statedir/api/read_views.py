@@ -1,0 +1,76 @@
+"""The read-only reports of the Python API that the CLI prints: status, prereq, validate,
+templates (mixed into StateDir)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from statedir.api.argument_checks import checked
+from statedir.store.disk import Store
+
+
+@checked
+class Views:
+    """What a person reads off a store, as data."""
+
+    store: Store
+    lock_timeout: float | None
+
+    def load(self, run_id: str, *, ledger: bool = False) -> Any:
+        raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        """The Progress Dashboard: its text, its one-line form, and its structure (stages with
+        status, label and marker; the open checkpoint; the pipeline state)."""
+        from statedir.views import dashboard
+
+        t, run, _ = self.load(run_id)
+        return {"run_id": run_id, "dashboard": dashboard.render(t, run), "line": dashboard.line(t, run),
+                **dashboard.structure(t, run)}
+
+    def prereq(self, run_id: str, stage: str) -> dict[str, Any]:
+        """check_prerequisites: {prerequisites_met, missing_required, missing_recommended, warning}."""
+        from statedir.engine import runs
+
+        t, run, _ = self.load(run_id)
+        return runs.prereq_report(t, run, stage)
+
+    def validate(self, files: list[str] | None = None, *, schema: str | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Check store files (all of them, or `files`, each against its schema or `schema`):
+        {valid, checked, errors: [{file, path, message}]}; files are store-relative."""
+        from statedir.engine import validate as validate_mod
+        from statedir.errors import InvalidValue
+        from statedir.files import schema as schema_mod
+
+        if schema is not None and schema not in schema_mod.schema_names():
+            raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}",
+                               argument="schema")
+        counted = [0]
+
+        def count(done: int, total: int) -> None:
+            counted[0] = total
+            if progress is not None:
+                progress(done, total)
+
+        if files:
+            problems = validate_mod.files([Path(f) for f in files], schema)
+            counted[0] = len(files)
+        else:
+            problems = validate_mod.store(self.store.root, progress=count)
+        return {"valid": not problems, "checked": counted[0], "errors": [p.as_dict() for p in problems]}
+
+    def templates(self) -> list[dict[str, Any]]:
+        """The templates statedir ships and this store holds: name, version, source, title."""
+        from statedir.engine import template_catalog
+
+        return template_catalog.listed(self.store.root / "templates")
+
+    def template(self, name: str) -> dict[str, Any]:
+        """One template's own vocabulary: stages, statuses and their moves, pipeline states,
+        actors and their actions, materials, and the run fields `new` needs."""
+        from statedir.engine import template as template_mod
+        from statedir.engine import template_catalog
+
+        return template_catalog.describe(template_mod.load(name, self.store.root / "templates"))

@@ -1,0 +1,88 @@
+"""The plain data a transition is decided on, and the change a yes decision describes."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from statedir.engine.template import Template
+from statedir.errors import PermissionDenied, RunTerminal
+
+
+@dataclass
+class RunData:
+    """One run as plain data: state.yaml, its stages, and the passports of current versions."""
+
+    run_id: str
+    state: dict[str, Any]
+    stages: dict[str, dict[str, Any]]
+    passports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ledger: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class Request:
+    action: str
+    actor: str
+    args: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+
+
+@dataclass
+class Change:
+    """What a transition writes: whole files by kind, log entries to append, and its result."""
+
+    summary: str
+    state: dict[str, Any] | None = None
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    passports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    logs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+    noop: bool = False  # the request is already true: nothing to write, no commit; summary says why
+
+
+class Draft:
+    """Copies of a run's records that a decision edits, then turns into a Change."""
+
+    def __init__(self, run: RunData) -> None:
+        self.run = run
+        self.state = copy.deepcopy(run.state)
+        self.stages: dict[str, dict[str, Any]] = {}
+        self.passports: dict[str, dict[str, Any]] = {}
+        self.logs: list[tuple[str, dict[str, Any]]] = []
+
+    def stage(self, stage_id: str) -> dict[str, Any]:
+        if stage_id not in self.stages:
+            self.stages[stage_id] = copy.deepcopy(self.run.stages[stage_id])
+        return self.stages[stage_id]
+
+    def view(self, stage_id: str) -> dict[str, Any]:
+        return self.stages.get(stage_id) or self.run.stages[stage_id]
+
+    def all_stages(self) -> dict[str, dict[str, Any]]:
+        return {**self.run.stages, **self.stages}
+
+    def log(self, name: str, entry: dict[str, Any]) -> None:
+        self.logs.append((name, entry))
+
+    def change(self, summary: str, now: str, **result: Any) -> Change:
+        state = None
+        if self.state != self.run.state:
+            self.state["updated_at"] = now
+            state = self.state
+        stages = {k: v for k, v in self.stages.items() if v != self.run.stages.get(k)}
+        return Change(summary, state, stages, self.passports, self.logs, result)
+
+
+def require_permission(t: Template, actor: str, action: str, stage_id: str | None = None) -> None:
+    if not t.may(actor, action, stage_id):
+        allowed = sorted(a for a, role in t.roles.items() if action in role.get("may", []))
+        raise PermissionDenied(f"{actor!r} may not {action}"
+                               + (f" (allowed: {', '.join(allowed)})" if allowed else ""),
+                               actor=actor, action=action)
+
+
+def require_live(t: Template, state: dict[str, Any]) -> None:
+    if state["pipeline_state"] in t.terminal_targets:
+        raise RunTerminal(f"run {state['run_id']} is {state['pipeline_state']}; no further transitions",
+                          pipeline_state=state["pipeline_state"])

@@ -1,0 +1,248 @@
+"""Pure transition decisions over plain data: `decide(template, run, request, now) -> Change`.
+
+Every function here either returns the Change to persist or raises the refusal; none touches
+a file, the clock or git. Stage-specific behaviour comes from the template, never from ids.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from statedir.engine import adjudication_rules as ars
+from statedir.engine import reset_boundaries, stage_graph, submissions, template_conditions
+from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
+from statedir.engine.runs import new_stage
+from statedir.engine.template import Template
+from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
+
+POST_TERMINAL = ("bind", "seal")  # the adjudication bindings follow the transition they record
+TURNS_RE = re.compile(r"^#?(\d+)\.\.#?(\d+)$")
+
+
+def decide(t: Template, run: RunData, req: Request, now: str) -> Change | None:
+    """The one entry point: permission, liveness, then the action's own rules (None: a
+    repeated seal, nothing to change)."""
+    handler = HANDLERS[req.action]
+    stage_id = t.resolve_stage(req.args["stage"]) if req.args.get("stage") not in (None, "pipeline") else None
+    if req.action != "observe":
+        require_permission(t, req.actor, req.action, stage_id)
+    if req.action not in POST_TERMINAL:
+        require_live(t, run.state)
+    return handler(t, run, req, now, stage_id)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+def _closed(t: Template, record: dict[str, Any]) -> bool:
+    return record["status"] in {t.status["done"], t.status.get("skipped")}
+
+
+def _set_turns(t: Template, record: dict[str, Any], turns: str | None) -> None:
+    if turns is None:
+        return
+    match = TURNS_RE.match(turns.strip())
+    if not match or int(match[1]) > int(match[2]):
+        raise InvalidValue(f"--turns {turns!r} must look like '#A..#B' with A <= B", turns=turns)
+    ref = f"turns #{match[1]}..#{match[2]}"
+    if _closed(t, record) and record.get("dialogue_log_ref") not in (None, ref):
+        raise ImmutableField(f"dialogue_log_ref of stage {record['id']} is fixed once the stage closed "
+                             f"({record['dialogue_log_ref']})", field="dialogue_log_ref")
+    record["dialogue_log_ref"] = ref
+
+
+def _move_allowed(t: Template, record: dict[str, Any], target: str) -> None:
+    current = record["status"]
+    if target not in t.moves.get(current, []):
+        hint = " (reopen it with `statedir redo`)" if current == t.status["done"] else ""
+        raise IllegalTransition(f"stage {record['id']} cannot go from {current} to {target}{hint}",
+                                stage=record["id"], status=current, requested=target)
+
+
+# --- stage: update_stage ------------------------------------------------------------------------
+def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    assert stage_id is not None
+    args, draft = req.args, Draft(run)
+    target = args["status"]
+    if target not in t.statuses:
+        raise InvalidValue(f"unknown status {target!r}; use one of {', '.join(t.statuses)}", status=target)
+    record = draft.stage(stage_id)
+    state = draft.state
+    if state["pipeline_state"] == t.pipeline["paused"]:
+        raise IllegalTransition("the pipeline is paused; resume it with `statedir pipeline RUN running`")
+    extra = _stage_details(t, record, args, req.reason)
+    if target == record["status"]:
+        if not extra and target == t.status["active"] and stage_id == state["current_stage"]:
+            # `confirm` already started it: an agent that starts it again is told, not refused
+            return Change(f"stage {t.display(stage_id)} is already {target} (the current stage); nothing changed",
+                          noop=True)
+        if not extra:
+            raise IllegalTransition(f"stage {t.display(stage_id)} is already {target}", stage=stage_id)
+        if _closed(t, run.stages[stage_id]) and extra - {"dialogue_log_ref"}:
+            raise ImmutableField(f"stage {t.display(stage_id)} is closed; its {', '.join(sorted(extra))} "
+                                 "cannot change", stage=stage_id)
+        return draft.change(f"stage {t.display(stage_id)}: {', '.join(sorted(extra))} updated", now)
+    _move_allowed(t, run.stages[stage_id], target)
+    warning = None
+    if target == t.status["active"]:
+        if stage_id != state["current_stage"]:
+            current = state["current_stage"]
+            finish = f"`statedir stage {state['run_id']} {t.display(current)} {t.status['done']}`"
+            how = ("move on with `statedir confirm`" if run.stages[current]["status"] == t.status["done"] else
+                   f"complete it first ({finish}), then move on with `statedir confirm`")
+            raise IllegalTransition(f"stage {t.display(stage_id)} is not the current stage "
+                                    f"({t.display(current)}); {how}", stage=stage_id)
+        if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
+            raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
+                                    "`statedir confirm` first")
+        warning = stage_graph.start(t, draft, stage_id, now)["warning"]
+    elif target == t.status["done"]:
+        _complete(t, draft, stage_id, req, now)
+    elif target == t.status.get("skipped"):
+        if not t.skippable(stage_id):
+            raise IllegalTransition(f"stage {t.display(stage_id)} can never be skipped", stage=stage_id)
+        if stage_id == state["current_stage"]:
+            raise IllegalTransition(f"stage {t.display(stage_id)} is the current stage; it cannot be skipped")
+        record["reason"] = req.reason or record.get("reason")
+    elif target == t.status.get("blocked"):
+        record["reason"] = req.reason or record.get("reason")
+    record["status"] = target
+    change = draft.change(f"stage {t.display(stage_id)} {target}", now)
+    if warning:
+        change.result["warning"] = warning
+    return change
+
+
+def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], reason: str | None) -> set[str]:
+    """Apply --mode/--output/--decision/--turns; returns the fields that changed."""
+    before = dict(record)
+    spec = t.stage(record["id"])
+    if args.get("mode") is not None:
+        record["mode"] = args["mode"]
+    if args.get("outputs"):
+        record["outputs"] = [*record["outputs"], *args["outputs"]]
+    if args.get("decision") is not None:
+        values = spec.get("decision", {}).get("values")
+        if not values:
+            raise InvalidValue(f"stage {t.display(record['id'])} takes no decision", stage=record["id"])
+        if args["decision"] not in values:
+            raise InvalidValue(f"decision {args['decision']!r} is not one of {', '.join(values)}")
+        record["decision"] = args["decision"]
+    _set_turns(t, record, args.get("turns"))
+    return {k for k in record if record[k] != before.get(k)}
+
+
+def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) -> None:
+    state, record, spec = draft.state, draft.stage(stage_id), t.stage(stage_id)
+    if "terminal_ack" in spec:
+        raise IllegalTransition(f"stage {t.display(stage_id)} ends with the terminal acknowledgement: "
+                                "`statedir confirm RUN --response done`")
+    if state["pipeline_state"] != t.pipeline["running"]:
+        raise IllegalTransition(f"the pipeline is {state['pipeline_state']}, not running")
+    integrity = spec.get("integrity")
+    if integrity and req.reason and record.get("retry_count", 0) >= integrity["retry_cap"]:
+        record["fail_loop_decision"] = req.reason
+    if integrity and record.get("fail_loop_decision") and integrity.get("verifies"):
+        # The user's recorded decision carries the draft on, "partially unverified": its passport
+        # keeps its status, but the next stage may start.
+        state["materials"][integrity["verifies"]] = True
+    if not template_conditions.all_hold(spec.get("completion", []), record, state):
+        raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: "
+                                f"{spec.get('completion_message') or template_conditions.describe(spec['completion'])}",
+                                stage=stage_id)
+    kind, awareness = template_conditions.checkpoint_type(t, state, stage_id)
+    record.update(completed_at=now, schema_validated=True, checkpoint_type=kind, checkpoint_confirmed=False)
+    choices = [e["to"] for e in t.edges_from(stage_id)
+               if template_conditions.all_hold(e.get("when", []), record, state)]
+    defaults = [e["to"] for e in t.edges_from(stage_id) if e.get("default") and e["to"] in choices]
+    default = choices[0] if len(choices) == 1 else (defaults[0] if defaults else None)
+    state.update(pipeline_state=t.pipeline["awaiting"], checkpoints_opened=state.get("checkpoints_opened", 0) + 1,
+                 checkpoint={"stage": stage_id, "type": kind, "opened_at": now, "awareness_prompt": awareness,
+                             "choices": choices, "default": default, "terminal": False})
+    draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
+                              "awareness_prompt": awareness, "response": None, "next": default})
+    if kind == "FULL" and (state.get("settings", {}).get("reset_boundaries") or req.args.get("reset_boundaries")):
+        reset_boundaries.append_boundary(t, draft, stage_id, choices, default, now)
+
+
+# --- pipeline: update_pipeline_state --------------------------------------------------------------
+def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    draft = Draft(run)
+    state, target, p = draft.state, req.args["state"], t.pipeline
+    current = state["pipeline_state"]
+    if target not in p.values():
+        raise InvalidValue(f"unknown pipeline state {target!r}; use one of {', '.join(p.values())}")
+    if target == current:
+        raise IllegalTransition(f"the pipeline is already {current}")
+    if target == p["paused"]:
+        state.update(pipeline_state=target, paused_from=current)
+    elif target == p["running"] and current == p["paused"]:
+        state.update(pipeline_state=state.get("paused_from") or p["running"], paused_from=None)
+    elif target == p["aborted"]:
+        state.update(pipeline_state=target, paused_from=None, checkpoint=None)
+    elif target == p["completed"]:
+        last = t.stage_ids[-1]
+        if run.stages[last]["status"] not in (t.status["done"], t.status.get("skipped")):
+            raise IllegalTransition(f"completed requires stage {t.display(last)} completed or skipped")
+        state.update(pipeline_state=target, checkpoint=None)
+    else:
+        raise IllegalTransition(f"the pipeline cannot be set {current} -> {target} directly; "
+                                "statedir sets it as stages start, complete and are confirmed")
+    return draft.change(f"pipeline {current} -> {state['pipeline_state']}", now)
+
+
+# --- set: request_update for run-level fields ------------------------------------------------------
+def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    draft = Draft(run)
+    field, value = req.args["field"], req.args["value"]
+    if field in ("run_id", "template", "created_at"):
+        raise ImmutableField(f"{field} is set at creation and never changes", field=field)
+    if field in ("topic", "language"):
+        if not value.strip():
+            raise InvalidValue(f"{field} must not be empty")
+        draft.state[field] = value
+    elif field.startswith("team.") and field[5:] in draft.state.get("team", {}):
+        draft.state["team"][field[5:]] = value or None
+    elif field == "settings.reset_boundaries":
+        if value.lower() not in ("true", "false"):
+            raise InvalidValue("settings.reset_boundaries takes true or false")
+        draft.state.setdefault("settings", {})["reset_boundaries"] = value.lower() == "true"
+    else:
+        team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))
+        raise InvalidValue(f"{field!r} cannot be set; settable: topic, language, settings.reset_boundaries"
+                           + (f", {team}" if team else ""), field=field)
+    if draft.state == run.state:
+        raise IllegalTransition(f"{field} already has that value")
+    return draft.change(f"set {field}", now)
+
+
+# --- redo: the one way back from completed -------------------------------------------------------
+def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    assert stage_id is not None
+    draft = Draft(run)
+    if run.stages[stage_id]["status"] != t.status["done"]:
+        raise IllegalTransition(f"stage {t.display(stage_id)} is {run.stages[stage_id]['status']}; "
+                                "redo reopens a completed stage")
+    reset = []
+    for later in t.stage_ids[t.index(stage_id) + 1:]:
+        if run.stages[later]["status"] != t.status["initial"]:
+            reset.append({"stage": later, "was": run.stages[later]["status"]})
+            draft.stages[later] = new_stage(t, later)
+    draft.stages[stage_id] = {**new_stage(t, stage_id), "reason": req.reason,
+                              "started_at": now, "status": t.status["active"]}
+    draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None,
+                       paused_from=None)
+    bumped = submissions.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor)
+    summary = f"redo stage {t.display(stage_id)}"
+    if reset:  # say what went back, or an in-progress later stage silently becomes initial
+        summary += "; reset to " + t.status["initial"] + ": " + ", ".join(
+            f"stage {t.display(r['stage'])} (was {r['was']})" for r in reset)
+    return draft.change(summary, now, bumped=bumped, reset=reset)
+
+
+HANDLERS: dict[str, Callable[..., Change | None]] = {
+    "stage": stage, "confirm": stage_graph.confirm, "pipeline": pipeline, "set": set_field, "redo": redo,
+    "output": submissions.output, "material": submissions.material, "integrity": submissions.integrity,
+    "revision": submissions.revision, "loop": submissions.loop, "observe": submissions.observe,
+    "bind": ars.bind, "seal": ars.seal,
+    "resume": reset_boundaries.resume,
+}

@@ -1,0 +1,167 @@
+"""Creating runs as plain data, and reading a run back as one document."""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from statedir.engine import materials, template_conditions
+from statedir.engine.adjudication_contract import initial_rows
+from statedir.engine.decision import Change, RunData
+from statedir.engine.template import Template
+from statedir.errors import IllegalTransition, InvalidValue
+
+
+def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
+    """A fresh stage record with every field its kind declares, in a stable order."""
+    spec = t.stage(stage_id)
+    record: dict[str, Any] = {
+        "id": stage_id, "name": spec["name"], "skill": spec.get("skill"), "agent": spec.get("agent"),
+        "status": t.status["initial"], "mode": None, "outputs": [], "started_at": None,
+        "completed_at": None, "checkpoint_confirmed": None, "checkpoint_type": None,
+        "schema_validated": None, "assigned_to": None, "approval_gate": spec.get("approval_gate", False),
+        "team_notes": None, "dialogue_log_ref": None, "reason": None,
+    }
+    if "integrity" in spec:
+        record.update(verdict=None, refs_total=None, refs_verified=None, retry_count=0,
+                      issues_found=None, issues_fixed=None, fail_loop_decision=None)
+    if "decision" in spec:
+        record["decision"] = None
+    if "revision" in spec:
+        record.update(revision_round=None, items_total=None, items_addressed=None)
+    return record
+
+
+def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
+            *, passport: dict[str, Any] | None = None, confirm_skip: bool = False) -> tuple[RunData, Change]:
+    """The files of a new run, entering at `entry_point` (mid-entry skips what lies before)."""
+    if topic is None and "topic" in t.required_run_fields:
+        raise InvalidValue(f"template {t.name} needs --topic (what the run is about)", argument="topic")
+    if topic is not None and not topic.strip():
+        raise InvalidValue("--topic must not be empty")
+    entry = t.resolve_stage(entry_point) if entry_point else t.entry_points()[0]
+    if entry not in t.entry_points():
+        raise IllegalTransition(f"stage {t.display(entry)} is not an entry point; choose one of "
+                                f"{', '.join(map(t.display, t.entry_points()))}", entry_point=entry)
+    state: dict[str, Any] = {
+        "run_id": run_id, "template": t.name, "template_version": t.doc.get("version"),
+        "topic": topic, "language": language, "entry_point": entry, "current_stage": entry,
+        "pipeline_state": t.pipeline["initial"], "paused_from": None,
+        "consecutive_continue_count": 0, "slim_checkpoints": False, "checkpoints_opened": 0,
+        "loop_count": 0, "checkpoint": None,
+        "materials": {name: False for name in t.materials},
+        "current_version": {}, "version_counters": {},
+        "team": {role: None for role in t.doc.get("team", [])},
+        "settings": {"reset_boundaries": False},
+        **({"pending_adjudication_activity_bindings": initial_rows()} if t.doc.get("adjudication_activity") else {}),
+        "created_at": now, "updated_at": now,
+    }
+    stages = {stage_id: new_stage(t, stage_id) for stage_id in t.stage_ids}
+    summary = f"new run {run_id} ({t.name}) entering at stage {t.display(entry)}" + (f": {topic}" if topic else "")
+    change = Change(summary, state=state, stages=stages)
+    before = t.stage_ids[: t.index(entry)]
+    guarded = [s for s in before if not t.skippable(s)]
+    if guarded:
+        _carry_over(t, state, stages, change, guarded, entry, now, passport, confirm_skip)
+    for stage_id in before:
+        if stage_id not in guarded:
+            if not t.status.get("skipped"):
+                raise IllegalTransition(f"template {t.name} cannot skip stages; enter at the first stage")
+            stages[stage_id].update(status=t.status["skipped"], reason=f"mid-entry at stage {t.display(entry)}")
+    run = RunData(run_id, state, stages)
+    return run, change
+
+
+def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, Any]], change: Change,
+                guarded: list[str], entry: str, now: str, passport: dict[str, Any] | None,
+                confirm_skip: bool) -> None:
+    """Mid-entry past a never-skipped stage: only on a fresh VERIFIED passport the user confirms."""
+    names = ", ".join(map(t.display, guarded))
+    if passport is None:
+        raise IllegalTransition(f"entering at stage {t.display(entry)} would skip stage {names}, which is "
+                                "never skipped; pass --passport FILE (VERIFIED, integrity pass within "
+                                f"{t.doc.get('passport_stale_hours', 24)} h) and --confirm-skip")
+    hours = t.doc.get("passport_stale_hours", 24)
+    clock = datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
+    status = materials.effective_status(passport, clock, hours)
+    if status != "VERIFIED":
+        raise IllegalTransition(f"the passport {passport.get('version_label')} is {status}; skipping stage "
+                                f"{names} needs a VERIFIED passport with an integrity pass within {hours} h")
+    if not confirm_skip:
+        raise IllegalTransition(f"skipping stage {names} on passport {passport['version_label']} needs "
+                                "the user's confirmation: add --confirm-skip")
+    label = passport["version_label"]
+    spec = next(t.stage(s)["integrity"] for s in guarded if "integrity" in t.stage(s))
+    series = t.series_by_name(spec.get("verifies_draft_series") or "")
+    match = materials.LABEL_RE.match(label)
+    if not series or not match or materials.label_for(series, int(match["n"])) != label:
+        raise IllegalTransition(f"passport label {label!r} is not a version of the "
+                                f"{spec.get('verifies_draft_series')} series")
+    state["version_counters"][series["name"]] = int(match["n"])
+    state["current_version"][series["name"]] = label
+    for name in passport.get("materials") or series["materials"][:1]:
+        state["materials"][name] = True
+    if spec.get("verifies"):
+        state["materials"][spec["verifies"]] = True
+    change.passports[label] = {**passport, "series": series["name"]}
+    for stage_id in guarded:
+        stages[stage_id].update(
+            status=t.status["done"], verdict="PASS", mode="passport",
+            completed_at=now, checkpoint_confirmed=True,
+            reason=f"mid-entry on VERIFIED passport {label} (integrity pass "
+                   f"{passport.get('integrity_pass_date')}), confirmed by the user")
+
+
+def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:
+    """Boundary hashes no resume has consumed yet (computed, never stored; the ledger's rules are
+    in statedir.engine.reset_boundaries)."""
+    consumed = {e["hash"] for e in ledger if e.get("kind") == "resume"}
+    return [e["hash"] for e in ledger if e.get("kind") == "boundary" and e["hash"] not in consumed]
+
+
+def document(t: Template, run: RunData, passports: dict[str, dict[str, Any]],
+             histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The whole run as one document (show yaml|json, get); `awaiting_resume` is computed from
+    the reset-boundary ledger when it was read, never stored."""
+    doc = {**run.state, "stages": run.stages, "passports": passports, "history": histories}
+    if "reset_boundary" in histories:
+        doc["awaiting_resume"] = awaiting_resume(histories["reset_boundary"])
+    return doc
+
+
+def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The State Tracker example's single-JSON shape: stages keyed by raw id, histories inline.
+    Strict JSON as the ARS tools read it: integers, never floats (a float an observer report
+    carries is written as its decimal text)."""
+    state = run.state
+    keep = ("run_id", "topic", "language")
+    doc: dict[str, Any] = {k: state[k] for k in keep}
+    doc.update(
+        pipeline_version=state.get("template_version"), entry_point=state["entry_point"],
+        current_stage=state["current_stage"], pipeline_state=state["pipeline_state"],
+        consecutive_continue_count=state.get("consecutive_continue_count", 0),
+        stages={sid: {k: v for k, v in rec.items() if k != "id"} for sid, rec in run.stages.items()},
+        revision_history=histories.get("revisions", []),
+        integrity_history=histories.get("integrity", []),
+        schema_validation_log=histories.get("schema_validation", []),
+        materials=state.get("materials", {}), current_version=state.get("current_version", {}),
+        team=state.get("team", {}), loop_count=state.get("loop_count", 0),
+        collaboration_depth_history=histories.get("collaboration_depth", []),
+    )
+    for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
+        if key in state:
+            doc[key] = state[key]
+    return _strict(doc)  # type: ignore[no-any-return]
+
+
+def _strict(value: Any) -> Any:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else repr(value)
+    if isinstance(value, dict):
+        return {str(k): _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
+
+
+def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:
+    return template_conditions.prerequisites(t, run.state, run.stages, t.resolve_stage(stage_id))

@@ -1,0 +1,127 @@
+"""The stage graph: answering a checkpoint moves the run along an edge the template declares."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.engine import template_conditions
+from statedir.engine.decision import Change, Draft, Request, RunData
+from statedir.engine.runs import new_stage
+from statedir.engine.template import Template
+from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
+
+
+def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
+    """Make `stage_id` the active current stage, after the material gap check."""
+    report = template_conditions.prerequisites(t, draft.state, draft.all_stages(), stage_id)
+    if not report["prerequisites_met"]:
+        raise PrerequisitesMissing(f"stage {t.display(stage_id)} needs {', '.join(report['missing_required'])}",
+                                   **report)
+    record = draft.stage(stage_id)
+    record.update(status=t.status["active"], started_at=record.get("started_at") or now)
+    draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None)
+    return report
+
+
+def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    draft = Draft(run)
+    state = draft.state
+    response = req.args.get("response")
+    policy = t.checkpoints
+    if response is not None and response not in policy.get("responses", []):
+        raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(policy.get('responses', []))}")
+    current = state["current_stage"]
+    ack = t.stage(current).get("terminal_ack") if current else None
+    if ack and run.stages[current]["status"] == t.status["active"]:
+        return _terminal_ack(t, draft, current, ack, response, now)
+    checkpoint = state.get("checkpoint")
+    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
+        raise IllegalTransition(f"no checkpoint is open (the pipeline is {state['pipeline_state']})")
+    if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
+        raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
+                                "--response continue (or review)", checkpoint=checkpoint)
+    response = response or "continue"
+    target = _choose(t, run, checkpoint, req.args.get("next"))
+    report = _advance(t, draft, checkpoint["stage"], target, now)
+    if response in policy.get("continue_responses", []):
+        state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
+        if response == policy.get("slim_after"):
+            state["slim_checkpoints"] = True
+    elif response in policy.get("review_responses", []):
+        state.update(consecutive_continue_count=0, slim_checkpoints=False)
+    draft.stage(checkpoint["stage"])["checkpoint_confirmed"] = True
+    draft.log("checkpoints", {"at": now, "event": "answered", "stage": checkpoint["stage"],
+                              "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
+                              "response": response, "next": target})
+    schemas = t.stage(checkpoint["stage"]).get("schemas_checked", [])
+    draft.log("schema_validation", {"transition": f"{t.display(checkpoint['stage'])} -> {_shown(t, target)}",
+                                    "schemas_checked": schemas, "result": "PASS", "missing_fields": [],
+                                    "timestamp": now})
+    change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response})",
+                          now, next=target)
+    if report and report["warning"]:  # as `prereq` and `stage ... in_progress` say it
+        change.result.update(warning=report["warning"], missing_recommended=report["missing_recommended"])
+    return change
+
+
+def _shown(t: Template, target: str) -> str:
+    return target if target in t.terminal_targets else t.display(target)
+
+
+def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: str | None) -> str:
+    source, choices = checkpoint["stage"], checkpoint["choices"]
+    if requested is None:
+        if checkpoint.get("default"):
+            return str(checkpoint["default"])
+        if not choices:
+            raise IllegalTransition(f"no stage follows stage {t.display(source)} as it stands: "
+                                    + "; ".join(f"{_shown(t, e['to'])} needs {template_conditions.describe(e['when'])}"
+                                                for e in t.edges_from(source) if e.get("when")))
+        raise InvalidValue(f"the graph offers a choice after stage {t.display(source)}: pass --next "
+                           + " or --next ".join(_shown(t, c) for c in choices), choices=choices)
+    target = requested if requested in t.terminal_targets else t.resolve_stage(requested)
+    if target in choices:
+        return target
+    legal = ", ".join(_shown(t, c) for c in choices) or "none as it stands"
+    if t.prohibited(source, target):
+        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} is prohibited; --next takes: {legal}",
+                                source=source, target=target, choices=choices)
+    edges = [e for e in t.edges_from(source) if e["to"] == target]
+    if edges:
+        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs "
+                                f"{template_conditions.describe(edges[0].get('when', []))}; --next takes: {legal}",
+                                source=source, target=target, choices=choices)
+    raise IllegalTransition(f"the stage graph does not lead from {t.display(source)} to {_shown(t, target)}; "
+                            f"--next takes: {legal}", source=source, target=target, choices=choices)
+
+
+def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> dict[str, Any] | None:
+    """Move along the edge to `target`; the prerequisite report of the stage started (None at an end)."""
+    edge = next(e for e in t.edges_from(source) if e["to"] == target)
+    reason = edge.get("reason", "").replace("{decision}", str(draft.view(source).get("decision")))
+    for stage_id in edge.get("skip", []):
+        if draft.view(stage_id)["status"] == t.status["initial"]:
+            draft.stage(stage_id).update(status=t.status["skipped"], reason=reason or None)
+    for stage_id in edge.get("reset", []):
+        draft.stages[stage_id] = new_stage(t, stage_id)
+    if target in t.terminal_targets:
+        draft.state.update(pipeline_state=target, checkpoint=None,
+                           current_stage=edge.get("current_stage", draft.state["current_stage"]))
+        return None
+    return start(t, draft, target, now)
+
+
+def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any], response: str | None,
+                  now: str) -> Change:
+    if response is None:
+        raise InvalidValue(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "
+                           f"--response {ack['responses'][0]} ends the run")
+    done = response in ack["responses"]
+    if done:
+        draft.stage(stage_id).update(status=t.status["done"], completed_at=now, checkpoint_confirmed=True)
+        draft.state.update(pipeline_state=t.pipeline["completed"], checkpoint=None)
+    draft.log("checkpoints", {"at": now, "event": "answered", "stage": stage_id, "type": "FULL",
+                              "awareness_prompt": False, "response": response,
+                              "next": t.pipeline["completed"] if done else None})
+    summary = (f"stage {t.display(stage_id)} acknowledged: pipeline completed" if done
+               else f"stage {t.display(stage_id)}: response {response}, still in progress")
+    return draft.change(summary, now)

@@ -1,0 +1,197 @@
+"""Decisions on what agents submit: outputs, materials, integrity and revision records,
+observer reports and counters. Pure, like rules.py."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from statedir.engine import materials
+from statedir.engine.decision import Change, Draft, Request, RunData
+from statedir.engine.template import Template
+from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied, ValidationFailed
+
+VERDICT_ALIASES = {"PASS_WITH_CONDITIONS": "PASS_WITH_NOTES"}
+VERDICTS = ("PASS", "PASS_WITH_NOTES", "FAIL")
+
+
+def _active_current(t: Template, run: RunData, stage_id: str, what: str) -> dict[str, Any]:
+    record = run.stages[stage_id]
+    if stage_id != run.state["current_stage"] or record["status"] != t.status["active"]:
+        raise IllegalTransition(f"{what} needs stage {t.display(stage_id)} current and {t.status['active']} "
+                                f"(it is {record['status']}; current stage {run.state['current_stage']})",
+                                stage=stage_id)
+    if run.state["pipeline_state"] != t.pipeline["running"]:
+        raise IllegalTransition(f"{what} needs the pipeline running (it is {run.state['pipeline_state']})")
+    return record
+
+
+def output(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    """submit_output: a sub-skill appends its own stage's outputs."""
+    assert stage_id is not None
+    _active_current(t, run, stage_id, "output")
+    if not req.args.get("outputs"):
+        raise InvalidValue("give at least one --output")
+    draft = Draft(run)
+    record = draft.stage(stage_id)
+    record["outputs"] = [*record["outputs"], *req.args["outputs"]]
+    return draft.change(f"stage {t.display(stage_id)} output: {'; '.join(req.args['outputs'])}", now)
+
+
+def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    """Register the next version of a material (a bundle of one series shares one version)."""
+    draft = Draft(run)
+    names = req.args["names"]
+    if len(set(names)) != len(names):
+        raise InvalidValue("a material is named twice")
+    current = draft.state["current_stage"]
+    skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
+    label, passport, stale = materials.register(
+        t, draft.state, run.passports, names, now, origin_skill=skill, origin_mode=req.args.get("origin_mode"),
+        files=req.args.get("files", []), upstream=req.args.get("upstream", []))
+    draft.passports = {**stale, label: passport}
+    return draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label,
+                        stale=sorted(stale))
+
+
+def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, actor: str) -> list[str]:
+    """redo: each output series gets a new version derived from its current one."""
+    bumped = []
+    for name in series_names:
+        old_label = draft.state.get("current_version", {}).get(name)
+        old = draft.run.passports.get(old_label or "")
+        if not old_label or old is None:
+            continue
+        label, passport, stale = materials.register(
+            t, draft.state, {**draft.run.passports, **draft.passports}, old["materials"], now,
+            origin_skill=old.get("origin_skill"), origin_mode="redo", files=old.get("files", []),
+            upstream=old.get("upstream_dependencies", []), derived_from=old_label)
+        draft.passports.update({**stale, label: passport})
+        bumped.append(label)
+    return bumped
+
+
+def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    """update_integrity: verdict, refs and issues for an integrity stage; FAIL retries capped."""
+    assert stage_id is not None
+    spec = t.stage(stage_id).get("integrity")
+    if not spec:
+        raise InvalidValue(f"stage {t.display(stage_id)} is not an integrity stage", stage=stage_id)
+    args = req.args
+    verdict = VERDICT_ALIASES.get(args["verdict"], args["verdict"])
+    if verdict not in VERDICTS:
+        raise InvalidValue(f"verdict {args['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    total, verified = args["refs_total"], args["refs_verified"]
+    found, fixed = args.get("issues_found"), args.get("issues_fixed")
+    issues = args.get("issues", [])
+    found = len(issues) if found is None else found
+    fixed = 0 if fixed is None else fixed
+    if min(total, verified, found, fixed) < 0 or verified > total or fixed > found:
+        raise InvalidValue("counts must be >= 0 with refs_verified <= refs_total and issues_fixed <= issues_found")
+    record = _active_current(t, run, stage_id, "integrity")
+    draft = Draft(run)
+    retries = record.get("retry_count", 0)
+    decision = record.get("fail_loop_decision")
+    if retries >= spec["retry_cap"] and not decision:
+        if not req.reason:
+            raise LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {spec['retry_cap']});"
+                               " record the user's decision with --reason (handle manually / remove "
+                               "unverifiable / continue with 'partially unverified' warning)",
+                               retry_count=retries)
+        decision = req.reason
+    mode = spec.get("mode")
+    draft_series = spec.get("verifies_draft_series")
+    draft_label = draft.state.get("current_version", {}).get(draft_series or "")
+    label, passport, stale = materials.register(
+        t, draft.state, run.passports, [spec["report_material"]], now, origin_skill=req.actor,
+        origin_mode=mode, files=[], upstream=[draft_label] if draft_label else [])
+    draft.passports.update({**stale, label: passport})
+    passed = verdict != "FAIL"
+    rec = draft.stage(stage_id)
+    rec.update(verdict=verdict, refs_total=total, refs_verified=verified, issues_found=found,
+               issues_fixed=fixed, mode=rec.get("mode") or mode, fail_loop_decision=decision,
+               outputs=[*rec["outputs"], f"{label} ({verdict}, {verified}/{total} refs verified, "
+                                         f"{found} issues)"])
+    if not passed:
+        rec["retry_count"] = retries + 1
+    if passed and spec.get("verifies"):
+        draft.state["materials"][spec["verifies"]] = True
+    if passed and draft_label and draft_label in run.passports:
+        draft.passports[draft_label] = {**copy.deepcopy(run.passports[draft_label]),
+                                        "verification_status": "VERIFIED", "integrity_pass_date": now}
+    draft.log("integrity", {
+        "at": now, "stage": stage_id, "mode": mode, "verdict": verdict, "refs_total": total,
+        "refs_verified": verified, "issues_found": found, "issues_fixed": fixed, "retry_count": retries,
+        "issues_detail": issues, "report": label, "decision": decision})
+    return draft.change(f"integrity {t.display(stage_id)} {verdict} ({verified}/{total} refs, {found} issues)",
+                        now, version_label=label)
+
+
+def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    """Record the revision round of the current revision stage."""
+    stage_id = run.state["current_stage"]
+    spec = t.stage(stage_id).get("revision") if stage_id else None
+    if not spec:
+        raise IllegalTransition(f"the current stage ({stage_id}) is not a revision stage")
+    _active_current(t, run, stage_id, "revision")
+    total = req.args["items_total"]
+    addressed = req.args.get("items_addressed") or 0
+    if total < 0 or addressed < 0 or addressed > total:
+        raise InvalidValue("need 0 <= --items-addressed <= --items-total")
+    draft = Draft(run)
+    rounds = [r.get("revision_round") or 0 for r in run.stages.values() if "revision_round" in r]
+    number = draft.stage(stage_id).get("revision_round") or max(rounds, default=0) + 1
+    after = spec["after"][0]
+    draft.stage(stage_id).update(revision_round=number, items_total=total, items_addressed=addressed)
+    draft.log("revisions", {"at": now, "round": number, "stage": f"{t.display(after)} -> {t.display(stage_id)}",
+                            "from_decision": run.stages[after].get("decision"), "items_total": total,
+                            "items_addressed": addressed, "items_pending": list(req.args.get("pending", []))})
+    return draft.change(f"revision round {number} at stage {t.display(stage_id)}: {addressed}/{total} items",
+                        now, round=number)
+
+
+def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    draft = Draft(run)
+    cap = t.caps.get("re_revise_rounds")
+    count = draft.state.get("loop_count", 0)
+    if cap is not None and count >= cap:
+        raise LimitReached(f"loop_count is at its cap ({cap})", loop_count=count)
+    draft.state["loop_count"] = count + 1
+    return draft.change(f"loop_count {count} -> {count + 1}", now, loop_count=count + 1)
+
+
+OBSERVER_FIELDS = ("timestamp", "dialogue_log_ref", "zone", "scores", "cross_model_divergence", "advisory_only")
+
+
+def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    """append_observer_report: append-only, advisory only, never at MANDATORY checkpoints."""
+    if not t.may(req.actor, "observe"):
+        raise PermissionDenied(f"only the collaboration depth observer may append observer reports, "
+                               f"not {req.actor!r}", actor=req.actor)
+    kind, report = req.args["checkpoint"], req.args["report"]
+    if kind not in ("FULL", "SLIM", "pipeline_completion"):
+        raise InvalidValue("--checkpoint takes FULL, SLIM or pipeline_completion")
+    if (stage_id is None) != (kind == "pipeline_completion"):
+        raise InvalidValue("--stage pipeline goes with --checkpoint pipeline_completion, and only with it")
+    if not isinstance(report, dict):
+        raise ValidationFailed("the observer report must be a mapping")
+    extra = sorted(set(report) - set(OBSERVER_FIELDS) - {"stage_id", "checkpoint_type"})
+    if extra:
+        raise PermissionDenied(f"an observer report changes nothing else; refused fields: {', '.join(extra)}",
+                               fields=extra)
+    if report.get("advisory_only") is not True:
+        raise PermissionDenied("an observer report must carry advisory_only: true")
+    if stage_id is not None:
+        declared = t.stage(stage_id).get("checkpoint")
+        recorded = run.stages[stage_id].get("checkpoint_type")
+        if "MANDATORY" in (declared, recorded) or kind != (recorded or kind):
+            raise PermissionDenied(f"no observer report at stage {t.display(stage_id)}: its checkpoint is "
+                                   f"{recorded or declared} (observer reports only at FULL/SLIM checkpoints)")
+    draft = Draft(run)
+    entry = {"stage_id": stage_id or "pipeline", "checkpoint_type": kind,
+             "timestamp": str(report.get("timestamp") or now),
+             "dialogue_log_ref": report.get("dialogue_log_ref") or (
+                 run.stages[stage_id].get("dialogue_log_ref") if stage_id else None),
+             "zone": report.get("zone"), "scores": report.get("scores") or {},
+             "cross_model_divergence": report.get("cross_model_divergence"), "advisory_only": True}
+    draft.log("collaboration_depth", entry)
+    return draft.change(f"observer report for {entry['stage_id']} ({kind})", now)

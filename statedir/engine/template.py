@@ -1,0 +1,190 @@
+"""Pipeline templates: data files declaring stages, statuses, graph, materials, roles and caps."""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
+from statedir.files import schema
+from statedir.store.run_logs import LOGS
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+# Every append-only log statedir knows is listed with its layout (statedir.store.run_logs); a
+# template declares which of them its runs hold, and every run holds statedir's own two.
+OWN_LOGS = ("transitions", "reset_boundary")
+
+
+class Template:
+    """Read-only accessors over one validated template document (plain data)."""
+
+    def __init__(self, doc: dict[str, Any], source: str) -> None:
+        self.doc = doc
+        self.source = source
+        self.name: str = doc["name"]
+        self.stages: list[dict[str, Any]] = doc["stages"]
+        self.stage_ids = [s["id"] for s in self.stages]
+        self._by_id = {s["id"]: s for s in self.stages}
+        self.status = doc["statuses"]["roles"]
+        self.statuses: list[str] = doc["statuses"]["values"]
+        self.moves: dict[str, list[str]] = doc["statuses"]["moves"]
+        self.pipeline = doc["pipeline_states"]
+        self.graph: list[dict[str, Any]] = doc["graph"]
+        self.materials: list[str] = doc.get("materials", [])
+        self.series: list[dict[str, Any]] = doc.get("series", [])
+        self.roles: dict[str, dict[str, Any]] = doc.get("roles", {})
+        self.caps: dict[str, int] = doc.get("caps", {})
+        self.checkpoints: dict[str, Any] = doc.get("checkpoints", {})
+        self.terminal_targets = {self.pipeline["completed"], self.pipeline["aborted"]}
+        self.logs = declared_logs(doc)
+        # The run fields `statedir new` must be given; a template that says nothing needs a topic.
+        self.required_run_fields: list[str] = doc.get("required_run_fields", ["topic"])
+
+    # --- stages --------------------------------------------------------------------------
+    def stage(self, stage_id: str) -> dict[str, Any]:
+        return self._by_id[self.resolve_stage(stage_id)]
+
+    def resolve_stage(self, raw: str) -> str:
+        """The stage id for `raw` (an id or an alias), or UNKNOWN_STAGE."""
+        stage_id = self.doc.get("aliases", {}).get(raw, raw)
+        if stage_id not in self._by_id:
+            raise UnknownStage(f"unknown stage {raw!r}; {self.name} has {', '.join(self.stage_ids)}",
+                               stage=raw, known=self.stage_ids)
+        return stage_id
+
+    def display(self, stage_id: str) -> str:
+        return self._by_id[stage_id].get("display", stage_id)
+
+    def index(self, stage_id: str) -> int:
+        return self.stage_ids.index(stage_id)
+
+    def skippable(self, stage_id: str) -> bool:
+        return bool(self.status.get("skipped")) and self._by_id[stage_id].get("skippable", True)
+
+    def owner(self, stage_id: str) -> str | None:
+        stage = self._by_id[stage_id]
+        return stage.get("owner") or stage.get("skill")
+
+    # --- graph -----------------------------------------------------------------------------
+    def edges_from(self, stage_id: str) -> list[dict[str, Any]]:
+        return [e for e in self.graph if e["from"] == stage_id]
+
+    def prohibited(self, source: str, target: str) -> bool:
+        return [source, target] in self.doc.get("prohibited", [])
+
+    def entry_points(self) -> list[str]:
+        return self.doc.get("entry_points", self.stage_ids[:1])
+
+    # --- materials -------------------------------------------------------------------------
+    def check_material(self, name: str) -> str:
+        if name not in self.materials:
+            raise UnknownMaterial(f"unknown material {name!r} for template {self.name}",
+                                  material=name, known=self.materials)
+        return name
+
+    def series_of(self, material: str) -> dict[str, Any]:
+        for series in self.series:
+            if material in series["materials"]:
+                return series
+        return {"name": material, "label": f"{material}_v{{N}}", "materials": [material]}
+
+    def series_of_label(self, label: str) -> str | None:
+        """The series a version label belongs to, or None."""
+        for name in {self.series_of(m)["name"]: None for m in self.materials}:
+            pattern = self.series_of(self.series_by_name(name)["materials"][0])["label"]  # type: ignore[index]
+            head, _, tail = pattern.partition("{N}")
+            if label.startswith(head) and label.endswith(tail) and label[len(head):len(label) - len(tail)].isdigit():
+                return name
+        return None
+
+    def series_by_name(self, name: str) -> dict[str, Any] | None:
+        for series in self.series:
+            if series["name"] == name:
+                return series
+        return self.series_of(name) if name in self.materials else None
+
+    # --- roles -----------------------------------------------------------------------------
+    def may(self, actor: str, action: str, stage_id: str | None = None) -> bool:
+        if action in self.roles.get(actor, {}).get("may", []):
+            return True
+        owned = stage_id is not None and self.owner(stage_id) == actor
+        return owned and action in self.doc.get("owner_may", [])
+
+    def default_actor(self) -> str:
+        return self.doc.get("default_actor", "pipeline_orchestrator")
+
+
+def declared_logs(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The logs a run of this template holds, in statedir's order: its `logs:` and statedir's
+    own two; every known log when the template predates `logs:`."""
+    if "logs" not in doc:
+        return LOGS
+    return tuple(name for name in LOGS if name in doc["logs"] or name in OWN_LOGS)
+
+
+def parse(raw: bytes, source: str) -> Template:
+    """Validate a template file's bytes; a bad template is BAD_FILE naming the line."""
+    from statedir.files import yaml
+
+    doc = yaml.load(raw, source)
+    plain = yaml.to_plain(doc)
+    if not isinstance(plain, dict):
+        raise BadFile(f"{source}: a template must be a YAML mapping", file=source)
+    problems = schema.validate("template", plain, source, source=doc)
+    if problems:
+        first = problems[0]
+        where = f"{source}:{first.line}" if first.line else source
+        raise BadFile(f"{where}: invalid template at {first.path}: {first.message}", file=source,
+                      line=first.line, errors=[_with_line(p) for p in problems])
+    from statedir.engine import template_meaning
+
+    found = [schema.Problem(source, template_meaning.json_path(path), message, schema._line_of(doc, path))  # noqa: SLF001
+             for path, message in template_meaning.problems(plain)]
+    if found:
+        first = found[0]
+        where = f"{source}:{first.line}" if first.line else source
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise BadFile(f"{where}: invalid template: {first.message}{more}", file=source, line=first.line,
+                      errors=[_with_line(p) for p in found])
+    return Template(plain, source)
+
+
+def _with_line(problem: schema.Problem) -> dict[str, Any]:
+    return {**problem.as_dict(), "line": problem.line}
+
+
+def shipped() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml"))}
+
+
+@functools.cache
+def _load_file(path: Path, cache_dir: Path | None = None) -> Template:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read template {path}: {exc.strerror}", file=str(path)) from None
+    if cache_dir is None:
+        return parse(raw, str(path))
+    from statedir.files.parse_cache import ParseCache
+
+    doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
+                                                      lambda: (parse(raw, str(path)).doc, True))
+    return Template(doc, str(path))
+
+
+def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None, *,
+         allow_path: bool = True) -> Template:
+    """A template by name (the store's own first, then shipped) or, with allow_path, by file path."""
+    if not allow_path or (NAME_RE.match(name_or_path) and not name_or_path.endswith((".yaml", ".yml"))):
+        if store_templates is not None and (store_templates / f"{name_or_path}.yaml").is_file():
+            return _load_file(store_templates / f"{name_or_path}.yaml", cache_dir)
+        if name_or_path in shipped():
+            return _load_file(shipped()[name_or_path], cache_dir)
+        raise InvalidValue(f"unknown template {name_or_path!r}; see `statedir templates`",
+                           template=name_or_path)
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise InvalidValue(f"template file {name_or_path!r} does not exist", template=name_or_path)
+    return _load_file(path.resolve(), cache_dir)

@@ -1,0 +1,70 @@
+"""Stored template versions: a user's template is kept in the store at `templates/<name>.yaml`
+(the newest); when a newer version replaces it, the older one stays as
+`templates/<name>@<version>.yaml`, so every run keeps the version it started with."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from statedir.engine import template
+from statedir.engine.template import Template
+from statedir.errors import CorruptStore, InvalidValue
+from statedir.files import yaml
+from statedir.store import layout
+from statedir.store.disk import Store
+
+
+def kept_rel(name: str, version: str) -> str:
+    return f"templates/{name}@{version}.yaml"
+
+
+def next_version(version: str) -> str:
+    """A suggestion: the last number bumped ('3.21' -> '3.22', '1' -> '2'), else '.1' appended."""
+    match = re.search(r"(\d+)$", version)
+    return version[: match.start()] + str(int(match[1]) + 1) if match else f"{version}.1"
+
+
+def run_template(store: Store, name: str, version: str | None) -> Template:
+    """The template a run started with: its kept version, else the newest the store holds or
+    statedir ships when that is the same version."""
+    folder = store.root / "templates"
+    if version is not None and (folder / f"{name}@{version}.yaml").is_file():
+        return template.load(str(folder / f"{name}@{version}.yaml"), cache_dir=store.cache_dir)
+    t = template.load(name, folder, store.cache_dir, allow_path=False)
+    if version is not None and t.doc.get("version") != version:
+        raise CorruptStore(f"a run uses template {name!r} version {version}, but the store holds version "
+                           f"{t.doc.get('version')} only; restore templates/{name}@{version}.yaml from git",
+                           template=name, version=version)
+    return t
+
+
+def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
+    """The template files a run on the user's template file `path` adds to the store: the
+    newest at `templates/<name>.yaml`, and the version it replaces kept beside it."""
+    rel = f"templates/{t.name}.yaml"
+    text = path.read_bytes().decode("utf-8")
+    if text.startswith(yaml.HEADER_PREFIX):  # re-point the schema line into the store's .schemas/
+        text = text.partition("\n")[2]
+    text = yaml.header(layout.schema_ref(rel)) + text
+    existing = store.read_bytes(rel)
+    if existing is None or existing == text.encode("utf-8"):
+        return {rel: text}
+    held = template.parse(existing, rel)
+    old, new = held.doc.get("version"), t.doc.get("version")
+    if old is None:
+        raise InvalidValue(f"the store holds a different template named {t.name!r} without a version; save "
+                           "your edit under another `name:` (runs on the stored one keep it)", template=t.name)
+    if new is None or new == old:
+        raise InvalidValue(f"the store already holds template {t.name!r} version {old} with different content; "
+                           f"give your edited template a new version (e.g. `version: '{next_version(str(old))}'`) "
+                           f"and run `statedir new` again; runs on version {old} keep theirs",
+                           template=t.name, version=old)
+    files = {rel: text}
+    kept_new = store.read_bytes(kept_rel(t.name, str(new)))
+    if kept_new is not None and kept_new != text.encode("utf-8"):
+        raise InvalidValue(f"the store keeps template {t.name!r} version {new} with different content; "
+                           f"choose a version never used before (e.g. `version: '{next_version(str(new))}'`)",
+                           template=t.name, version=new)
+    if store.read_bytes(kept_rel(t.name, str(old))) is None:
+        files[kept_rel(t.name, str(old))] = existing.decode("utf-8")
+    return files

@@ -1,0 +1,234 @@
+"""The one write path: lock, load, decide, validate, write atomically, commit once."""
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+from statedir.engine import template as template_mod
+from statedir.engine.decision import Change, Request, RunData
+from statedir.engine.template import Template
+from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, ValidationFailed
+from statedir.files import schema, yaml, yaml_own
+from statedir.gitops import git
+from statedir.store import layout, run_logs
+from statedir.store.disk import Store
+from statedir.store.write import persist
+
+LOGS = template_mod.LOGS
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:
+    name = layout.schema_for(rel)
+    return schema.validate(name, plain, rel, source=doc) if name else []
+
+
+def _checked(rel: str, doc: Any) -> dict[str, Any]:
+    plain = yaml.to_plain(doc)
+    problems = _problems(rel, plain, doc)
+    if problems or not isinstance(plain, dict):
+        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}; "
+                           "fix the file or `git checkout` it", file=rel,
+                           errors=[p.as_dict() for p in problems])
+    return plain
+
+
+class Sources:
+    """The files a command read: plain data (through the parse cache), and on demand the
+    round-trip documents that edits are merged into so hand comments survive."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.cache = store.cache()
+        self.raw: dict[str, bytes] = {}
+        self.docs: dict[str, Any] = {}
+        self.canonical: dict[str, bool] = {}
+
+    def read(self, rel: str) -> dict[str, Any]:
+        raw = self.store.read_bytes(rel)
+        if not raw:
+            raise CorruptStore(f"{rel} is missing or empty", file=rel)
+        self.raw[rel] = raw
+
+        def parse() -> tuple[Any, bool]:
+            ref = layout.own_ref(rel, raw)
+            own = yaml_own.read_own(raw, ref)
+            if isinstance(own, dict) and not _problems(rel, own):
+                return own, True
+            doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines
+            plain = _checked(rel, doc)
+            return plain, yaml.dump(plain, ref).encode() == raw
+
+        plain, self.canonical[rel] = self.cache.through(schema.cache_kind(layout.schema_for(rel) or ""), raw, parse)
+        return plain  # type: ignore[no-any-return]
+
+    def round_trip(self, rel: str) -> Any:
+        """The round-trip document to merge into, or None where a plain dump is identical."""
+        if rel not in self.raw or self.canonical.get(rel):
+            return None
+        if rel not in self.docs:
+            self.docs[rel] = yaml.load(self.raw[rel], rel)
+        return self.docs[rel]
+
+
+def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, Sources]:
+    """A run as plain data, its template, and the sources its files came from."""
+    base = store.require_run(run_id)
+    sources = Sources(store)
+    state = sources.read(f"{base}/state.yaml")
+    if state.get("run_id") != run_id:
+        raise CorruptStore(f"{base}/state.yaml holds run_id {state.get('run_id')!r}", file=f"{base}/state.yaml")
+    t = run_template(store, state)
+    stages = {sid: sources.read(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
+    passports = {label: sources.read(f"{base}/materials/{label}.yaml")
+                 for label in state.get("current_version", {}).values()}
+    run = RunData(run_id, state, stages, passports)
+    if ledger or state.get("settings", {}).get("reset_boundaries"):
+        run.ledger = read_log(store, run_id, "reset_boundary")
+    return t, run, sources
+
+
+def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
+    """A run's whole log, every segment in order ([] before its first entry)."""
+    return run_logs.read(store, store.run_dir(run_id), name)
+
+
+def run_template(store: Store, state: dict[str, Any]) -> Template:
+    from statedir.engine import template_versions
+
+    # A run names a template the store holds or statedir ships, never a path; and keeps its version.
+    try:
+        return template_versions.run_template(store, state["template"], state.get("template_version"))
+    except InvalidValue:
+        raise CorruptStore(f"run {state['run_id']} uses template {state['template']!r}, which the store "
+                           "does not hold", template=state["template"]) from None
+
+
+def planned(base: str, change: Change, req: Request, now: str,
+            declared: tuple[str, ...] = LOGS) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """The whole files and the log entries a change writes into run folder `base` (each entry
+    into its day's segment), checked against the logs the run's template `declared`, the limits
+    every reader enforces and their schemas (verify's replay shares it)."""
+    files: dict[str, Any] = {}
+    if change.state is not None:
+        files[f"{base}/state.yaml"] = change.state
+    files.update({f"{base}/stages/{sid}.yaml": rec for sid, rec in change.stages.items()})
+    files.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
+    entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary,
+             "reason": req.reason}
+    undeclared = sorted({name for name, _ in change.logs if name not in declared})
+    if undeclared:
+        raise IllegalTransition(f"the run's template declares no {', '.join(undeclared)} log (it holds "
+                                f"{', '.join(declared)}); add it to the template's `logs:`",
+                                logs=undeclared, declared=list(declared))
+    appends = [(run_logs.target(base, name, e, now), e) for name, e in [*change.logs, ("transitions", entry)]]
+    for rel, data in [*files.items(), *appends]:
+        yaml.check_depth(data, rel)
+    problems = []
+    for rel, data in files.items():
+        problems += schema.validate(layout.schema_for(rel) or "", data, rel)
+    for rel, data in appends:
+        problems += schema.validate(layout.schema_for(rel) or "", data, rel, pointer="$defs/entry")
+    if problems:
+        raise ValidationFailed(f"the change would write invalid state: {problems[0]}",
+                               errors=[p.as_dict() for p in problems])
+    return files, appends
+
+
+def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
+          sources: Sources | None, extra_files: dict[str, str] | None = None, *,
+          scope: str | None = None, declared: tuple[str, ...] = LOGS) -> dict[str, Any]:
+    """Persist an accepted change: validate everything first, then write, append, commit.
+    Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
+    files, appends = planned(store.run_dir(run_id), change, req, now, declared)
+    merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
+    texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
+                            layout.schema_ref(rel, scope)) for rel, data in files.items()}
+    texts.update(extra_files or {})
+    entries = [(rel, yaml.dump_entry(data), yaml.header(layout.schema_ref(rel, scope))) for rel, data in appends]
+    message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
+                          request={"at": now, "args": req.args, "reason": req.reason},
+                          trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None)
+    try:  # encoded once, before anything is written: an undecodable argument changes nothing
+        encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
+        for text in [*(entry for _, entry, _ in entries), message]:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
+    sha = persist(store, writes=encoded, appends=entries, message=message, author=req.actor)
+    if sources is not None:
+        for rel, data in files.items():
+            sources.cache.put(schema.cache_kind(layout.schema_for(rel) or ""), encoded[rel], data,
+                              merged[rel] is None)
+    result = {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
+    if store.warnings:
+        result["warnings"] = list(store.warnings)
+    return result
+
+
+def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
+    """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
+    from statedir.engine import rules
+
+    layout.check_run_id(run_id)
+    with store.locked(timeout):
+        t, run, sources = load_run(store, run_id,
+                                   ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
+        now = utc_now()
+        change = rules.decide(t, run, req, now)
+        if change is None or change.noop:
+            return {"run_id": run_id, "commit": None, "changed": False,
+                    "summary": change.summary if change is not None else "nothing to change"}
+        return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t),
+                     declared=t.logs)
+
+
+def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
+           template_file: Path | None = None) -> dict[str, Any]:
+    """`new`: the run's files and its first log entry, one commit (a log appears with its
+    first entry: a new run has only `history/transitions/<today>.yaml`)."""
+    from statedir.engine import runs, template_versions
+    from statedir.engine.decision import require_permission
+
+    layout.check_run_id(run_id)
+    require_permission(t, req.actor, "new")
+    with store.locked(timeout):
+        base = store.run_dir(run_id)
+        if store.path(f"{base}/state.yaml").exists():
+            raise RunExists(f"run {run_id!r} already exists", run_id=run_id)
+        now = utc_now()
+        _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
+                                 req.args.get("entry_point"), now, passport=req.args.get("passport"),
+                                 confirm_skip=bool(req.args.get("confirm_skip")))
+        scope = scope_of(t)
+        extra: dict[str, str] = {}
+        if template_file is not None:
+            extra.update(template_versions.store_files(store, t, template_file))
+        extra.update(_missing_schemas(store, t))
+        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope, declared=t.logs)
+
+
+def scope_of(t: Template) -> str | None:
+    from statedir.engine import template_compile as compile_mod
+
+    return compile_mod.scope(t)
+
+
+def schemas_if_missing(store: Store, t: Template) -> dict[str, str]:
+    """The compiled schemas, when a run made by an older statedir lacks them (one stat)."""
+    scope = scope_of(t)
+    if scope is None or (store.root / ".schemas" / scope / "run-state.schema.json").is_file():
+        return {}
+    return _missing_schemas(store, t)
+
+
+def _missing_schemas(store: Store, t: Template) -> dict[str, str]:
+    """The template's compiled schemas the store lacks (or holds stale), for editors offline."""
+    from statedir.engine import template_compile as compile_mod
+
+    files = compile_mod.schema_files(t)
+    return {rel: text for rel, text in files.items() if store.read_bytes(rel) != text.encode("utf-8")}

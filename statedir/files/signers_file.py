@@ -1,0 +1,115 @@
+"""The store's signers file: which actor is bound to which SSH public key.
+
+`signers.yaml` is the one source of truth for the binding. git and ssh-keygen read the same
+binding in their own allowed-signers format, which `allowed_signers()` renders from it (the
+actor is the principal, the namespace is git's).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from statedir.errors import CorruptStore, InvalidValue
+from statedir.files import schema, yaml, yaml_own
+
+FILE = "signers.yaml"
+KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+             "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+
+
+@dataclass
+class Signers:
+    """The parsed file: entries of {actor, key[, comment]}, keys as `type base64`."""
+
+    entries: list[dict[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, data: Any) -> Signers:
+        entries = data.get("signers") if isinstance(data, dict) else None
+        return cls([dict(e) for e in entries or []])
+
+    def keys_of(self, actor: str) -> set[str]:
+        return {e["key"] for e in self.entries if e["actor"] == actor}
+
+    def actors_of(self, key: str) -> list[str]:
+        return sorted({e["actor"] for e in self.entries if e["key"] == key})
+
+    def data(self) -> dict[str, Any]:
+        return {"format_version": 1, "signers": self.entries}
+
+    def allowed_signers(self) -> str:
+        """git's allowed-signers format (ssh-keygen's ALLOWED SIGNERS): `principal namespaces="git" key`."""
+        return "".join(f'{e["actor"]} namespaces="git" {e["key"]}\n' for e in self.entries)
+
+
+def parse(raw: bytes) -> Signers:
+    """The file's bytes, checked against its schema (CORRUPT_STORE where they fail it)."""
+    ref = ".schemas/signers.schema.json"
+    data = yaml_own.read_own(raw, ref)
+    if data is yaml_own.FOREIGN:  # edited by hand: ruamel reads it
+        data = yaml.to_plain(yaml.load(raw, FILE))
+    problems = schema.validate("signers", data, FILE)
+    if problems:
+        raise CorruptStore(f"{problems[0]}", file=FILE)
+    return Signers.of(data)
+
+
+def public_key(text: str) -> tuple[str, str]:
+    """(`type base64`, comment) of a public key as a .pub file or `ssh-add -L` writes it;
+    INVALID_VALUE where it is not one (a private key, a fingerprint, a truncated paste)."""
+    parts = text.strip().split(None, 2)
+    if "PRIVATE KEY" in text:
+        raise InvalidValue("that is a private key; give the public key (the .pub file)")
+    if len(parts) < 2 or parts[0] not in KEY_TYPES:
+        raise InvalidValue(f"not an SSH public key: {text.strip()[:60]!r} (expected e.g. 'ssh-ed25519 AAAA...'; "
+                           f"types: {', '.join(KEY_TYPES)})")
+    try:
+        blob = base64.b64decode(parts[1], validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidValue(f"the {parts[0]} key's base64 is damaged") from None
+    if _string(blob, 0)[0] != parts[0].encode():
+        raise InvalidValue(f"the key's data is not a {parts[0]} key (damaged or edited)")
+    return f"{parts[0]} {parts[1]}", (parts[2].strip() if len(parts) > 2 else "")
+
+
+def key_of_blob(blob: bytes) -> str:
+    """`type base64` of a public key's wire blob."""
+    kind = _string(blob, 0)[0].decode("ascii", "replace")
+    return f"{kind} {base64.b64encode(blob).decode()}"
+
+
+def fingerprint(key: str) -> str:
+    """ssh-keygen's SHA256 fingerprint of a `type base64` key."""
+    blob = base64.b64decode(key.split()[1])
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+def _string(data: bytes, pos: int) -> tuple[bytes, int]:
+    """One SSH wire-format string at `pos`: (its bytes, the position after it)."""
+    if pos + 4 > len(data):
+        raise InvalidValue("truncated SSH data")
+    (size,) = struct.unpack(">I", data[pos:pos + 4])
+    if pos + 4 + size > len(data):
+        raise InvalidValue("truncated SSH data")
+    return data[pos + 4:pos + 4 + size], pos + 4 + size
+
+
+def signature_key(armored: bytes) -> str:
+    """The public key an SSH signature (`-----BEGIN SSH SIGNATURE-----`) names as its signer,
+    read from the signature's own header (checking it is ssh-keygen's work); INVALID_VALUE
+    where it is no SSH signature."""
+    lines = armored.strip().splitlines()
+    if not lines or lines[0].strip() != b"-----BEGIN SSH SIGNATURE-----":
+        raise InvalidValue("not an SSH signature")
+    try:
+        blob = base64.b64decode(b"".join(line.strip() for line in lines[1:-1]), validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidValue("the SSH signature's base64 is damaged") from None
+    if blob[:6] != b"SSHSIG":
+        raise InvalidValue("not an SSH signature")
+    key, _ = _string(blob, 10)  # after the magic and the version
+    return key_of_blob(key)

@@ -1,0 +1,2 @@
+"""Git: processes, commits of exactly the store's files, the user's index held, libgit2, object
+reads, the merge driver's registration. Imports `statedir.errors`, `statedir.faults`, `statedir.files`."""

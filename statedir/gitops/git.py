@@ -1,0 +1,289 @@
+"""Git for statedir: commits of exactly the store's changed files, and the audit log read back.
+
+The transition path drives the git binary directly (one short process per step) rather than
+through GitPython, whose import alone costs about as much as a commit; GitPython is used
+where a command needs a repository object and speed does not matter (`init`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import GitError
+
+TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
+REQUEST_TRAILER = "Statedir-Request"  # what was asked, as compact JSON: {"at", "args", "reason"}
+# State commits are ours alone: no user hooks, no signing prompts, no auto-gc or auto-maintenance
+# (`git commit` would start `git maintenance run --auto`, a process per commit).
+QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
+          "-c", "maintenance.auto=false", "-c", "core.quotepath=false")
+
+
+LOCK_RETRY_SECONDS = 5.0
+# Variables that point git at another repository, work tree or index. statedir works on the
+# repository that holds the store: every git it runs has them removed, and a write refuses to
+# start while one points elsewhere (inside a git hook, say), rather than commit to one
+# repository and write files in another.
+REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
+# Operations in progress that a commit of statedir's would slip into (and `--abort` discard).
+IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
+               ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"), ("BISECT_LOG", "a bisect"))
+
+
+def environment(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in REDIRECTS}
+    env.update(extra or {})
+    return env
+
+
+def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None,
+        check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run one git command in `worktree`; a failure is GIT_ERROR with git's own words.
+
+    A command that finds a lock of git's taken (the user's own git is writing the index or
+    a ref) is tried again for a few seconds before that counts as a failure.
+    """
+    import time
+
+    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    delay = 0.01
+    while True:
+        try:
+            proc = subprocess.run(["git", *QUIET, *args], cwd=worktree, input=stdin, capture_output=True,
+                                  env=environment(env), check=False)
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc.strerror}") from None
+        contended = proc.returncode != 0 and b".lock': File exists" in proc.stderr
+        if not contended or time.monotonic() >= deadline:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+    if check and proc.returncode != 0:
+        raise GitError(f"git {next(a for a in args if not a.startswith('-'))} failed: {gist(proc.stderr)}",
+                       command=["git", *args], stderr=proc.stderr.decode(errors="replace"))
+    return proc
+
+
+def gist(stderr: bytes) -> str:
+    """git's own reason: its first fatal/error line, else its last line."""
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    reasons = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (reasons or lines or ["no message"])[0 if reasons else -1]
+
+
+def find_worktree(start: Path) -> Path | None:
+    """The top of the git work tree holding `start`, found without starting git."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def init(directory: Path) -> Path:
+    from git import Repo  # GitPython: only `init` needs a repository object
+    from git.exc import GitError as GitPythonError
+
+    try:
+        Repo.init(directory, mkdir=True)
+    except (GitPythonError, OSError) as exc:
+        raise GitError(f"git init {directory} failed: {' '.join(str(exc).split())[:200]}") from None
+    return directory
+
+
+def git_dir(worktree: Path) -> Path:
+    """The repository's git directory (`.git`, or where a `.git` file points)."""
+    dot = worktree / ".git"
+    if dot.is_dir():
+        return dot
+    text = dot.read_text(encoding="utf-8", errors="replace").strip()
+    if text.startswith("gitdir:"):
+        path = Path(text[7:].strip())
+        return path if path.is_absolute() else (worktree / path).resolve()
+    return Path(run(worktree, "rev-parse", "--absolute-git-dir").stdout.decode().strip())
+
+
+def common_dir(gitdir: Path) -> Path:
+    """Where a repository's shared parts (objects, refs, config) are: a linked work tree's git
+    directory names it in `commondir`; any other git directory is its own."""
+    pointer = gitdir / "commondir"
+    if pointer.is_file():
+        return (gitdir / pointer.read_text().strip()).resolve()
+    return gitdir
+
+
+def head(worktree: Path) -> str | None:
+    """HEAD's commit, read from the ref files where that is plain; git answers otherwise."""
+    gitdir = git_dir(worktree)
+    try:
+        content = (gitdir / "HEAD").read_text().strip()
+        if content.startswith("ref: "):
+            loose = gitdir / content[5:]
+            if loose.is_file():
+                content = loose.read_text().strip()
+            else:  # packed by `git gc` (or by a commit that started an auto gc)
+                content = _packed_ref(gitdir, content[5:]) or content
+        if len(content) == 40 and all(c in "0123456789abcdef" for c in content):
+            return content
+    except OSError:
+        pass
+    proc = run(worktree, "rev-parse", "-q", "--verify", "HEAD", check=False)
+    if proc.returncode not in (0, 1) or (proc.returncode == 1 and proc.stderr.strip()):
+        raise GitError(f"git rev-parse failed: {gist(proc.stderr)}", stderr=proc.stderr.decode(errors="replace"))
+    return proc.stdout.decode().strip() or None
+
+
+def _packed_ref(gitdir: Path, ref: str) -> str | None:
+    """A ref's commit from `packed-refs`, or None."""
+    try:
+        lines = (gitdir / "packed-refs").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        sha, _, name = line.partition(" ")
+        if name == ref:
+            return sha
+    return None
+
+
+def preflight(worktree: Path) -> list[str]:
+    """Before a write: refuse where a commit would land somewhere the user does not expect;
+    returns warnings for people (a detached HEAD)."""
+    gitdir = git_dir(worktree)
+    for var in REDIRECTS:
+        value = os.environ.get(var)
+        if value is None:
+            continue
+        same = {"GIT_DIR": gitdir, "GIT_WORK_TREE": worktree, "GIT_INDEX_FILE": gitdir / "index"}.get(var)
+        if same is not None and (worktree / value).resolve() == same.resolve():
+            continue  # it names this very repository: harmless, and removed from every git call
+        raise GitError(f"{var} is set ({value}); statedir commits only to the repository that holds the "
+                       f"store ({worktree}). Unset it: `env -u {var} statedir ...`", variable=var)
+    for marker, operation in IN_PROGRESS:
+        if (gitdir / marker).exists():
+            raise GitError(f"{operation} is in progress in {worktree}; a state commit now would be part of it "
+                           "(and lost on --abort). Finish or abort it first, then retry", operation=marker)
+    try:
+        detached = not (gitdir / "HEAD").read_text().startswith("ref: ")
+    except OSError:
+        detached = False
+    return ["HEAD is detached: this commit is on no branch; `git switch -c NAME` keeps it"] if detached else []
+
+
+def blob_ids(worktree: Path, rev: str | None, paths: list[str]) -> dict[str, tuple[str, int] | None]:
+    """Each path's blob id and size at `rev` (None where it has no such file), in one git."""
+    if rev is None or not paths:
+        return dict.fromkeys(paths)
+    query = "".join(f"{rev}:{p}\n" for p in paths).encode()
+    lines = run(worktree, "cat-file", "--batch-check", stdin=query).stdout.decode().splitlines()
+    out: dict[str, tuple[str, int] | None] = {}
+    for path, line in zip(paths, lines, strict=True):
+        fields = line.split()
+        out[path] = (fields[0], int(fields[2])) if len(fields) == 3 and fields[1] == "blob" else None
+    return out
+
+
+def landed(worktree: Path, before: str | None, text: str) -> bool:
+    """Whether a commit with message `text` was made on top of `before` (HEAD then)."""
+    now = head(worktree)
+    if now is None or now == before:
+        return False
+    span = f"{before}..{now}" if before else now
+    out = run(worktree, "log", "-z", "--format=%B", "-n", "100", span).stdout.decode(errors="replace")
+    return any(m.strip() == text.strip() for m in out.split("\0"))
+
+
+def index_identity(worktree: Path) -> list[int] | None:
+    """Which file the user's index is now (inode, mtime, size): git replaces it on every write."""
+    try:
+        st = (git_dir(worktree) / "index").stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def reset_index(worktree: Path, paths: list[str]) -> None:
+    """Bring the user's index to HEAD for `paths` (after a transition died mid-commit)."""
+    if not paths:
+        return
+    rev = head(worktree)
+    if rev is None:
+        args: tuple[str, ...] = ("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *paths)
+    else:
+        differs = run(worktree, "--literal-pathspecs", "diff", "--cached", "--quiet", rev, "--", *paths, check=False)
+        if differs.returncode == 0:
+            return
+        if differs.returncode != 1:
+            raise GitError(f"git diff failed: {gist(differs.stderr)}")
+        args = ("reset", "-q", rev, "--", *paths)
+    proc = run(worktree, "--literal-pathspecs", *args, check=False)
+    if proc.returncode != 0:
+        lock = git_dir(worktree) / "index.lock"
+        raise GitError(f"the index does not match HEAD for the store and git cannot fix it ({gist(proc.stderr)}). "
+                       f"If no git command is running: `rm -f '{lock}'`, then run any statedir command",
+                       command=["git", *args])
+
+
+def _printable(value: str) -> str:
+    """One line git keeps as it is: control characters (a NUL, a newline that would forge a
+    trailer) written as escapes."""
+    return "".join(c if c >= " " and c != "\x7f" else f"\\x{ord(c):02x}" for c in value)
+
+
+def message(summary: str, run_id: str, actor: str, action: str, *, reason: str | None = None,
+            request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None) -> str:
+    """A state commit's message: the one-line summary, the reason as its body, then the trailers.
+
+    `request` (what was asked: the time, the arguments, the reason) is kept as one line of
+    compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition again.
+    """
+    lines = _printable(" ".join(summary.split()))
+    # as `git commit` would clean it (blank lines run together), so every way of committing
+    # writes the same message and a crashed writer's journal recognises its commit (landed)
+    body = "\n".join(_printable(line.rstrip()) for line in (reason or "").strip().splitlines())
+    body = re.sub(r"\n{3,}", "\n\n", body)
+    text = f"{lines}\n\n" + (f"{body}\n\n" if body else "")
+    text += f"Statedir-Run: {_printable(run_id)}\nStatedir-Actor: {_printable(actor)}\nStatedir-Action: {action}\n"
+    for key, value in (trailers or {}).items():
+        text += f"{key}: {_printable(value)}\n"
+    if request is not None:
+        # Key order kept: a replay writes the arguments in the order they were given.
+        encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)
+        text += f"{REQUEST_TRAILER}: {encoded}\n"
+    return text
+
+
+def update_index(worktree: Path, paths: list[str], *, env: dict[str, str] | None = None,
+                 check: bool = True) -> None:
+    """Bring an index (the user's, or GIT_INDEX_FILE's in `env`) to the work tree for `paths`:
+    added, changed or removed."""
+    listing = "".join(f"{p}\0" for p in paths).encode()
+    run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing, check=check)
+
+
+_FIELDS = ("%H", "%cd", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)", "%s")
+UTC_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%SZ"  # with TZ=UTC: git writes the times in UTC
+
+
+def log(worktree: Path, pathspec: str) -> list[dict[str, str]]:
+    """State commits touching `pathspec`, newest first, read from their trailers."""
+    if not head(worktree):
+        return []
+    fmt = "%x1f".join(_FIELDS) + "%x1e"
+    out = run(worktree, "log", UTC_DATE, f"--format={fmt}", "--", pathspec, env={"TZ": "UTC"}).stdout.decode(
+        errors="replace")
+    entries = []
+    for record in out.split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) != len(_FIELDS) or not fields[2]:
+            continue
+        sha, time, run_id, actor, action, summary = fields
+        entries.append({"commit": sha, "time": time, "actor": actor, "action": action,
+                        "run_id": run_id, "summary": summary})
+    return entries

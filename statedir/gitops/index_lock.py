@@ -1,0 +1,214 @@
+"""The user's index while statedir commits: held under git's own `index.lock` from before the
+commit until the index agrees with it, so a user's `git commit` never sees an index that
+predates statedir's commit (it fails on the lock, as it would beside any other git).
+
+git writes the next index into a private file (`GIT_INDEX_FILE`, a hard link of the index to
+start from) which replaces the index once the commit has landed. statedir's lock names its
+writer from the moment it exists (it is made by linking a file holding the mark and the pid),
+so a lock left by a statedir process that died, killed at any point, is recognised and
+released, with the locks a git it ran left when killed with it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from statedir.errors import GitError
+from statedir.gitops.git import common_dir, git_dir
+
+OWNER = "index.lock.owner"  # where a statedir before the mark recorded its lock
+MARK = b"statedir writer "  # an index.lock of statedir's begins with this, then its pid
+STALE_GIT_LOCK_NS = 2 * 10**9  # git holds a ref lock for milliseconds; one this old was left by a dead git
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _holder(gitdir: Path, st: os.stat_result) -> int | None:
+    """The pid of the statedir writer that made this `index.lock`: written into the lock as it
+    was made (it appears whole, by link), or, from a statedir before that, in the owner file."""
+    try:
+        with open(gitdir / "index.lock", "rb") as lock:
+            head = lock.read(64)
+        if head.startswith(MARK):
+            return int(head[len(MARK):].split()[0])
+        pid, inode, ctime = (int(v) for v in (gitdir / "statedir" / OWNER).read_text().split())
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if (st.st_ino, st.st_ctime_ns) == (inode, ctime) else None
+
+
+def release_dead_index_lock(gitdir: Path) -> bool:
+    """Remove `index.lock` where a statedir process that is gone left it; True if it did."""
+    lock = gitdir / "index.lock"
+    try:
+        st = os.lstat(lock)
+    except FileNotFoundError:
+        return False
+    pid = _holder(gitdir, st)
+    if pid is None or _alive(pid):
+        return False
+    leftovers = _git_locks_since(gitdir, st.st_ctime_ns)
+    if leftovers and (any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers)
+                      or _git_running_in(gitdir)):
+        return False  # a git (one it started, or the user's) may still hold one: wait for it
+    for path, _ in leftovers:  # git's own, left by a git killed with the writer
+        path.unlink(missing_ok=True)
+    if os.lstat(lock).st_ino == st.st_ino:
+        lock.unlink()
+    for name in (OWNER, "index.next", f"index.next.{pid}.tmp", f"index.lock.{pid}"):  # its other leftovers
+        (gitdir / "statedir" / name).unlink(missing_ok=True)
+    return True
+
+
+def _git_running_in(gitdir: Path) -> bool:
+    """Whether a git process is running in this repository (its work tree or git directory),
+    as far as /proc tells (Linux; elsewhere only the locks' age counts). A lock of git's is
+    removed only when none is: a git the dead writer started, or the user's own (a slow hook,
+    a stopped process), may hold it for longer than its age suggests."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return False
+    roots = {gitdir.resolve(), common_dir(gitdir).resolve()}
+    with contextlib.suppress(OSError):  # a linked work tree names its own .git file here
+        roots.add(Path((gitdir / "gitdir").read_text().strip()).resolve().parent)
+    roots.update(root.parent for root in list(roots) if root.name == ".git")
+    me = str(os.getpid())
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit() or entry.name == me:
+            continue
+        try:
+            if not (proc / entry.name / "comm").read_text().startswith("git"):
+                continue
+            cwd = Path(os.readlink(proc / entry.name / "cwd"))
+        except OSError:  # gone meanwhile, or another user's
+            continue
+        if any(cwd == root or root in cwd.parents for root in roots):
+            return True
+    return False
+
+
+def _git_locks_since(gitdir: Path, ctime: int) -> list[tuple[Path, int]]:
+    """git's lock files made since `ctime` (while a statedir writer held the index) by the
+    commit it ran: HEAD's and the branch's, the next index's and `commit --only`'s temporary
+    index. A git killed holding one (SIGKILL cannot be caught) leaves it, and every later
+    commit fails on it; each is (path, mtime)."""
+    common = common_dir(gitdir)
+    candidates = [gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock", *gitdir.glob("next-index-*.lock")]
+    with contextlib.suppress(OSError):
+        head = (gitdir / "HEAD").read_text().strip()
+        if head.startswith("ref: refs/"):
+            candidates.append(common / f"{head[5:]}.lock")
+    found = []
+    for path in candidates:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_ctime_ns >= ctime:
+            found.append((path, st.st_mtime_ns))
+    return found
+
+
+class Index:
+    """The user's index, held: git writes the next one into `env`'s file, and `publish()`
+    puts it in place. The index is published *before* HEAD moves: `git commit` reads HEAD
+    before it reads the index, so a user's commit then sees either the old HEAD (and fails its
+    compare-and-swap) or the new HEAD with the new index, never the new HEAD with the old index."""
+
+    def __init__(self, gitdir: Path) -> None:
+        self.index = gitdir / "index"
+        self.next = gitdir / "statedir" / "index.next"
+        self.env = {"GIT_INDEX_FILE": str(self.next)}
+
+    def start(self) -> None:
+        self.next.unlink(missing_ok=True)
+        if self.index.exists():
+            try:
+                os.link(self.index, self.next)  # git writes the next index anew, so the link costs no copy
+            except OSError:
+                shutil.copyfile(self.index, self.next)
+
+    def publish(self) -> None:
+        """Put the next index in place; git may go on writing a newer one (start again)."""
+        if self.next.exists():
+            os.replace(self.next, self.index)
+        self.start()
+
+
+def _take(lock: Path, mine: Path) -> bool:
+    """Make `lock` as git would (exclusively), holding this process's mark from the start:
+    linked from `mine`, so a writer killed at any moment leaves a lock that names it."""
+    try:
+        os.link(mine, lock)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: made, then marked at once
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "wb") as out:
+            out.write(mine.read_bytes())
+        return True
+
+
+@contextlib.contextmanager
+def held(gitdir: Path, wait: float) -> Iterator[Index]:
+    """Hold the user's index (git's own `index.lock`) until the block ends; a failure leaves
+    the index as it was last published."""
+    lock = gitdir / "index.lock"
+    mine = gitdir / "statedir" / f"index.lock.{os.getpid()}"
+    deadline = time.monotonic() + wait
+    delay = 0.005
+    try:
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_bytes(MARK + f"{os.getpid()}\n".encode())
+        while not _take(lock, mine):
+            if release_dead_index_lock(gitdir):
+                continue
+            if time.monotonic() >= deadline:
+                raise GitError(f"the repository's index is locked ({lock}): another git command is running. "
+                               f"If none is, remove the lock: `rm -f '{lock}'`", lock=str(lock))
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+    except OSError as exc:
+        raise GitError(f"cannot lock the repository's index ({lock}): {exc.strerror}") from None
+    finally:
+        mine.unlink(missing_ok=True)
+    index = Index(gitdir)
+    try:
+        (gitdir / "statedir" / "index.next.lock").unlink(missing_ok=True)
+        index.start()
+        yield index
+    finally:
+        try:
+            index.next.unlink(missing_ok=True)
+        finally:
+            lock.unlink(missing_ok=True)
+
+
+def settle(worktree: Path, timeout: float = 10.0) -> None:
+    """Wait for git processes a killed writer left running (SIGKILL does not reach its
+    children): its commit may still land, and rolling back must see where HEAD ends up."""
+    gitdir = git_dir(worktree)
+    locks = [gitdir / "index.lock", gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock"]
+    time.sleep(0.05)  # a git the writer had just started may not hold its lock yet
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        release_dead_index_lock(gitdir)
+        if not any(lock.exists() for lock in locks):
+            break
+        time.sleep(0.01)

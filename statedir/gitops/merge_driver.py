@@ -1,0 +1,96 @@
+"""The merge driver's registration: the store's `.gitattributes` names it, the repository's git
+config says how to run it. git never copies config with a clone, and silently falls back to a
+line merge when a named driver is not configured: so `init` registers it, `doctor` reports a
+missing or stale registration (and `--fix` writes it), and every command warns while it is missing.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from statedir.gitops import git
+
+DRIVER = "statedir"  # the name store.GITATTRIBUTES gives it
+NAME = "statedir: merges store files by their schemas' x-merge rules"
+_SECTION = f'[merge "{DRIVER}"]'
+MISSING_WARNING = ("the store's .gitattributes names the statedir merge driver, but this repository's git config "
+                   "does not register it (a fresh clone?): git would merge store files line by line. "
+                   "Run `statedir doctor --fix`")
+UNSAFE_WARNING = ("this repository's git config runs the statedir merge driver without isolated mode (-I), so "
+                  "a `statedir/` folder committed at the repository's top would run as code on a merge. "
+                  "Run `statedir doctor --fix`")
+
+
+def command() -> str:
+    """The driver command git runs: this interpreter, by absolute path, in isolated mode (-I).
+    git runs a driver in the work tree's top folder, and a plain `python -m` puts that folder
+    first on sys.path: a `statedir/` package anyone committed there would be imported instead of
+    the installed one. -I keeps the current folder, PYTHON* variables and user site off the path."""
+    return f"{shlex.quote(sys.executable)} -I -m statedir merge-driver %O %A %B %P"
+
+
+def unsafe(value: str) -> bool:
+    """A registration statedir wrote before isolated mode (`python -m statedir merge-driver`),
+    which imports a `statedir/` package from the work tree: replaced wherever it is seen."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return False
+    return (len(words) >= 4 and words[1:4] == ["-m", "statedir", "merge-driver"])
+
+
+def configured(worktree: Path) -> str | None:
+    """The registered driver command, or None. The repository's config file is read first (no
+    git process in the common case); only where it has no such section is git asked."""
+    try:
+        text = (git.common_dir(git.git_dir(worktree)) / "config").read_text(errors="replace")
+    except OSError:
+        text = ""
+    if _SECTION not in text:
+        proc = git.run(worktree, "config", "--get", f"merge.{DRIVER}.driver", check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    proc = git.run(worktree, "config", "--get", f"merge.{DRIVER}.driver", check=False)
+    return proc.stdout.decode().strip() or None
+
+
+def stale(value: str) -> bool:
+    """A registered command whose program is gone (a removed virtualenv, an old interpreter)."""
+    try:
+        program = shlex.split(value)[0]
+    except (ValueError, IndexError):
+        return True
+    if "/" not in program:
+        return False  # found on PATH when git runs it
+    return not os.access(program, os.X_OK)
+
+
+def register(worktree: Path) -> None:
+    """Write the driver into the repository's git config (replacing a stale one)."""
+    git.run(worktree, "config", f"merge.{DRIVER}.name", NAME)
+    git.run(worktree, "config", f"merge.{DRIVER}.driver", command())
+
+
+def names_driver(root: Path) -> bool:
+    """Whether the store's .gitattributes assigns the statedir merge driver."""
+    try:
+        return f"merge={DRIVER}" in (root / ".gitattributes").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def warning(root: Path, worktree: Path) -> str | None:
+    """The once-per-command warning while the attribute is there and the config is not. A
+    registration of statedir's own older, unsafe form is rewritten on the spot (it is ours)."""
+    if not names_driver(root):
+        return None
+    value = configured(worktree)
+    if value is None:
+        return MISSING_WARNING
+    if unsafe(value):
+        try:
+            register(worktree)
+        except git.GitError:  # a read-only config: say how to fix it instead
+            return UNSAFE_WARNING
+    return None

@@ -1,0 +1,65 @@
+"""verify's check of a merge commit: its store files must be what the statedir merge driver
+gives from its parents (and their merge base). A file resolved by hand, or merged line by line
+where the driver was not registered, is reported as kind `illegal_merge`."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.gitops import git
+from statedir.history.snapshot import Reader
+from statedir.merge import driver
+
+
+def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
+    """Store-relative paths that differ between two commits (all of b's where a is None)."""
+    store = reader.store
+    args = ["diff-tree", "-r", "--no-renames", "--name-only", "-z"]
+    args += [a, b] if a else ["--root", b]
+    out = git.run(store.worktree, *args, "--", store.git_path(".")).stdout.decode("utf-8", "surrogateescape")
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    names = [n for n in out.split("\0") if n and n != b]
+    return {n[len(prefix):] for n in names if n.startswith(prefix)}
+
+
+def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
+    """Findings [{commit, kind, file, message}] for one merge commit (two parents; more are
+    folded in order, as an octopus merge does)."""
+    store = reader.store
+    findings: list[dict[str, Any]] = []
+    ours = parents[0]
+    for theirs in parents[1:2] if len(parents) == 2 else []:
+        proc = git.run(store.worktree, "merge-base", ours, theirs, check=False)
+        base = proc.stdout.decode().split()[0] if proc.returncode == 0 and proc.stdout.strip() else None
+        paths = _changed(reader, base, ours) | _changed(reader, base, theirs) | _changed(reader, ours, sha)
+        for rel in sorted(paths):
+            specs = [reader.spec(c, rel) if c else "" for c in (base, ours, theirs, sha)]
+            found = reader.objects.read_many([s for s in specs if s])
+            if base is None:
+                found.insert(0, None)
+            b, o, t, m = (f[2] if f and f[1] == "blob" else None for f in found)
+            want = _expected(rel, b, o, t, reader)
+            if want is None and m is None or want == m:
+                continue
+            reason = "cannot be merged by the rules (a conflict resolved by hand?)" if want is False else \
+                "is not what the statedir merge driver gives from the merge's parents (resolved by hand, or merged " \
+                "line by line where the driver was not registered)"
+            findings.append({"commit": sha, "kind": "illegal_merge", "file": rel,
+                             "message": f"the merge's {rel} {reason}"})
+    if len(parents) > 2:
+        findings.append({"commit": sha, "kind": "illegal_merge", "file": None,
+                         "message": f"an octopus merge of {len(parents)} parents; sync merges one remote at a time"})
+    return findings
+
+
+def _expected(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
+              reader: Reader) -> bytes | None | bool:
+    """What the merge must hold: one side where only the other changed, else the driver's
+    merge (False where the driver refuses: no content is legal)."""
+    if base == theirs:
+        return ours
+    if base == ours or ours == theirs:
+        return theirs
+    if ours is None or theirs is None:
+        return False  # changed on one side, deleted on the other
+    outcome = driver.merge_file(rel, base, ours, theirs, reader.store.root)
+    return outcome.data if outcome.clean else False

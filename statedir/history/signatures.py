@@ -1,0 +1,193 @@
+"""verify's signature check: each commit against `signers.yaml` as of its parent.
+
+- A commit whose Statedir-Actor the parent's file binds must be signed by one of that actor's
+  keys.
+- A commit that changes the file must be signed by a key the parent's file lists (any actor's);
+  a first version (the parent has none, or one that lists nobody) by a key it itself lists.
+
+The signer's key is read from the signature's own header; ssh-keygen then checks the signature
+over the commit (one `ssh-keygen -Y verify` per signed commit that needs checking, run on
+every core while verify reads on; commits of unbound actors cost nothing). The commit
+objects come through verify's one `git cat-file`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from statedir.errors import InvalidValue, MissingDependency, StatedirError
+from statedir.files.signers_file import FILE, Signers, fingerprint, parse, signature_key
+from statedir.gitops.objects import Objects
+from statedir.history.replay import Commit
+from statedir.store.disk import Store
+
+KIND = "signature"
+_SIG_HEADERS = (b"gpgsig", b"gpgsig-sha256")
+
+
+def split(raw: bytes) -> tuple[bytes | None, bytes]:
+    """(the signature, the signed payload) of a commit object: git signs the commit without its
+    gpgsig header (a SHA-256 repository's gpgsig-sha256 one)."""
+    head, sep, body = raw.partition(b"\n\n")
+    kept: list[bytes] = []
+    sig: list[bytes] | None = None
+    inside = False
+    for line in head.split(b"\n"):
+        name = line.partition(b" ")[0]
+        if name in _SIG_HEADERS and (sig is None or name == b"gpgsig"):
+            sig, inside = [line[len(name) + 1:]], True
+            continue
+        if inside and line.startswith(b" "):
+            assert sig is not None
+            sig.append(line[1:])
+            continue
+        inside = False
+        kept.append(line)
+    return (b"\n".join(sig) + b"\n" if sig else None), b"\n".join(kept) + sep + body
+
+
+class Auditor:
+    """Checks commits in history order; keeps each version of signers.yaml parsed once."""
+
+    def __init__(self, store: Store, objects: Objects) -> None:
+        self.store = store
+        self.objects = objects
+        self.path = store.git_path(FILE)
+        self._tmp: Path | None = None
+        self._versions: dict[str, Signers] = {}  # blob id -> parsed
+        self._after: tuple[str, str | None] | None = None  # (commit, its signers.yaml blob id)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> Auditor:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    @staticmethod
+    def resolved(items: Iterable[Any]) -> list[dict[str, Any]]:
+        """Findings in order, each pending signature check waited for (call inside the `with`)."""
+        out: list[dict[str, Any]] = []
+        for item in items:
+            out += item.result() if isinstance(item, Future) else [item]
+        return out
+
+    def check(self, commit: Commit) -> list[Any]:
+        """This commit's findings: dicts, and Futures of a list of them (see `resolved`)."""
+        if len(commit.parents) > 1:  # a merge: each side's commits were checked on their own
+            self._after = None  # (git log --raw lists no files for it: the next commit looks its parent up)
+            return []
+        before = self._blob_at(commit.parent)
+        change = commit.changed.get(FILE)
+        after = (None if change[0] == "D" else change[2]) if change else before
+        self._after = (commit.sha, after)
+        trusted = self._signers(before, commit, "its parent's")
+        if isinstance(trusted, list):
+            return trusted
+        bound = trusted.keys_of(commit.actor) if trusted and commit.actor else set()
+        if not bound and change is None:
+            return []
+        found = self.objects.read(commit.sha)
+        signature, payload = split(found[2]) if found and found[1] == "commit" else (None, b"")
+        out: list[Any] = []
+        if bound:
+            assert trusted is not None
+            out += self._signed_by(commit, signature, payload, trusted, bound, None,
+                                   f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
+        if change is not None:
+            if trusted is None or not trusted.entries:  # a first version: self-certified, by a key it lists
+                first = self._signers(after, commit, "its new") if after else None
+                if isinstance(first, list):
+                    return out + first
+                if first is not None:
+                    out += self._signed_by(commit, signature, payload, first, {e["key"] for e in first.entries},
+                                           FILE, f"the first {FILE} must be signed by a key it lists")
+            else:
+                out += self._signed_by(commit, signature, payload, trusted, {e["key"] for e in trusted.entries},
+                                       FILE, f"a change to {FILE} must be signed by a key it already trusts "
+                                             "(as of the parent)")
+        return out
+
+    def _blob_at(self, parent: str | None) -> str | None:
+        if parent is None:
+            return None
+        if self._after is not None and self._after[0] == parent:  # history read in order: no lookup
+            return self._after[1]
+        found = self.objects.read(f"{parent}:{self.path}")
+        return found[0] if found and found[1] == "blob" else None
+
+    def _signers(self, blob: str | None, commit: Commit, which: str) -> Signers | list[dict[str, Any]] | None:
+        """The parsed version `blob`, or a finding where it does not parse."""
+        if blob is None:
+            return None
+        if blob not in self._versions:
+            found = self.objects.read(blob)
+            try:
+                self._versions[blob] = parse(found[2] if found else b"")
+            except StatedirError as exc:
+                return [_finding(commit, FILE, f"{which} {FILE} is not valid ({exc.message}), so who may sign "
+                                               "cannot be read")]
+        return self._versions[blob]
+
+    def _signed_by(self, commit: Commit, signature: bytes | None, payload: bytes, signers: Signers,
+                   keys: set[str], file: str | None, rule: str) -> list[Any]:
+        """A finding unless `signature` is a good signature of `payload` by one of `keys` (that
+        last check a Future: ssh-keygen runs while verify reads on)."""
+        if signature is None:
+            return [_finding(commit, file, f"{rule}, but the commit is not signed")]
+        try:
+            key = signature_key(signature)
+        except InvalidValue as exc:
+            return [_finding(commit, file, f"{rule}, but the commit's signature is not usable: {exc.message} "
+                                           "(statedir signs with SSH keys: gpg.format=ssh)")]
+        if key not in keys:
+            others = signers.actors_of(key)
+            whose = f"a key {FILE} binds to {', '.join(others)}" if others else f"a key {FILE} does not list"
+            return [_finding(commit, file, f"{rule}, but the commit is signed by {fingerprint(key)}, {whose}")]
+        bad = _finding(commit, file, f"the signature by {fingerprint(key)} does not verify: the commit was "
+                                     "changed after it was signed, or the signature is forged")
+        allowed = self._allowed(signers)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
+        return [self._pool.submit(_check_signature, allowed, signers.actors_of(key)[0], signature, payload, bad)]
+
+    def _allowed(self, signers: Signers) -> Path:
+        """A file of `signers` in git's allowed-signers format, for ssh-keygen."""
+        if self._tmp is None:
+            if shutil.which("ssh-keygen") is None:
+                raise MissingDependency(f"checking the signatures {FILE} asks for needs ssh-keygen (OpenSSH's "
+                                        "client tools), which is not on PATH")
+            self._tmp = Path(tempfile.mkdtemp(prefix="statedir-verify-"))
+        allowed = self._tmp / f"allowed-{id(signers)}"
+        if not allowed.exists():
+            allowed.write_text(signers.allowed_signers())
+        return allowed
+
+
+def _check_signature(allowed: Path, principal: str, signature: bytes, payload: bytes,
+                     bad: dict[str, Any]) -> list[dict[str, Any]]:
+    """ssh-keygen's check of the signature over the payload for `principal`: [] or [bad]."""
+    sig = allowed.parent / f"{bad['commit']}-{id(bad)}.sig"
+    sig.write_bytes(signature)
+    try:
+        proc = subprocess.run(["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", "git",
+                               "-s", str(sig)], input=payload, capture_output=True, check=False)
+    except OSError as exc:
+        raise MissingDependency(f"cannot run ssh-keygen to check a signature: {exc.strerror}") from None
+    finally:
+        sig.unlink(missing_ok=True)
+    return [] if proc.returncode == 0 else [bad]
+
+
+def _finding(commit: Commit, file: str | None, message: str) -> dict[str, Any]:
+    return {"commit": commit.sha, "kind": KIND, "file": file, "message": message}

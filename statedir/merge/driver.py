@@ -1,0 +1,160 @@
+"""The merge driver git calls for one store file (`statedir merge-driver %O %A %B %P`).
+
+What a file is comes from its path through the store's schema lookup (`store.schema_for`):
+a `log-*` file merges as a union of entries, any other owned file field by field by its
+schema's `x-merge` rules; a file statedir does not own gets git's own line merge. A merge the
+rules refuse writes a conflict report into the file (git's conflict markers around both whole
+sides, so nothing of either is lost) and exits 1: git then shows the file as conflicted.
+"""
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import StatedirError
+from statedir.files import schema, yaml, yaml_own
+from statedir.merge import logs, rules
+from statedir.store import layout
+
+MARKER = "<<<<<<< "
+
+
+@dataclass
+class Outcome:
+    """A merged file: its bytes, and the fields the rules could not merge (empty: clean)."""
+
+    data: bytes
+    conflicts: list[rules.Conflict] = field(default_factory=list)
+    note: str | None = None  # why the whole file was refused (unreadable side, not owned, ...)
+
+    @property
+    def clean(self) -> bool:
+        return not self.conflicts and self.note is None
+
+
+def store_root(path: Path) -> Path | None:
+    """The store holding a repository path: the nearest directory with statedir.yaml."""
+    for directory in path.parents:
+        if (directory / layout.CONFIG).is_file():
+            return directory
+    return None
+
+
+def _plain(raw: bytes | None, rel: str) -> Any:
+    if raw is None:
+        return rules.MISSING
+    own = yaml_own.read_own(raw, layout.own_ref(rel, raw))
+    return own if own is not yaml_own.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
+
+
+def _further(root: Path | None, rel: str) -> Any:
+    """The status order of a run file's template (None where it cannot be read)."""
+    parts = rel.split("/")
+    if root is None or len(parts) < 3 or parts[0] != "runs":
+        return None
+    try:
+        from statedir.engine import template
+
+        state = _plain((root / "runs" / parts[1] / "state.yaml").read_bytes(), f"runs/{parts[1]}/state.yaml")
+        t = template.load(state["template"], root / "templates", allow_path=False)
+    except (OSError, StatedirError, KeyError, TypeError):
+        return None
+    return rules.further_by_moves(t.moves)
+
+
+def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
+               root: Path | None = None) -> Outcome:
+    """Merge one store file's three versions (None: the file is absent on that side)."""
+    kind = layout.schema_for(rel)
+    if kind is None:
+        return _line_merge(base, ours, theirs)
+    if ours == theirs:
+        return Outcome(ours or b"")
+    try:
+        if kind.startswith("log-"):
+            return Outcome(logs.merge(rel, base, ours, theirs))
+        old, mine, other = (_plain(raw, rel) for raw in (base, ours, theirs))
+    except StatedirError as exc:
+        return Outcome(ours or b"", note=f"a side cannot be read: {exc.message}")
+    node = schema.load_schema(kind)
+    ctx = rules.Context(root=node, further=_further(root, rel) if kind == "stage" else None)
+    merged = rules.merge(old, mine, other, rules.resolve(node, node), ctx)
+    if ctx.conflicts:
+        return Outcome(ours or b"", conflicts=ctx.conflicts)
+    if merged is rules.MISSING:  # deleted on both sides, or on one side and unchanged on the other
+        return Outcome(b"", note=None) if ours is None or theirs is None else Outcome(ours)
+    ref_side = ours if ours is not None else theirs
+    return Outcome(yaml.dump(merged, layout.own_ref(rel, ref_side)).encode("utf-8"))
+
+
+def _line_merge(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> Outcome:
+    """git's own three-way line merge, for files statedir does not own."""
+    with tempfile.TemporaryDirectory(prefix="statedir-merge-") as tmp:
+        paths = []
+        for name, raw in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_bytes(raw or b"")
+            paths.append(str(path))
+        proc = subprocess.run(["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *paths],
+                              capture_output=True, check=False)
+    if proc.returncode == 0:
+        return Outcome(proc.stdout)
+    return Outcome(proc.stdout, note="the line merge left conflicts")
+
+
+def report(rel: str, outcome: Outcome, ours: bytes | None, base: bytes | None, theirs: bytes | None) -> bytes:
+    """A conflicted file: a line naming what was refused, then both whole sides (and the base)
+    between git's conflict markers, so git shows a conflict and nothing of either side is lost."""
+    why = outcome.note or "fields " + ", ".join(c.path for c in outcome.conflicts) + " changed on both sides"
+    text = [f"{MARKER}ours: statedir refused to merge {rel}: {why}. Keep the side you want (or a legal mix), "
+            "remove the markers, `git add` the file and commit; or `git merge --abort`\n"]
+    for label, raw in (("", ours), ("||||||| base\n", base), ("=======\n", theirs)):
+        chunk = (raw or b"").decode("utf-8", "replace")
+        text.append(label + chunk + ("" if chunk.endswith("\n") or not chunk else "\n"))
+    text.append(">>>>>>> theirs\n")
+    return "".join(text).encode("utf-8")
+
+
+def describe(rel: str, outcome: Outcome) -> dict[str, Any]:
+    """One refused file, structured: {run, file, fields: [{field, rule, ours, theirs, base}]}."""
+    parts = rel.split("/")
+    return {"run": parts[1] if len(parts) > 2 and parts[0] == "runs" else None, "file": rel,
+            "reason": outcome.note, "fields": [c.as_dict() for c in outcome.conflicts]}
+
+
+def run(base_path: str, ours_path: str, theirs_path: str, repo_path: str) -> int:
+    """What `statedir merge-driver %O %A %B %P` does: the merge into %A; 0 clean, 1 refused."""
+    worktree = Path.cwd()
+    root = store_root(worktree / repo_path)
+    rel = (worktree / repo_path).relative_to(root).as_posix() if root else repo_path
+    sides = []
+    for path in (base_path, ours_path, theirs_path):
+        raw = Path(path).read_bytes()
+        sides.append(raw if raw else None)
+    base, ours, theirs = sides
+    outcome = merge_file(rel, base, ours, theirs, root)
+    target = Path(ours_path)
+    if outcome.clean:
+        target.write_bytes(outcome.data)
+        return 0
+    target.write_bytes(outcome.data if outcome.note == "the line merge left conflicts"
+                       else report(rel, outcome, ours, base, theirs))
+    return 1
+
+
+def main(args: list[str]) -> int:
+    """`python -m statedir merge-driver %O %A %B %P` without the CLI around it: 0 merged,
+    1 refused (the conflict report is in %A), 2 when the files cannot be read."""
+    import sys
+
+    try:
+        code = run(*args)
+    except (OSError, StatedirError) as exc:
+        sys.stderr.write(f"statedir merge-driver: {getattr(exc, 'message', None) or exc}\n")
+        return 2
+    if code:
+        sys.stderr.write(f"statedir merge-driver: refused to merge {args[3]}; the file holds a conflict report\n")
+    return code

@@ -1,0 +1,93 @@
+"""The store's layout: its fixed files, how runs are named, which schema checks which file and
+the `$schema` reference on a file's first line, and the schema copies in `.schemas/`."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from statedir.errors import InvalidId
+from statedir.files import schema
+from statedir.store.journal import JOURNAL
+
+CONFIG = "statedir.yaml"
+LOCK = ".statedir.lock"
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
+GITATTRIBUTES = (  # the merge driver is registered in the repository's config by statedir.gitops.merge_driver
+    "# statedir: YAML state, diffed as text, merged by `statedir merge-driver`: each field by its\n"
+    "# schema's x-merge rule, append-only logs as the union of their entries (see README, sync)\n"
+    "*.yaml text eol=lf merge=statedir\n"
+)
+
+# Which schema checks which store file (store-relative posix path patterns).
+SCHEMA_OF = (
+    (re.compile(r"^statedir\.yaml$"), "store-config"),
+    (re.compile(r"^signers\.yaml$"), "signers"),
+    (re.compile(r"^templates/[^/]+\.yaml$"), "template"),
+    (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
+    (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),
+    (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
+    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)/\d{4}-\d{2}-\d{2}\.yaml$"), "log-{log}"),  # a day segment
+    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),  # a log of the layout before segments
+    (re.compile(r"^bus/[^/]+\.yaml$"), "bus-session"),
+    (re.compile(r"^research/(?P<kind>projects|questions|hypotheses|experiments|runs|sources|evidence|results|claims)"
+                r"/[^/]+\.yaml$"), "research-{kind}"),
+)
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID_RE.fullmatch(run_id) or run_id in {".", ".."}:
+        raise InvalidId(f"invalid run id {run_id!r}: use letters, digits and ._:- (at most 128, "
+                        "starting with a letter or digit)", run_id=run_id)
+    return run_id
+
+
+def schema_for(rel: str) -> str | None:
+    """The schema name for a store-relative path, or None for files statedir does not own."""
+    for pattern, name in SCHEMA_OF:
+        match = pattern.match(rel)
+        if match:
+            return name.format(**match.groupdict())
+    return None
+
+
+def schema_ref(rel: str, scope: str | None = None) -> str:
+    """The relative path from a store file to its schema copy in `.schemas/` (for a run file
+    under `scope`, `<template>/<version>`, the template's compiled schema)."""
+    name = schema_for(rel)
+    depth = rel.count("/")
+    return "../" * depth + (f".schemas/{scope}/" if scope else ".schemas/") + f"{name}.schema.json"
+
+
+SCOPED_REF_RE = re.compile(r"^(?:\.\./)*\.schemas/"
+                           r"(?:[A-Za-z0-9][A-Za-z0-9_.'-]{0,63}/[A-Za-z0-9][A-Za-z0-9._-]{0,31}/)?"
+                           r"[a-z_-]+\.schema\.json$")
+
+
+def own_ref(rel: str, raw: bytes | None) -> str:
+    """The schema reference on the first line of `raw` when it is one statedir writes for `rel`
+    (generic or its template's compiled schema), else the generic one."""
+    generic = schema_ref(rel)
+    if raw is None or not raw.startswith(b"# yaml-language-server: $schema="):
+        return generic
+    line = raw[32:raw.find(b"\n")].decode("utf-8", "replace")
+    prefix, name = "../" * rel.count("/") + ".schemas/", f"/{schema_for(rel)}.schema.json"
+    if line.startswith(prefix) and line.endswith(name) and SCOPED_REF_RE.match(line) and line.count("/") == \
+            generic.count("/") + 2:
+        return line
+    return generic
+
+
+def copy_schemas(root: Path) -> list[str]:
+    """Refresh `.schemas/` from the package; returns the store-relative paths written."""
+    target = root / ".schemas"
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in schema.schema_names():
+        src = schema.schema_path(name)
+        dst = target / src.name
+        if not dst.is_file() or dst.read_bytes() != src.read_bytes():
+            shutil.copyfile(src, dst)
+        written.append(f".schemas/{src.name}")
+    return written

@@ -1,0 +1,139 @@
+"""The layout of a run's append-only logs: the one module that knows where entries live.
+
+A log is a directory of day segments, `runs/<run>/history/<log>/<YYYY-MM-DD>.yaml`. The segment
+an entry goes into is decided by the entry itself (the UTC day of its `at`), so every clone puts
+it in the same file and a merge stays per segment. Only today's segment is ever appended to: a
+past day's segment is sealed. An older store's single file `history/<log>.yaml` (the legacy
+layout) is read as the log's first, sealed segment, before every dated one; `doctor --fix`
+moves its entries into dated segments (`migration`).
+
+Each segment is an ordinary statedir log file: the `$schema` header line and a YAML list,
+checked by the same `log-<name>` schema.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from statedir.errors import CorruptStore, ValidationFailed
+from statedir.files import schema, yaml, yaml_own
+from statedir.store import layout
+from statedir.store.disk import Store
+
+# Every append-only log statedir knows; a template declares which of them its runs hold.
+LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
+        "checkpoints", "reset_boundary")
+KNOWN = LOGS
+
+_DAY = r"\d{4}-\d{2}-\d{2}"
+SEGMENT_RE = re.compile(rf"^(?P<base>runs/[^/]+)/history/(?P<log>[^/]+)/(?P<day>{_DAY})\.yaml$")
+LEGACY_RE = re.compile(r"^(?P<base>runs/[^/]+)/history/(?P<log>[^/]+)\.yaml$")
+_TIME = re.compile(rf"^({_DAY})T\d{{2}}:\d{{2}}:\d{{2}}(\.\d+)?Z$")
+
+
+def legacy(base: str, name: str) -> str:
+    """The single-file log of the layout before segments (read, never written)."""
+    return f"{base}/history/{name}.yaml"
+
+
+def segment(base: str, name: str, day: str) -> str:
+    return f"{base}/history/{name}/{day}.yaml"
+
+
+def _day(value: Any) -> str | None:
+    match = _TIME.match(value) if isinstance(value, str) else None
+    return match.group(1) if match else None
+
+
+def day_of(entry: dict[str, Any], now: str) -> str:
+    """The UTC day an entry belongs to: that of its `at`. Entries of the two logs whose schema
+    has no `at` (schema_validation, collaboration_depth: the latter's `timestamp` is the
+    observer's, not statedir's) belong to the day of the transition that wrote them (`now`,
+    the `at` of that transition's own entry in the same commit)."""
+    day = _day(entry.get("at")) or _day(now)
+    if day is None:
+        raise ValidationFailed(f"a log entry has no UTC time to place it by (the transition's time is {now!r})")
+    return day
+
+
+def target(base: str, name: str, entry: dict[str, Any], now: str) -> str:
+    """The segment a new entry is appended to."""
+    return segment(base, name, day_of(entry, now))
+
+
+def log_of(rel: str) -> tuple[str, str] | None:
+    """(run folder, log name) of a segment or legacy log path, else None."""
+    match = SEGMENT_RE.match(rel) or LEGACY_RE.match(rel)
+    return (match.group("base"), match.group("log")) if match else None
+
+
+def ordered(paths: Iterable[str], base: str, name: str) -> list[str]:
+    """The files of one log among `paths` (a directory or tree listing), in reading order:
+    the legacy file first, then the dated segments by day."""
+    old = legacy(base, name)
+    prefix = f"{base}/history/{name}/"
+    dated = sorted(p for p in paths if p.startswith(prefix) and SEGMENT_RE.match(p))
+    return ([old] if old in paths else []) + dated
+
+
+def files(store: Store, base: str, name: str) -> list[str]:
+    """One log's files on disk, in reading order (one directory listing; nothing is opened)."""
+    found: list[str] = []
+    if store.path(legacy(base, name)).is_file():
+        found.append(legacy(base, name))
+    folder = store.path(f"{base}/history/{name}")  # refuses a symlinked folder
+    if folder.is_dir():
+        found += [f"{base}/history/{name}/{entry}" for entry in os.listdir(folder)]
+    return ordered(found, base, name)
+
+
+def read_file(store: Store, rel: str, name: str) -> list[dict[str, Any]]:
+    """The entries of one log file (legacy or segment), validated against `log-<name>`."""
+    raw = store.read_bytes(rel)
+    return parse(rel, raw, name)
+
+
+def parse(rel: str, raw: bytes | None, name: str) -> list[dict[str, Any]]:
+    own = yaml_own.read_own(raw, layout.own_ref(rel, raw)) if raw is not None else None
+    if own is not yaml_own.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
+        return own or []  # statedir's own text (None: a file with no entries)
+    doc = yaml.load(raw, rel) if raw is not None else None
+    plain = yaml.to_plain(doc) if doc is not None else []
+    problems = schema.validate(f"log-{name}", plain, rel, source=doc)
+    if problems:
+        raise CorruptStore(f"{problems[0]}", file=rel)
+    return plain or []
+
+
+def read(store: Store, base: str, name: str) -> list[dict[str, Any]]:
+    """A whole log: every segment's entries, in segment order ([] for a log with none yet)."""
+    out: list[dict[str, Any]] = []
+    for rel in files(store, base, name):
+        out += read_file(store, rel, name)
+    return out
+
+
+def today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def migration(base: str, name: str, old: list[dict[str, Any]], segments: dict[str, list[dict[str, Any]]],
+              fallback_day: str) -> dict[str, list[dict[str, Any]]]:
+    """The dated segments a legacy log's entries `old` move into (segment path -> all its entries),
+    given the log's existing `segments` (path -> entries). An entry goes to the day of its `at`
+    (or its `timestamp`, for logs without `at`), else the day of the entry before it (else
+    `fallback_day`). Moved entries come before a segment's own: the legacy file was read first."""
+    moved: dict[str, list[dict[str, Any]]] = {}
+    day = next((d for e in old if (d := _day(e.get("at")) or _day(e.get("timestamp")))), fallback_day)
+    for entry in old:
+        day = _day(entry.get("at")) or _day(entry.get("timestamp")) or day
+        moved.setdefault(segment(base, name, day), []).append(entry)
+    return {rel: entries + segments.get(rel, []) for rel, entries in moved.items()}
+
+
+def render(entries: list[dict[str, Any]], schema_ref: str) -> bytes:
+    """A whole segment file as statedir writes it: its header, then each entry."""
+    return (yaml.header(schema_ref) + "".join(yaml.dump_entry(e) for e in entries)).encode("utf-8")

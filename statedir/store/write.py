@@ -1,0 +1,66 @@
+"""The one write path's lower half: files written atomically, logs appended, one commit.
+
+Every subsystem (runs, the handoff bus, the research ledger, rollback) decides what to write
+and then calls `persist` while holding the store lock; this is the only code that writes
+store files and commits them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from statedir import faults
+from statedir.errors import InvalidValue, WriteFailed
+from statedir.files.yaml import MAX_BYTES
+from statedir.gitops import git, store_commit
+from statedir.store import commit_keys, journal, last_commit
+from statedir.store.disk import Store
+
+
+def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tuple[str, str, str]] = (),
+            removes: Iterable[str] = (), message: str, author: str, signing_key: str | None = None) -> str:
+    """Write `writes` (store-relative path -> bytes) atomically, append each `(path, text, header)`
+    to its log, delete `removes`, and commit exactly those paths; returns the commit.
+
+    The caller holds the store lock. Refused before anything is written: a file larger than any
+    reader accepts, a repository in the middle of a merge or rebase (or named by a git variable
+    that points elsewhere), a touched file that differs from HEAD, an author bound to a signing
+    key (signers.yaml) with no key of its at hand. `signing_key` signs the commit whatever its
+    author (a change to signers.yaml: its caller checks the key). Any later failure puts every
+    touched file back as it was (from the journal), then surfaces (an OSError as IO_ERROR).
+    """
+    appends = list(appends)
+    removes = list(removes)
+    for rel, data in writes.items():
+        if len(data) > MAX_BYTES:
+            raise InvalidValue(f"{rel} would be {len(data)} bytes, more than the {MAX_BYTES} any reader "
+                               "accepts; store large content in a file and register it with --file", file=rel)
+    store.warnings.extend(git.preflight(store.worktree))
+    head = git.head(store.worktree)
+    signing_key = signing_key or commit_keys.key_for(store, author, head)
+    saved = journal.before(store, [*writes, *removes], [rel for rel, _, _ in appends])
+    journal.require_committed(store, saved, head)
+    try:
+        journal.begin(store, saved, head, message)
+        faults.point("before_write")
+        for i, (rel, data) in enumerate(writes.items()):
+            store.write_atomic(rel, data)
+            if i == 0:
+                faults.point("between_files")
+        for rel, entry_text, header in appends:
+            store.append(rel, entry_text, header)
+        for rel in removes:
+            store.remove(rel)
+            store.prune(rel)
+        faults.point("after_write")
+        sha = store_commit.commit(store.worktree, [store.git_path(rel) for rel in saved.rels()], message,
+                               author=author, signing_key=signing_key, objects=store.objects)
+    except OSError as exc:
+        journal.recover(store)
+        raise WriteFailed(f"writing the store failed: {exc.strerror or exc}; nothing was changed") from None
+    except BaseException:
+        journal.recover(store)  # put back whatever stopped the transition left, then let it surface
+        raise
+    faults.point("after_commit")
+    journal.end(store)
+    last_commit.remember(store, head, sha, journal.committed_paths(store, saved, writes, removes, len(sha)))
+    return sha

@@ -1,0 +1,117 @@
+"""The Progress Dashboard and its one-line form, in the State Tracker's format."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.engine.decision import RunData
+from statedir.engine.template import Template
+
+WIDTH = 45  # characters between the box's corner marks
+
+
+def _pretty(value: str) -> str:
+    return value.replace("_", " ").title()
+
+
+def _detail(t: Template, run: RunData, stage_id: str, rec: dict[str, Any]) -> str:
+    status, spec = rec["status"], t.stage(stage_id)
+    label = t.doc["statuses"].get("labels", {}).get(status, _pretty(status))
+    if status == t.status.get("skipped"):
+        return label + (f" ({rec['reason']})" if rec.get("reason") else "")
+    if "integrity" in spec and rec.get("verdict"):
+        refs = ""
+        if rec.get("refs_total") is not None:
+            refs = f" ({rec['refs_verified']}/{rec['refs_total']} refs verified)"
+        retry = f", retry {rec['retry_count']}" if rec.get("retry_count") else ""
+        return f"{rec['verdict']}{refs}{retry}" + ("" if status == t.status["done"] else f" - {label}")
+    if "decision" in spec and rec.get("decision"):
+        items = _items_after(t, run, stage_id)
+        return _pretty(rec["decision"]) + (f" ({items} items)" if items else "")
+    if "revision" in spec and rec.get("items_total") is not None:
+        return f"{label} ({rec['items_addressed']}/{rec['items_total']} addressed)"
+    return label
+
+
+def _items_after(t: Template, run: RunData, review_id: str) -> int | None:
+    for sid in t.stage_ids:
+        after = t.stage(sid).get("revision", {}).get("after", [])
+        if review_id in after and run.stages[sid].get("items_total"):
+            return int(run.stages[sid]["items_total"])
+    return None
+
+
+def _boxed(text: str) -> str:
+    return f"| {text}".ljust(WIDTH + 1) + "|"
+
+
+def _wrapped(text: str) -> list[str]:
+    import textwrap
+
+    return [_boxed(part) for part in textwrap.wrap(text, WIDTH - 2, subsequent_indent="  ") or [""]]
+
+
+def render(t: Template, run: RunData) -> str:
+    """The dashboard as text."""
+    state = run.state
+    rule, double = "+" + "-" * WIDTH + "+", "+" + "=" * WIDTH + "+"
+    lines = [double, f"|   {t.doc.get('dashboard_title', t.doc.get('title', t.name))}".ljust(WIDTH + 1) + "|",
+             double, *(_wrapped(f"Topic: {state['topic']}") if state.get("topic") else []), rule]
+    markers = t.doc["statuses"].get("markers", {})
+    # The seed's columns (4 and 18 wide) fit the academic pipeline; longer ids or names widen them.
+    id_width = max(4, *(len(t.display(sid)) + 1 for sid in t.stage_ids))
+    name_width = max(18, *(len(t.stage(sid).get("label", t.stage(sid)["name"])) + 2 for sid in t.stage_ids))
+    for sid in t.stage_ids:
+        rec = run.stages[sid]
+        name = t.stage(sid).get("label", t.stage(sid)["name"])
+        lines.append(f"  Stage {t.display(sid).ljust(id_width)}{name.ljust(name_width)}"
+                     f"{markers.get(rec['status'], '[?]')} {_detail(t, run, sid, rec)}".rstrip())
+    integrity = [sid for sid in t.stage_ids if "integrity" in t.stage(sid)]
+    if integrity:
+        lines += [rule, _boxed("Integrity:")]
+        for sid in integrity:
+            rec = run.stages[sid]
+            verdict = rec.get("verdict") or "-"
+            issues = f" ({rec['issues_found']} issues)" if rec.get("issues_found") is not None else ""
+            spec = t.stage(sid)["integrity"]
+            mode = spec.get("label") or _pretty(spec.get("mode") or sid)
+            lines.append(_boxed(f"  {mode}: {verdict}{issues}"))
+    reviews = [sid for sid in t.stage_ids if "decision" in t.stage(sid)]
+    if reviews:
+        lines += [rule, _boxed("Review:")]
+        for number, sid in enumerate(reviews, 1):
+            decision = run.stages[sid].get("decision")
+            items = _items_after(t, run, sid)
+            text = _pretty(decision) if decision else "-"
+            lines.append(_boxed(f"  Round {number}: {text}" + (f" ({items} items required)" if items else "")))
+    lines.append(double)
+    lines.append(f"  Pipeline: {state['pipeline_state']}  |  current stage: "
+                 f"{t.display(state['current_stage']) if state.get('current_stage') else '-'}")
+    checkpoint = state.get("checkpoint")
+    if checkpoint:
+        lines.append(f"  Checkpoint open: {checkpoint['type']} after stage {t.display(checkpoint['stage'])}"
+                     + (f"; next: {checkpoint['default']}" if checkpoint.get("default") else
+                        f"; choose: {', '.join(checkpoint['choices'])}" if checkpoint.get("choices") else ""))
+        if checkpoint.get("awareness_prompt"):
+            count = state.get("consecutive_continue_count", 0)
+            lines.append(f"  You've continued {count} times in a row. Want to review progress?")
+    return "\n".join(lines)
+
+
+def line(t: Template, run: RunData) -> str:
+    """The simplified one-line form appended to checkpoint notifications."""
+    markers = t.doc["statuses"].get("markers", {})
+    parts = [f"{markers.get(run.stages[sid]['status'], '[?]')}{t.stage(sid).get('short', sid)}"
+             for sid in t.stage_ids]
+    return "Pipeline: " + " -> ".join(parts)
+
+
+def structure(t: Template, run: RunData) -> dict[str, Any]:
+    """The dashboard as data, for programs: each stage's status, label and marker, the open
+    checkpoint and the pipeline state (what `render` draws)."""
+    state, markers = run.state, t.doc["statuses"].get("markers", {})
+    stages = [{"id": sid, "display": t.display(sid), "name": t.stage(sid).get("label", t.stage(sid)["name"]),
+               "status": run.stages[sid]["status"], "marker": markers.get(run.stages[sid]["status"], "[?]"),
+               "label": _detail(t, run, sid, run.stages[sid]),
+               "current": sid == state.get("current_stage")} for sid in t.stage_ids]
+    return {"template": t.name, "topic": state.get("topic"), "pipeline_state": state["pipeline_state"],
+            "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages}

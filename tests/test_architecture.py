@@ -1,0 +1,127 @@
+"""The folder list is the architecture: layers that import only the layers below them (the
+contract in pyproject.toml, checked by import-linter), no import circle between modules, and a
+package docstring that says what each layer holds and may import."""
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "statedir"
+LINT = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT), "--config", str(root / "pyproject.toml"), "--no-cache"], cwd=root,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    proc = _lint(ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 kept, 0 broken" in proc.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
+    """The check can fail: a file format importing the CLI is reported."""
+    shutil.copytree(PACKAGE, tmp_path / "statedir", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    yaml = tmp_path / "statedir" / "files" / "yaml.py"
+    yaml.write_text(yaml.read_text() + "\n\ndef _upward() -> None:\n    from statedir.cli import main  # noqa\n")
+    proc = _lint(tmp_path)
+    assert proc.returncode != 0
+    assert "statedir.files.yaml -> statedir.cli" in proc.stdout
+
+
+def _graph() -> dict[str, set[str]]:
+    import grimp
+
+    graph = grimp.build_graph("statedir", include_external_packages=False, exclude_type_checking_imports=True)
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_no_import_circle_between_modules() -> None:
+    assert _circles(_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("package", sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py")))
+def test_each_package_says_what_it_holds(package: str) -> None:
+    doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text()))
+    assert doc, f"statedir/{package}/__init__.py has no docstring"
+
+
+def test_the_command_table_names_each_command_with_the_module_that_registers_it() -> None:
+    """`statedir CMD` loads CMD's module alone: the table must name the right one for each."""
+    code = ("import importlib, json\nfrom statedir.cli import registry\nfound = {}\n"
+            "for module in sorted(set(registry.TABLE.values())):\n"
+            "    before = set(registry.COMMANDS) | set(registry.GROUPS)\n"
+            "    importlib.import_module('statedir.cli.' + module)\n"
+            "    found.update({n: module for n in (set(registry.COMMANDS) | set(registry.GROUPS)) - before})\n"
+            "print(json.dumps(found))")
+    import json
+
+    found = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                      check=True).stdout)
+    from statedir.cli.registry import TABLE
+
+    assert found == TABLE
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    code = ("import sys\nfrom statedir.cli import main\nmain(['status', '--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('statedir.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = eval(out.strip().splitlines()[-1])
+    assert "statedir.cli.read" in loaded
+    assert not {"statedir.cli.write", "statedir.cli.bus", "statedir.cli.research", "statedir.cli.history"} & set(loaded)
