@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,34 @@ def test_a_reader_that_goes_away_stops_the_output_quietly(store: Path, args: lis
     stderr = proc.stderr.read().decode()
     assert proc.wait() in (1, 141), stderr  # click's own exit for a closed pipe is 1; ours, 141 as git's
     assert stderr == ""
+
+
+def test_aborting_needs_a_reason_and_changes_nothing_without_one(repo: Path) -> None:
+    assert cli("init", cwd=repo).returncode == 0
+    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    before = snapshot(repo)
+    proc = cli("pipeline", "p1", "aborted", "--json", cwd=repo)
+    assert proc.returncode == 2
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "INVALID_VALUE" and error["details"]["argument"] == "reason"
+    assert snapshot(repo) == before
+    done = cli("pipeline", "p1", "aborted", "--reason", "the venue closed", "--json", cwd=repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(cli("get", "p1", "pipeline_state", "--json", cwd=repo).stdout) == "aborted"
+
+
+def test_aborting_at_a_terminal_asks_first(repo: Path) -> None:
+    """A person at a terminal answers the question; 'n' leaves the run as it was."""
+    assert cli("init", cwd=repo).returncode == 0
+    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    before = snapshot(repo)
+    command = f"{sys.executable} -P -m statedir pipeline p1 aborted --reason stop"
+    proc = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=repo, input="n\n", capture_output=True,
+                          text=True, timeout=60)
+    assert "Abort run p1 for good?" in proc.stdout
+    assert proc.returncode != 0
+    assert snapshot(repo) == before
+    proc = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=repo, input="y\n", capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout
+    assert json.loads(cli("get", "p1", "pipeline_state", "--json", cwd=repo).stdout) == "aborted"

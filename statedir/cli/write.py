@@ -61,10 +61,17 @@ def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage
 
 @app.command()
 def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
-             reason: Reason = None, store: StoreOpt = None, json: JsonOpt = False,
-             actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Change the pipeline state: pause, resume, abort (update_pipeline_state)."""
-    done(open_store(store).pipeline(run_id, state, reason=reason, actor=actor), json)
+             reason: Reason = None, yes: Annotated[bool, typer.Option(
+                 "--yes", "-y", help="Abort without asking (a terminal is asked to confirm).")] = False,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Change the pipeline state: pause, resume, abort. Aborting ends the run for good: it needs
+    --reason, and at a terminal asks first."""
+    import sys
+
+    sd = open_store(store)
+    if state == "aborted" and reason and not yes and not json and sys.stdin.isatty() and sys.stdout.isatty():
+        typer.confirm(f"Abort run {run_id} for good? Nothing undoes it", abort=True)
+    done(sd.pipeline(run_id, state, reason=reason, actor=actor), json)
 
 
 @app.command("set")
