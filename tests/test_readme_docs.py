@@ -49,3 +49,28 @@ def test_the_pre_commit_example_pins_what_exists() -> None:
     rev = re.search(r"^\s+rev: (\S+)", README, re.M)
     assert rev and re.fullmatch(r"[0-9a-f]{40}", rev[1]), "pin a commit sha until a release is tagged"
     assert "until releases are tagged" in README
+
+
+def test_the_template_section_runs_verbatim(isolated: Path) -> None:
+    """The section's YAML block saved as ~/my.yaml, then its shell block run as written: the run
+    it makes gets through its checkpoint (a template may leave logs out, never one it writes)."""
+    import os
+    import subprocess
+    import sys
+
+    yaml_block = SECTION[SECTION.index("```yaml\n") + len("```yaml\n"):]
+    yaml_block = yaml_block[:yaml_block.index("```")]
+    shell = SECTION[SECTION.index("```sh\n") + len("```sh\n"):]
+    shell = shell[:shell.index("```")]
+    (Path(os.environ["HOME"]) / "my.yaml").write_text(yaml_block)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", shell], cwd=isolated, capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "REVIEW" in proc.stdout  # the dashboard, at the review stage the confirm moved to
+    claim = re.search(r"`(statedir stage t1 ship done); echo \$\?` -> (\d)", shell)
+    assert claim, "the shell block's closing claim"
+    again = subprocess.run(["bash", "-c", shell.replace("statedir confirm t1 && statedir status t1",
+                                                        claim[1] + "; echo $?")],
+                           cwd=isolated, capture_output=True, text=True, env=env, timeout=300)
+    assert again.stdout.strip().splitlines()[-1] == claim[2]

@@ -18,7 +18,7 @@ def json_path(path: list[Any]) -> str:
 
 def problems(doc: dict[str, Any]) -> Found:
     """Every meaning problem of a template that already has the schema's shape."""
-    return _references(doc) + _roles(doc) + _produces(doc) + _reachability(doc)
+    return _references(doc) + _roles(doc) + _produces(doc) + _logs(doc) + _reachability(doc)
 
 
 def _references(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
@@ -83,6 +83,31 @@ def _roles(doc: dict[str, Any]) -> Found:
     actor = doc.get("default_actor")
     if actor is not None and actor not in roles:
         out.append((["default_actor"], f"default_actor {actor!r} is not one of the roles ({', '.join(roles)})"))
+    return out
+
+
+# The logs an action writes (besides statedir's own transitions and reset_boundary), and why.
+WRITES = {"stage": (("checkpoints", "completing a stage opens a checkpoint"),),
+          "confirm": (("checkpoints", "confirm answers a checkpoint"),
+                      ("schema_validation", "confirm records the schema check of the move")),
+          "integrity": (("integrity", "integrity records each round"),),
+          "revision": (("revisions", "revision records each round"),),
+          "observe": (("collaboration_depth", "observe records each report"),)}
+
+
+def _logs(doc: dict[str, Any]) -> Found:
+    """A template may leave logs out, but never one an action its roles may take writes: that
+    action would be refused for good, leaving the run stuck."""
+    if "logs" not in doc:
+        return []  # every log
+    declared = set(doc["logs"])
+    granted = {a for spec in doc.get("roles", {}).values() for a in spec.get("may", [])} | set(doc.get("owner_may", []))
+    out: Found = []
+    for action in ACTIONS:
+        for log, why in WRITES.get(action, ()) if action in granted else ():
+            if log not in declared and not any(p == ["logs"] and log in m for p, m in out):
+                out.append((["logs"], f"`logs` leaves out {log}, which a role may write ({why}); add {log} to `logs` "
+                                      "or the runs of this template would be stuck there"))
     return out
 
 
