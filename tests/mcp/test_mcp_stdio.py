@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import cli
+from conftest import cli, snapshot
 from mcp import Client, StdioServerParameters
 
 import statedir
@@ -49,6 +49,29 @@ def test_the_sdk_stdio_client_drives_a_subprocess_server(store: Path, repo: Path
             failed, value = await call(client, "get", run_id="r1", path="current_stage")
             assert (failed, value) == (False, "1")
     anyio.run(main)
+
+
+def test_an_argument_left_out_or_null_is_refused_never_shifted(store: Path, repo: Path) -> None:
+    """The filed cases over real stdio: each refused with INVALID_VALUE naming the argument, none
+    read with its later arguments moved one place left, nothing committed."""
+    session = "2026-06-30-handoff"
+    sd = api.StateDir(store)
+    sd.new("r1", topic="T")
+    sd.bus(session).init()
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with Client(params(store)) as client:
+            for name, arguments, missing in [
+                    ("bus_set", {"session": session, "value": "owner"}, "field"),
+                    ("bus_append", {"session": session, "field": None, "value": "new-item"}, "field"),
+                    ("diff", {"run_id": "r1", "start": None, "end": "HEAD~1"}, "start"),
+                    ("set", {"run_id": None, "field": "topic", "value": "x", "reason": "r"}, "run_id")]:
+                failed, out = await call(client, name, **arguments)
+                assert failed and out["error"]["code"] == "INVALID_VALUE", (name, out)
+                assert out["error"]["details"] == {"argument": missing}, (name, out)
+    anyio.run(main)
+    assert snapshot(repo) == saved
 
 
 def rpc(id_: int, method: str, params: dict[str, Any] | None = None) -> str:
