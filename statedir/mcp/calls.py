@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer._click.exceptions import ClickException, UsageError
+from typer._click.exceptions import BadParameter, ClickException, UsageError
 from typer.core import TyperGroup as Group
 
 from statedir.errors import GitError, HeadMoved, InvalidValue, StatedirError
@@ -107,7 +107,8 @@ class Served:
             raise InvalidValue(f"unknown tool {name!r}", tool=name)
         expected = arguments.pop(EXPECT_HEAD, None) if not tool.read_only else None
         if expected is not None and not (isinstance(expected, str) and COMMIT_ID.match(expected)):
-            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id (7 to 40 hex digits), not {expected!r}")
+            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id (7 to 40 hex digits), not {expected!r}",
+                               argument=EXPECT_HEAD)
         argv = tool.argv(arguments, self.root)
         if expected is not None:
             check_head(self.sd.store.worktree, expected)  # early, for commands that open their own store
@@ -135,6 +136,11 @@ def _invoke(group: Group, argv: list[str]) -> int:
             result = group.invoke(ctx)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
+    except BadParameter as exc:  # named as the tool's argument, not as a flag or a metavar
+        details = {"argument": exc.param.name} if exc.param is not None and exc.param.name else {}
+        if details:
+            exc.param_hint = repr(details["argument"])
+        raise InvalidValue(exc.format_message().strip().replace("\n", " "), **details) from None
     except UsageError as exc:
         raise InvalidValue(exc.format_message().strip().replace("\n", " ")) from None
     except ClickException as exc:

@@ -48,7 +48,7 @@ def build(root: Path, host: Host) -> Server[Any]:
 
 
 def serve(root: Path, host: Host) -> None:
-    """Serve the store on stdin/stdout until the client closes stdin; logs go to stderr."""
+    """Serve the store on stdin/stdout until the client closes stdin or goes away; logs go to stderr."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="statedir mcp: %(levelname)s %(message)s")
     server = build(root, host)
 
@@ -56,4 +56,9 @@ def serve(root: Path, host: Host) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except* (BrokenPipeError, ConnectionResetError):
+        # The client went away mid-call: the call ran to its end, only its reply is lost, and a
+        # traceback in the host's log would report a fault that is not the server's.
+        logging.getLogger("statedir.mcp").warning("the client closed the connection; stopping")

@@ -47,7 +47,11 @@ class Tool:
 
     def argv(self, arguments: dict[str, Any], store: Path) -> list[str]:
         """The command line the CLI would be given for these arguments (options, then `--`,
-        then the positionals, so a value starting with '-' is never read as an option)."""
+        then the positionals, so a value starting with '-' is never read as an option).
+
+        Bound by name, never by position: a positional left out never lets the next one take
+        its place (a required one is refused; an optional one stands as its default), and every
+        argument's problem is reported in one INVALID_VALUE."""
         known = self.input_schema["properties"]
         unknown = sorted(set(arguments) - set(known))
         if unknown:
@@ -55,25 +59,47 @@ class Tool:
                                f"it takes {', '.join(known) or 'none'}", unknown=unknown)
         options: list[str] = []
         positionals: list[str] = []
+        left_out: list[Parameter] = []  # optional positionals not given, since the last one given
+        problems: dict[str, str] = {}
         names = {p.name for p in self.command.params}
         if "store" in names:
             options += ["--store", str(store)]
         if "json" in names:
             options.append("--json")
         for param in self.command.params:
-            value = arguments.get(param.name or "")
-            if param.name in SERVED or value is None:
+            name = param.name
+            if name is None or name in SERVED:
                 continue
-            values = _checked(self.name, param, value)
-            if isinstance(param, Argument):
-                positionals += values
+            value = arguments.get(name)
+            problem = _problem(param, value)
+            if problem:
+                problems[name] = problem
+            elif value is None or value == []:
+                if isinstance(param, Argument):
+                    left_out.append(param)
+            elif isinstance(param, Argument):
+                for skipped in left_out:
+                    held = _held_place(skipped)
+                    if held is None:
+                        problems[skipped.name or ""] = (f"{skipped.name} is needed before {name} (it has no default "
+                                                        f"to stand in its place)")
+                    positionals += held or []
+                positionals += _words(param, value)
+                left_out = []
             elif getattr(param, "is_flag", False) and not getattr(param, "count", False):
                 secondary: list[str] = getattr(param, "secondary_opts", None) or []  # --no-x of --x/--no-x
                 options += [param.opts[0]] if value else secondary[:1]
             else:
-                for text in values:
+                for text in _words(param, value):
                     options += [param.opts[0], text]
+        if problems:
+            more = {"arguments": list(problems)} if len(problems) > 1 else {}
+            raise InvalidValue(f"{self.name}: {'; '.join(problems.values())}", argument=next(iter(problems)), **more)
         return [*self.path, *options, "--", *positionals]
+
+
+def _many(param: Parameter) -> bool:
+    return bool(param.multiple) or param.nargs == -1
 
 
 def _kind(param: Parameter) -> str:
@@ -82,21 +108,35 @@ def _kind(param: Parameter) -> str:
     return next((kind for cls, kind in _TYPES if isinstance(param.type, cls)), "string")
 
 
-def _checked(tool: str, param: Parameter, value: Any) -> list[str]:
-    """The value as command-line words, refused with INVALID_VALUE when of the wrong JSON type."""
-    many = param.multiple or param.nargs == -1
-    items = value if many and isinstance(value, list) else [value]
+def _problem(param: Parameter, value: Any) -> str | None:
+    """What is wrong with the JSON value given for a parameter (None: left out), if anything."""
+    many = _many(param)
+    if value is None or (many and value == []):
+        return f"{param.name} is required{' (at least one value)' if many else ''}" if param.required else None
     if many and not isinstance(value, list):
-        raise InvalidValue(f"{tool}: {param.name} takes a list", argument=param.name)
+        return f"{param.name} takes a list"
     kind = _kind(param)
-    expected = _PYTHON[kind]
-    words = []
-    for item in items:
-        if not isinstance(item, expected) or (kind in ("integer", "number") and isinstance(item, bool)):
-            raise InvalidValue(f"{tool}: {param.name} takes {'a list of ' if many else ''}{kind} values, "
-                               f"not {item!r}", argument=param.name)
-        words.append(str(item).lower() if isinstance(item, bool) else str(item))
-    return words
+    for item in value if many else [value]:
+        if not isinstance(item, _PYTHON[kind]) or (kind in ("integer", "number") and isinstance(item, bool)):
+            return f"{param.name} takes {'a list of ' if many else ''}{kind} values, not {item!r}"
+    return None
+
+
+def _words(param: Parameter, value: Any) -> list[str]:
+    """A checked value as command-line words."""
+    return [str(item).lower() if isinstance(item, bool) else str(item) for item in (value if _many(param) else [value])]
+
+
+def _held_place(skipped: Parameter) -> list[str] | None:
+    """The words standing for an optional positional left out before a given one, so the given
+    one is not read in its place: none for a list (read as empty), else its default; None if it
+    has no default to pass."""
+    if _many(skipped):
+        return []
+    default = skipped.default
+    if isinstance(default, (str, int, float)) and not isinstance(default, bool):
+        return [str(default)]
+    return None
 
 
 def _schema(param: Parameter) -> dict[str, Any]:
@@ -105,7 +145,9 @@ def _schema(param: Parameter) -> dict[str, Any]:
     choices = getattr(param.type, "choices", None)
     if choices:
         one["enum"] = [str(c) for c in choices]
-    prop: dict[str, Any] = {"type": "array", "items": one} if (param.multiple or param.nargs == -1) else dict(one)
+    prop: dict[str, Any] = {"type": "array", "items": one} if _many(param) else dict(one)
+    if _many(param) and param.required:
+        prop["minItems"] = 1
     help_text = getattr(param, "help", None)
     if help_text:
         prop["description"] = help_text

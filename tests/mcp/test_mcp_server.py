@@ -2,11 +2,14 @@
 --json, errors carrying statedir's codes, compare-and-swap on HEAD, concurrent clients."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
+from typing import Annotated
 
 import anyio
 import pytest
+import typer
 from conftest import cli, snapshot
 from mcp_session import Agent, ToolError, agent
 
@@ -220,3 +223,30 @@ def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -
     assert (bare.is_error, bare.exit_code, bare.text) == (True, 1, "")
     flat_error = served.call("flat", {"session": "s"})
     assert (flat_error.is_error, flat_error.exit_code) == (True, 2)
+
+
+def test_a_value_the_cli_refuses_is_named_by_the_tool_argument(store: Path) -> None:
+    """A value click itself refuses (out of range here) is named as the tool's argument, not as
+    the command line's --flag or METAVAR."""
+    import typer.main
+
+    from statedir.mcp.tools import tools
+
+    app = typer.Typer()
+
+    @app.command()
+    def pick(colour: str, limit: Annotated[int, typer.Option("--limit", min=1)] = 1) -> None:
+        """Takes a limit of at least 1."""
+
+    @app.command()
+    def other() -> None:
+        """A second command, so the CLI is a group."""
+
+    served = Served(store, mcp_host())
+    served.group = typer.main.get_command(app)  # type: ignore[assignment]
+    served.tools = tools(served.group)
+    refused = served.call("pick", {"colour": "red", "limit": 0})
+    assert refused.is_error and refused.exit_code == 2
+    error = json.loads(refused.text)["error"]
+    assert error["code"] == "INVALID_VALUE" and error["details"] == {"argument": "limit"}
+    assert "'limit'" in error["message"] and "--limit" not in error["message"]

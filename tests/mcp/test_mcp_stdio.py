@@ -6,14 +6,16 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import cli
+from conftest import cli, snapshot
 from mcp import Client, StdioServerParameters
 
+import statedir
 from statedir import api
 from statedir.gitops import git
 
@@ -48,6 +50,29 @@ def test_the_sdk_stdio_client_drives_a_subprocess_server(store: Path, repo: Path
             failed, value = await call(client, "get", run_id="r1", path="current_stage")
             assert (failed, value) == (False, "1")
     anyio.run(main)
+
+
+def test_an_argument_left_out_or_null_is_refused_never_shifted(store: Path, repo: Path) -> None:
+    """The filed cases over real stdio: each refused with INVALID_VALUE naming the argument, none
+    read with its later arguments moved one place left, nothing committed."""
+    session = "2026-06-30-handoff"
+    sd = api.StateDir(store)
+    sd.new("r1", topic="T")
+    sd.bus(session).init()
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with Client(params(store)) as client:
+            for name, arguments, missing in [
+                    ("bus_set", {"session": session, "value": "owner"}, "field"),
+                    ("bus_append", {"session": session, "field": None, "value": "new-item"}, "field"),
+                    ("diff", {"run_id": "r1", "start": None, "end": "HEAD~1"}, "start"),
+                    ("set", {"run_id": None, "field": "topic", "value": "x", "reason": "r"}, "run_id")]:
+                failed, out = await call(client, name, **arguments)
+                assert failed and out["error"]["code"] == "INVALID_VALUE", (name, out)
+                assert out["error"]["details"] == {"argument": missing}, (name, out)
+    anyio.run(main)
+    assert snapshot(repo) == saved
 
 
 def rpc(id_: int, method: str, params: dict[str, Any] | None = None) -> str:
@@ -93,6 +118,60 @@ def test_nothing_but_protocol_on_stdout_and_logs_on_stderr(store: Path, repo: Pa
     assert "Pipeline:" in json.loads(by_id[5]["content"][0]["text"])["line"]
     assert by_id[6]["isError"] is True
     assert json.loads(by_id[6]["content"][0]["text"])["error"]["code"] in {"INVALID_VALUE", "ILLEGAL_TRANSITION"}
+
+
+def test_a_client_gone_mid_call_stops_the_server_quietly(store: Path, repo: Path) -> None:
+    """The client's end of stdout is gone before the reply (a client killed mid-call, its death seen
+    on stdout before stdin): the reply meets a broken pipe; exit 0, one line, no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "statedir", "mcp", "--store", str(store)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write(rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                           "clientInfo": {"name": "raw", "version": "0"}})
+                     + rpc(0, "notifications/initialized"))
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    before = git.head(repo)
+    proc.stdin.write(rpc(2, "tools/call", {"name": "new", "arguments": {"run_id": "r1", "topic": "T"}}))
+    proc.stdin.flush()
+    proc.stdout.close()
+    deadline = time.monotonic() + 60
+    while git.head(repo) == before and time.monotonic() < deadline:  # the call runs to its end
+        time.sleep(0.05)
+    time.sleep(1)  # its reply meets the broken pipe; the server stops once its input ends too
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    stderr = proc.stderr.read()
+    assert "Traceback" not in stderr and stderr.splitlines() == ["statedir mcp: WARNING the client closed the "
+                                                                 "connection; stopping"], stderr
+
+
+KILLED_CLIENT = """
+import os, sys, anyio
+from mcp import Client, StdioServerParameters
+
+async def main():
+    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", sys.argv[1]],
+                                   env=dict(os.environ))
+    async with Client(server) as client:
+        await client.list_tools()
+        print("calling", flush=True)
+        await client.call_tool("new", {"run_id": "r1", "topic": "T"})
+anyio.run(main)
+"""
+
+
+def test_a_real_client_killed_mid_call_leaves_no_traceback(store: Path, repo: Path) -> None:
+    held = statedir.open(store)
+    with held.store.locked():  # the call waits for the lock while its client is killed
+        client = subprocess.Popen([sys.executable, "-c", KILLED_CLIENT, str(store)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        assert client.stdout and client.stdout.readline() == "calling\n"
+        client.kill()
+    _, stderr = client.communicate(timeout=60)  # the server shares the client's stderr: read until it exits
+    assert "Traceback" not in stderr and len(stderr.splitlines()) <= 1, stderr
+    assert cli("validate", "--store", str(store)).returncode == 0
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == ""
 
 
 def test_several_server_processes_on_one_store(store: Path, repo: Path) -> None:

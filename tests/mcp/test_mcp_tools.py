@@ -132,6 +132,76 @@ def test_arguments_of_the_wrong_shape_are_invalid_values(arguments: dict, words:
     assert words in caught.value.message
 
 
+@pytest.mark.parametrize("name, arguments, missing", [
+    ("bus_set", {"session": "2026-06-30-s", "value": "owner"}, "field"),  # was: owner = ""
+    ("bus_append", {"session": "2026-06-30-s", "field": None, "value": "new-item"}, "field"),
+    ("diff", {"run_id": "r1", "start": None, "end": "HEAD~1"}, "start"),  # was: HEAD~1 as the start
+    ("set", {"run_id": None, "field": "topic", "value": "x", "reason": "r"}, "run_id"),
+    ("material", {"run_id": "r1", "names": []}, "names"),
+    ("integrity", {"run_id": "r1", "stage": "2.5", "verdict": "PASS", "refs_verified": 1}, "refs_total"),
+])
+def test_a_required_argument_left_out_or_null_is_refused_by_its_name(name: str, arguments: dict, missing: str) -> None:
+    with pytest.raises(InvalidValue) as caught:
+        tools(cli_group())[name].argv(arguments, Path("/s"))
+    assert caught.value.details == {"argument": missing}
+    assert caught.value.message.startswith(f"{name}: {missing} is required")
+
+
+def test_every_problem_of_a_call_is_reported_at_once() -> None:
+    with pytest.raises(InvalidValue) as caught:
+        tools(cli_group())["integrity"].argv({"stage": 2, "issue": "x"}, Path("/s"))
+    assert caught.value.details == {"argument": "run_id", "arguments": [
+        "run_id", "stage", "verdict", "refs_total", "refs_verified", "issue"]}
+    assert caught.value.message == ("integrity: run_id is required; stage takes string values, not 2; verdict is "
+                                    "required; refs_total is required; refs_verified is required; issue takes a list")
+
+
+def test_schemas_require_what_is_required_and_allow_no_null() -> None:
+    for name, tool in tools(cli_group()).items():
+        schema = tool.input_schema
+        for arg, prop in schema["properties"].items():
+            assert prop["type"] in ("string", "integer", "number", "boolean", "array"), (name, arg)  # never null
+            if prop["type"] == "array":
+                assert prop["items"]["type"] != "null" and (prop.get("minItems") == 1) == (
+                    arg in schema.get("required", [])), (name, arg)
+    assert tools(cli_group())["material"].input_schema["properties"]["names"]["minItems"] == 1
+
+
+def _positionals_cli() -> typer.Typer:
+    """Optional positionals before a given one: one with a default, one without, a list."""
+    app = typer.Typer()
+
+    @app.command()
+    def span(run_id: str, start: Annotated[str, typer.Argument()] = "HEAD~1",
+             end: Annotated[Optional[str], typer.Argument()] = None) -> None:
+        print(f"span {run_id} {start} {end}")
+
+    @app.command()
+    def pair(first: Annotated[Optional[str], typer.Argument()] = None,
+             second: Annotated[Optional[str], typer.Argument()] = None) -> None:
+        print(f"pair {first} {second}")
+
+    @app.command()
+    def files(names: Annotated[Optional[list[str]], typer.Argument()] = None,
+              last: Annotated[Optional[str], typer.Argument()] = None) -> None:
+        print(f"files {names} {last}")
+
+    return app
+
+
+def test_an_optional_positional_left_out_never_takes_the_next_value(capsys: pytest.CaptureFixture[str]) -> None:
+    group = typer.main.get_command(_positionals_cli())
+    served = tools(group)  # type: ignore[arg-type]
+    for arguments in ({"run_id": "r", "end": "HEAD"}, {"run_id": "r", "start": None, "end": "HEAD"}):
+        assert _run(group, served["span"].argv(arguments, Path("/s")), capsys) == "span r HEAD~1 HEAD"  # the default
+    assert _run(group, served["span"].argv({"run_id": "r"}, Path("/s")), capsys) == "span r HEAD~1 None"
+    assert _run(group, served["files"].argv({"last": "z"}, Path("/s")), capsys) == "files None z"
+    assert _run(group, served["pair"].argv({"first": "a", "second": "b"}, Path("/s")), capsys) == "pair a b"
+    with pytest.raises(InvalidValue) as caught:  # no default to stand for `first`: refused, not shifted
+        served["pair"].argv({"first": None, "second": "b"}, Path("/s"))
+    assert caught.value.details == {"argument": "first"} and "first is needed before second" in caught.value.message
+
+
 def test_the_generator_does_not_import_the_sdk() -> None:
     import subprocess
     import sys
