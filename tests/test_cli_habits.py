@@ -179,3 +179,15 @@ def test_aborting_at_a_terminal_asks_first(repo: Path) -> None:
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout
     assert json.loads(cli("get", "p1", "pipeline_state", "--json", cwd=repo).stdout) == "aborted"
+
+
+def test_loop_is_refused_outside_the_stages_that_revise(repo: Path) -> None:
+    """`loop` counts a RE-REVISE round: at stage 1 it would use up the run's only one."""
+    assert cli("init", cwd=repo).returncode == 0
+    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    before = snapshot(repo)
+    proc = cli("loop", "p1", "--json", cwd=repo)
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "ILLEGAL_TRANSITION" and "4" in error["details"]["revising"]
+    assert snapshot(repo) == before

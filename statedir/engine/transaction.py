@@ -170,24 +170,16 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     return result
 
 
-def require_reason_to_end(t: Template, req: Request) -> None:
-    """Aborting ends a run for good (nothing undoes it): a new request must say why. Checked here,
-    not in the rules, so history from before the requirement still replays."""
-    if req.action == "pipeline" and req.args.get("state") == t.pipeline["aborted"] and not (req.reason or "").strip():
-        raise InvalidValue("aborting ends the run for good and nothing undoes it: a reason is required",
-                           argument="reason")
-
-
 def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
     """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
-    from statedir.engine import rules
+    from statedir.engine import admission, rules
 
     layout.check_run_id(run_id)
     with store.locked(timeout):
         t, run, sources = load_run(store, run_id,
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
-        require_reason_to_end(t, req)
+        admission.admit(t, run, req)
         change = rules.decide(t, run, req, now)
         if change is None or change.noop:
             return {"run_id": run_id, "commit": None, "changed": False,

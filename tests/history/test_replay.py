@@ -5,10 +5,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import cli_json
 
 import statedir
 from statedir import api
+from statedir.errors import IllegalTransition
 from tests.history.helpers import drive, git
 
 
@@ -22,7 +24,8 @@ def test_a_whole_academic_run_then_its_seal_verify_clean(sd: api.StateDir, repo:
     assert result["clean"] and result["checked"] == 36, result["findings"]
 
 
-def test_observer_reports_loops_and_redo_verify_clean(sd: api.StateDir, repo: Path) -> None:
+def test_observer_reports_loops_and_redo_verify_clean(sd: api.StateDir, repo: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     sd.new("p2", topic="t", language="de")
     sd.stage("p2", "1", "in_progress", mode="socratic")
     sd.output("p2", "1", ["Synthesis Report"], actor="deep-research")
@@ -31,7 +34,11 @@ def test_observer_reports_loops_and_redo_verify_clean(sd: api.StateDir, repo: Pa
     sd.observe("p2", "1", "FULL", {"advisory_only": True, "zone": "green", "scores": {"depth": 3}},
                actor="collaboration_depth_agent")
     sd.confirm("p2", response="continue")
-    sd.loop("p2")
+    with pytest.raises(IllegalTransition):  # a loop outside the stages that revise is no longer admitted
+        sd.loop("p2")
+    with monkeypatch.context() as old:  # ... but one a statedir from before that check made still replays
+        old.setattr("statedir.engine.admission.admit", lambda *args: None)
+        sd.loop("p2")
     sd.set("p2", "team.lead_author", "Ada", reason="she writes")
     sd.redo("p2", "1", reason="a sharper question")
     assert sd.verify()["clean"]
