@@ -191,3 +191,10 @@ def test_loop_is_refused_outside_the_stages_that_revise(repo: Path) -> None:
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "ILLEGAL_TRANSITION" and "4" in error["details"]["revising"]
     assert snapshot(repo) == before
+
+
+@pytest.mark.parametrize("args", [["--help"], ["integrity", "--help"], ["bus", "--help"]])
+def test_help_is_plain_text(args: list[str], isolated: Path) -> None:
+    """No rich boxes (they cost start-up time and break in narrow terminals and pipes)."""
+    out = cli(*args, cwd=isolated).stdout
+    assert "Usage: statedir" in out and "╭" not in out and "│" not in out

@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"statedir {__version__}")
         return 0
+    os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
     import typer
     from typer import _click as click  # typer's own click
 

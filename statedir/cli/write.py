@@ -105,7 +105,12 @@ def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An inte
               issue: Annotated[Optional[list[str]], typer.Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
               reason: Annotated[Optional[str], typer.Option("--reason", help="The user's decision after the FAIL cap.")] = None,
               store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
-    """Record an integrity check (update_integrity; actor integrity_verification)."""
+    """Record an integrity check (actor integrity_verification).
+
+    A stage takes a limited number of FAIL rounds (the template's retry cap: 3 in academic-pipeline);
+    after the cap, any further verdict, a clean PASS included, records the user's decision and
+    needs --reason.
+    """
     done(open_store(store).integrity(run_id, stage, verdict, refs_total=refs_total, refs_verified=refs_verified,
                                      issues_found=issues_found, issues_fixed=issues_fixed, issues=issue,
                                      reason=reason, actor=actor), json)
