@@ -198,3 +198,12 @@ def test_help_is_plain_text(args: list[str], isolated: Path) -> None:
     """No rich boxes (they cost start-up time and break in narrow terminals and pipes)."""
     out = cli(*args, cwd=isolated).stdout
     assert "Usage: statedir" in out and "╭" not in out and "│" not in out
+
+
+def test_messages_say_what_happened(repo: Path) -> None:
+    """A filter that matches nothing is not an empty history; a session that never was is not cleared."""
+    assert cli("init", cwd=repo).returncode == 0
+    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    assert cli("log", "p1", "--action", "nothing", cwd=repo).stdout.strip() == "no transitions match"
+    proc = cli("bus", "clear", "2026-01-01-never", cwd=repo)
+    assert proc.returncode == 0 and "nothing to clear" in proc.stdout and "cleared" not in proc.stdout

@@ -140,7 +140,7 @@ def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
     if json:
         emit_json(result)
     else:
-        print(f"cleared {result['path']}")
+        print(f"cleared {result['path']}" if result.get("commit") else result["summary"])
 
 
 app.group("bus", bus, help=HELP)

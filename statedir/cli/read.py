@@ -145,4 +145,6 @@ def log(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's co
     rows = [{**e, "commit": e["commit"][:10], "action": e["action"] or "(not statedir)",
              "summary": e["summary"] + (f"  -- {' '.join(e['reason'].split())}" if e["reason"] else "")}
             for e in entries]
-    print(table(rows, ["time", "run_id", "actor", "action", "summary", "commit"]) or "no transitions yet")
+    filtered = any(v is not None for v in (actor, action, since))
+    print(table(rows, ["time", "run_id", "actor", "action", "summary", "commit"]) or
+          ("no transitions match" if filtered else "no transitions yet"))
