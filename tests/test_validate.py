@@ -88,3 +88,28 @@ def test_cli_validate_exit_codes(repo: Path) -> None:
     bad.write_text(bad.read_text() + "format_version: 2\n")
     proc = cli("validate", str(bad), cwd=repo)
     assert proc.returncode == 1 and "duplicate key" in proc.stdout
+
+
+def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> None:
+    """The README's `repo: local` snippet, verbatim, with the real pre-commit and the installed statedir."""
+    import os
+    import re
+
+    section = (ROOT / "README.md").read_text().split("## pre-commit", 1)[1].split("\n## ", 1)[0]
+    local = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "repo: local" in b)
+    sd = api.StateDir(Path(api.init(repo / "state")["store"]))
+    sd.new("r1", topic="t")
+    (repo / ".pre-commit-config.yaml").write_text(local)
+    stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
+    stage.write_text(stage.read_text().replace("status: pending", "status: {x: 1}"))
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert run.returncode == 1 and "state/runs/r1/stages/1.yaml::$.status" in run.stdout, run.stdout + run.stderr
+    stage.write_text(stage.read_text().replace("status: {x: 1}", "status: pending"))
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    again = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo,
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
