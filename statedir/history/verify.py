@@ -4,11 +4,12 @@ raw diffs, one `git cat-file --batch` for the trees and blobs replay needs (and,
 signers.yaml binds actors to keys, one ssh-keygen per commit whose signature it asks for)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
 
-from statedir import git
+from statedir import git, layout
 from statedir.errors import GitError, StatedirError
 from statedir.history import objects
 from statedir.history.replay import Commit, blob_id, expected, refusal
@@ -47,6 +48,7 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
             parts = meta.split()
             if len(parts) == 5 and path.startswith(prefix):
                 commit.changed[path[len(prefix):]] = (parts[4][0], parts[2], parts[3])
+                commit.modes[path[len(prefix):]] = parts[1]
         found.append(commit)
     return found
 
@@ -87,7 +89,17 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
         from statedir.sync import merges
 
         return merges.check(reader, commit.sha, commit.parents)
-    if not (commit.run_id and commit.actor and commit.action):
+    statedirs = bool(commit.run_id and commit.actor and commit.action)
+    foreign = {rel: why for rel, (status, _, _) in commit.changed.items()
+               if status != "D" and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
+    if foreign:  # reported once, as what they are; the rest of the commit is checked as usual
+        out += [_finding(commit, "illegal" if statedirs else "hand_edit", rel,
+                         f"{_verb(commit.changed[rel][0])} {rel}, a file statedir never writes: {why}")
+                for rel, why in sorted(foreign.items())]
+        commit = dataclasses.replace(commit, changed={k: v for k, v in commit.changed.items() if k not in foreign})
+        if not commit.changed:
+            return out
+    if not statedirs:
         out += [_finding(commit, "hand_edit", rel, f"{_verb(status)} without statedir (no Statedir-* trailers)")
                 for rel, (status, _, _) in sorted(commit.changed.items())]
     elif (folder := _subsystem(commit.action)) is not None:
@@ -119,7 +131,8 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
     try:
         want = expected(reader, commit)
     except StatedirError as exc:
-        first = min(commit.changed, default=None)
+        named = exc.details.get("file")
+        first = named if named in commit.changed else min(commit.changed, default=None)
         return [_finding(commit, "illegal", first, f"replaying {commit.action} on the parent is refused: "
                                                    f"{refusal(exc)}")]
     out = []
@@ -132,6 +145,9 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
             continue
         if rel in commit.changed:
             actual = commit.changed[rel][2]
+        elif not rel.startswith(f"runs/{commit.run_id}/"):  # the bus's, the ledger's: as the parent held it
+            found = reader.objects.read(reader.spec(commit.parent, rel)) if commit.parent else None
+            actual = found[0] if found else "0" * width
         else:
             if parent_files is None:
                 parent_files = reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
