@@ -51,7 +51,7 @@ def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:
 def expected(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
     """The bytes every file the transition writes must hold after it (None: removed); raises the refusal
     (a StatedirError) where the rules refuse the recorded request on the parent's state."""
-    replay = REPLAYERS.get(commit.action)
+    replay = REPLAYERS.get(commit.action) or (_bus if commit.action.startswith("bus-") else None)
     if replay is None:
         raise ValidationFailed(f"statedir has no replay for action {commit.action!r}")
     reader.rendered.clear()
@@ -204,10 +204,24 @@ def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return manage.replay(reader, commit)
 
 
-# action -> replay; other subsystems (the bus, the research ledger) register theirs here.
+def _bus(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+    """`bus-<verb>`: decided again with the bus's own rules (a verb it lacks is refused there)."""
+    from statedir.bus import replay as bus
+
+    return bus.replay(reader, commit)
+
+
+def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+    """A research-ledger write: each record held to the ledger's own rules."""
+    from statedir.research import replay as research
+
+    return research.replay(reader, commit)
+
+
+# action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition.
 REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
-    "init": _init, "doctor": _doctor, "signers": _signers,
+    "init": _init, "doctor": _doctor, "signers": _signers, "research": _research,
 }
 
 
