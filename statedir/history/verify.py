@@ -1,7 +1,8 @@
 """verify: walk every commit that touched the store (or one run) and prove each came from a
 legal statedir transition, reading history with two git processes in all: one `git log` with
 raw diffs, one `git cat-file --batch` for the trees and blobs replay needs (and, where
-signers.yaml binds actors to keys, one ssh-keygen per commit whose signature it asks for)."""
+signers.yaml binds actors to keys, one `git log` of its changes and one ssh-keygen per commit
+whose signature it asks for)."""
 from __future__ import annotations
 
 import dataclasses
