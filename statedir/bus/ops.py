@@ -14,6 +14,16 @@ from statedir.store.write import persist
 DEFAULT_ACTOR = "pipeline_orchestrator"
 
 
+def decided(session_id: str, old: dict[str, Any], field: str, value: str, *,
+            append: bool) -> tuple[dict[str, Any], bytes]:
+    """The pure part of `set`/`append`, shared with verify's replay: the session after the
+    change and its file's bytes, or the refusal."""
+    parts = fields.parse(field)
+    session.check_text("value", value)
+    new = fields.decide(old, parts, value, append=append)
+    return new, session.encode(session_id, new)
+
+
 def _short(value: str, width: int = 60) -> str:
     flat = " ".join(value.split())
     return flat if len(flat) <= width else flat[:width - 3] + "..."
@@ -39,9 +49,8 @@ class Bus:
         return {"session": self.session, "run_id": self.session, "path": str(self.path), **extra,
                 "changed": sha is not None, "commit": sha}
 
-    def _write(self, data: dict[str, Any], before: bytes | None, summary: str, actor: str, verb: str) -> str | None:
-        """Persist the session's new content as one commit; None when the bytes would not change."""
-        raw = session.encode(self.session, data)
+    def _write(self, raw: bytes, before: bytes | None, summary: str, actor: str, verb: str) -> str | None:
+        """Persist the session's new bytes as one commit; None when they would not change."""
         if raw == before:
             return None
         message = git.message(summary, self.session, actor, f"bus-{verb}")
@@ -57,7 +66,7 @@ class Bus:
         with self.store.locked(self.lock_timeout):
             removed = scratch.clean(folder) if folder is not None else []
             before = self.store.read_bytes(self.rel)  # a broken session may be started afresh too
-            sha = self._write(session.fresh(self.session), before,
+            sha = self._write(session.encode(self.session, session.fresh(self.session)), before,
                               f"bus init {self.session}", actor, "init")
         extra: dict[str, Any] = {"cleaned": removed} if folder is not None else {}
         return self._result(sha, summary=f"session {self.session} initialized", **extra)
@@ -84,9 +93,9 @@ class Bus:
         with self.store.locked(self.lock_timeout):
             current = session.read(self.store, self.session)
             old = current[0] if current else session.fresh(self.session)
-            new = fields.decide(old, parts, value, append=append)
+            new, raw = decided(self.session, old, field, value, append=append)
             summary = f"bus {verb} {self.session} {field} {'+=' if append else '='} {_short(value)}"
-            sha = self._write(new, current[1] if current else None, summary, actor, verb)
+            sha = self._write(raw, current[1] if current else None, summary, actor, verb)
         result = fields.lookup(new, parts)
         return self._result(sha, field=field, value=result,
                             summary=f"{self.session}: {field} {'+=' if append else '='} {_short(value)}")

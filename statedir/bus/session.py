@@ -57,6 +57,8 @@ def check_actor(actor: str) -> str:
 
 def check_text(what: str, value: str) -> str:
     """A value the bus can store and print back: Unicode text without NUL, at most 1 MiB."""
+    if not isinstance(value, str):  # (the CLI passes text; lists and mappings are made by append and dots)
+        raise InvalidValue(f"{what} is a {type(value).__name__}; the bus stores strings", field=what)
     if "\x00" in value:
         raise InvalidValue(f"{what} contains a NUL byte", field=what)
     try:
@@ -92,10 +94,13 @@ def fresh(session: str) -> dict[str, Any]:
 def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
     """The session's plain data and its bytes, None when it does not exist; a file that is
     not a valid session (a hand edit) is CORRUPT_STORE."""
+    raw = store.read_bytes(rel_path(session))
+    return None if raw is None else (parse(raw, session), raw)
+
+
+def parse(raw: bytes, session: str) -> dict[str, Any]:
+    """A session file's plain data; CORRUPT_STORE where it is not a valid session of `session`."""
     rel = rel_path(session)
-    raw = store.read_bytes(rel)
-    if raw is None:
-        return None
     data = yaml_own.read_own(raw, layout.schema_ref(rel))
     if data is yaml_own.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
@@ -105,7 +110,7 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
                            "`git checkout` it", file=rel, errors=[p.as_dict() for p in problems])
     if data["session"] != session:
         raise CorruptStore(f"{rel} names session {data['session']!r}, not {session!r}", file=rel)
-    return data, raw
+    return data
 
 
 def encode(session: str, data: dict[str, Any]) -> bytes:

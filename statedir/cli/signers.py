@@ -1,5 +1,5 @@
 """`statedir signers add|remove|list`: bind actors to SSH signing keys (signers.yaml); each
-change one commit signed by a key the file already trusts."""
+change one signed commit (a binding by a key of the actor it binds)."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
@@ -12,8 +12,9 @@ from statedir.cli.render import done, emit_json, table
 
 HELP = ("Bind actors to SSH signing keys (signers.yaml in the store). A bound actor's transitions are signed by "
         "git with the key STATEDIR_SIGNING_KEY (or git's user.signingKey) names, and `statedir verify` reports a "
-        "bound actor's commit that is unsigned or signed by another key. Each change here is one commit, signed by a "
-        "key the file already trusts (the first, by the key it adds).")
+        "bound actor's commit that is unsigned or signed by another key. Each change here is one signed commit: an "
+        "actor's binding changes only with one of that actor's keys, a new actor is bound with a key the file already "
+        "trusts, the first binding with the key it adds.")
 
 signers = typer.Typer(name="signers", help=HELP, no_args_is_help=True, add_completion=False,
                       context_settings={"help_option_names": ["-h", "--help"]})

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from statedir.engine import template
@@ -41,12 +42,17 @@ def run_template(store: Store, name: str, version: str | None) -> Template:
 def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
     """The template files a run on the user's template file `path` adds to the store: the
     newest at `templates/<name>.yaml`, and the version it replaces kept beside it."""
+    return stored_files(store.read_bytes, t, path.read_bytes().decode("utf-8"))
+
+
+def stored_files(read: Callable[[str], bytes | None], t: Template, text: str) -> dict[str, str]:
+    """`store_files` on the store's files as `read` reads them (store-relative path -> bytes,
+    None where absent) for a template file's `text`; verify's replay of `new` shares it."""
     rel = f"templates/{t.name}.yaml"
-    text = path.read_bytes().decode("utf-8")
     if text.startswith(yaml.HEADER_PREFIX):  # re-point the schema line into the store's .schemas/
         text = text.partition("\n")[2]
     text = yaml.header(layout.schema_ref(rel)) + text
-    existing = store.read_bytes(rel)
+    existing = read(rel)
     if existing is None or existing == text.encode("utf-8"):
         return {rel: text}
     held = template.parse(existing, rel)
@@ -60,11 +66,11 @@ def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
                            f"and run `statedir new` again; runs on version {old} keep theirs",
                            template=t.name, version=old)
     files = {rel: text}
-    kept_new = store.read_bytes(kept_rel(t.name, str(new)))
+    kept_new = read(kept_rel(t.name, str(new)))
     if kept_new is not None and kept_new != text.encode("utf-8"):
         raise InvalidValue(f"the store keeps template {t.name!r} version {new} with different content; "
                            f"choose a version never used before (e.g. `version: '{next_version(str(new))}'`)",
                            template=t.name, version=new)
-    if store.read_bytes(kept_rel(t.name, str(old))) is None:
+    if read(kept_rel(t.name, str(old))) is None:
         files[kept_rel(t.name, str(old))] = existing.decode("utf-8")
     return files

@@ -46,6 +46,33 @@ class Signers:
         return "".join(f'{e["actor"]} namespaces="git" {e["key"]}\n' for e in self.entries)
 
 
+def may_change(before: Signers | None, after: Signers) -> tuple[set[str], str, Signers]:
+    """Who may sign the change of the file from `before` to `after`: (the keys, one of which
+    must sign; the rule in words; the version that binds those keys). The write path and
+    verify both ask it.
+
+    - A first version (the file listed nobody before) is signed by a key it lists itself.
+    - A change to an actor's binding (a key added, removed or its comment edited) is signed
+      by one of that actor's own keys, so no other key can take an actor over.
+    - Binding a new actor, or any other change, is signed by a key the file already trusts.
+    """
+    if before is None or not before.entries:
+        return {e["key"] for e in after.entries}, f"the first {FILE} must be signed by a key it lists", after
+    keys = {e["key"] for e in before.entries}
+    rules = []
+    for actor in sorted({e["actor"] for e in [*before.entries, *after.entries]}):
+        own = before.keys_of(actor)
+        if own and _binding(before, actor) != _binding(after, actor):
+            keys &= own
+            rules.append(f"the binding of {actor} changes only with one of {actor}'s own keys")
+    rule = "; ".join(rules) or f"a change to {FILE} must be signed by a key it already trusts"
+    return keys, rule, before
+
+
+def _binding(signers: Signers, actor: str) -> list[tuple[str, str]]:
+    return sorted((e["key"], e.get("comment", "")) for e in signers.entries if e["actor"] == actor)
+
+
 def parse(raw: bytes) -> Signers:
     """The file's bytes, checked against its schema (CORRUPT_STORE where they fail it)."""
     ref = ".schemas/signers.schema.json"

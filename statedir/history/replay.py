@@ -33,6 +33,7 @@ class Commit:
     request: dict[str, Any] | None
     # store-relative path -> (status letter, old blob id, new blob id); a zero id where absent
     changed: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    modes: dict[str, str] = field(default_factory=dict)  # store-relative path -> its new git mode
 
     @property
     def parent(self) -> str | None:
@@ -52,7 +53,7 @@ def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:
 def expected(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
     """The bytes every file the transition writes must hold after it (None: removed); raises the refusal
     (a StatedirError) where the rules refuse the recorded request on the parent's state."""
-    replay = REPLAYERS.get(commit.action)
+    replay = REPLAYERS.get(commit.action) or (_bus if commit.action.startswith("bus-") else None)
     if replay is None:
         raise ValidationFailed(f"statedir has no replay for action {commit.action!r}")
     reader.rendered.clear()
@@ -92,11 +93,8 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     if f"{base}/state.yaml" in files:
         raise RunExists(f"run {commit.run_id!r} already existed", run_id=commit.run_id)
     name = str(req.args.get("template"))
-    stored = f"templates/{name}.yaml"
-    extra: dict[str, bytes] = {}
-    if stored in commit.changed and commit.changed[stored][0] == "A":  # `new --template FILE` keeps it
-        extra[stored] = reader.raw(commit.changed[stored][2])
     t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
+    extra = _templates(reader, commit, t)
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
@@ -106,6 +104,32 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
+    """The template files `new --template FILE` writes, by `versions.stored_files` on the
+    parent's: the file as the newest `templates/<name>.yaml`, a different version it replaces
+    kept beside it, never a version's content changed. A `new` touching no template writes none."""
+    from statedir.engine import template_versions
+
+    stored = f"templates/{t.name}.yaml"
+    if not any(rel.startswith("templates/") for rel in commit.changed):
+        return {}
+    if stored not in commit.changed or commit.changed[stored][0] == "D":
+        raise ValidationFailed(f"a `new` on template {t.name!r} that writes other templates than {stored}")
+    try:
+        text = reader.raw(commit.changed[stored][2]).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationFailed(f"{stored} is not UTF-8 text") from None
+
+    def held(rel: str) -> bytes | None:
+        return reader.objects.blob(reader.spec(commit.parent, rel)) if commit.parent else None
+
+    try:
+        return {rel: data.encode() for rel, data in template_versions.stored_files(held, t, text).items()}
+    except StatedirError as exc:
+        exc.details.setdefault("file", stored)
+        raise
 
 
 def _compiled(t: Any, commit: Commit) -> dict[str, bytes]:
@@ -182,10 +206,24 @@ def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return manage.replay(reader, commit)
 
 
-# action -> replay; other subsystems (the bus, the research ledger) register theirs here.
+def _bus(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+    """`bus-<verb>`: decided again with the bus's own rules (a verb it lacks is refused there)."""
+    from statedir.bus import replay as bus
+
+    return bus.replay(reader, commit)
+
+
+def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+    """A research-ledger write: each record held to the ledger's own rules."""
+    from statedir.research import replay as research
+
+    return research.replay(reader, commit)
+
+
+# action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition.
 REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
-    "init": _init, "doctor": _doctor, "signers": _signers,
+    "init": _init, "doctor": _doctor, "signers": _signers, "research": _research,
 }
 
 

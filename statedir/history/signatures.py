@@ -1,9 +1,11 @@
-"""verify's signature check: each commit against `signers.yaml` as of its parent.
+"""verify's signature check: each commit against the signers trusted as of its parent, as
+`trust.Trust` replays them from the root of trust (the file as of the parent, unless a change
+to it was made by a key not allowed to make it).
 
-- A commit whose Statedir-Actor the parent's file binds must be signed by one of that actor's
-  keys.
-- A commit that changes the file must be signed by a key the parent's file lists (any actor's);
-  a first version (the parent has none, or one that lists nobody) by a key it itself lists.
+- A commit whose Statedir-Actor is bound must be signed by one of that actor's keys.
+- A commit that changes the file must be signed as `signers.may_change` says: a binding by
+  one of its own actor's keys, a new actor by a key already trusted, a first version (nobody
+  trusted before) by a key it lists itself.
 
 The signer's key is read from the signature's own header; ssh-keygen then checks the signature
 over the commit (one `ssh-keygen -Y verify` per signed commit that needs checking, run on
@@ -22,10 +24,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from statedir.errors import InvalidValue, MissingDependency, StatedirError
-from statedir.files.signers_file import FILE, Signers, fingerprint, parse, signature_key
+from statedir.errors import InvalidValue, MissingDependency
+from statedir.files.signers_file import FILE, Signers, fingerprint, signature_key
 from statedir.gitops.objects import Objects
 from statedir.history.replay import Commit
+from statedir.signing.trust import Trust
 from statedir.store.disk import Store
 
 KIND = "signature"
@@ -54,14 +57,14 @@ def split(raw: bytes) -> tuple[bytes | None, bytes]:
 
 
 class Auditor:
-    """Checks commits in history order; keeps each version of signers.yaml parsed once."""
+    """Checks commits in history order against the signers replayed from the root of trust."""
 
     def __init__(self, store: Store, objects: Objects) -> None:
         self.store = store
         self.objects = objects
         self.path = store.git_path(FILE)
+        self.trust = Trust(store, objects, self._judge)
         self._tmp: Path | None = None
-        self._versions: dict[str, Signers] = {}  # blob id -> parsed
         self._after: tuple[str, str | None] | None = None  # (commit, its signers.yaml blob id)
         self._pool: ThreadPoolExecutor | None = None
 
@@ -89,72 +92,51 @@ class Auditor:
             return []
         before = self._blob_at(commit.parent)
         change = commit.changed.get(FILE)
-        after = (None if change[0] == "D" else change[2]) if change else before
-        self._after = (commit.sha, after)
-        trusted = self._signers(before, commit, "its parent's")
-        if isinstance(trusted, list):
-            return trusted
+        self._after = (commit.sha, (None if change[0] == "D" else change[2]) if change else before)
+        if before is None and change is None and not self.trust.loaded:
+            return []  # no signers.yaml here and none met so far: nobody is bound, nothing to read
+        out: list[Any] = self.trust.findings(commit.sha, commit.parents) if change is not None else []
+        trusted = self.trust.at(commit.parent, before) if commit.parent else None
         bound = trusted.keys_of(commit.actor) if trusted and commit.actor else set()
-        if not bound and change is None:
-            return []
-        found = self.objects.read(commit.sha)
-        signature, payload = split(found[2]) if found and found[1] == "commit" else (None, b"")
-        out: list[Any] = []
         if bound:
             assert trusted is not None
-            out += self._signed_by(commit, signature, payload, trusted, bound, None,
+            signature, payload = self._signature(commit.sha)
+            out += self._signed_by(commit.sha, signature, payload, trusted, bound, None,
                                    f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
-        if change is not None:
-            if trusted is None or not trusted.entries:  # a first version: self-certified, by a key it lists
-                first = self._signers(after, commit, "its new") if after else None
-                if isinstance(first, list):
-                    return out + first
-                if first is not None:
-                    out += self._signed_by(commit, signature, payload, first, {e["key"] for e in first.entries},
-                                           FILE, f"the first {FILE} must be signed by a key it lists")
-            else:
-                out += self._signed_by(commit, signature, payload, trusted, {e["key"] for e in trusted.entries},
-                                       FILE, f"a change to {FILE} must be signed by a key it already trusts "
-                                             "(as of the parent)")
         return out
+
+    def _judge(self, sha: str, keys: set[str], rule: str, signers: Signers) -> list[dict[str, Any]]:
+        """A change to the file, checked now (what follows it depends on the answer)."""
+        signature, payload = self._signature(sha)
+        return self.resolved(self._signed_by(sha, signature, payload, signers, keys, FILE, rule))
+
+    def _signature(self, sha: str) -> tuple[bytes | None, bytes]:
+        found = self.objects.read(sha)
+        return split(found[2]) if found and found[1] == "commit" else (None, b"")
 
     def _blob_at(self, parent: str | None) -> str | None:
         if parent is None:
             return None
         if self._after is not None and self._after[0] == parent:  # history read in order: no lookup
             return self._after[1]
-        found = self.objects.read(f"{parent}:{self.path}")
-        return found[0] if found and found[1] == "blob" else None
+        return self.trust.blob(parent)
 
-    def _signers(self, blob: str | None, commit: Commit, which: str) -> Signers | list[dict[str, Any]] | None:
-        """The parsed version `blob`, or a finding where it does not parse."""
-        if blob is None:
-            return None
-        if blob not in self._versions:
-            found = self.objects.read(blob)
-            try:
-                self._versions[blob] = parse(found[2] if found else b"")
-            except StatedirError as exc:
-                return [_finding(commit, FILE, f"{which} {FILE} is not valid ({exc.message}), so who may sign "
-                                               "cannot be read")]
-        return self._versions[blob]
-
-    def _signed_by(self, commit: Commit, signature: bytes | None, payload: bytes, signers: Signers,
+    def _signed_by(self, sha: str, signature: bytes | None, payload: bytes, signers: Signers,
                    keys: set[str], file: str | None, rule: str) -> list[Any]:
         """A finding unless `signature` is a good signature of `payload` by one of `keys` (that
         last check a Future: ssh-keygen runs while verify reads on)."""
         if signature is None:
-            return [_finding(commit, file, f"{rule}, but the commit is not signed")]
+            return [_finding(sha, file, f"{rule}, but the commit is not signed")]
         try:
             key = signature_key(signature)
         except InvalidValue as exc:
-            return [_finding(commit, file, f"{rule}, but the commit's signature is not usable: {exc.message} "
+            return [_finding(sha, file, f"{rule}, but the commit's signature is not usable: {exc.message} "
                                            "(statedir signs with SSH keys: gpg.format=ssh)")]
         if key not in keys:
             others = signers.actors_of(key)
             whose = f"a key {FILE} binds to {', '.join(others)}" if others else f"a key {FILE} does not list"
-            return [_finding(commit, file, f"{rule}, but the commit is signed by {fingerprint(key)}, {whose}")]
-        bad = _finding(commit, file, f"the signature by {fingerprint(key)} does not verify: the commit was "
+            return [_finding(sha, file, f"{rule}, but the commit is signed by {fingerprint(key)}, {whose}")]
+        bad = _finding(sha, file, f"the signature by {fingerprint(key)} does not verify: the commit was "
                                      "changed after it was signed, or the signature is forged")
         allowed = self._allowed(signers)
         if self._pool is None:
@@ -189,5 +171,5 @@ def _check_signature(allowed: Path, principal: str, signature: bytes, payload: b
     return [] if proc.returncode == 0 else [bad]
 
 
-def _finding(commit: Commit, file: str | None, message: str) -> dict[str, Any]:
-    return {"commit": commit.sha, "kind": KIND, "file": file, "message": message}
+def _finding(sha: str, file: str | None, message: str) -> dict[str, Any]:
+    return {"commit": sha, "kind": KIND, "file": file, "message": message}

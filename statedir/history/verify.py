@@ -1,9 +1,11 @@
 """verify: walk every commit that touched the store (or one run) and prove each came from a
 legal statedir transition, reading history with two git processes in all: one `git log` with
 raw diffs, one `git cat-file --batch` for the trees and blobs replay needs (and, where
-signers.yaml binds actors to keys, one ssh-keygen per commit whose signature it asks for)."""
+signers.yaml binds actors to keys, one `git log` of its changes and one ssh-keygen per commit
+whose signature it asks for)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -13,6 +15,7 @@ from statedir.gitops import git, objects
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
+from statedir.store import layout
 from statedir.store.disk import Store
 
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
@@ -46,6 +49,7 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
             parts = meta.split()
             if len(parts) == 5 and path.startswith(prefix):
                 commit.changed[path[len(prefix):]] = (parts[4][0], parts[2], parts[3])
+                commit.modes[path[len(prefix):]] = parts[1]
         found.append(commit)
     return found
 
@@ -86,12 +90,19 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
         from statedir.history import merge_check
 
         return merge_check.check(reader, commit.sha, commit.parents)
-    if not (commit.run_id and commit.actor and commit.action):
+    statedirs = bool(commit.run_id and commit.actor and commit.action)
+    foreign = {rel: why for rel, (status, _, _) in commit.changed.items()
+               if status != "D" and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
+    if foreign:  # reported once, as what they are; the rest of the commit is checked as usual
+        out += [_finding(commit, "illegal" if statedirs else "hand_edit", rel,
+                         f"{_verb(commit.changed[rel][0])} {rel}, a file statedir never writes: {why}")
+                for rel, why in sorted(foreign.items())]
+        commit = dataclasses.replace(commit, changed={k: v for k, v in commit.changed.items() if k not in foreign})
+        if not commit.changed:
+            return out
+    if not statedirs:
         out += [_finding(commit, "hand_edit", rel, f"{_verb(status)} without statedir (no Statedir-* trailers)")
                 for rel, (status, _, _) in sorted(commit.changed.items())]
-    elif (folder := _subsystem(commit.action)) is not None:
-        out += [_finding(commit, "illegal", rel, f"a {commit.action} commit {_verb(status)} {rel}, outside {folder}")
-                for rel, (status, _, _) in sorted(commit.changed.items()) if not rel.startswith(folder)]
     else:
         out += _replay(reader, commit, replayed)
     for rel, (status, old, new) in sorted(commit.changed.items()):
@@ -102,14 +113,6 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
     return out
 
 
-def _subsystem(action: str) -> str | None:
-    """The folder a handoff-bus or research-ledger commit may touch (their records are not
-    pipeline transitions: verify checks where they write, their schemas check what)."""
-    if action.startswith("bus-"):
-        return "bus/"
-    return "research/" if action == "research" else None
-
-
 def _verb(status: str) -> str:
     return {"A": "added", "D": "deleted"}.get(status, "changed")
 
@@ -118,7 +121,8 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
     try:
         want = expected(reader, commit)
     except StatedirError as exc:
-        first = min(commit.changed, default=None)
+        named = exc.details.get("file")
+        first = named if named in commit.changed else min(commit.changed, default=None)
         return [_finding(commit, "illegal", first, f"replaying {commit.action} on the parent is refused: "
                                                    f"{refusal(exc)}")]
     out = []
@@ -131,6 +135,9 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
             continue
         if rel in commit.changed:
             actual = commit.changed[rel][2]
+        elif not rel.startswith(f"runs/{commit.run_id}/"):  # the bus's, the ledger's: as the parent held it
+            found = reader.objects.read(reader.spec(commit.parent, rel)) if commit.parent else None
+            actual = found[0] if found else "0" * width
         else:
             if parent_files is None:
                 parent_files = reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}

@@ -8,15 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.research.kinds import DEFAULT_PROJECT_ID, KINDS, check_id, iso
+from statedir.research.kinds import (
+    DEFAULT_PROJECT_ID,
+    EXPERIMENT_STATUSES,
+    HYPOTHESIS_STATUSES,
+    KINDS,
+    QUESTION_STATUSES,
+    RUN_CLOSING_STATUSES,
+    check_id,
+    iso,
+)
 from statedir.research.writes import Draft
 
 PROJECT, QUESTION, HYPOTHESIS, EXPERIMENT, RUN = (KINDS[k] for k in
                                                   ("project", "question", "hypothesis", "experiment", "run"))
-QUESTION_STATUSES = ("answered", "abandoned")
-HYPOTHESIS_STATUSES = ("supported", "refuted", "inconclusive")
-EXPERIMENT_STATUSES = ("running", "completed", "failed")
-RUN_CLOSING_STATUSES = ("completed", "failed")
 
 
 def required(value: Any, name: str) -> Any:

@@ -7,11 +7,10 @@ from typing import Any
 from statedir.errors import InvalidValue
 from statedir.research import dedup
 from statedir.research.chain import HYPOTHESIS, QUESTION, RUN, one_of, project_for, required
-from statedir.research.kinds import KINDS, SCHEMA_VERSION, check_id, iso
+from statedir.research.kinds import KINDS, SCHEMA_VERSION, SCREENING, check_id, iso
 from statedir.research.writes import Draft
 
 SOURCE, EVIDENCE, RESULT, CLAIM = (KINDS[k] for k in ("source", "evidence", "result", "claim"))
-SCREENING = ("included", "excluded", "pending")
 STANCES = ("supports", "refutes", "mixed")
 CONFIDENCE = ("low", "medium", "high")
 

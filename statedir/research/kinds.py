@@ -29,6 +29,9 @@ class Kind:
     columns: tuple[str, ...]  # the index row, in the seed's order
     links: dict[str, str] = field(default_factory=dict)  # foreign-key field -> kind name
     event: bool = False  # immutable, written once (Result, Claim)
+    # the fields a later write may change -> the values it may set (None: any the schema takes);
+    # every other field is fixed when the record is made (statedir.research.rules holds both sides to it)
+    updates: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
 
     @property
     def schema(self) -> str:
@@ -45,22 +48,33 @@ class Kind:
         return {column: record.get(column) for column in self.columns}
 
 
+# The statuses a later write sets (a record is made open, proposed, planned, running, pending).
+QUESTION_STATUSES = ("answered", "abandoned")
+HYPOTHESIS_STATUSES = ("supported", "refuted", "inconclusive")
+EXPERIMENT_STATUSES = ("running", "completed", "failed")
+RUN_CLOSING_STATUSES = ("completed", "failed")
+SCREENING = ("included", "excluded", "pending")
+
 _AUDIT = ("created_at", "created_by")
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("project", "projects", "proj", ("id", "name", "description", "status", *_AUDIT)),
     Kind("question", "questions", "q",
          ("id", "text", "origin_skill", "project_id", "status", "created_at", "updated_at"),
-         {"project_id": "project"}),
+         {"project_id": "project"}, updates={"status": QUESTION_STATUSES, "updated_at": None}),
     Kind("hypothesis", "hypotheses", "hyp",
-         ("id", "question_id", "statement", "status", "synthetic", *_AUDIT), {"question_id": "question"}),
+         ("id", "question_id", "statement", "status", "synthetic", *_AUDIT), {"question_id": "question"},
+         updates={"status": HYPOTHESIS_STATUSES}),
     Kind("experiment", "experiments", "exp",
-         ("id", "hypothesis_id", "description", "status", "synthetic", *_AUDIT), {"hypothesis_id": "hypothesis"}),
+         ("id", "hypothesis_id", "description", "status", "synthetic", *_AUDIT), {"hypothesis_id": "hypothesis"},
+         updates={"status": EXPERIMENT_STATUSES}),
     Kind("run", "runs", "run",
          ("id", "skill", "mode", "question_id", "hypothesis_id", "experiment_id", "status", "started_at", "ended_at"),
-         {"experiment_id": "experiment", "hypothesis_id": "hypothesis", "question_id": "question"}),
+         {"experiment_id": "experiment", "hypothesis_id": "hypothesis", "question_id": "question"},
+         updates={"status": RUN_CLOSING_STATUSES, "ended_at": None}),
     Kind("source", "sources", "src",
          ("id", "title", "authors", "year", "doi", "url", "venue", "evidence_tier", "screening_status",
-          "exclusion_reason", "project_id", *_AUDIT), {"project_id": "project"}),
+          "exclusion_reason", "project_id", *_AUDIT), {"project_id": "project"},
+         updates={"screening_status": SCREENING, "exclusion_reason": None, "evidence_tier": None}),
     Kind("evidence", "evidence", "evd",
          ("id", "source_id", "question_id", "hypothesis_id", "statement", "stance", "limitations",
           "uncertainty_note", *_AUDIT),

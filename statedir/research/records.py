@@ -52,14 +52,23 @@ def dump(store: Store, kind: Kind, record: dict[str, Any]) -> bytes:
     """The file's bytes for a record, checked against its schema first.
 
     An existing hand-edited file keeps its comments and key order (round-trip merge)."""
+    return encode(kind, record, store.read_bytes(kind.rel(record["id"])))
+
+
+def stored(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as its file holds it: `schema_version` first."""
+    return {"schema_version": SCHEMA_VERSION, **{k: v for k, v in record.items() if k != "schema_version"}}
+
+
+def encode(kind: Kind, record: dict[str, Any], old: bytes | None) -> bytes:
+    """`dump` on the bytes `old` the file held (None: a new file); verify's replay shares it."""
     rel = kind.rel(record["id"])
-    data = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in record.items() if k != "schema_version"}}
+    data = stored(record)
     problems = schema.validate(kind.schema, data, rel)
     if problems:
         raise ValidationFailed(f"refusing to write an invalid {kind.name}: {problems[0]}",
                                errors=[p.as_dict() for p in problems])
     ref = schema_ref(rel)
-    old = store.read_bytes(rel)
     text = yaml.dump(data, ref)
     if old is not None and yaml_own.read_own(old, ref) is yaml_own.FOREIGN:
         doc = yaml.load(old, rel)

@@ -13,7 +13,7 @@ from typing import Any
 
 from statedir.files import schema
 from statedir.gitops import git
-from statedir.research import records
+from statedir.research import records, rules
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import Kind, mint_id, now
 from statedir.store.disk import Store
@@ -44,6 +44,16 @@ class Draft:
         mine = self.items.get(kind.rel(entity_id))
         return dict(mine[1]) if mine else records.require(self.store, kind, entity_id)
 
+    def check(self) -> None:
+        """Every record against the ledger's rules (`rules.check`), as verify will hold the commit."""
+        def exists(kind: Kind, entity_id: str) -> bool:
+            rel = kind.rel(entity_id)
+            return rel in self.items or self.store.path(rel).exists()
+
+        for rel, (kind, record) in self.items.items():
+            raw = self.store.read_bytes(rel)
+            rules.check(kind, record["id"], records.parse(raw, rel) if raw is not None else None, record, exists)
+
     def lookup(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows from the index, brought up to HEAD first (the lock is held, so HEAD holds
         every record; the index is rebuilt if found damaged)."""
@@ -65,6 +75,7 @@ def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]]
         result = decide(draft)
         if not draft.items:
             return {**result, "commit": None}
+        draft.check()
         writes = {rel: records.dump(store, kind, record) for rel, (kind, record) in draft.items.items()}
         writes.update(_schema_copies(store, {kind for kind, _ in draft.items.values()}))
         parent = git.head(store.worktree)

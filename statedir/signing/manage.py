@@ -1,6 +1,7 @@
-"""`statedir signers add|remove|list`: each change to signers.yaml one commit, signed by a key
-the file already trusts (its first version, or one after the last signer was removed, by a key
-that version lists), and replayable by verify from its recorded request."""
+"""`statedir signers add|remove|list`: each change to signers.yaml one commit, signed as
+`signers.may_change` says (a binding by a key of the actor it binds; a new actor by a key the
+file already trusts; its first version, or one after the last signer was removed, by a key that
+version lists), and replayable by verify from its recorded request."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,7 @@ from typing import Any
 
 from statedir.errors import InvalidValue, PermissionDenied, SigningKeyMismatch, ValidationFailed
 from statedir.files import schema
-from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
+from statedir.files.signers_file import FILE, Signers, fingerprint, may_change, parse, public_key
 from statedir.gitops import git
 from statedir.store import commit_keys
 from statedir.store.disk import Store
@@ -70,15 +71,15 @@ def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -
         head = git.head(store.worktree)
         before = commit_keys.at_head(store, head)
         after = applied(before, args)
-        if before is not None and before.entries:
-            trusted = before.keys_of(by) or {e["key"] for e in before.entries}
-            why = (f"a change to {FILE} must be signed by " + (f"one of {by!r}'s keys" if before.keys_of(by) else
-                                                               "a key it already lists"))
-        elif after.entries:
-            trusted = {e["key"] for e in after.entries}
-            why = f"the first version of {FILE} must be signed by a key it lists"
-        else:
+        if not after.entries and (before is None or not before.entries):
             raise ValidationFailed(f"{FILE} lists no signers")
+        trusted, why, _ = may_change(before, after)
+        if before is not None and before.keys_of(by):  # a bound actor's commits are signed by its own keys
+            trusted &= before.keys_of(by)
+            why += f", and {by!r} is bound, so by one of its keys"
+        if not trusted:
+            raise PermissionDenied(f"{why}: no key may make this change as {by!r}; nothing was changed",
+                                   actor=args["actor"])
         try:
             signing_key = commit_keys.usable(store.worktree, trusted, why)
         except SigningKeyMismatch as exc:

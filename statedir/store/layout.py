@@ -36,6 +36,27 @@ SCHEMA_OF = (
 )
 
 
+def unwritten(rel: str, mode: str = "100644") -> str | None:
+    """Why statedir never writes the store file `rel` with git mode `mode`, or None where it may:
+    its own files at the store's top, schema copies in `.schemas/`, and YAML files where a
+    schema of the store covers their path."""
+    name = rel.rpartition("/")[2]
+    if mode.startswith("120"):
+        return "a symbolic link"
+    if mode.startswith("160"):
+        return "a submodule"
+    if rel in (CONFIG, ".gitignore", ".gitattributes"):
+        return None
+    if name.startswith(".git"):
+        return f"a {name} file inside the store (git would take it to change how the store's files are merged, " \
+               "diffed, filtered or ignored)"
+    if rel.startswith(".schemas/"):
+        return None if rel.endswith(".schema.json") else "not a schema copy in .schemas/"
+    if not rel.endswith(".yaml"):
+        return "not a YAML file"
+    return None if schema_for(rel) else "a YAML file where no schema of the store says what it holds"
+
+
 def check_run_id(run_id: str) -> str:
     if not RUN_ID_RE.fullmatch(run_id) or run_id in {".", ".."}:
         raise InvalidId(f"invalid run id {run_id!r}: use letters, digits and ._:- (at most 128, "

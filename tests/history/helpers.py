@@ -69,3 +69,23 @@ def drive(sd: api.StateDir, draft: Path, steps: int | None = None) -> list[tuple
 def hand_commit(repo: Path, message: str = "edit by hand") -> str:
     git(repo, "commit", "-q", "-a", "-m", message)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def forge(repo: Path, files: dict[str, bytes | None], *, action: str, run: str = "-", actor: str = ORCH,
+          request: dict[str, Any] | None = None, store: str = "state", sign: Path | None = None) -> str:
+    """A commit made by hand that carries statedir's trailers (what anyone with push access
+    can make): `files` are store-relative, None removes one; `sign` signs it with that SSH key."""
+    from statedir.gitops import git as git_mod
+
+    for rel, data in files.items():
+        path = repo / store / rel
+        if data is None:
+            git(repo, "rm", "-q", "--", str(path))
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        git(repo, "add", "-f", "--", str(path))
+    message = git_mod.message(f"{action} (forged)", run, actor, action, request=request)
+    signing = ["-c", "gpg.format=ssh", "-c", f"user.signingKey={sign}"] if sign else []
+    git(repo, *signing, "commit", "-q", *(["-S"] if sign else []), "-F", "-", stdin=message)
+    return git(repo, "rev-parse", "HEAD").strip()

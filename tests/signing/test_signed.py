@@ -119,7 +119,7 @@ def test_unbound_actor_is_not_signed(bound: api.StateDir, repo: Path, keys: dict
     monkeypatch.setenv("STATEDIR_SIGNING_KEY", str(keys["alice"]))
     bound.new("p1", topic="t")
     monkeypatch.delenv("STATEDIR_SIGNING_KEY")
-    proc = cli("signers", "remove", ORCH, "--actor", INTEGRITY, cwd=repo, env=as_(keys["bob"]))
+    proc = cli("signers", "remove", ORCH, "--actor", ORCH, cwd=repo, env=as_(keys["alice"]))  # its own key
     assert proc.returncode == 0, proc.stderr
     bound.stage("p1", "1", "in_progress")  # the orchestrator is unbound now: no key needed
     assert signature(repo) is None
@@ -305,8 +305,8 @@ def test_every_signers_command_has_help_and_is_in_the_readme() -> None:
 def test_after_the_last_key_is_removed_signing_starts_over(bound: api.StateDir, repo: Path,
                                                            keys: dict[str, Path]) -> None:
     """With nobody left bound, the next change is a first version again: signed by the key it adds."""
-    for actor, key in ((INTEGRITY, keys["alice"]), (ORCH, keys["alice"])):
-        proc = cli("signers", "remove", actor, "--actor", ORCH, cwd=repo, env=as_(key))
+    for actor, key in ((INTEGRITY, keys["bob"]), (ORCH, keys["alice"])):  # each binding by its own key
+        proc = cli("signers", "remove", actor, "--actor", actor, cwd=repo, env=as_(key))
         assert proc.returncode == 0, proc.stderr
     assert bound.signers() == []
     bound.new("p1", topic="nobody is bound")

@@ -1,0 +1,58 @@
+"""verify's replay of a research-ledger commit: every file it wrote must be a record the ledger
+writes (`research/<kind>/<id>.yaml`, or its kind's schema copy), none deleted, each record
+allowed by the ledger's own rules (`rules.check`: written-once Results and Claims, fixed
+fields, links that resolve) on the parent's records, and its bytes what `records.encode`
+writes for it.
+
+A ledger write records no request (its ids and times are minted as it runs), so what a
+record says is checked against the rules and its schema, not decided again.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from statedir.errors import IllegalTransition, StatedirError
+from statedir.files import schema
+from statedir.research import records, rules
+from statedir.research.kinds import KINDS, Kind, parse_rel
+
+if TYPE_CHECKING:
+    from statedir.history.replay import Commit
+    from statedir.history.snapshot import Reader
+
+SCHEMA_COPIES = {f".schemas/{kind.schema}.schema.json": kind.schema for kind in KINDS.values()}
+
+
+def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+    """The bytes the ledger writes for each record the commit wrote; raises the first refusal."""
+    out: dict[str, bytes | None] = {}
+    written: dict[str, tuple[Kind, str, str]] = {}  # rel -> kind, id, old blob (zeros: new)
+    for rel, (status, old, _) in sorted(commit.changed.items()):
+        if rel in SCHEMA_COPIES:
+            out[rel] = schema.schema_path(SCHEMA_COPIES[rel]).read_bytes()
+            continue
+        found = parse_rel(rel)
+        if found is None:
+            raise IllegalTransition(f"a research commit wrote {rel}; the ledger writes research/<kind>/<id>.yaml "
+                                    "records only", file=rel)
+        if status == "D":
+            raise rules.deleted(rel)
+        written[rel] = (found[0], found[1], old if status != "A" else "")
+
+    def exists(kind: Kind, entity_id: str) -> bool:
+        rel = kind.rel(entity_id)
+        if rel in commit.changed:
+            return commit.changed[rel][0] != "D"
+        return commit.parent is not None and reader.objects.read(reader.spec(commit.parent, rel)) is not None
+
+    for rel, (kind, entity_id, old) in written.items():
+        try:
+            before_raw = reader.raw(old) if old else None
+            after = records.parse(reader.raw(commit.changed[rel][2]), rel)
+            rules.check(kind, entity_id, records.parse(before_raw, rel) if before_raw is not None else None,
+                        after, exists)
+            out[rel] = records.encode(kind, after, before_raw)
+        except StatedirError as exc:
+            exc.details.setdefault("file", rel)
+            raise
+    return out
