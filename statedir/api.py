@@ -19,7 +19,7 @@ from statedir import layout, transaction
 from statedir.arguments import checked
 from statedir.ars.api import Adjudication
 from statedir.change import Request
-from statedir.errors import StatedirError
+from statedir.errors import InvalidValue, StatedirError
 from statedir.history.api import History
 from statedir.inputs import file_hash, parse_issue, read_yaml_file, resolve
 from statedir.journal import JOURNAL
@@ -47,6 +47,13 @@ RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `
 
 
 __all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file", "resolve"]
+
+
+def _passport(path: str) -> dict[str, Any]:
+    data = read_yaml_file(path)
+    if not isinstance(data, dict):
+        raise InvalidValue(f"--passport {path} is not a Material Passport (a YAML mapping)", file=path)
+    return data
 
 
 @checked
@@ -223,7 +230,7 @@ class StateDir(Views, History, Adjudication):
         t = template_mod.load(name, self.store.root / "templates")
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
-                "passport": read_yaml_file(passport) if passport else None, "confirm_skip": confirm_skip}
+                "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
         req = Request("new", self._actor(actor, t.default_actor()), args)
         return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                   template_file=Path(name) if is_file else None)

@@ -178,7 +178,8 @@ def test_template_logs_are_checked_by_the_template_schema(repo: Path) -> None:
     bad = repo / "bad.yaml"
     bad.write_text(text.replace("logs: [checkpoints, schema_validation]", "logs: [checkpoints, diary]"))
     proc = cli("validate", "--schema", "template", str(bad), cwd=repo)
-    assert proc.returncode == 1 and "diary" in proc.stdout + proc.stderr
+    line = next(n for n, text in enumerate(bad.read_text().splitlines(), 1) if "diary" in text)
+    assert proc.returncode == 1 and f"$.logs[1]: line {line}: expected one of" in proc.stdout, proc.stdout
 
 
 # --- history over segments -----------------------------------------------------------------------
