@@ -23,7 +23,7 @@ from statedir.api.read_views import Views
 from statedir.engine import transaction
 from statedir.engine.decision import Request
 from statedir.engine.template import Template
-from statedir.errors import StatedirError
+from statedir.errors import InvalidValue, StatedirError
 from statedir.store import layout
 from statedir.store.create import CONFIG_DEFAULTS, init
 from statedir.store.disk import Store
@@ -48,6 +48,13 @@ RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `
 
 
 __all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file", "resolve"]
+
+
+def _passport(path: str) -> dict[str, Any]:
+    data = read_yaml_file(path)
+    if not isinstance(data, dict):
+        raise InvalidValue(f"--passport {path} is not a Material Passport (a YAML mapping)", file=path)
+    return data
 
 
 @checked
@@ -224,7 +231,7 @@ class StateDir(Views, History, Adjudication):
         t = template_mod.load(name, self.store.root / "templates")
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
-                "passport": read_yaml_file(passport) if passport else None, "confirm_skip": confirm_skip}
+                "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
         req = Request("new", self._actor(actor, t.default_actor()), args)
         return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                   template_file=Path(name) if is_file else None)

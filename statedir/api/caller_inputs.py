@@ -54,7 +54,7 @@ def read_yaml_file(path: str) -> Any:
             raw = f.read(yaml.MAX_BYTES + 1)
         except OSError as exc:
             raise BadFile(f"cannot read {path}: {exc.strerror}", file=path) from None
-    return yaml.to_plain(yaml.load(raw, path))
+    return yaml.to_plain(yaml.load(raw, path, quote=False))  # any file the caller names: never quoted
 
 
 def parse_issue(text: str) -> dict[str, str]:

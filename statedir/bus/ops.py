@@ -64,7 +64,7 @@ class Bus:
         session.check_actor(actor)
         folder = scratch.check_scratch(self.store, clean) if clean is not None else None
         with self.store.locked(self.lock_timeout):
-            removed = scratch.clean(folder) if folder is not None else []
+            removed = scratch.clean(self.store, folder) if folder is not None else []
             before = self.store.read_bytes(self.rel)  # a broken session may be started afresh too
             sha = self._write(session.encode(self.session, session.fresh(self.session)), before,
                               f"bus init {self.session}", actor, "init")

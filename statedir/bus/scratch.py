@@ -16,8 +16,9 @@ KEEP = ".gitkeep"  # the seed's tracked placeholder that keeps the ignored folde
 
 def check_scratch(store: Store, directory: Path) -> Path:
     """The real path of a folder `init --clean` may empty: inside the repository, not its top,
-    not git's own folder, neither holding nor inside the store, holding no file git tracks
-    but `.gitkeep`. Anything else is INVALID_VALUE, before anything is touched."""
+    not git's own folder, neither holding nor inside the store or another repository, holding
+    nothing git tracks (but `.gitkeep`) nor untracked files git does not ignore. Anything else
+    is INVALID_VALUE, before anything is touched."""
     shown = str(directory)
     if directory.is_symlink():
         raise InvalidValue(f"--clean {shown} is a symlink; name the folder itself", path=shown)
@@ -33,27 +34,71 @@ def check_scratch(store: Store, directory: Path) -> Path:
     if real == store.root or store.root in real.parents or real in store.root.parents:
         raise InvalidValue(f"--clean {shown} holds or is inside the statedir store", path=shown)
     if real.is_dir():
-        tracked = git.run(top, "ls-files", "-z", "--", inside.as_posix()).stdout.decode(errors="replace")
-        kept = [p for p in tracked.split("\0") if p and p.rsplit("/", 1)[-1] != KEEP]
-        if kept:
-            raise InvalidValue(f"--clean {shown} holds files git tracks ({kept[0]}, ...); it must be a "
-                               "git-ignored scratch folder", path=shown, tracked=kept[:10])
+        _check_contents(top, real, shown)
     return real
 
 
-def clean(folder: Path) -> list[str]:
-    """Empty a folder `check_scratch` accepted (making it where missing), keeping `.gitkeep`;
-    links are removed, never followed. Returns the names removed."""
+def _listed(top: Path, folder: Path, *options: str) -> list[str]:
+    """Paths git lists under `folder` (relative to it; a whole folder as `name/`)."""
+    inside = folder.relative_to(top).as_posix()
+    out = git.run(top, "ls-files", "-z", *options, "--", f":(literal){inside}").stdout
+    names = [n[len(inside) + 1:] for n in out.decode("utf-8", "surrogateescape").split("\0")
+             if n.startswith(inside + "/")]
+    if "" in names:  # the folder as a whole (--directory): each of its entries
+        return sorted(e.name + ("/" if e.is_dir() and not e.is_symlink() else "") for e in folder.iterdir())
+    return names
+
+
+def _repository(top: Path, folder: Path) -> Path | None:
+    """A git repository other than the work tree's own at or above `folder` (below `top`), or
+    anywhere inside it (links not followed)."""
+    for parent in [folder, *folder.parents]:
+        if parent == top:
+            break
+        if (parent / ".git").exists() or (parent / ".git").is_symlink():
+            return parent / ".git"
+    for directory, subdirs, files in os.walk(folder):
+        if ".git" in subdirs or ".git" in files:
+            return Path(directory) / ".git"
+    return None
+
+
+def _check_contents(top: Path, folder: Path, shown: str) -> None:
+    """Refuse a folder holding what statedir did not put there and git does not ignore: files
+    git tracks (but `.gitkeep`), untracked files it does not ignore, a repository."""
+    tracked = [p for p in _listed(top, folder) if p.rsplit("/", 1)[-1] != KEEP]
+    if tracked:
+        raise InvalidValue(f"--clean {shown} holds files git tracks ({tracked[0]}, ...); it must be a "
+                           "git-ignored scratch folder", path=shown, tracked=tracked[:10])
+    repository = _repository(top, folder)
+    if repository is not None:
+        raise InvalidValue(f"--clean {shown} holds or is inside a git repository ({repository}); statedir never "
+                           "deletes one: move it out of the scratch folder", path=shown, repository=str(repository))
+    unignored = _listed(top, folder, "--others", "--exclude-standard")
+    unignored = [p for p in unignored if p != KEEP]
+    if unignored:
+        raise InvalidValue(f"--clean {shown} holds files git does not ignore ({', '.join(unignored[:3])}"
+                           f"{', ...' if len(unignored) > 3 else ''}); only git-ignored entries are removed: "
+                           "commit or move them, or ignore them (the seed's .gitignore has `.ai_log/*`)",
+                           path=shown, unignored=unignored[:10])
+
+
+def clean(store: Store, folder: Path) -> list[str]:
+    """Empty a folder `check_scratch` accepted (making it where missing) of the entries git
+    ignores, keeping `.gitkeep`; its contents are checked again first (they may have changed
+    since). Links are removed, never followed. Returns the paths removed, relative to it."""
+    top = store.worktree.resolve()
     folder.mkdir(parents=True, exist_ok=True)
+    _check_contents(top, folder, str(folder))
+    ignored = _listed(top, folder, "--others", "--ignored", "--exclude-standard", "--directory")
     removed = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name == KEEP:
-            continue
+    for name in sorted(n.rstrip("/") for n in ignored if n.rstrip("/") != KEEP):
+        entry = folder / name
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
-        else:
+        elif entry.exists() or entry.is_symlink():
             entry.unlink()
-        removed.append(entry.name)
+        removed.append(name)
     return removed
 
 

@@ -78,8 +78,9 @@ def _raw(value: Any) -> str:
 @bus.command("init", cls=Verbatim)
 def init(session: SessionArg,
          clean: Annotated[Optional[Path], typer.Option(
-             "--clean", help="Also empty this scratch folder (e.g. .ai_log), keeping .gitkeep: the seed's "
-                             "cleanup, opt-in; refused outside the repository or where git tracks files.")] = None,
+             "--clean", help="Also empty this scratch folder (e.g. .ai_log) of what git ignores, keeping .gitkeep: the seed's "
+                             "cleanup, opt-in; refused, removing nothing, outside the repository, where git tracks files, where "
+                             "a file is neither tracked nor ignored, or where it holds a git repository.")] = None,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
     """Start SESSION fresh ({session, phases: {}}) and print its file's path (pass it on as state_file).
 

@@ -175,9 +175,10 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
     if not isinstance(report, dict):
         raise ValidationFailed("the observer report must be a mapping")
     extra = sorted(set(report) - set(OBSERVER_FIELDS) - {"stage_id", "checkpoint_type"})
-    if extra:
-        raise PermissionDenied(f"an observer report changes nothing else; refused fields: {', '.join(extra)}",
-                               fields=extra)
+    if extra:  # not named: the report may be any file the caller named
+        raise PermissionDenied(f"an observer report changes nothing else: it holds only "
+                               f"{', '.join(OBSERVER_FIELDS)}; this one has {len(extra)} other field(s)",
+                               allowed=list(OBSERVER_FIELDS))
     if report.get("advisory_only") is not True:
         raise PermissionDenied("an observer report must carry advisory_only: true")
     if stage_id is not None:

@@ -124,15 +124,17 @@ def declared_logs(doc: dict[str, Any]) -> tuple[str, ...]:
     return tuple(name for name in LOGS if name in doc["logs"] or name in OWN_LOGS)
 
 
-def parse(raw: bytes, source: str) -> Template:
-    """Validate a template file's bytes; a bad template is BAD_FILE naming the line."""
+def parse(raw: bytes, source: str, *, quote: bool = True) -> Template:
+    """Validate a template file's bytes; a bad template is BAD_FILE naming the line. With
+    quote=False (a file the caller named: it may be any file) no message quotes the text of a
+    file that is no template."""
     from statedir.files import yaml
 
-    doc = yaml.load(raw, source)
+    doc = yaml.load(raw, source, quote=quote)
     plain = yaml.to_plain(doc)
     if not isinstance(plain, dict):
         raise BadFile(f"{source}: a template must be a YAML mapping", file=source)
-    problems = schema.validate("template", plain, source, source=doc)
+    problems = schema.validate("template", plain, source, source=doc, quote=quote)
     if problems:
         first = problems[0]
         where = f"{source}:{first.line}" if first.line else source
@@ -160,17 +162,17 @@ def shipped() -> dict[str, Path]:
 
 
 @functools.cache
-def _load_file(path: Path, cache_dir: Path | None = None) -> Template:
+def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) -> Template:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise BadFile(f"cannot read template {path}: {exc.strerror}", file=str(path)) from None
     if cache_dir is None:
-        return parse(raw, str(path))
+        return parse(raw, str(path), quote=quote)
     from statedir.files.parse_cache import ParseCache
 
     doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
-                                                      lambda: (parse(raw, str(path)).doc, True))
+                                                      lambda: (parse(raw, str(path), quote=quote).doc, True))
     return Template(doc, str(path))
 
 
@@ -187,4 +189,4 @@ def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path
     path = Path(name_or_path)
     if not path.is_file():
         raise InvalidValue(f"template file {name_or_path!r} does not exist", template=name_or_path)
-    return _load_file(path.resolve(), cache_dir)
+    return _load_file(path.resolve(), cache_dir, quote=False)

@@ -133,7 +133,9 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                keep: dict[str, Any] | None = None) -> list[Problem]:
     """Problems of one store file (`rel` inside its store, `shown` as the user named it);
     bytes the parse cache already knows as valid are not parsed again. `scoped` maps generic
-    schema names to the run template's compiled ones; `keep` collects each valid file's data."""
+    schema names to the run template's compiled ones; `keep` collects each valid file's data.
+    A file checked against a `forced` schema may be any file the caller names: never quoted."""
+    quote = forced is None
     generic = forced or layout.schema_for(rel)
     if generic is None:
         return []
@@ -161,7 +163,7 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                 keep[rel] = own
             return []
     try:
-        doc = yaml.load(raw, shown)
+        doc = yaml.load(raw, shown, quote=quote)
     except BadFile as exc:
         line = exc.details.get("line")
         text = exc.message.removeprefix(f"{shown}:").removeprefix(f"{line}:").strip()
@@ -171,11 +173,11 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
         first = yaml.header(layout.schema_ref(rel)).strip()
         problems.append(Problem(shown, "$", f"missing the first line {first!r}", 1))
     plain = yaml.to_plain(doc)
-    problems += schema.validate(name, plain, shown, source=doc)
+    problems += schema.validate(name, plain, shown, source=doc, quote=quote)
     if cache is not None and not problems and (plain is None or isinstance(plain, dict | list)):
         cache.put(schema.cache_kind(name), raw, plain, yaml.dump(plain, ref).encode() == raw)
     if generic == "template":
-        problems = [_at_line(p) for p in problems] or _template_meaning(raw, shown)
+        problems = [_at_line(p) for p in problems] or _template_meaning(raw, shown, quote)
     return problems
 
 
@@ -186,11 +188,11 @@ def _at_line(problem: Problem) -> Problem:
     return dataclasses.replace(problem, message=f"line {problem.line}: {problem.message}")
 
 
-def _template_meaning(raw: bytes, shown: str) -> list[Problem]:
+def _template_meaning(raw: bytes, shown: str, quote: bool) -> list[Problem]:
     from statedir.engine import template
 
     try:
-        template.parse(raw, shown)
+        template.parse(raw, shown, quote=quote)
     except BadFile as exc:
         errors = exc.details.get("errors") or [{"path": "$", "message": exc.message, "line": exc.details.get("line")}]
         return [_at_line(Problem(shown, e["path"], e["message"], e.get("line"))) for e in errors]

@@ -106,8 +106,10 @@ def _fast(name: str, pointer: str) -> Any:
 
 
 def validate(name: str, plain: Any, file: str = "<data>", *, pointer: str = "",
-             source: Any = None) -> list[Problem]:
-    """Every way `plain` fails schema `name` (or its sub-schema at `pointer`), as Problems."""
+             source: Any = None, quote: bool = True) -> list[Problem]:
+    """Every way `plain` fails schema `name` (or its sub-schema at `pointer`), as Problems.
+    With quote=False (data from a file outside the store) a Problem says where and what the
+    schema expects, never the data's values or the keys the schema does not name."""
     fast = _fast(name, pointer)
     if fast is not None and fast(plain):
         return []
@@ -115,8 +117,58 @@ def validate(name: str, plain: Any, file: str = "<data>", *, pointer: str = "",
     for error in sorted(_validator(name, pointer).iter_errors(plain), key=lambda e: list(map(str, e.absolute_path))):
         path = list(error.absolute_path)
         line = _line_of(source, path) if source is not None else None
-        problems.append(Problem(file, error.json_path, _short(error.message), line))
+        if quote:
+            problems.append(Problem(file, error.json_path, _short(error.message), line))
+            continue
+        extra = [k for k in error.instance if k not in error.schema.get("properties", {})] \
+            if error.validator == "additionalProperties" and isinstance(error.instance, dict) else []
+        if extra and source is not None:  # the line of the first key not allowed, which is not named
+            line = _line_of(source, [*path, extra[0]]) or line
+        problems.append(Problem(file, _unquoted_path(name, path), _short(_expected(error)), line))
     return problems
+
+
+@functools.cache
+def _named(name: str) -> frozenset[str]:
+    """Every property name schema `name` declares anywhere."""
+    found: set[str] = set()
+    stack: list[Any] = [load_schema(name)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else ())
+            found.update(n for n in node.get("required", []) if isinstance(n, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(found)
+
+
+def _unquoted_path(name: str, path: list[Any]) -> str:
+    """A JSON path whose keys the schema does not name are `*`."""
+    return "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" if k in _named(name) else ".*" for k in path)
+
+
+_EXPECTED = {"type": "expected type {v}", "enum": "expected one of {v}", "const": "expected {v!r}",
+             "pattern": "does not match {v!r}", "format": "is not a valid {v}", "uniqueItems": "items must be unique",
+             "minLength": "shorter than {v}", "maxLength": "longer than {v}", "minItems": "fewer than {v} items",
+             "maxItems": "more than {v} items", "minimum": "less than {v}", "maximum": "more than {v}",
+             "minProperties": "fewer than {v} properties", "maxProperties": "more than {v} properties",
+             "propertyNames": "a property name is not allowed here"}
+
+
+def _expected(error: Any) -> str:
+    """What the schema wanted, in the schema's own terms (never the instance's)."""
+    if error.validator == "required":  # names the missing property: the schema's word
+        return str(error.message)
+    if error.validator in ("additionalProperties", "unevaluatedProperties"):
+        allowed = sorted(error.schema.get("properties", {}))
+        shown = ", ".join(allowed[:10]) + (", ..." if len(allowed) > 10 else "")
+        return "holds properties not allowed here" + (f"; allowed: {shown}" if allowed else "")
+    if error.validator is None:  # a `false` schema: nothing is allowed there
+        return "not allowed here"
+    template = _EXPECTED.get(error.validator, "fails the schema's {k!r} rule")
+    return template.format(v=error.validator_value, k=error.validator)
 
 
 def _short(message: str) -> str:

@@ -87,12 +87,13 @@ def parse(raw: bytes) -> Signers:
 
 def public_key(text: str) -> tuple[str, str]:
     """(`type base64`, comment) of a public key as a .pub file or `ssh-add -L` writes it;
-    INVALID_VALUE where it is not one (a private key, a fingerprint, a truncated paste)."""
+    INVALID_VALUE where it is not one (a private key, a fingerprint, a truncated paste). The
+    text may be any file's: no message repeats it (only a key type it recognised)."""
     parts = text.strip().split(None, 2)
     if "PRIVATE KEY" in text:
         raise InvalidValue("that is a private key; give the public key (the .pub file)")
     if len(parts) < 2 or parts[0] not in KEY_TYPES:
-        raise InvalidValue(f"not an SSH public key: {text.strip()[:60]!r} (expected e.g. 'ssh-ed25519 AAAA...'; "
+        raise InvalidValue(f"not an SSH public key (expected one line like 'ssh-ed25519 AAAA... comment'; "
                            f"types: {', '.join(KEY_TYPES)})")
     try:
         blob = base64.b64decode(parts[1], validate=True)

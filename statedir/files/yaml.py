@@ -56,7 +56,7 @@ def header(schema_ref: str) -> str:
     return f"{HEADER_PREFIX}{schema_ref}\n"
 
 
-def _check_nodes(node: Any, name: str) -> None:
+def _check_nodes(node: Any, name: str, quote: bool = True) -> None:
     """Refuse aliases, explicit non-core tags and deep nesting before anything is built."""
     seen: set[int] = set()
     stack = [(node, 1)]
@@ -68,7 +68,8 @@ def _check_nodes(node: Any, name: str) -> None:
         seen.add(id(current))
         tag = str(getattr(current.tag, "value", current.tag))
         if tag not in _PLAIN_TAGS:
-            raise BadFile(f"{name}:{line}: tag {tag!r} is not allowed", file=name, line=line)
+            what = f"tag {tag!r}" if quote else "a tag"
+            raise BadFile(f"{name}:{line}: {what} is not allowed", file=name, line=line)
         if depth > MAX_DEPTH:
             raise BadFile(f"{name}:{line}: nesting deeper than {MAX_DEPTH} levels", file=name, line=line)
         if isinstance(current.value, list):
@@ -131,8 +132,10 @@ def _check_unresolved(text: str, name: str) -> None:
                               file=name, line=line)
 
 
-def load(raw: bytes | str, name: str = "<input>") -> Any:
-    """Parse one YAML document (round-trip types) or raise BadFile naming the line."""
+def load(raw: bytes | str, name: str = "<input>", *, quote: bool = True) -> Any:
+    """Parse one YAML document (round-trip types) or raise BadFile naming the line. With
+    quote=False (a file from outside the store: any file the caller could name) the message
+    names the line only, never the text parsed there."""
     if isinstance(raw, bytes):
         if len(raw) > MAX_BYTES:
             raise BadFile(f"{name}: file is larger than {MAX_BYTES} bytes", file=name)
@@ -161,15 +164,15 @@ def load(raw: bytes | str, name: str = "<input>") -> Any:
         node = constructor.composer.get_single_node()
         if node is None:
             return None
-        _check_nodes(node, name)
+        _check_nodes(node, name, quote)
         return constructor.construct_document(node)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
-        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        problem = (exc.problem or exc.context or "invalid YAML").strip() if quote else "not valid YAML"
         raise BadFile(f"{name}:{line}: {problem}", file=name, line=line) from None
     except YAMLError as exc:
-        raise BadFile(f"{name}: {' '.join(str(exc).split())}", file=name) from None
+        raise BadFile(f"{name}: {' '.join(str(exc).split()) if quote else 'not valid YAML'}", file=name) from None
     except RecursionError:
         raise BadFile(f"{name}: nesting too deep", file=name) from None
 

@@ -7,6 +7,7 @@ import datetime
 import errno
 import fcntl
 import functools
+import itertools
 import json
 import os
 import shutil
@@ -65,7 +66,42 @@ def leftovers(store: Store, timeout: float | None) -> list[Finding]:
     return out
 
 
-def uncommitted(store: Store, backup: Path) -> list[Finding]:
+class Backup:
+    """Where `--fix` saves the store files it restores: a folder of its own under `root`, named
+    by the time and made exclusively on first use (another doctor in the same second gets
+    `<time>-2`), so no saved file is ever overwritten."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        self.folder: Path | None = None
+
+    def _made(self) -> Path:
+        if self.folder is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            for n in itertools.count(1):
+                folder = self.root / (self.stamp if n == 1 else f"{self.stamp}-{n}")
+                try:
+                    folder.mkdir()  # exclusive: a folder another doctor made is never reused
+                except FileExistsError:
+                    continue
+                self.folder = folder
+                break
+        assert self.folder is not None
+        return self.folder
+
+    def save(self, source: Path, rel: str) -> None:
+        """Copy `source` to `rel` in this doctor's folder (`rel.2`, ... if saved before in this run)."""
+        target = self._made() / rel
+        for n in itertools.count(2):
+            if not os.path.lexists(target):
+                break
+            target = self._made() / f"{rel}.{n}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def uncommitted(store: Store, backup: Backup) -> list[Finding]:
     """Store files that differ from HEAD (or are new) with no transition."""
     out = git.run(store.worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
                   store.git_path(".")).stdout.decode("utf-8", "surrogateescape")
@@ -84,14 +120,13 @@ def uncommitted(store: Store, backup: Path) -> list[Finding]:
         def restore(path: str = path, rel: str = rel) -> None:
             source = store.worktree / path
             if source.is_file():
-                (backup / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, backup / rel)
+                backup.save(source, rel)
             if git.blob_ids(store.worktree, git.head(store.worktree), [path])[path] is None:
                 (store.worktree / path).unlink(missing_ok=True)  # HEAD has no such file
             else:
                 git.run(store.worktree, "--literal-pathspecs", "checkout", "HEAD", "--", path)
         found.append(_finding("uncommitted", rel, f"{rel} {state} with no transition",
-                              f"save it to {backup} and restore HEAD's version", restore))
+                              f"save it to a new folder in {backup.root} and restore HEAD's version", restore))
     return found
 
 
@@ -160,8 +195,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
            timeout: float | None = None) -> dict[str, Any]:
     """{findings: [{kind, file, message, fix}], fixed: bool}; with `fix`, each is repaired and
     the store examined again (`findings` then lists what is left)."""
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    backup = git.git_dir(store.worktree) / "statedir" / "doctor" / stamp
+    backup = Backup(git.git_dir(store.worktree) / "statedir" / "doctor")
 
     def examine() -> list[Finding]:
         found = leftovers(store, timeout)
@@ -185,4 +219,4 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
                 repaired.append({k: v for k, v in finding.items() if k != "_repair"})
             found = examine()
     return {"findings": [{k: v for k, v in f.items() if k != "_repair"} for f in found],
-            "repaired": repaired, "backup": str(backup) if backup.exists() else None}
+            "repaired": repaired, "backup": str(backup.folder) if backup.folder else None}

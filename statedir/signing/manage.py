@@ -28,15 +28,19 @@ def listing(store: Store) -> list[dict[str, Any]]:
 
 
 def read_key(value: str) -> tuple[str, str]:
-    """A public key given as its text or as the path of a .pub file."""
-    text = value
-    if not value.lstrip().startswith(("ssh-", "ecdsa-", "sk-")):
-        path = Path(value).expanduser()
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as exc:
-            raise InvalidValue(f"cannot read the public key {value}: {exc.strerror}", path=value) from None
-    return public_key(text)
+    """A public key given as its text or as the path of a .pub file (whose content no error
+    repeats: the path may name any file the process can read)."""
+    if value.lstrip().startswith(("ssh-", "ecdsa-", "sk-")):
+        return public_key(value)
+    path = Path(value).expanduser()
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise InvalidValue(f"cannot read the public key {value}: {exc.strerror}", path=value) from None
+    try:
+        return public_key(text)
+    except InvalidValue as exc:
+        raise InvalidValue(f"{value}: {exc.message}", path=value) from None
 
 
 def applied(signers: Signers | None, args: dict[str, Any]) -> Signers:

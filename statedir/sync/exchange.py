@@ -1,7 +1,8 @@
 """`statedir sync`: fetch, merge (never rebase), validate and verify, push — under the store lock.
 
-A merge the driver refuses, or one whose result is not a legal store, is aborted: the branch,
-the index and the work tree are as they were, and the refusal carries a conflict report.
+A merge the driver refuses, or one whose result is not a legal store, is refused with a conflict
+report; on any failure (a rejected push after a first merge too) the branch, the index and the
+work tree are put back as they were when sync started (`checkpoint`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import git, merge_driver
 from statedir.merge import driver
 from statedir.store.disk import Store
+from statedir.sync import checkpoint
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -60,25 +62,36 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         if dirty:
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
-        status = "up_to_date"
-        _fetch(store, name, branch)
-        for attempt in range(1, RETRIES + 1):
-            theirs = _rev(store, f"refs/remotes/{name}/{branch}")
-            ours = _rev(store, "HEAD")
-            if theirs is not None and theirs != ours:
-                status = _merge(store, name, branch, ours, theirs, actor) or status
-            head = _rev(store, "HEAD")
-            if head is None or head == theirs:
-                return _result(name, branch, status, head, attempt, pushed=False)
-            push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
-                        f"HEAD:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
-            if push.returncode == 0:
-                return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
-                               pushed=True)
-            _fetch(store, name, branch)  # the remote moved meanwhile: merge again
-            if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
-                raise GitError(f"git push to {name} failed: {git.gist(push.stderr)}", remote=name)
-        raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; run sync again", remote=name)
+        start = checkpoint.take(store)
+        try:
+            return _exchange(store, name, branch, actor)
+        except BaseException as failure:  # a refusal, a rejected push, an interrupt: put everything back
+            checkpoint.put_back(store, start, failure)
+            raise
+
+
+def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any]:
+    """Fetch, merge and push until the push lands (or the remote kept moving)."""
+    status = "up_to_date"
+    _fetch(store, name, branch)
+    for attempt in range(1, RETRIES + 1):
+        theirs = _rev(store, f"refs/remotes/{name}/{branch}")
+        ours = _rev(store, "HEAD")
+        if theirs is not None and theirs != ours:
+            status = _merge(store, name, branch, ours, theirs, actor) or status
+        head = _rev(store, "HEAD")
+        if head is None or head == theirs:
+            return _result(name, branch, status, head, attempt, pushed=False)
+        push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
+                    f"HEAD:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
+        if push.returncode == 0:
+            return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
+                           pushed=True)
+        _fetch(store, name, branch)  # the remote moved meanwhile: merge again
+        if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
+            raise GitError(f"git push to {name} failed: {git.gist(push.stderr)}; nothing was changed", remote=name)
+    raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; nothing was changed, "
+                   "run sync again", remote=name)
 
 
 def _hooks(store: Store) -> str:
@@ -110,42 +123,55 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     if ours is not None and _git(store, "merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
         return None
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
+    if not fast:
+        _nothing_staged(store, name, branch)
     message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
-    args = ["merge", "--ff-only"] if fast else ["merge", "--no-ff", "--no-commit"]
+    # An ignored file in the way is refused like an untracked one: undoing the merge would delete it.
+    args = ["merge", "--no-overwrite-ignore", *(["--ff-only"] if fast else ["--no-ff", "--no-commit"])]
     # This very statedir merges, registered in the repository's config or not (a fresh clone).
     driver_config = ("-c", f"merge.{merge_driver.DRIVER}.name={merge_driver.NAME}",
                      "-c", f"merge.{merge_driver.DRIVER}.driver={merge_driver.command()}")
     proc = _git(store, *driver_config, *args, theirs, check=False)
-    if proc.returncode != 0:
+    if proc.returncode != 0:  # sync() puts the branch, index and files back (checkpoint)
         conflicts = _unmerged(store)
-        if (git.git_dir(store.worktree) / "MERGE_HEAD").exists():
-            _git(store, "merge", "--abort", check=False)
         if not conflicts:
-            raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {git.gist(proc.stderr)}. "
+            raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {_reason(proc.stderr)}. "
                                   "Commit or stash those changes first; nothing was changed", remote=name)
         raise MergeRefused(_headline(conflicts), conflicts=conflicts)
     problems = _problems(store, ours)
     if problems:
-        _undo(store, ours, fast)
-        raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}"
-                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}{more}; "
+                           "nothing was changed",
                            conflicts=[], problems=problems)
     if not fast:
         _git(store, "commit", "--quiet", "--no-edit", "-m", message)
     findings = _findings(store, ours)
     if findings:
-        _undo(store, ours, fast=True)
-        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}",
+        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
+                           "nothing was changed",
                            conflicts=[], findings=findings)
     return "fast_forward" if fast else "merged"
 
 
-def _undo(store: Store, ours: str | None, fast: bool) -> None:
-    """Back to where the branch was, keeping the user's own changes outside the store."""
-    if (git.git_dir(store.worktree) / "MERGE_HEAD").exists():
-        _git(store, "merge", "--abort")
-    elif ours is not None:
-        _git(store, "reset", "--quiet", "--keep", ours)
+def _nothing_staged(store: Store, name: str, branch: str) -> None:
+    """git makes a merge commit only from an index that matches HEAD (a fast-forward keeps
+    what is staged)."""
+    staged = _git(store, "diff-index", "--cached", "--name-only", "-z", "HEAD").stdout
+    files = [f for f in staged.decode("utf-8", "surrogateescape").split("\0") if f]
+    if files:
+        raise UncommittedEdit(f"{name}/{branch} and this branch both have new commits, and git merges them only "
+                              f"with nothing staged; staged: {', '.join(files[:3])}"
+                              + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+                              + ". Commit them or `git stash` them, then sync again; nothing was changed",
+                              remote=name, files=files)
+
+
+def _reason(stderr: bytes) -> str:
+    """git's reason, with the files it lists under it (indented lines) named."""
+    files = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line[:1].isspace()]
+    more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+    return git.gist(stderr).rstrip(":.") + (f": {', '.join(files[:3])}{more}" if files else "")
 
 
 def _headline(conflicts: list[dict[str, Any]]) -> str:

@@ -98,6 +98,7 @@ def test_values_may_look_like_options(repo: Path, store: Path) -> None:
 def test_actor_from_the_environment_and_clean_relative_to_the_cwd(repo: Path, store: Path) -> None:
     (repo / ".ai_log").mkdir()
     (repo / ".ai_log" / "stale.md").write_text("x")
+    (repo / ".gitignore").write_text(".ai_log/\n")
     sub = repo / "sub"
     sub.mkdir()
     proc = cli("bus", "init", S, "--clean", "../.ai_log", cwd=sub, env={"STATEDIR_ACTOR": "el-capitan"})

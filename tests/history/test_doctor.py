@@ -56,6 +56,34 @@ def test_hand_edits_are_saved_then_restored(sd: api.StateDir, repo: Path) -> Non
     assert git(repo, "status", "--porcelain", "--", "state") == ""
 
 
+def test_two_fixes_in_one_second_keep_both_saved_hand_edits(sd: api.StateDir, repo: Path) -> None:
+    """Backup folders are named by the second: a doctor that finds its name taken (another
+    doctor's, the same second) makes `<time>-2`, never writing into the other's folder."""
+    import datetime
+
+    drive(sd, repo / "draft.md", 2)
+    state = repo / "state/runs/p1/state.yaml"
+    committed = state.read_text()
+    root = repo / ".git/statedir/doctor"
+    now = datetime.datetime.now(datetime.timezone.utc)
+    taken = [(now + datetime.timedelta(seconds=s)).strftime("%Y%m%dT%H%M%SZ") for s in range(60)]
+    for stamp in taken:  # an earlier doctor's backup in every second this test may run in
+        (root / stamp / "runs/p1").mkdir(parents=True)
+        (root / stamp / "runs/p1/state.yaml").write_text("the first saved hand edit\n")
+    saved = []
+    for edit in ("topic: second edit", "topic: third edit"):
+        state.write_text(committed.replace("topic: AI and QA", edit))
+        code, out = cli_json("doctor", "--fix", cwd=repo)
+        assert code == 0 and state.read_text() == committed, out
+        backup = Path(out["backup"])
+        assert backup.parent == root and backup.name.rsplit("-", 1)[0] in taken and backup.name not in taken
+        saved.append(backup)
+    assert saved[0] != saved[1]
+    pairs = zip(saved, ("second", "third"), strict=True)
+    assert [(b / "runs/p1/state.yaml").read_text().count(e) for b, e in pairs] == [1, 1]
+    assert all((root / s / "runs/p1/state.yaml").read_text() == "the first saved hand edit\n" for s in taken)
+
+
 def test_a_missing_schema_copy_is_restored_in_a_commit_that_verifies(sd: api.StateDir, repo: Path) -> None:
     drive(sd, repo / "draft.md", 2)
     schema = repo / "state/.schemas/stage.schema.json"

@@ -250,3 +250,26 @@ def test_a_value_the_cli_refuses_is_named_by_the_tool_argument(store: Path) -> N
     error = json.loads(refused.text)["error"]
     assert error["code"] == "INVALID_VALUE" and error["details"] == {"argument": "limit"}
     assert "'limit'" in error["message"] and "--limit" not in error["message"]
+
+
+def test_no_error_quotes_a_file_an_agent_names_that_is_not_a_key_or_yaml(store: Path, tmp_path: Path) -> None:
+    """The tools take paths; the server may read files the agent may not (`signers_add x
+    /etc/shadow`): the refusal says what the file is not, never what it holds."""
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$S3CRET:19000:0:99999:7:::\ntoken: S3CRET\ntoken: S3CRET2\n")
+
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="t")
+            for tool, arguments, refusal in [
+                    ("signers_add", {"bound": "x", "key": str(secret)}, "not an SSH public key"),
+                    ("new", {"run_id": "r2", "topic": "t", "template": str(secret)}, "not valid YAML"),
+                    ("observe", {"run_id": "r1", "stage": "1", "checkpoint": "FULL", "report": str(secret),
+                                 "actor": "collaboration_depth_agent"}, "not valid YAML")]:
+                with pytest.raises(ToolError) as caught:
+                    await a(tool, **arguments)
+                assert refusal in caught.value.doc["error"]["message"], caught.value.doc
+                assert "S3CRET" not in str(caught.value.doc), (tool, caught.value.doc)
+                result = await a.raw(tool, **arguments)
+                assert "S3CRET" not in str(result), tool
+    anyio.run(main)
