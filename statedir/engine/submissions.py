@@ -96,7 +96,8 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
             raise LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {spec['retry_cap']});"
                                " record the user's decision with --reason (handle manually / remove "
                                "unverifiable / continue with 'partially unverified' warning)",
-                               retry_count=retries)
+                               retry_count=retries, needs=["the user's decision after the FAIL rounds, "
+                                                           "recorded with --reason"])
         decision = req.reason
     mode = spec.get("mode")
     draft_series = spec.get("verifies_draft_series")
@@ -154,7 +155,8 @@ def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Ch
     cap = t.caps.get("re_revise_rounds")
     count = draft.state.get("loop_count", 0)
     if cap is not None and count >= cap:
-        raise LimitReached(f"loop_count is at its cap ({cap})", loop_count=count)
+        raise LimitReached(f"loop_count is at its cap ({cap})", loop_count=count,
+                           needs=[f"loop_count below its cap ({cap}); the cap is reached"])
     draft.state["loop_count"] = count + 1
     return draft.change(f"loop_count {count} -> {count + 1}", now, loop_count=count + 1)
 
