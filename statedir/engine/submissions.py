@@ -161,6 +161,7 @@ def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Ch
     return draft.change(f"loop_count {count} -> {count + 1}", now, loop_count=count + 1)
 
 
+OBSERVER_CHECKPOINTS = ("FULL", "SLIM", "pipeline_completion")
 OBSERVER_FIELDS = ("timestamp", "dialogue_log_ref", "zone", "scores", "cross_model_divergence", "advisory_only")
 
 
@@ -170,7 +171,7 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
         raise PermissionDenied(f"only the collaboration depth observer may append observer reports, "
                                f"not {req.actor!r}", actor=req.actor)
     kind, report = req.args["checkpoint"], req.args["report"]
-    if kind not in ("FULL", "SLIM", "pipeline_completion"):
+    if kind not in OBSERVER_CHECKPOINTS:
         raise InvalidValue("--checkpoint takes FULL, SLIM or pipeline_completion")
     if (stage_id is None) != (kind == "pipeline_completion"):
         raise InvalidValue("--stage pipeline goes with --checkpoint pipeline_completion, and only with it")

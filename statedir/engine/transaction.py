@@ -8,7 +8,7 @@ from typing import Any
 from statedir.engine import template as template_mod
 from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
-from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, ValidationFailed
+from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git
 from statedir.store import layout, run_logs
@@ -179,12 +179,26 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
         t, run, sources = load_run(store, run_id,
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
-        change = rules.decide(t, run, req, now)
+        try:
+            change = rules.decide(t, run, req, now)
+        except StatedirError as refusal:
+            refusal.details.setdefault("moves", legal_moves(store, t, run, now)["moves"])
+            raise
         if change is None or change.noop:
             return {"run_id": run_id, "commit": None, "changed": False,
                     "summary": change.summary if change is not None else "nothing to change"}
         return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t),
                      declared=t.logs)
+
+
+def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, Any]:
+    """`statedir next`: the moves the rules accept from the run's state, and what blocks the
+    rest (statedir.engine.next_moves); the reset-boundary ledger is read for `resume`."""
+    from statedir.engine import next_moves
+
+    if run.ledger is None:
+        run.ledger = read_log(store, run.run_id, "reset_boundary")
+    return next_moves.moves(t, run, now)
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
