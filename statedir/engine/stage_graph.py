@@ -25,24 +25,24 @@ def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
 
 
 def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
-    state = draft.state
     response = req.args.get("response")
     policy = t.checkpoints
     if response is not None and response not in policy.get("responses", []):
         raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(policy.get('responses', []))}")
-    current = state["current_stage"]
+    current = run.state["current_stage"]
     ack = t.stage(current).get("terminal_ack") if current else None
     if ack and run.stages[current]["status"] == t.status["active"]:
-        return _terminal_ack(t, draft, current, ack, response, now)
-    checkpoint = state.get("checkpoint")
-    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
-        raise IllegalTransition(f"no checkpoint is open (the pipeline is {state['pipeline_state']})")
+        return _terminal_ack(t, Draft(run), current, ack, response, now)
+    checkpoint = run.state.get("checkpoint")
+    if run.state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
+        raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
     if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
         raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
                                 "--response continue (or review)", checkpoint=checkpoint)
     response = response or "continue"
     target = _choose(t, run, checkpoint, req.args.get("next"))
+    draft = Draft(run)  # decided from here on: the copies the change is made of
+    state = draft.state
     report = _advance(t, draft, checkpoint["stage"], target, now)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1

@@ -210,6 +210,10 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
 
     layout.check_run_id(run_id)
     require_permission(t, req.actor, "new")
+    if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
+        from statedir.engine import template_flow
+
+        template_flow.require_no_dead_end(t)
     with store.locked(timeout):
         base = store.run_dir(run_id)
         if store.path(f"{base}/state.yaml").exists():
