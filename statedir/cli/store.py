@@ -83,9 +83,11 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
             # store-relative names become names relative to here: clickable in a terminal
             print(problem if root is None else f"{os.path.relpath(root / problem.file)}::{problem.path}: {problem.message}")
         if verbose or sys.stdout.isatty():
+            from statedir.engine import template_flow
+
             held = sorted((root / "templates").glob("*.yaml")) if root is not None else []
             named = [f for f in files or [] if schema == "template" or f.parent.name == "templates"]
-            for note in validate_mod.flow_notes([(f, str(f)) for f in named] +
+            for note in template_flow.notes([(f, str(f)) for f in named] +
                                                 [(f, os.path.relpath(f)) for f in held]):
                 print(note)
             bad = len({p.file for p in problems})

@@ -10,23 +10,17 @@ answering a checkpoint with every response and every `--next`; a material a stag
 registered when entering the stage asks for it. Not explored: `pipeline aborted` and `redo`
 (exits from anywhere, which would make every state look safe), pausing, and what changes no
 condition's input (outputs, observer reports, run fields, skipping or blocking other stages).
-
-States are told apart by what the rules read: each stage's status, the current (and checkpoint)
-stage's fields that conditions, caps and retries read, fields other stages' prerequisites read,
-the open checkpoint, the pipeline state, counters conditions read (clamped at what they are
-compared with), and the materials prerequisites name where no role may register them. The
-continue counters only choose between FULL and SLIM checkpoints, which take the same answers,
-so they do not make a state."""
+States are told apart as statedir.engine.flow_state says."""
 from __future__ import annotations
 
 import dataclasses
 import functools
 import json
 from collections import deque
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from statedir.engine import next_moves, runs, template_conditions
+from statedir.engine import flow_state, next_moves, runs, template_conditions
 from statedir.engine.decision import RunData, applied
 from statedir.engine.materials import label_for
 from statedir.engine.next_moves import Candidate
@@ -51,86 +45,6 @@ class Flow:
     states: int
     dead_ends: list[dict[str, Any]]
     complete: bool = True
-
-
-@dataclasses.dataclass
-class _Reads:
-    """What the rules read of a run, by the template: the abstraction of a run to a state."""
-
-    fields: list[str]
-    bounds: dict[str, int]
-    referenced: dict[str, list[str]]
-    counters: dict[str, int]
-    materials: list[str]
-
-
-def _conditions(t: Template) -> Iterator[dict[str, Any]]:
-    def walk(condition: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        yield condition
-        for inner in condition.get("any", []):
-            yield from walk(inner)
-    for stage in t.stages:
-        for condition in stage.get("completion", []):
-            yield from walk(condition)
-    for edge in t.graph:
-        for condition in edge.get("when", []):
-            yield from walk(condition)
-
-
-def _reads(t: Template) -> _Reads:
-    fields: dict[str, int] = {}
-    counters: dict[str, int] = {}
-    for condition in _conditions(t):
-        numbers = [v for k, v in condition.items() if k in ("equals", "at_least", "below") and isinstance(v, int)]
-        bound = max(numbers, default=0) + 1
-        if "counter" in condition:
-            counters[condition["counter"]] = max(counters.get(condition["counter"], 0), bound)
-        elif "field" in condition:
-            fields[condition["field"]] = max(fields.get(condition["field"], 0), bound)
-    referenced: dict[str, list[str]] = {}
-    materials: set[str] = set()
-    for stage in t.stages:
-        for req in stage.get("prerequisites", {}).get("required", []):
-            if isinstance(req, str):
-                materials.add(req)
-                continue
-            materials.update(req.get("any_of", []))
-            if req.get("stage_field"):
-                ref = req["stage_field"]
-                referenced.setdefault(ref["stage"], []).append(ref["field"])
-    if t.caps.get("re_revise_rounds") is not None and "loop_count" in counters:
-        counters["loop_count"] = max(counters["loop_count"], t.caps["re_revise_rounds"] + 1)
-    if next_moves.actor_for(t, "material") is not None:
-        # Registered on demand whenever entering a stage asks (and never unregistered): which
-        # are held so far does not change where a run can go.
-        materials = set()
-    return _Reads(sorted(fields), fields, referenced, counters, sorted(materials))
-
-
-def _clamp(value: Any, bound: int) -> Any:
-    return min(value, bound) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _key(t: Template, run: RunData, reads: _Reads) -> tuple[Any, ...]:
-    state = run.state
-    checkpoint = state.get("checkpoint")
-    active = {state.get("current_stage"), checkpoint["stage"] if checkpoint else None}
-    stages = []
-    for stage_id in t.stage_ids:
-        record = template_conditions.facts(run.stages[stage_id])
-        item: list[Any] = [record["status"]]
-        if stage_id in active:
-            item += [_clamp(record.get(f), reads.bounds[f]) for f in reads.fields]
-            cap = t.stage(stage_id).get("integrity", {}).get("retry_cap")
-            if cap is not None:
-                item += [min(record.get("retry_count") or 0, cap), bool(record.get("fail_loop_decision"))]
-        item += [record.get(f) for f in reads.referenced.get(stage_id, [])]
-        stages.append(tuple(item))
-    opened = None if not checkpoint else (checkpoint["stage"], checkpoint["type"], tuple(checkpoint["choices"]),
-                                          checkpoint.get("default"), checkpoint.get("terminal"))
-    counters = tuple(_clamp(state.get(name, 0), bound) for name, bound in sorted(reads.counters.items()))
-    have = tuple(name for name in reads.materials if state.get("materials", {}).get(name))
-    return (state["pipeline_state"], state.get("current_stage"), opened, tuple(stages), counters, have)
 
 
 def _entry(t: Template, entry: str) -> RunData | None:
@@ -190,13 +104,13 @@ def _step(t: Template, run: RunData, candidate: Candidate) -> RunData | None:
 
 def explore(t: Template, limit: int = LIMIT) -> Flow:
     """Every state reachable from the template's entry points, and the dead ends among them."""
-    reads = _reads(t)
+    reads = flow_state.reads(t)
     seen: dict[tuple[Any, ...], RunData] = {}
     edges: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
     queue: deque[tuple[Any, ...]] = deque()
     for entry in t.entry_points():
         run = _entry(t, entry)
-        if run is not None and (key := _key(t, run, reads)) not in seen:
+        if run is not None and (key := flow_state.key(t, run, reads)) not in seen:
             seen[key] = run
             queue.append(key)
     complete = True
@@ -213,7 +127,7 @@ def explore(t: Template, limit: int = LIMIT) -> Flow:
             after = _step(t, run, candidate)
             if after is None:
                 continue
-            found = _key(t, after, reads)
+            found = flow_state.key(t, after, reads)
             edges[key].add(found)
             if found not in seen:
                 if len(seen) >= limit:
@@ -311,3 +225,21 @@ def require_no_dead_end(t: Template) -> None:
         more = f" (and {len(listed) - 1} more)" if len(listed) > 1 else ""
         raise BadFile(f"{where}: invalid template: {first.message}{more}", file=t.source, line=first.line,
                       errors=[{**p.as_dict(), "line": p.line} for p in listed])
+
+
+def notes(paths: list[tuple[Path, str]]) -> list[str]:
+    """For each valid template among `paths` (path, name shown), how much of its flow the
+    check explored: a line for people (`validate -v`)."""
+    from statedir.engine import template
+
+    out = []
+    for path, shown in paths:
+        try:
+            flow = checked(template.parse(path.read_bytes(), shown))
+        except (OSError, StatedirError):
+            continue
+        if not flow.complete:
+            out.append(f"{shown}: flow larger than {flow.states} states; not checked for dead ends")
+        elif not flow.dead_ends:
+            out.append(f"{shown}: flow explored, {flow.states} states, no dead end")
+    return out

@@ -197,24 +197,6 @@ def _template_meaning(raw: bytes, shown: str) -> list[Problem]:
     return [_at_line(p) for p in template_flow.found(t, raw)]  # a run of it can get stuck: the flow's check
 
 
-def flow_notes(paths: list[tuple[Path, str]]) -> list[str]:
-    """For each valid template among `paths` (path, name shown), how much of its flow the
-    dead-end check explored: a line for people (`validate -v`)."""
-    from statedir.engine import template, template_flow
-
-    out = []
-    for path, shown in paths:
-        try:
-            flow = template_flow.checked(template.parse(path.read_bytes(), shown))
-        except (OSError, StatedirError):
-            continue
-        if not flow.complete:
-            out.append(f"{shown}: flow larger than {flow.states} states; not checked for dead ends")
-        elif not flow.dead_ends:
-            out.append(f"{shown}: flow explored, {flow.states} states, no dead end")
-    return out
-
-
 def store(root: Path, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
     """Every file statedir owns in the store at `root`; `progress(done, total)` after each file."""
     opened = store_mod.Store(root)
