@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli, cli_json, on_terminal, snapshot
 
-COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set", "bind",
-            "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
+COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "next", "stage", "output", "pipeline", "set",
+            "bind", "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
             "validate", "resume", "seal", "demo", "diff", "versions", "rollback", "verify", "doctor"]
 
 

@@ -205,13 +205,39 @@ def finish_to_five(sim: Sim) -> None:
     sim.do("stage", stage="5", status="completed")
 
 
-def test_final_integrity_gate_needs_pass_with_zero_issues() -> None:
+@pytest.mark.parametrize(("verdict", "found", "fixed"), [("PASS_WITH_NOTES", 2, 2), ("PASS_WITH_NOTES", 1, 0),
+                                                       ("PASS", 2, 1)])
+def test_final_integrity_completes_only_on_what_leads_to_stage_five(verdict: str, found: int, fixed: int) -> None:
+    """The gate to 5 is a PASS with zero open issues: stage 4.5 does not complete on less (it
+    would open a checkpoint nothing can answer); the issues are fixed and checked again."""
     sim = Sim()
     sim.to_review()
     sim.review("accept")
     sim.do("confirm", response="continue")
-    sim.integrity_pass("4.5", verdict="PASS_WITH_NOTES", issues=2)
-    assert "needs" in refused(sim, "ILLEGAL_TRANSITION", "confirm", response="continue")
+    sim.do("integrity", actor=INTEGRITY, stage="4.5", verdict=verdict, refs_total=10, refs_verified=10,
+           issues_found=found, issues_fixed=fixed)
+    message = refused(sim, "ILLEGAL_TRANSITION", "stage", stage="4.5", status="completed")
+    assert "PASS verdict with zero open issues" in message and "statedir integrity" in message
+    assert sim.status("4.5") == "in_progress" and sim.state["pipeline_state"] == "running"
+    sim.integrity_pass("4.5", verdict="PASS", issues=found)  # fixed and verified again
+    sim.do("confirm", response="continue")
+    assert sim.state["current_stage"] == "5"
+
+
+def test_a_fail_loop_decision_at_final_integrity_lifts_the_cap_and_a_pass_leads_on() -> None:
+    sim = Sim()
+    sim.to_review()
+    sim.review("accept")
+    sim.do("confirm", response="continue")
+    sim.fail_integrity(3, stage="4.5")
+    refused(sim, "LIMIT_REACHED", "integrity", actor=INTEGRITY, stage="4.5", verdict="FAIL", refs_total=10,
+            refs_verified=8)
+    sim.do("integrity", actor=INTEGRITY, reason="remove unverifiable", stage="4.5", verdict="FAIL", refs_total=10,
+           refs_verified=8)
+    refused(sim, "ILLEGAL_TRANSITION", "stage", stage="4.5", status="completed")
+    sim.integrity_pass("4.5")
+    sim.do("confirm", response="continue")
+    assert sim.state["current_stage"] == "5"
 
 
 def test_stage_five_accepts_stage_six_then_terminal_ack() -> None:

@@ -1,4 +1,4 @@
-"""The read-only reports of the Python API that the CLI prints: status, prereq, validate,
+"""The read-only reports of the Python API that the CLI prints: status, next, prereq, validate,
 templates (mixed into StateDir)."""
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ class Views:
         t, run, _ = self.load(run_id)
         return {"run_id": run_id, "dashboard": dashboard.render(t, run), "line": dashboard.line(t, run),
                 **dashboard.structure(t, run)}
+
+    def next(self, run_id: str) -> dict[str, Any]:
+        """The legal moves from the run's state, found by asking the rules, and what blocks the
+        rest: {run_id, current_stage, pipeline_state, moves: [{command, args, allowed, actor}],
+        blocked: [{move, needs}]}."""
+        from statedir.engine import transaction
+
+        t, run, _ = self.load(run_id, ledger=True)
+        return transaction.legal_moves(self.store, t, run, transaction.utc_now())
 
     def prereq(self, run_id: str, stage: str) -> dict[str, Any]:
         """check_prerequisites: {prerequisites_met, missing_required, missing_recommended, warning}."""

@@ -1,4 +1,4 @@
-"""Reading commands: runs, templates, show, get, status, prereq, log."""
+"""Reading commands: runs, templates, show, get, status, next, prereq, log."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -109,6 +109,23 @@ def status(run_id: RunArg, line: Annotated[bool, typer.Option("--line", help="On
         emit_json(report)
     else:
         print(report["line"] if line else report["dashboard"])
+
+
+@app.command("next")
+def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The legal moves now: each command, its arguments' allowed values, its actor; and what blocks the rest.
+
+    A move lists its required `args`, their `allowed` values and the `actor` who may take it;
+    a blocked move names what it `needs` (a material, a verdict, a cap). Found by asking the
+    rules themselves; every refusal's details carry the same moves.
+    """
+    from statedir.views import moves_text
+
+    result = open_store(store).next(run_id)
+    if json:
+        emit_json(result)
+    else:
+        print(moves_text.render(result))
 
 
 @app.command()

@@ -17,7 +17,7 @@ GROUPS: dict[str, tuple[typer.Typer, dict[str, Any]]] = {}  # sub-groups: `state
 # `statedir --help` lists them (everyday commands first): a call loads its command's module only.
 TABLE = {
     "init": "store", "new": "write", "runs": "read", "status": "read", "show": "read", "get": "read",
-    "log": "read", "stage": "write", "confirm": "write", "material": "write", "output": "write",
+    "next": "read", "log": "read", "stage": "write", "confirm": "write", "material": "write", "output": "write",
     "integrity": "write", "revision": "write", "loop": "write", "observe": "write", "pipeline": "write",
     "set": "write", "redo": "write", "resume": "write", "prereq": "read", "templates": "read",
     "validate": "store", "diff": "history", "versions": "history", "rollback": "history", "verify": "history",

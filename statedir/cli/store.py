@@ -83,6 +83,13 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
             # store-relative names become names relative to here: clickable in a terminal
             print(problem if root is None else f"{os.path.relpath(root / problem.file)}::{problem.path}: {problem.message}")
         if verbose or sys.stdout.isatty():
+            from statedir.engine import template_flow
+
+            held = sorted((root / "templates").glob("*.yaml")) if root is not None else []
+            named = [f for f in files or [] if schema == "template" or f.parent.name == "templates"]
+            for note in template_flow.notes([(f, str(f)) for f in named] +
+                                                [(f, os.path.relpath(f)) for f in held]):
+                print(note)
             bad = len({p.file for p in problems})
             print(f"{checked} file{'s' * (checked != 1)} checked: " + (
                 f"{len(problems)} problem{'s' * (len(problems) != 1)} in {bad} file{'s' * (bad != 1)}" if problems

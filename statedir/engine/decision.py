@@ -41,19 +41,32 @@ class Change:
     noop: bool = False  # the request is already true: nothing to write, no commit; summary says why
 
 
+def plain_copy(value: Any) -> Any:
+    """A deep copy of plain data (mappings, lists, scalars), several times faster than
+    copy.deepcopy, which a decision pays on every request (and `statedir next` on hundreds)."""
+    if type(value) is dict:
+        return {k: v if type(v) in _SCALARS else plain_copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [v if type(v) in _SCALARS else plain_copy(v) for v in value]
+    return value if type(value) in _SCALARS else copy.deepcopy(value)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 class Draft:
     """Copies of a run's records that a decision edits, then turns into a Change."""
 
     def __init__(self, run: RunData) -> None:
         self.run = run
-        self.state = copy.deepcopy(run.state)
+        self.state = plain_copy(run.state)
         self.stages: dict[str, dict[str, Any]] = {}
         self.passports: dict[str, dict[str, Any]] = {}
         self.logs: list[tuple[str, dict[str, Any]]] = []
 
     def stage(self, stage_id: str) -> dict[str, Any]:
         if stage_id not in self.stages:
-            self.stages[stage_id] = copy.deepcopy(self.run.stages[stage_id])
+            self.stages[stage_id] = plain_copy(self.run.stages[stage_id])
         return self.stages[stage_id]
 
     def view(self, stage_id: str) -> dict[str, Any]:
@@ -72,6 +85,15 @@ class Draft:
             state = self.state
         stages = {k: v for k, v in self.stages.items() if v != self.run.stages.get(k)}
         return Change(summary, state, stages, self.passports, self.logs, result)
+
+
+def applied(run: RunData, change: Change) -> RunData:
+    """The run as it is once `change` is written (its current passports only)."""
+    state = change.state if change.state is not None else run.state
+    everything = {**run.passports, **change.passports}
+    passports = {label: everything[label] for label in state.get("current_version", {}).values()
+                 if label in everything}
+    return RunData(run.run_id, state, {**run.stages, **change.stages}, passports, run.ledger)
 
 
 def require_permission(t: Template, actor: str, action: str, stage_id: str | None = None) -> None:

@@ -146,9 +146,9 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
         # keeps its status, but the next stage may start.
         state["materials"][integrity["verifies"]] = True
     if not template_conditions.all_hold(spec.get("completion", []), record, state):
-        raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: "
-                                f"{spec.get('completion_message') or template_conditions.describe(spec['completion'])}",
-                                stage=stage_id)
+        needs = spec.get("completion_message") or template_conditions.describe(spec["completion"])
+        raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: {needs}", stage=stage_id,
+                                needs=[needs.removeprefix("needs ")])
     kind, awareness = template_conditions.checkpoint_type(t, state, stage_id)
     record.update(completed_at=now, schema_validated=True, checkpoint_type=kind, checkpoint_confirmed=False)
     choices = [e["to"] for e in t.edges_from(stage_id)

@@ -14,8 +14,10 @@ def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
     """Make `stage_id` the active current stage, after the material gap check."""
     report = template_conditions.prerequisites(t, draft.state, draft.all_stages(), stage_id)
     if not report["prerequisites_met"]:
+        unmet = template_conditions.unmet_requirements(t, draft.state, draft.all_stages(), stage_id)
         raise PrerequisitesMissing(f"stage {t.display(stage_id)} needs {', '.join(report['missing_required'])}",
-                                   **report)
+                                   **report, needs=report["missing_required"],
+                                   materials=[names for _, names in unmet])
     record = draft.stage(stage_id)
     record.update(status=t.status["active"], started_at=record.get("started_at") or now)
     draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None)
@@ -23,24 +25,24 @@ def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
 
 
 def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
-    state = draft.state
     response = req.args.get("response")
     policy = t.checkpoints
     if response is not None and response not in policy.get("responses", []):
         raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(policy.get('responses', []))}")
-    current = state["current_stage"]
+    current = run.state["current_stage"]
     ack = t.stage(current).get("terminal_ack") if current else None
     if ack and run.stages[current]["status"] == t.status["active"]:
-        return _terminal_ack(t, draft, current, ack, response, now)
-    checkpoint = state.get("checkpoint")
-    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
-        raise IllegalTransition(f"no checkpoint is open (the pipeline is {state['pipeline_state']})")
+        return _terminal_ack(t, Draft(run), current, ack, response, now)
+    checkpoint = run.state.get("checkpoint")
+    if run.state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
+        raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
     if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
         raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
                                 "--response continue (or review)", checkpoint=checkpoint)
     response = response or "continue"
     target = _choose(t, run, checkpoint, req.args.get("next"))
+    draft = Draft(run)  # decided from here on: the copies the change is made of
+    state = draft.state
     report = _advance(t, draft, checkpoint["stage"], target, now)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
@@ -73,9 +75,10 @@ def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: st
         if checkpoint.get("default"):
             return str(checkpoint["default"])
         if not choices:
-            raise IllegalTransition(f"no stage follows stage {t.display(source)} as it stands: "
-                                    + "; ".join(f"{_shown(t, e['to'])} needs {template_conditions.describe(e['when'])}"
-                                                for e in t.edges_from(source) if e.get("when")))
+            needs = [f"{_shown(t, e['to'])} needs {template_conditions.describe(e['when'])}"
+                     for e in t.edges_from(source) if e.get("when")]
+            raise IllegalTransition(f"no stage follows stage {t.display(source)} as it stands: " + "; ".join(needs),
+                                    needs=needs)
         raise InvalidValue(f"the graph offers a choice after stage {t.display(source)}: pass --next "
                            + " or --next ".join(_shown(t, c) for c in choices), choices=choices)
     target = requested if requested in t.terminal_targets else t.resolve_stage(requested)
@@ -87,9 +90,9 @@ def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: st
                                 source=source, target=target, choices=choices)
     edges = [e for e in t.edges_from(source) if e["to"] == target]
     if edges:
-        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs "
-                                f"{template_conditions.describe(edges[0].get('when', []))}; --next takes: {legal}",
-                                source=source, target=target, choices=choices)
+        need = template_conditions.describe(edges[0].get("when", []))
+        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs {need}; --next takes: {legal}",
+                                source=source, target=target, choices=choices, needs=[need])
     raise IllegalTransition(f"the stage graph does not lead from {t.display(source)} to {_shown(t, target)}; "
                             f"--next takes: {legal}", source=source, target=target, choices=choices)
 

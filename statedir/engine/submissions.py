@@ -96,7 +96,8 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
             raise LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {spec['retry_cap']});"
                                " record the user's decision with --reason (handle manually / remove "
                                "unverifiable / continue with 'partially unverified' warning)",
-                               retry_count=retries)
+                               retry_count=retries, needs=["the user's decision after the FAIL rounds, "
+                                                           "recorded with --reason"])
         decision = req.reason
     mode = spec.get("mode")
     draft_series = spec.get("verifies_draft_series")
@@ -154,11 +155,13 @@ def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Ch
     cap = t.caps.get("re_revise_rounds")
     count = draft.state.get("loop_count", 0)
     if cap is not None and count >= cap:
-        raise LimitReached(f"loop_count is at its cap ({cap})", loop_count=count)
+        raise LimitReached(f"loop_count is at its cap ({cap})", loop_count=count,
+                           needs=[f"loop_count below its cap ({cap}); the cap is reached"])
     draft.state["loop_count"] = count + 1
     return draft.change(f"loop_count {count} -> {count + 1}", now, loop_count=count + 1)
 
 
+OBSERVER_CHECKPOINTS = ("FULL", "SLIM", "pipeline_completion")
 OBSERVER_FIELDS = ("timestamp", "dialogue_log_ref", "zone", "scores", "cross_model_divergence", "advisory_only")
 
 
@@ -168,7 +171,7 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
         raise PermissionDenied(f"only the collaboration depth observer may append observer reports, "
                                f"not {req.actor!r}", actor=req.actor)
     kind, report = req.args["checkpoint"], req.args["report"]
-    if kind not in ("FULL", "SLIM", "pipeline_completion"):
+    if kind not in OBSERVER_CHECKPOINTS:
         raise InvalidValue("--checkpoint takes FULL, SLIM or pipeline_completion")
     if (stage_id is None) != (kind == "pipeline_completion"):
         raise InvalidValue("--stage pipeline goes with --checkpoint pipeline_completion, and only with it")

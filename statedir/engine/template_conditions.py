@@ -57,19 +57,7 @@ def prerequisites(t: Template, state: dict[str, Any], stages: dict[str, dict[str
     """check_prerequisites: what entering `stage_id` needs and what is missing."""
     have = state.get("materials", {})
     spec = t.stage(stage_id).get("prerequisites", {})
-    missing_required = []
-    for req in spec.get("required", []):
-        if isinstance(req, str):
-            if not have.get(req):
-                missing_required.append(req)
-            continue
-        present = any(have.get(name) for name in req.get("any_of", []))
-        field = req.get("stage_field")
-        if field and present:
-            record = stages.get(field["stage"], {})
-            present = record.get(field["field"]) in field["in"]
-        if not present:
-            missing_required.append(req.get("label") or " or ".join(req.get("any_of", [])))
+    missing_required = [label for label, _ in unmet_requirements(t, state, stages, stage_id)]
     missing_recommended = [name for name in spec.get("recommended", []) if not have.get(name)]
     warning = None
     if missing_recommended:
@@ -77,6 +65,28 @@ def prerequisites(t: Template, state: dict[str, Any], stages: dict[str, dict[str
                    f"{', '.join(missing_recommended)}; this may affect quality")
     return {"prerequisites_met": not missing_required, "missing_required": missing_required,
             "missing_recommended": missing_recommended, "warning": warning}
+
+
+def unmet_requirements(t: Template, state: dict[str, Any], stages: dict[str, dict[str, Any]],
+                       stage_id: str) -> list[tuple[str, list[str]]]:
+    """Each required prerequisite of `stage_id` not met: its label, and the materials any one of
+    which would meet it (where a stage field is asked for too, that must hold as well)."""
+    have = state.get("materials", {})
+    out = []
+    for req in t.stage(stage_id).get("prerequisites", {}).get("required", []):
+        if isinstance(req, str):
+            if not have.get(req):
+                out.append((req, [req]))
+            continue
+        names = list(req.get("any_of", []))
+        present = any(have.get(name) for name in names)
+        field = req.get("stage_field")
+        if field and present:
+            record = stages.get(field["stage"], {})
+            present = record.get(field["field"]) in field["in"]
+        if not present:
+            out.append((req.get("label") or " or ".join(names), names))
+    return out
 
 
 def checkpoint_type(t: Template, state: dict[str, Any], stage_id: str) -> tuple[str, bool]:

@@ -8,7 +8,7 @@ from typing import Any
 from statedir.engine import template as template_mod
 from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
-from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, ValidationFailed
+from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git
 from statedir.store import layout, run_logs
@@ -179,13 +179,27 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
         t, run, sources = load_run(store, run_id,
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
-        admission.admit(t, run, req)
-        change = rules.decide(t, run, req, now)
+        try:
+            admission.admit(t, run, req)
+            change = rules.decide(t, run, req, now)
+        except StatedirError as refusal:
+            refusal.details.setdefault("moves", legal_moves(store, t, run, now)["moves"])
+            raise
         if change is None or change.noop:
             return {"run_id": run_id, "commit": None, "changed": False,
                     "summary": change.summary if change is not None else "nothing to change"}
         return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t),
                      declared=t.logs)
+
+
+def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, Any]:
+    """`statedir next`: the moves the rules accept from the run's state, and what blocks the
+    rest (statedir.engine.next_moves); the reset-boundary ledger is read for `resume`."""
+    from statedir.engine import next_moves
+
+    if run.ledger is None:
+        run.ledger = read_log(store, run.run_id, "reset_boundary")
+    return next_moves.moves(t, run, now)
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
@@ -197,6 +211,10 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
 
     layout.check_run_id(run_id)
     require_permission(t, req.actor, "new")
+    if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
+        from statedir.engine import template_flow
+
+        template_flow.require_no_dead_end(t)
     with store.locked(timeout):
         base = store.run_dir(run_id)
         if store.path(f"{base}/state.yaml").exists():

@@ -189,14 +189,14 @@ def _at_line(problem: Problem) -> Problem:
 
 
 def _template_meaning(raw: bytes, shown: str, quote: bool) -> list[Problem]:
-    from statedir.engine import template
+    from statedir.engine import template, template_flow
 
     try:
-        template.parse(raw, shown, quote=quote)
+        t = template.parse(raw, shown, quote=quote)
     except BadFile as exc:
         errors = exc.details.get("errors") or [{"path": "$", "message": exc.message, "line": exc.details.get("line")}]
         return [_at_line(Problem(shown, e["path"], e["message"], e.get("line"))) for e in errors]
-    return []
+    return [_at_line(p) for p in template_flow.found(t, raw)]  # a run of it can get stuck: the flow's check
 
 
 def store(root: Path, progress: Callable[[int, int], None] | None = None) -> list[Problem]:

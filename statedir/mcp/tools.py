@@ -26,7 +26,7 @@ NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver"})
 SERVED = frozenset({"store", "json", "help"})
 # Commands that only read. Every other command is annotated as one that may write and takes
 # `expect_head`; a command with --actor is a transition and never read-only (tests check both).
-READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "log", "validate", "graph",
+READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "next", "prereq", "log", "validate", "graph",
                        "diff", "versions", "verify", "bus_get", "signers_list"})
 EXPECT_HEAD = "expect_head"
 EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless HEAD is this commit."}

@@ -1,0 +1,300 @@
+"""The legal moves from a run's state (`statedir next`), found by asking the rules.
+
+Every request a caller could make now (each command, with each value its enumerated arguments
+take) is decided by `rules.decide` on the run's own data: the accepted ones are the moves; the
+refused ones whose refusal says what they need (`needs` in its details) are what blocks the
+rest. No rule is written here: a candidate is only a question put to the rules.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from statedir.engine import admission, rules, submissions
+from statedir.engine.decision import Change, Request, RunData
+from statedir.engine.runs import awaiting_resume
+from statedir.engine.template import Template
+from statedir.errors import StatedirError
+
+REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
+# The order moves are listed in: what advances the run first, bookkeeping last.
+ORDER = ("confirm", "stage", "integrity", "revision", "output", "material", "observe", "loop", "redo", "resume",
+         "pipeline", "set")
+# Arguments the caller writes (numbers, free text), by command: the CLI and the MCP tool require
+# them besides the enumerated ones a move lists with their values.
+FREE = {"integrity": ("refs_total", "refs_verified"), "revision": ("items_total",), "output": ("output",),
+        "observe": ("report",), "set": ("value",), "redo": ("reason",)}
+
+
+@dataclass
+class Candidate:
+    """One request to try: its command, actor and args as the Python API builds them; `shown`
+    the enumerated arguments by their CLI/MCP name (None: not given); `vary` the shown
+    arguments whose values one listed move gathers."""
+
+    command: str
+    actor: str
+    args: dict[str, Any]
+    shown: dict[str, Any]
+    vary: tuple[str, ...] = ()
+    reason: str | None = None
+
+    def request(self) -> Request:
+        return Request(self.command, self.actor, self.args, self.reason)
+
+
+def actor_for(t: Template, action: str, stage_id: str | None = None) -> str | None:
+    """Who takes `action`: the stage's owner where the template lets owners, else the default
+    actor, else the role with the fewest other powers that may (None: no role may)."""
+    owner = t.owner(stage_id) if stage_id else None
+    if owner and action in t.doc.get("owner_may", []) and t.may(owner, action, stage_id):
+        return owner
+    if t.may(t.default_actor(), action, stage_id):
+        return t.default_actor()
+    able = [role for role, spec in t.roles.items() if action in spec.get("may", [])]
+    return min(able, key=lambda role: len(t.roles[role].get("may", [])), default=None)
+
+
+def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool) -> list[Candidate]:
+    out = []
+    done, active = t.status["done"], t.status["active"]
+    for stage_id in stage_ids:
+        actor = actor_for(t, "stage", stage_id)
+        if actor is None:
+            continue
+        record = run.stages[stage_id]
+        statuses = sorted(t.moves.get(record["status"], []) if flow else t.statuses,
+                          key=lambda s: (s != done, s != active))
+        decisions = t.stage(stage_id).get("decision", {}).get("values", [])
+        for status in statuses:
+            for decision in [None, *decisions] if status == done else [None]:
+                args: dict[str, Any] = {"stage": stage_id, "status": status, "mode": None, "outputs": [],
+                                        "decision": decision, "turns": None}
+                shown = {"stage": stage_id, "status": status, "decision": decision}
+                out.append(Candidate("stage", actor, args, shown, ("stage", "decision")))
+    return out
+
+
+def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
+    actor = actor_for(t, "confirm")
+    if actor is None:
+        return []
+    checkpoint = run.state.get("checkpoint")
+    targets = [e["to"] for e in t.edges_from(checkpoint["stage"])] if checkpoint else []
+    return [Candidate("confirm", actor, {"next": target, "response": response},
+                      {"next": target, "response": response}, ("next", "response"))
+            for target in [None, *dict.fromkeys(targets)]
+            for response in [None, *t.checkpoints.get("responses", [])]]
+
+
+def _integrity_candidates(t: Template, stage_ids: list[str], samples: list[tuple[int | None, int | None]]
+                          ) -> list[Candidate]:
+    out = []
+    for stage_id in stage_ids:
+        actor = actor_for(t, "integrity", stage_id)
+        if actor is None or "integrity" not in t.stage(stage_id):
+            continue
+        for verdict in submissions.VERDICTS:
+            for found, fixed in samples:
+                args = {"stage": stage_id, "verdict": verdict, "refs_total": 1, "refs_verified": 1,
+                        "issues_found": found, "issues_fixed": fixed, "issues": []}
+                out.append(Candidate("integrity", actor, args, {"stage": stage_id, "verdict": verdict}, ("verdict",)))
+    return out
+
+
+def _one(t: Template, command: str, args: dict[str, Any], shown: dict[str, Any], vary: tuple[str, ...] = (),
+         stage_id: str | None = None, reason: str | None = None) -> list[Candidate]:
+    actor = actor_for(t, command, stage_id)
+    return [] if actor is None else [Candidate(command, actor, args, shown, vary, reason)]
+
+
+def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int | None, int | None]],
+                    counters: bool) -> list[Candidate]:
+    """The moves that carry a run along its flow: the current stage's status moves, its
+    submissions, answering the checkpoint (and, with `counters`, the loop counter)."""
+    current = run.state.get("current_stage")
+    here = [current] if current else []
+    out = _stage_candidates(t, run, here, flow=True) + _confirm_candidates(t, run)
+    out += _integrity_candidates(t, here, integrity_samples)
+    out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
+    if counters:
+        out += _one(t, "loop", {}, {})
+    return out
+
+
+def candidates(t: Template, run: RunData) -> list[Candidate]:
+    """Every request worth asking the rules about in this run's state, flow moves first."""
+    state = run.state
+    current = state.get("current_stage")
+    ordered = sorted(t.stage_ids, key=lambda s: s != current)
+    out = _stage_candidates(t, run, ordered, flow=False) + _confirm_candidates(t, run)
+    out += _integrity_candidates(t, ordered, [(None, None)])
+    out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
+    out += _one(t, "loop", {}, {})
+    for stage_id in t.stage_ids:
+        out += _one(t, "output", {"stage": stage_id, "outputs": ["-"]}, {"stage": stage_id}, ("stage",), stage_id)
+        out += _one(t, "redo", {"stage": stage_id}, {"stage": stage_id}, ("stage",), stage_id, reason=REASON)
+    for name in t.materials:
+        out += _one(t, "material", {"names": [name], "files": [], "origin_skill": None, "origin_mode": None,
+                                    "upstream": []}, {"names": name}, ("names",))
+    for stage_id in [*t.stage_ids, "pipeline"]:
+        for kind in submissions.OBSERVER_CHECKPOINTS:
+            out += _one(t, "observe", {"stage": stage_id, "checkpoint": kind, "report": {"advisory_only": True}},
+                        {"stage": stage_id, "checkpoint": kind}, ("stage", "checkpoint"))
+    for hash_ in awaiting_resume(run.ledger or []):
+        out += _one(t, "resume", {"hash": hash_, "stage": None, "mode": None, "choice": None}, {"hash": hash_},
+                    ("hash",))
+    for target in dict.fromkeys(t.pipeline.values()):
+        out += _one(t, "pipeline", {"state": target}, {"state": target}, ("state",))
+    for name, value in _settable(state):
+        out += _one(t, "set", {"field": name, "value": value}, {"field": name}, ("field",), reason=REASON)
+    return out
+
+
+def _settable(state: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each run-level field with a value it does not hold (`set` refuses a value already held)."""
+    fields = [("topic", f"{state.get('topic')} (new)"), ("language", "x" if state.get("language") != "x" else "y"),
+              ("settings.reset_boundaries", str(not state.get("settings", {}).get("reset_boundaries")).lower())]
+    return fields + [(f"team.{role}", "x" if value != "x" else "y") for role, value in state.get("team", {}).items()]
+
+
+def trial(t: Template, run: RunData, candidate: Candidate, now: str) -> tuple[Change | None, StatedirError | None]:
+    """The answer a new request gets (admission, then the rules): the change, or the refusal."""
+    try:
+        admission.admit(t, run, candidate.request())
+        return rules.decide(t, run, candidate.request(), now), None
+    except StatedirError as exc:
+        return None, exc
+
+
+def liftable(refusal: StatedirError) -> bool:
+    """A refusal a recorded decision (--reason) may lift: a cap, or a need the rules name."""
+    return refusal.code == "LIMIT_REACHED" or "needs" in refusal.details or refusal.details.get("argument") == "reason"
+
+
+def decided(t: Template, run: RunData, candidate: Candidate, now: str
+            ) -> tuple[Candidate, Change | None, StatedirError | None]:
+    """`trial`, and where a refusal names a need a recorded decision may meet, the same request
+    with --reason: the candidate actually answered, with the answer."""
+    change, refusal = trial(t, run, candidate, now)
+    if refusal is not None and candidate.reason is None and liftable(refusal):
+        with_reason = dataclasses.replace(candidate, reason=REASON)
+        change2, refusal2 = trial(t, run, with_reason, now)
+        if refusal2 is None:
+            return with_reason, change2, None
+    return candidate, change, refusal
+
+
+@dataclass
+class _Found:
+    candidate: Candidate
+    leads_to: dict[str, Any] | None = None
+    needs: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def moves(t: Template, run: RunData, now: str) -> dict[str, Any]:
+    """`{"run_id", "moves": [...], "blocked": [...]}`: what the rules accept now, and what the
+    refused moves that name a need are waiting for."""
+    legal: list[_Found] = []
+    refused: list[_Found] = []
+    for candidate in candidates(t, run):
+        asked, change, refusal = decided(t, run, candidate, now)
+        if change is not None and not change.noop:
+            legal.append(_Found(asked, leads_to=_leads_to(run, change)))
+        elif refusal is not None and refusal.details.get("needs"):
+            extra = {"materials": refusal.details["materials"]} if refusal.details.get("materials") else {}
+            refused.append(_Found(asked, needs=tuple(refusal.details["needs"]), extra=extra))
+    taken = {_identity(f.candidate) for f in legal}
+    refused = [f for f in refused if _identity(f.candidate) not in taken]
+    return {"run_id": run.run_id, "current_stage": run.state.get("current_stage"),
+            "pipeline_state": run.state["pipeline_state"], "moves": _grouped(legal),
+            "blocked": [{"move": _without_leads(move), "needs": list(needs), **extra}
+                        for move, needs, extra in _grouped_blocked(refused)]}
+
+
+def _leads_to(run: RunData, change: Change) -> dict[str, Any] | None:
+    after = change.state or run.state
+    keys = ("current_stage", "pipeline_state")
+    if all(after.get(k) == run.state.get(k) for k in keys):
+        return None
+    return {k: after.get(k) for k in keys}
+
+
+def _identity(c: Candidate) -> tuple[Any, ...]:
+    """What a move is, its optional details aside: a refused move this names is not blocked
+    when the same move is legal with other details."""
+    keep = {"stage": ("stage", "status"), "confirm": ("next",)}.get(c.command, tuple(c.shown))
+    return (c.command, c.actor, *(c.shown.get(k) for k in keep))
+
+
+def _shape(found: _Found) -> tuple[Any, ...]:
+    c = found.candidate
+    fixed = tuple((k, v) for k, v in c.shown.items() if k not in c.vary)
+    return (c.command, c.actor, tuple(c.shown), fixed, c.reason is not None, repr(found.leads_to), found.needs,
+            repr(found.extra))
+
+
+def _bucketed(found: list[_Found]) -> list[list[_Found]]:
+    buckets: dict[tuple[Any, ...], list[_Found]] = {}
+    for item in found:
+        buckets.setdefault(_shape(item), []).append(item)
+    rank = {command: i for i, command in enumerate(ORDER)}
+    return sorted(buckets.values(), key=lambda b: rank.get(b[0].candidate.command, len(ORDER)))
+
+
+def _grouped(found: list[_Found]) -> list[dict[str, Any]]:
+    out = []
+    for bucket in _bucketed(found):
+        for shown in _merged([f.candidate.shown for f in bucket], bucket[0].candidate.vary):
+            out.append(_move(bucket[0], shown))
+    return out
+
+
+def _grouped_blocked(found: list[_Found]) -> list[tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]]:
+    out = []
+    for bucket in _bucketed(found):
+        for shown in _merged([f.candidate.shown for f in bucket], bucket[0].candidate.vary):
+            out.append((_move(bucket[0], shown), bucket[0].needs, bucket[0].extra))
+    return out
+
+
+def _merged(shown: list[dict[str, Any]], vary: tuple[str, ...]) -> list[dict[str, list[Any]]]:
+    """The candidates' arguments as few moves as say the same: one move allows every
+    combination of its values (where not every combination is legal, split by the last)."""
+    names = list(shown[0])
+    values = {n: list(dict.fromkeys(s[n] for s in shown)) for n in names}
+    combos = {tuple(s[n] for n in names) for s in shown}
+    size = 1
+    for n in names:
+        size *= len(values[n])
+    if size == len(combos) or not vary:
+        return [values]
+    last, rest = vary[-1], vary[:-1]
+    out = []
+    for value in values[last]:
+        out += _merged([s for s in shown if s[last] == value], rest)
+    return out
+
+
+def _move(found: _Found, values: dict[str, list[Any]]) -> dict[str, Any]:
+    c = found.candidate
+    args, allowed = [], {}
+    for name, options in values.items():
+        given = [v for v in options if v is not None]
+        if given:
+            allowed[name] = given
+            if len(given) == len(options):  # never left out: required
+                args.append(name)
+    args += [name for name in FREE.get(c.command, ()) if name not in args]
+    if c.reason is not None and "reason" not in args:
+        args.append("reason")
+    move: dict[str, Any] = {"command": c.command, "args": args, "allowed": allowed, "actor": c.actor}
+    if found.leads_to:
+        move["leads_to"] = found.leads_to
+    return move
+
+
+def _without_leads(move: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in move.items() if k != "leads_to"}
