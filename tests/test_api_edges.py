@@ -1,14 +1,17 @@
 """The Python API checks its arguments at its edge, as the CLI does: INVALID_VALUE, nothing changed."""
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import snapshot
+from conftest import cli_json, snapshot
 
+import statedir
 from statedir import api
+from statedir.argument_checks import MAX_TEXT_BYTES
 from statedir.errors import InvalidValue
 
 CALLS: list[tuple[str, Callable[[api.StateDir], Any]]] = [
@@ -56,3 +59,52 @@ def test_right_types_pass_the_edge(sd: api.StateDir, repo: Path) -> None:
     assert api.init(str(repo / "state"))["created"] is False
     with pytest.raises(InvalidValue):
         api.init(7)  # type: ignore[arg-type]
+
+
+# --- free text is capped where every entry point passes ---------------------------------------------
+LONG = "r" * (MAX_TEXT_BYTES + 1)
+
+
+def _api(repo: Path) -> dict[str, Any]:
+    with pytest.raises(InvalidValue) as exc:
+        statedir.open(repo / "state").set("r", "language", "de", reason=LONG)
+    return exc.value.as_json()
+
+
+def _cli(repo: Path) -> dict[str, Any]:
+    code, out = cli_json("set", "r", "language", "de", "--reason", LONG, cwd=repo)
+    assert code == 2
+    return out  # type: ignore[return-value]
+
+
+def _mcp(repo: Path) -> dict[str, Any]:
+    from statedir.cli.common import mcp_host
+    from statedir.mcp.calls import Served
+
+    outcome = Served(repo / "state", mcp_host()).call("set", {"run_id": "r", "field": "language", "value": "de", "reason": LONG})
+    assert outcome.is_error and outcome.exit_code == 2
+    return json.loads(outcome.text)  # type: ignore[no-any-return]
+
+
+def _research(repo: Path) -> dict[str, Any]:
+    code, out = cli_json("research", "--create-question", "--question", LONG, cwd=repo)
+    assert code == 2
+    return {"error": {"code": out["error"], "details": out["details"]}}  # type: ignore[index]
+
+
+@pytest.mark.parametrize("entry", [_api, _cli, _mcp, _research], ids=["api", "cli", "mcp", "research"])
+def test_free_text_past_the_cap_is_refused_on_every_entry_point(
+        sd: api.StateDir, repo: Path, entry: Callable[[Path], dict[str, Any]]) -> None:
+    sd.new("r", topic="t")
+    before = snapshot(repo)
+    error = entry(repo)["error"]
+    assert error["code"] == "INVALID_VALUE"
+    assert error["details"]["limit"] == MAX_TEXT_BYTES and error["details"]["argument"] in ("reason", "text")
+    assert snapshot(repo) == before
+
+
+def test_text_at_the_cap_is_taken(sd: api.StateDir) -> None:
+    sd.new("r", topic="t")
+    assert sd.set("r", "language", "de", reason="é" * (MAX_TEXT_BYTES // 2))["commit"]
+    with pytest.raises(InvalidValue, match="more than the 65536"):
+        sd.stage("r", "1", "in_progress", outputs=["ok", "é" * (MAX_TEXT_BYTES // 2 + 1)])

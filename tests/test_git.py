@@ -314,3 +314,67 @@ def test_a_path_git_filters_as_it_commits_is_left_to_git(repo: Path) -> None:
         found.append(sh(repo, "show", "HEAD:s/secret/a.yaml"))
         assert sh(repo, "status", "--porcelain") == "", way
     assert found == ["A: PORCELAIN\n", "A: PLUMBING\n", "A: LIBGIT2\n"]
+
+
+# --- git's index.lock is held only while the index is put in place and HEAD moves ------------------
+@pytest.mark.parametrize("way", WAYS)
+def test_the_index_lock_is_held_only_to_publish_the_index_and_move_head(
+        repo: Path, way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer killed while it holds git's index.lock leaves it behind, and the user's own
+    commits fail on it until a statedir command releases it; so the blobs, trees, commit object
+    and next index are all made before the lock is taken. Under it run only: `git commit --only`
+    (a small repository), `git update-ref` (plumbing), no git at all (libgit2)."""
+    from statedir.gitops import indexfile
+
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    lock = repo / ".git" / "index.lock"
+    steps: list[tuple[str, bool]] = []
+    real_popen, real_update = subprocess.Popen, indexfile.update
+
+    def popen(args: list[str], *rest: object, **kwargs: object) -> object:  # every git process starts here
+        if args and args[0] == "git":
+            command = next(a for a in args[1:] if not a.startswith("-") and "=" not in a)
+            steps.append((command, lock.exists()))
+        return real_popen(args, *rest, **kwargs)  # type: ignore[call-overload]
+
+    def update(*args: object, **kwargs: object) -> object:
+        steps.append(("indexfile", lock.exists()))
+        return real_update(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr(indexfile, "update", update)
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    sha = commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    monkeypatch.undo()
+    held = [step for step, locked in steps if locked]
+    assert held == {"porcelain": ["commit"], "plumbing": ["update-ref"], "libgit2": []}[way], steps
+    assert any(not locked for _, locked in steps), steps  # the rest was done before
+    assert sh(repo, "rev-parse", "HEAD").strip() == sha and not lock.exists()
+    assert sh(repo, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_what_the_user_stages_while_the_next_index_is_made_is_kept(
+        repo: Path, way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next index is begun from the user's before the lock; a `git add` of the user's
+    landing in between is seen under the lock, and the next index begun again from it."""
+    from statedir.gitops import index_lock
+
+    (repo / "s").mkdir()
+    (repo / "s" / "a.yaml").write_text("a: 1\n")
+    commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    real_held = index_lock.held
+
+    def held(gitdir: Path, wait: float) -> object:
+        (repo / "user.txt").write_text("staged meanwhile\n")
+        sh(repo, "add", "user.txt")  # the user's git, just before statedir takes the lock
+        return real_held(gitdir, wait)
+
+    monkeypatch.setattr(index_lock, "held", held)
+    (repo / "s" / "a.yaml").write_text("a: 2\n")
+    commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    assert sh(repo, "status", "--porcelain") == "A  user.txt\n"
+    assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
+    assert sh(repo, "show", "--name-only", "--format=", "HEAD").split() == ["s/a.yaml"]

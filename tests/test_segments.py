@@ -310,3 +310,59 @@ def test_segment_files_match_the_pre_commit_hook(repo: Path) -> None:
     for rel in ("state/runs/p1/history/transitions/2026-11-30.yaml", "state/runs/p1/history/transitions.yaml"):
         assert re.search(pattern, rel), rel
     assert not re.search(pattern, "state/runs/p1/history/transitions/notes.txt")
+
+
+# --- a day's file never grows past what readers accept --------------------------------------------
+def big_report(path: Path, mib: int) -> Path:
+    """An observer report of about `mib` MiB (its free-form cross_model_divergence)."""
+    path.write_text(f'advisory_only: true\ncross_model_divergence: "{"x" * (mib << 20)}"\n')
+    return path
+
+
+@pytest.mark.slow  # three commits of 6 MiB files
+def test_a_full_days_segment_rolls_over_and_stays_readable(repo: Path, tmp_path: Path) -> None:
+    """Three 6 MiB entries in one day (18 MiB, past the 16 MiB readers take): the third goes
+    into the day's second file; show, validate and verify read the run as before."""
+    from statedir.files import yaml
+
+    assert cli("init", "state", cwd=repo).returncode == 0
+    store = repo / "state"
+    assert cli("new", "p1", "--topic", "t", cwd=store).returncode == 0
+    report = big_report(tmp_path / "report.yaml", 6)
+    for _ in range(3):
+        code, out = cli_json("observe", "p1", "--stage", "pipeline", "--checkpoint", "pipeline_completion",
+                             "--report", str(report), "--actor", "collaboration_depth_agent", cwd=store)
+        assert code == 0, out
+    folder = store / "runs" / "p1" / "history" / "collaboration_depth"
+    day = sorted(folder.iterdir())[0].name[:10]
+    assert sorted(p.name for p in folder.iterdir()) == [f"{day}.2.yaml", f"{day}.yaml"]
+    assert all(p.stat().st_size <= yaml.MAX_BYTES for p in folder.iterdir())
+    code, shown = cli_json("show", "p1", cwd=store)
+    assert code == 0, shown
+    assert len(shown["history"]["collaboration_depth"]) == 3  # type: ignore[index]
+    assert cli("validate", cwd=store).returncode == 0
+    code, verified = cli_json("verify", cwd=store)
+    assert code == 0 and verified["clean"], verified  # type: ignore[index]
+
+
+def test_entries_are_placed_by_size_and_read_in_part_order() -> None:
+    """`place` stats the day's parts (never reads them): an entry goes into the last part, a new
+    one where it would not fit, one too large for any file is refused; parts read in order."""
+    from statedir.errors import InvalidValue
+    from statedir.files import yaml
+
+    day = "runs/a/history/transitions/2026-11-30"
+    sizes = {f"{day}.yaml": yaml.MAX_BYTES - 10}
+    header = "# header\n"
+    placed = run_logs.place([(f"{day}.yaml", "- small\n", header), (f"{day}.yaml", "- " + "y" * 20 + "\n", header),
+                         (f"{day}.yaml", "- z\n", header)], sizes.get)
+    assert [rel for rel, _, _ in placed] == [f"{day}.yaml", f"{day}.2.yaml", f"{day}.2.yaml"]
+    assert run_logs.place([(f"{day}.yaml", "- z\n", header)], {**sizes, f"{day}.2.yaml": 30}.get)[0][0] == \
+        f"{day}.2.yaml"  # the last part, though an earlier one has room
+    with pytest.raises(InvalidValue, match="more than a log file may hold"):
+        run_logs.place([(f"{day}.yaml", "x" * yaml.MAX_BYTES, header)], {}.get)
+    files = [f"{day}.10.yaml", f"{day}.2.yaml", f"{day}.yaml", "runs/a/history/transitions/2026-11-29.yaml",
+             "runs/a/history/transitions.yaml"]
+    assert run_logs.ordered(files, "runs/a", "transitions") == [
+        "runs/a/history/transitions.yaml", "runs/a/history/transitions/2026-11-29.yaml", f"{day}.yaml",
+        f"{day}.2.yaml", f"{day}.10.yaml"]

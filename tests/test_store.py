@@ -159,7 +159,8 @@ def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path,
     monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
     sd.stage("r1", "1", "in_progress")
     commands, readers = _git_commands_reading_an_index(trace)
-    assert commands == ["update-index", "hash-object", "cat-file", "mktree", "commit-tree", "update-ref"]
+    # the objects, then the next index (all before git's index.lock), then HEAD (under it)
+    assert commands == ["hash-object", "cat-file", "mktree", "commit-tree", "update-index", "update-ref"]
     assert readers == {"update-index"}
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
     assert status.stdout == ""

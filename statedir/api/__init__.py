@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir.api.adjudication import Adjudication
-from statedir.api.argument_checks import checked
 from statedir.api.caller_inputs import file_hash, parse_issue, read_yaml_file, resolve
 from statedir.api.history import History
 from statedir.api.read_views import Views
+from statedir.argument_checks import checked
 from statedir.engine import transaction
 from statedir.engine.decision import Request
 from statedir.engine.template import Template

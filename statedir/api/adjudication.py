@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir.api.argument_checks import checked
+from statedir.argument_checks import checked
 from statedir.engine.decision import Request
 from statedir.errors import InvalidValue
 from statedir.store.disk import Store

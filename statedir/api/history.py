@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from statedir.api.argument_checks import checked
+from statedir.argument_checks import checked
 from statedir.store import layout
 from statedir.store.disk import Store
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statedir.api.argument_checks import checked
+from statedir.argument_checks import checked
 from statedir.store.disk import Store
 
 

@@ -159,6 +159,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
             text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
+    entries = run_logs.place(entries, lambda rel: run_logs.size(store, rel))  # a full day's file rolls over
     sha = persist(store, writes=encoded, appends=entries, message=message, author=req.actor)
     if sources is not None:
         for rel, data in files.items():

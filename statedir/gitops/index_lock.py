@@ -1,9 +1,12 @@
-"""The user's index while statedir commits: held under git's own `index.lock` from before the
-commit until the index agrees with it, so a user's `git commit` never sees an index that
-predates statedir's commit (it fails on the lock, as it would beside any other git).
+"""The user's index while statedir commits: git's own `index.lock` is held while the index
+is brought to statedir's commit and HEAD is moved to it, so a user's `git commit` never sees
+an index that predates statedir's commit (it fails on the lock, as it would beside any other git).
 
-git writes the next index into a private file (`GIT_INDEX_FILE`, a hard link of the index to
-start from) which replaces the index once the commit has landed. statedir's lock names its
+The lock is held for as short a time as can be, since a writer killed while it holds the lock
+leaves it behind, and the user's own git then fails on it until a statedir command releases it.
+The next index is written beforehand into a private file (`Index`: a hard link of the index to
+start from, `GIT_INDEX_FILE` for git), and under the lock only renamed over the user's, after a
+check that the user's index is still the file it was built from. statedir's lock names its
 writer from the moment it exists (it is made by linking a file holding the mark and the pid),
 so a lock left by a statedir process that died, killed at any point, is recognised and
 released, with the locks a git it ran left when killed with it.
@@ -67,9 +70,26 @@ def release_dead_index_lock(gitdir: Path) -> bool:
         path.unlink(missing_ok=True)
     if os.lstat(lock).st_ino == st.st_ino:
         lock.unlink()
-    for name in (OWNER, "index.next", f"index.next.{pid}.tmp", f"index.lock.{pid}"):  # its other leftovers
-        (gitdir / "statedir" / name).unlink(missing_ok=True)
+    for name in (OWNER, "index.next", f"index.next.{pid}.tmp", f"index.lock.{pid}", *_next_files(pid)):
+        (gitdir / "statedir" / name).unlink(missing_ok=True)  # its other leftovers
     return True
+
+
+def _next_files(pid: int) -> tuple[str, ...]:
+    """The files a writer with this pid builds its next index in (and git's lock of it)."""
+    return f"index.next.{pid}", f"index.next.{pid}.lock", f"index.next.{pid}.{pid}.tmp"
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the next-index files of writers that are gone (killed before they took the lock)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid = name.split(".")[2] if name.startswith("index.next.") and name.count(".") >= 2 else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            (folder / name).unlink(missing_ok=True)
 
 
 def _git_running_in(gitdir: Path) -> bool:
@@ -105,7 +125,8 @@ def _git_locks_since(gitdir: Path, ctime: int) -> list[tuple[Path, int]]:
     index. A git killed holding one (SIGKILL cannot be caught) leaves it, and every later
     commit fails on it; each is (path, mtime)."""
     common = common_dir(gitdir)
-    candidates = [gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock", *gitdir.glob("next-index-*.lock")]
+    candidates = [gitdir / "HEAD.lock", gitdir / "statedir" / "index.next.lock", *gitdir.glob("next-index-*.lock"),
+                  *(gitdir / "statedir").glob("index.next.*.lock")]
     with contextlib.suppress(OSError):
         head = (gitdir / "HEAD").read_text().strip()
         if head.startswith("ref: refs/"):
@@ -121,30 +142,56 @@ def _git_locks_since(gitdir: Path, ctime: int) -> list[tuple[Path, int]]:
     return found
 
 
+def _identity(path: Path) -> list[int] | None:
+    """Which file the index is (inode, mtime, size; None: none): git replaces it on every write."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
 class Index:
-    """The user's index, held: git writes the next one into `env`'s file, and `publish()`
-    puts it in place. The index is published *before* HEAD moves: `git commit` reads HEAD
-    before it reads the index, so a user's commit then sees either the old HEAD (and fails its
-    compare-and-swap) or the new HEAD with the new index, never the new HEAD with the old index."""
+    """The next index: begun as a hard link of the user's (`start`, before the lock), brought
+    to the commit in this private file (`env` gives it to git), and put in place by `publish`
+    under the lock, *before* HEAD moves: `git commit` reads HEAD before it reads the index, so a
+    user's commit then sees either the old HEAD (and fails its compare-and-swap) or the new HEAD
+    with the new index, never the new HEAD with the old index."""
 
     def __init__(self, gitdir: Path) -> None:
         self.index = gitdir / "index"
-        self.next = gitdir / "statedir" / "index.next"
+        self.next = gitdir / "statedir" / f"index.next.{os.getpid()}"
         self.env = {"GIT_INDEX_FILE": str(self.next)}
+        self.base: list[int] | None = None  # the user's index the next one starts from
 
     def start(self) -> None:
-        self.next.unlink(missing_ok=True)
-        if self.index.exists():
+        """Begin the next index from the user's index as it is now."""
+        self.next.parent.mkdir(parents=True, exist_ok=True)
+        _sweep(self.next.parent)
+        for name in _next_files(os.getpid()):
+            (self.next.parent / name).unlink(missing_ok=True)
+        self.base = _identity(self.index)  # before the link: a newer index then fails `current`
+        if self.base is not None:
             try:
                 os.link(self.index, self.next)  # git writes the next index anew, so the link costs no copy
+            except FileNotFoundError:
+                self.base = None
             except OSError:
                 shutil.copyfile(self.index, self.next)
 
+    def current(self) -> bool:
+        """Whether the user's index is still the file the next one was begun from."""
+        return _identity(self.index) == self.base
+
     def publish(self) -> None:
-        """Put the next index in place; git may go on writing a newer one (start again)."""
+        """Put the next index in place (under the lock)."""
         if self.next.exists():
             os.replace(self.next, self.index)
-        self.start()
+        self.base = _identity(self.index)
+
+    def discard(self) -> None:
+        for name in _next_files(os.getpid()):
+            (self.next.parent / name).unlink(missing_ok=True)
 
 
 def _take(lock: Path, mine: Path) -> bool:
@@ -166,9 +213,8 @@ def _take(lock: Path, mine: Path) -> bool:
 
 
 @contextlib.contextmanager
-def held(gitdir: Path, wait: float) -> Iterator[Index]:
-    """Hold the user's index (git's own `index.lock`) until the block ends; a failure leaves
-    the index as it was last published."""
+def held(gitdir: Path, wait: float) -> Iterator[None]:
+    """Hold the user's index (git's own `index.lock`) until the block ends."""
     lock = gitdir / "index.lock"
     mine = gitdir / "statedir" / f"index.lock.{os.getpid()}"
     deadline = time.monotonic() + wait
@@ -188,16 +234,10 @@ def held(gitdir: Path, wait: float) -> Iterator[Index]:
         raise GitError(f"cannot lock the repository's index ({lock}): {exc.strerror}") from None
     finally:
         mine.unlink(missing_ok=True)
-    index = Index(gitdir)
     try:
-        (gitdir / "statedir" / "index.next.lock").unlink(missing_ok=True)
-        index.start()
-        yield index
+        yield
     finally:
-        try:
-            index.next.unlink(missing_ok=True)
-        finally:
-            lock.unlink(missing_ok=True)
+        lock.unlink(missing_ok=True)
 
 
 def settle(worktree: Path, timeout: float = 10.0) -> None:

@@ -31,11 +31,13 @@ _EXTENDED = 0x4000
 _STAGE = 0x3000
 
 
-def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: int) -> dict[str, str] | None:
+def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: int,
+           known: dict[str, str] | None = None) -> dict[str, str] | None:
     """Bring `index` (a file of its own, replaced by rename) to the work tree for `paths`
     (worktree-relative): changed or added files get fresh entries, deleted ones none. Returns
     the blob id (hex) of each path still present; None, with nothing written, where this
-    index or these paths need git itself."""
+    index or these paths need git itself. A path in `known` has that blob already (as git
+    made it, through any filter): its file is not read again."""
     if width not in _ALGORITHMS or (gitdir / "commondir").exists() or _shared(gitdir) or not _owned(gitdir, worktree):
         return None
     try:
@@ -60,8 +62,8 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
             continue  # deleted: no entry
         if not stat.S_ISREG(st.st_mode):
             return None
-        data = (worktree / path).read_bytes()
-        oid = _write_object(gitdir, data, width)
+        oid = bytes.fromhex(known[path]) if known and path in known else \
+            _write_object(gitdir, (worktree / path).read_bytes(), width)
         blobs[path] = oid.hex()
         mode = 0o100755 if st.st_mode & 0o100 else 0o100644
         fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (

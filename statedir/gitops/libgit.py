@@ -1,6 +1,6 @@
 """Commits built in-process with libgit2 (pygit2) for long-lived callers.
 
-A transition's commit is built the same way either way (gitcommit._commit_trees: the changed
+A transition's commit is built the same way either way (statedir.gitops.store_commit: the changed
 blobs, the trees on their paths, a commit, a compare-and-swap of HEAD), but a git process per
 commit costs about what the rest of a transition does. A caller that makes many transitions
 (the MCP server, `statedir.open(..., inprocess_git=True)`) loads libgit2 once (about 0.1 s)
@@ -132,8 +132,13 @@ class Objects:
         data = b"".join(b"%s %s\0%s" % (mode.encode(), name, bytes.fromhex(oid)) for name, mode, oid in named)
         return str(self.repo.odb.write(self._pygit2.enums.ObjectType.TREE, data))
 
+    def prepare(self, root: str, parent: str | None, text: str, env: dict[str, str],
+                sign: tuple[str, ...]) -> None:
+        """Nothing ahead: the commit is written as HEAD moves to it (a small object, in-process)."""
+        return None
+
     def commit(self, root: str, parent: str | None, text: str, env: dict[str, str], sign: tuple[str, ...], *,
-               last: bool) -> str | None:
+               last: bool, made: str | None = None) -> str | None:
         """The commit, with HEAD moved from `parent` to it; None where HEAD moved meanwhile
         (libgit2 compares HEAD with the first parent under the ref's lock)."""
         config, given = self._config(), _given()

@@ -154,15 +154,19 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
         else:
             out[rel] = yaml.dump(value, layout.schema_ref(rel, scope)).encode()
             reader.rendered[rel] = value
+    entries = []
     for rel, value in appends:
         owner = run_logs.log_of(rel)
         if owner and run_logs.legacy(*owner) in commit.changed:  # made by statedir before log segments
             rel = run_logs.legacy(*owner)
+        entries.append((rel, yaml.dump_entry(value), yaml.header(layout.schema_ref(rel, scope))))
+    dated = run_logs.place([e for e in entries if run_logs.SEGMENT_RE.match(e[0])],  # a full day rolls over,
+                           lambda rel: len(reader.raw(files[rel])) if rel in files else None)  # as in apply
+    for rel, text, header in [e for e in entries if not run_logs.SEGMENT_RE.match(e[0])] + dated:
         before = out.get(rel)
         if before is None:
             before = reader.raw(files[rel]) if rel in files else b""
-        text = yaml.dump_entry(value)
-        out[rel] = before + (yaml.header(layout.schema_ref(rel, scope)) + text if not before else text).encode()
+        out[rel] = before + (header + text if not before else text).encode()
     if t is not None:
         out.update(_compiled(t, commit))
     return out

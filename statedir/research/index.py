@@ -1,10 +1,13 @@
 """The disposable SQLite index of the research files, kept beside the parse cache in the
 git directory (never in the work tree, never a source of truth).
 
-It remembers the commit it reflects. A write updates it with the records it committed; a
-reader whose HEAD moved on (a merge, a pull, another statedir command) re-reads only the
-research files `git diff` names between that commit and HEAD, so no query scans the store.
-A missing, corrupt or older-format database is thrown away and rebuilt from the files.
+It remembers the commit it reflects, and holds exactly that commit's research files: read
+from the commit's blobs (`committed`), never from the work tree, which need not agree with
+HEAD. A write updates it with the records it committed; a reader whose HEAD moved on (a merge,
+a pull, a reset) re-reads only the blobs `git diff` names between that commit and HEAD, so no
+query scans the store. A missing, corrupt or older-format database is thrown away and rebuilt;
+one that cannot be opened or written here (a read-only checkout) is left alone, and the
+question is answered from the commit's files in a database in memory.
 """
 from __future__ import annotations
 
@@ -15,9 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from statedir.gitops import git
-from statedir.research import dedup, records
+from statedir.research import committed, dedup, records
 from statedir.research.errors import IndexUnavailable
-from statedir.research.kinds import KINDS, ROOT, Kind, parse_rel
+from statedir.research.kinds import KINDS, Kind, parse_rel
 from statedir.store.disk import Store
 
 T = TypeVar("T")
@@ -41,15 +44,22 @@ def path_of(store: Store) -> Path:
     return git.git_dir(store.worktree) / "statedir" / f"research-{store.cache_key}.sqlite"
 
 
+def wipe(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 class Index:
     """An open connection to a store's index; `sync()` brings it up to HEAD."""
 
-    def __init__(self, store: Store, *, create: bool = True) -> None:
+    def __init__(self, store: Store, *, create: bool = True, memory: bool = False) -> None:
         self.store = store
         self.path = path_of(store)
         self.last_sync: dict[str, Any] = {}
         self.conn: sqlite3.Connection | None = None
-        if create or self.path.exists():
+        if memory:  # nothing on disk: built whole by the first sync
+            self.conn = self._create(":memory:")
+        elif create or self.path.exists():
             self.conn = self._open()
 
     # --- opening and healing ------------------------------------------------------------------
@@ -65,26 +75,27 @@ class Index:
             conn.close()
             if version != 0 or tables:  # another format: rebuilt, never migrated
                 self.wipe()
-        except sqlite3.DatabaseError as exc:  # not a database: corrupt, so rebuilt
+        except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
             if busy(exc):
                 raise IndexUnavailable(f"the research index stayed locked: {exc}") from None
+            if not damaged(exc):
+                raise  # cannot be opened here (no permission, read-only): never thrown away for that
             self.wipe()
         return self._create()
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+    def _connect(self, target: str | Path | None = None) -> sqlite3.Connection:
+        conn = sqlite3.connect(target or self.path, timeout=30, isolation_level=None)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA synchronous = OFF")  # disposable: a crash costs a rebuild, not data
         return conn
 
     def wipe(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        wipe(self.path)
 
-    def _create(self) -> sqlite3.Connection:
-        conn = self._connect()
+    def _create(self, target: str | None = None) -> sqlite3.Connection:
+        conn = self._connect(target)
         # Two processes may heal at once: IF NOT EXISTS makes the second creation a no-op.
         conn.executescript(f"BEGIN IMMEDIATE;\n{_ddl()}\nPRAGMA user_version = {VERSION};\nCOMMIT;")
         return conn
@@ -113,8 +124,8 @@ class Index:
         return row[0] if row else None
 
     def sync(self, *, full: bool = False) -> dict[str, Any]:
-        """Bring the index up to HEAD: the files named by `git diff` since the commit it
-        reflects, or every research file when it is new, unrelated or `full` is asked."""
+        """Bring the index up to HEAD: the blobs of the files `git diff` names since the commit
+        it reflects, or of every research file of HEAD when it is new, unrelated or `full`."""
         assert self.conn is not None
         if not full:  # the common case, up to date, is one read and no write transaction
             head = git.head(self.store.worktree)
@@ -124,59 +135,31 @@ class Index:
         with self._transaction() as conn:
             head = git.head(self.store.worktree)
             synced = self.synced_head(conn)
-            changed = None if (full or synced is None) else self._changed(synced, head)
+            changed = None if (full or synced is None) else committed.changed(self.store, synced, head)
+            mode = "incremental" if changed is not None else "full"
             if changed is None:
                 for kind in KINDS.values():
                     conn.execute(f"DELETE FROM {kind.folder}")
-                count = self._read_all(conn)
-                mode = "full"
-            else:
-                for rel in changed:
-                    self._refresh(conn, rel)
-                count, mode = len(changed), "incremental"
+                changed = committed.listing(self.store, head)
+            count = self._load(conn, changed)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
         self.last_sync = {"rebuilt": mode, "files_read": count, "head": head}
         return self.last_sync
 
-    def _changed(self, synced: str, head: str | None) -> list[str] | None:
-        if synced == head:
-            return []
-        spec = self.store.git_path(ROOT)
-        proc = git.run(self.store.worktree, "diff", "--name-only", "--no-renames", "-z", synced, head or "HEAD",
-                       "--", spec, check=False)
-        if proc.returncode != 0:
-            return None  # the old commit is gone (history rewritten): read everything
-        prefix = "" if self.store.prefix == "." else self.store.prefix + "/"
-        names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
-        return [n[len(prefix):] for n in names if n.startswith(prefix)]
-
-    def _read_all(self, conn: sqlite3.Connection) -> int:
-        """Index every research file; each folder is checked to lie inside the store once,
-        then its regular files are read directly (symlinks are never followed)."""
-        count = 0
-        for kind in KINDS.values():
-            folder = self.store.path(f"{ROOT}/{kind.folder}/-.yaml").parent  # refuses a folder leading out
-            if not folder.is_dir() or folder.is_symlink():
+    def _load(self, conn: sqlite3.Connection, files: dict[str, str | None]) -> int:
+        """Index each research file at its blob (None: drop its record); how many were named."""
+        present: dict[str, str] = {}
+        for rel, oid in files.items():
+            parsed = parse_rel(rel)
+            if parsed is None:
                 continue
-            for name, path in sorted(_files(folder)):
-                rel = f"{ROOT}/{kind.folder}/{name}"
-                if parse_rel(rel) is None:
-                    continue
-                with open(path, "rb") as file:
-                    self._upsert(conn, kind, records.parse(file.read(), rel))
-                count += 1
-        return count
-
-    def _refresh(self, conn: sqlite3.Connection, rel: str) -> None:
-        parsed = parse_rel(rel)
-        if parsed is None:
-            return
-        kind, entity_id = parsed
-        raw = self.store.read_bytes(rel)
-        if raw is None:
-            conn.execute(f"DELETE FROM {kind.folder} WHERE id = ?", (entity_id,))
-            return
-        self._upsert(conn, kind, records.parse(raw, rel))
+            if oid is None:
+                conn.execute(f"DELETE FROM {parsed[0].folder} WHERE id = ?", (parsed[1],))
+            else:
+                present[rel] = oid
+        for rel, raw in committed.blobs(self.store, present):
+            self._upsert(conn, parse_rel(rel)[0], records.parse(raw, rel))  # type: ignore[index]
+        return len(files)
 
     def _upsert(self, conn: sqlite3.Connection, kind: Kind, record: dict[str, Any]) -> None:
         row = kind.row(record)
@@ -212,30 +195,48 @@ def busy(exc: sqlite3.Error) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
+def damaged(exc: sqlite3.Error) -> bool:
+    """A database found damaged (thrown away and rebuilt): not one, a torn page, a missing
+    table; as opposed to one this process cannot open or write (answered from the files)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or (name == "SQLITE_ERROR" and "no such" in str(exc))
+
+
 def using(store: Store, read: Callable[[Index], T], *, full: bool = False) -> T:
-    """`read` on the index brought up to HEAD; a database found damaged on the way (a torn
-    page, a missing table) is thrown away and rebuilt once from the files."""
+    """`read` on the index brought up to HEAD. A database found damaged on the way is thrown
+    away and rebuilt once; one that cannot be opened or written here (a read-only checkout, a
+    git directory of another user's) is left as it is, and `read` runs on HEAD's files
+    indexed in memory instead."""
     for attempt in (1, 2):
-        index = Index(store)
+        index = None
         try:
+            index = Index(store)
             index.sync(full=full)
             return read(index)
         except sqlite3.Error as exc:
             if busy(exc):
                 raise IndexUnavailable(f"the research index stayed locked: {exc}") from None
-            index.close()
-            index.wipe()
-            if attempt == 2:
-                raise IndexUnavailable(f"the research index cannot be rebuilt: {exc}") from None
+            if index is not None:
+                index.close()
+            if not damaged(exc) or attempt == 2 or not _wiped(store):
+                break
+        except OSError:  # its folder cannot be made (read-only)
+            break
         finally:
-            index.close()
-    raise AssertionError("unreachable")
+            if index is not None:
+                index.close()
+    index = Index(store, memory=True)
+    try:
+        index.sync(full=True)
+        return read(index)
+    finally:
+        index.close()
 
 
-def _files(folder: Path) -> Iterator[tuple[str, str]]:
-    import os
-
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.name.endswith(".yaml") and entry.is_file(follow_symlinks=False):
-                yield entry.name, entry.path
+def _wiped(store: Store) -> bool:
+    """Throw a damaged index away; False where that is not allowed here."""
+    try:
+        wipe(path_of(store))
+    except OSError:
+        return False
+    return True

@@ -13,14 +13,16 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from statedir.argument_checks import checked
 from statedir.research import chain, evidence, integrity, query, writes
 from statedir.store.disk import Store
 
 DEFAULT_CREATOR = "user"  # the seed's created_by when no skill is named
 
 
+@checked
 class Ledger:
-    """The research records of one store."""
+    """The research records of one store (arguments checked as the store's API checks them)."""
 
     def __init__(self, store: Store, *, lock_timeout: float | None = None, actor: str | None = None) -> None:
         self.store = store

@@ -6,6 +6,7 @@ committed together, and the index told what the commit holds.
 """
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
@@ -98,9 +99,10 @@ def _schema_copies(store: Store, kinds: set[Kind]) -> dict[str, bytes]:
 
 
 def _tell_index(store: Store, items: list[tuple[Kind, dict[str, Any]]], parent: str | None, sha: str) -> None:
-    """Add the commit's records to an existing index; one that cannot take them is dropped
-    (the next query rebuilds it: it is never a source of truth)."""
-    from statedir.research.index import Index, path_of
+    """Add the commit's records to an existing index. One that cannot take them still reflects
+    the commit it did (its update is one transaction), so the next query catches up from there;
+    one found damaged is dropped (the next query rebuilds it: it is never a source of truth)."""
+    from statedir.research.index import Index, damaged, path_of, wipe
 
     if not path_of(store).exists():
         return  # the next query builds it whole
@@ -108,11 +110,15 @@ def _tell_index(store: Store, items: list[tuple[Kind, dict[str, Any]]], parent: 
     try:
         index = Index(store, create=False)
         index.written(items, parent, sha)
-    except (sqlite3.Error, IndexUnavailable):
+    except sqlite3.Error as exc:
         if index is not None:
             index.close()
             index = None
-        path_of(store).unlink(missing_ok=True)
+        if damaged(exc):
+            with contextlib.suppress(OSError):
+                wipe(path_of(store))
+    except (IndexUnavailable, OSError):
+        pass
     finally:
         if index is not None:
             index.close()

@@ -6,7 +6,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,6 @@ from statedir.errors import (
     BadFile,
     CorruptStore,
     InvalidValue,
-    LockTimeout,
     NotAStore,
     StatedirError,
     UnknownRun,
@@ -24,7 +22,7 @@ from statedir.errors import (
 from statedir.files import schema
 from statedir.files.parse_cache import ParseCache, digest
 from statedir.gitops import git
-from statedir.store import journal
+from statedir.store import journal, locking
 from statedir.store.discovery import not_a_store
 from statedir.store.journal import JOURNAL
 from statedir.store.layout import CONFIG, LOCK, check_run_id, schema_ref
@@ -223,32 +221,18 @@ class Store:
             raise WriteFailed(f"cannot open the store lock {path}: {exc.strerror} (a read-only store?)",
                               file=LOCK) from None
 
-    def _flock(self, fd: int, mode: int, limit: float) -> None:
-        deadline = time.monotonic() + limit
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise WriteFailed(f"cannot lock the store: {exc.strerror}") from None
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s", timeout=limit)
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-
     @contextlib.contextmanager
     def locked(self, timeout: float | None = None) -> Iterator[None]:
-        """Hold the exclusive store lock; waiting longer than the timeout is LOCK_TIMEOUT. A
-        transition a dead writer left half done is finished or undone first."""
+        """Hold the exclusive store lock (readers arriving while it waits wait for it: see
+        statedir.store.locking); waiting longer than the timeout is LOCK_TIMEOUT. A transition a
+        dead writer left half done is finished or undone first."""
         if self._held:
             yield
             return
         fd = self._lock_fd(create=True)
         assert fd is not None
         try:
-            self._flock(fd, fcntl.LOCK_EX, self.lock_timeout(timeout))
+            locking.acquire(self.root, fd, fcntl.LOCK_EX, self.lock_timeout(timeout))
             self._held = True
             self._inside = set()  # each directory is resolved once per hold of the lock
             self.warnings = list(self.standing)
@@ -271,12 +255,12 @@ class Store:
             yield
             return
         try:
-            self._flock(fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
+            locking.acquire(self.root, fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
             if (self.root / JOURNAL).exists():
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 with self.locked(timeout):
                     pass
-                self._flock(fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
+                locking.acquire(self.root, fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
             self._held = True
             yield
         finally:

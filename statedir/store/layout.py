@@ -20,6 +20,10 @@ GITATTRIBUTES = (  # the merge driver is registered in the repository's config b
     "*.yaml text eol=lf merge=statedir\n"
 )
 
+# A log's day segment: `<day>.yaml`, then `<day>.2.yaml`, ... where a day's file would grow past
+# what readers accept (statedir.store.run_logs decides, and reads them in that order).
+DAY_SEGMENT = r"(?P<day>\d{4}-\d{2}-\d{2})(?:\.(?P<part>[2-9]|[1-9]\d+))?\.yaml"
+
 # Which schema checks which store file (store-relative posix path patterns).
 SCHEMA_OF = (
     (re.compile(r"^statedir\.yaml$"), "store-config"),
@@ -28,7 +32,7 @@ SCHEMA_OF = (
     (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
     (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),
     (re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$"), "passport"),
-    (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)/\d{4}-\d{2}-\d{2}\.yaml$"), "log-{log}"),  # a day segment
+    (re.compile(rf"^runs/[^/]+/history/(?P<log>[^/]+)/{DAY_SEGMENT}$"), "log-{log}"),  # a day segment
     (re.compile(r"^runs/[^/]+/history/(?P<log>[^/]+)\.yaml$"), "log-{log}"),  # a log of the layout before segments
     (re.compile(r"^bus/[^/]+\.yaml$"), "bus-session"),
     (re.compile(r"^research/(?P<kind>projects|questions|hypotheses|experiments|runs|sources|evidence|results|claims)"

@@ -3,9 +3,11 @@
 A log is a directory of day segments, `runs/<run>/history/<log>/<YYYY-MM-DD>.yaml`. The segment
 an entry goes into is decided by the entry itself (the UTC day of its `at`), so every clone puts
 it in the same file and a merge stays per segment. Only today's segment is ever appended to: a
-past day's segment is sealed. An older store's single file `history/<log>.yaml` (the legacy
-layout) is read as the log's first, sealed segment, before every dated one; `doctor --fix`
-moves its entries into dated segments (`migration`).
+past day's segment is sealed. A day whose file would grow past what any reader accepts
+(`yaml.MAX_BYTES`) goes on in `<day>.2.yaml`, `<day>.3.yaml`, ... (`place`), read in that
+order. An older store's single file `history/<log>.yaml` (the legacy layout) is read as the
+log's first, sealed segment, before every dated one; `doctor --fix` moves its entries into
+dated segments (`migration`).
 
 Each segment is an ordinary statedir log file: the `$schema` header line and a YAML list,
 checked by the same `log-<name>` schema.
@@ -15,10 +17,10 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from statedir.errors import CorruptStore, ValidationFailed
+from statedir.errors import CorruptStore, InvalidValue, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.store import layout
 from statedir.store.disk import Store
@@ -29,7 +31,7 @@ LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collabora
 KNOWN = LOGS
 
 _DAY = r"\d{4}-\d{2}-\d{2}"
-SEGMENT_RE = re.compile(rf"^(?P<base>runs/[^/]+)/history/(?P<log>[^/]+)/(?P<day>{_DAY})\.yaml$")
+SEGMENT_RE = re.compile(rf"^(?P<base>runs/[^/]+)/history/(?P<log>[^/]+)/{layout.DAY_SEGMENT}$")
 LEGACY_RE = re.compile(r"^(?P<base>runs/[^/]+)/history/(?P<log>[^/]+)\.yaml$")
 _TIME = re.compile(rf"^({_DAY})T\d{{2}}:\d{{2}}:\d{{2}}(\.\d+)?Z$")
 
@@ -39,8 +41,9 @@ def legacy(base: str, name: str) -> str:
     return f"{base}/history/{name}.yaml"
 
 
-def segment(base: str, name: str, day: str) -> str:
-    return f"{base}/history/{name}/{day}.yaml"
+def segment(base: str, name: str, day: str, part: int = 1) -> str:
+    """A day's segment file: `<day>.yaml`, or its `part`-th file where the day rolled over."""
+    return f"{base}/history/{name}/{day}{f'.{part}' if part > 1 else ''}.yaml"
 
 
 def _day(value: Any) -> str | None:
@@ -75,8 +78,43 @@ def ordered(paths: Iterable[str], base: str, name: str) -> list[str]:
     the legacy file first, then the dated segments by day."""
     old = legacy(base, name)
     prefix = f"{base}/history/{name}/"
-    dated = sorted(p for p in paths if p.startswith(prefix) and SEGMENT_RE.match(p))
-    return ([old] if old in paths else []) + dated
+    dated = {p: match for p in paths if p.startswith(prefix) and (match := SEGMENT_RE.match(p))}
+    return ([old] if old in paths else []) + sorted(dated, key=lambda p: (dated[p]["day"], int(dated[p]["part"] or 1)))
+
+
+def place(appends: Iterable[tuple[str, str, str]],
+          size_of: Callable[[str], int | None]) -> list[tuple[str, str, str]]:
+    """Each `(day segment, entry text, header)` sent to the file of that day it belongs in: the
+    day's last part, or a new part where the entry would take that past what any reader
+    accepts, so an accepted transition can always be read back. `size_of` gives a part's size
+    (None: absent): a stat, never a read. An entry too large for any file is INVALID_VALUE."""
+    pending: dict[str, int] = {}
+
+    def size(rel: str) -> int | None:
+        return pending[rel] if rel in pending else size_of(rel)
+
+    out = []
+    for rel, text, header in appends:
+        match = SEGMENT_RE.match(rel)
+        assert match is not None and not match["part"], rel
+        base, name, day = match["base"], match["log"], match["day"]
+        part = 1
+        while size(segment(base, name, day, part + 1)) is not None:
+            part += 1
+        entry = len(text.encode("utf-8", "surrogatepass"))
+        head = len(header.encode("utf-8"))
+        have = size(segment(base, name, day, part)) or 0
+        if have and have + entry > yaml.MAX_BYTES:
+            part, have = part + 1, 0
+        grown = have + entry + (0 if have else head)
+        if grown > yaml.MAX_BYTES:
+            raise InvalidValue(f"a {name} log entry of {entry} bytes is more than a log file may hold "
+                               f"({yaml.MAX_BYTES} bytes, what any reader accepts); store large content in a "
+                               "file and register it with --file", log=name, size=entry, limit=yaml.MAX_BYTES)
+        target = segment(base, name, day, part)
+        pending[target] = grown
+        out.append((target, text, header))
+    return out
 
 
 def files(store: Store, base: str, name: str) -> list[str]:
@@ -88,6 +126,14 @@ def files(store: Store, base: str, name: str) -> list[str]:
     if folder.is_dir():
         found += [f"{base}/history/{name}/{entry}" for entry in os.listdir(folder)]
     return ordered(found, base, name)
+
+
+def size(store: Store, rel: str) -> int | None:
+    """A log file's size on disk (None: absent), for `place`: one stat, nothing opened."""
+    try:
+        return store.path(rel).stat().st_size
+    except FileNotFoundError:
+        return None
 
 
 def read_file(store: Store, rel: str, name: str) -> list[dict[str, Any]]:

@@ -2,18 +2,21 @@
 on a hand edit, and the schema-version check."""
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import snapshot
+from conftest import cli, snapshot
 
 from statedir.errors import StatedirError
 from statedir.research import Ledger
 from statedir.research.index import path_of
 
-from .helpers import git
+from .helpers import git, research
 
 
 @pytest.fixture
@@ -133,6 +136,7 @@ def test_a_schema_version_mismatch_is_refused_loudly(ledger: Ledger, store: Path
     run = ledger.start_run("s", question_text="Q?")
     path = store / "research" / "questions" / f"{run['question_id']}.yaml"
     path.write_text(path.read_text().replace("schema_version: 1", "schema_version: 2"))
+    subprocess.run(["git", "commit", "-qam", "by hand"], cwd=store.parent, check=True)  # what the index reads
     before = snapshot(store.parent)
     for call in (lambda: ledger.answer_question(run["question_id"]),
                  lambda: ledger.create_hypothesis(run["question_id"], "H"),
@@ -162,14 +166,14 @@ def test_a_hand_edited_file_keeps_its_comments_through_a_status_change(ledger: L
 
 
 def test_a_symlinked_folder_is_never_followed(ledger: Ledger, store: Path, tmp_path: Path) -> None:
+    """A query answers from the commit (the work tree's link is never read); a write refuses it."""
     run = ledger.start_run("s")
     outside = tmp_path / "outside"
     (store / "research" / "runs").rename(outside)
     (store / "research" / "runs").symlink_to(outside)
+    (outside / f"{run['id']}.yaml").write_text("not what HEAD holds")
     path_of(ledger.store).unlink(missing_ok=True)
-    with pytest.raises(StatedirError) as refused:
-        ledger.query(run_id=run["id"])
-    assert refused.value.code == "CORRUPT_STORE"
+    assert ledger.query(run_id=run["id"])["runs"][0]["skill"] == "s"
     with pytest.raises(StatedirError) as refused:
         ledger.complete_run(run["id"], "completed")
     assert refused.value.code == "CORRUPT_STORE"
@@ -197,3 +201,52 @@ def test_head_is_read_from_packed_refs_after_gc(ledger: Ledger, store: Path) -> 
     assert ledger.query(run_id=run["id"])["runs"][0]["id"] == run["id"]
     later = ledger.record_claim(run["id"], "C")  # a commit on a packed branch writes a loose ref again
     assert git_mod.head(store.parent) == later["commit"]
+
+
+# --- the index answers what a commit holds, and nothing else -------------------------------------------
+def test_a_file_no_commit_holds_is_never_answered(repo: Path) -> None:
+    """A reset --soft leaves the work tree ahead of HEAD; a reset --hard then removes the file.
+    The index reads blobs of the commits it reflects, so no query, no dedup hint and no
+    validate ever sees the Source that exists in no commit and no file."""
+    assert cli("init", "state", cwd=repo).returncode == 0
+    store = repo / "state"
+    assert research("--create-source", "--title", "Paper", "--authors", "Ann", "--year", "2020", cwd=store)[0] == 0
+    code, phantom = research("--create-source", "--title", "Other", "--authors", "Bob", "--year", "2021", cwd=store)
+    assert code == 0
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    assert research("--query", "--source-id", phantom["id"], cwd=store)[1]["sources"] == []
+    git(repo, "reset", "-q", "--hard")
+    assert research("--query", "--source-id", phantom["id"], cwd=store)[1]["sources"] == []
+    code, again = research("--create-source", "--title", "Other", "--authors", "Bob", "--year", "2021", cwd=store)
+    assert code == 0 and again["duplicate_hint"] is None
+    assert research("--validate", cwd=store)[1] == {"violations": [], "clean": True}
+
+
+def test_a_read_only_checkout_answers_from_its_files(repo: Path) -> None:
+    """Nothing can be written there: not the index's folder, not a stale index, not a damaged
+    one. Queries answer from HEAD's files all the same, and no index is thrown away."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs a mount namespace for a read-only bind mount")
+    assert cli("init", "state", cwd=repo).returncode == 0
+    store = repo / "state"
+    code, run = research("--start-run", "--skill", "s", "--question", "Q?", cwd=store)
+    assert code == 0
+
+    def read_only(*args: str) -> tuple[int, Any]:
+        script = f'mount --bind -o ro "{repo}" "{repo}" && exec "$@"'
+        proc = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", sys.executable, "-P", "-m", "statedir",
+                               "research", *args, "--json"], cwd=store, capture_output=True, text=True)
+        assert proc.stderr == "", proc.stderr  # never a traceback
+        return proc.returncode, json.loads(proc.stdout)
+
+    assert research("--query", "--run-id", run["id"], cwd=store)[0] == 0  # the index is made
+    index = next((repo / ".git" / "statedir").glob("research-*.sqlite"))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "not indexed yet")  # the index is now behind HEAD
+    for state in ("stale", "damaged", "missing"):
+        if state == "damaged":
+            index.write_bytes(b"not a database" * 500)
+        kept = index.read_bytes() if index.exists() else None
+        code, found = read_only("--query", "--question-id", run["question_id"])
+        assert code == 0 and [r["id"] for r in found["runs"]] == [run["id"]], (state, found)
+        assert (index.read_bytes() if index.exists() else None) == kept, state  # never thrown away here
+        index.unlink(missing_ok=True)

@@ -5,6 +5,10 @@ never an AttributeError from deep inside.
 The obvious forms are taken as what they mean: an int stage id (`sd.stage("r", 1, ...)`), a
 `Path` (or any os.PathLike) where a file name goes, and one string where a list of names goes
 (`names="paper_draft"`, never split into characters). Anything else of the wrong type is refused.
+
+It is also where free text is capped: the CLI and the MCP server call these same methods, so one
+limit (MAX_TEXT_BYTES a string, a list's every string) holds on every entry point, whatever the
+operating system lets through argv.
 """
 from __future__ import annotations
 
@@ -18,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
+
+# One free-text argument (a reason, a topic, a statement, a path): at most this many bytes of
+# UTF-8. A log entry holds a few of them, so it stays far below what any reader accepts.
+MAX_TEXT_BYTES = 64 * 1024
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -73,6 +81,18 @@ def coerce(name: str, value: Any, hint: Any) -> Any:
     return _one(name, value, hint)
 
 
+def check_text(function: str, name: str, value: Any) -> None:
+    """INVALID_VALUE naming the argument and the limit where a string in `value` (a string or
+    a list of them) is longer than MAX_TEXT_BYTES in UTF-8."""
+    for text in value if isinstance(value, list) else [value]:
+        if isinstance(text, str) and len(text) * 4 > MAX_TEXT_BYTES:  # cheap first: most text is short
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > MAX_TEXT_BYTES:
+                raise InvalidValue(f"{function}(): {name} is {size} bytes of text, more than the {MAX_TEXT_BYTES} "
+                                   "allowed; store long content in a file and pass its path", argument=name,
+                                   size=size, limit=MAX_TEXT_BYTES)
+
+
 def _shown(hint: Any) -> str:
     text = str(hint).replace("typing.", "").replace("NoneType", "None").replace("pathlib.", "")
     return text.replace("<class '", "").replace("'>", "")
@@ -103,16 +123,25 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         except TypeError as exc:
             raise InvalidValue(f"{function.__name__}(): {exc}") from None
         for name, value in list(bound.arguments.items())[1:]:  # after self
-            hint = hints().get(name)
-            if hint is None:
-                continue
-            value = bound.arguments[name] = coerce(name, value, hint)
-            if not _fits(value, hint):
-                raise InvalidValue(f"{function.__name__}(): {name} must be {_shown(hint)}, not "
-                                   f"{type(value).__name__} {value!r:.60}", argument=name)
+            if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:  # **filters: each one
+                for key, item in value.items():
+                    value[key] = _checked(function.__name__, key, item, hints().get(name))
+            else:
+                bound.arguments[name] = _checked(function.__name__, name, value, hints().get(name))
         return function(*bound.args, **bound.kwargs)
 
     return checked
+
+
+def _checked(function: str, name: str, value: Any, hint: Any) -> Any:
+    """One argument in its obvious form, refused unless it fits its hint and the text cap."""
+    if hint is not None:
+        value = coerce(name, value, hint)
+        if not _fits(value, hint):
+            raise InvalidValue(f"{function}(): {name} must be {_shown(hint)}, not "
+                               f"{type(value).__name__} {value!r:.60}", argument=name)
+    check_text(function, name, value)
+    return value
 
 
 def checked(cls: type) -> type:

@@ -1,0 +1,104 @@
+"""git's plumbing for a commit built from trees: a process per step (one `cat-file --batch`
+for the parent's trees, one `mktree --batch` for the new ones, `commit-tree`, `update-ref`)."""
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from statedir.errors import GitError
+from statedir.gitops.git import QUIET, environment, gist, run
+
+_FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
+
+
+class Plumbing:
+    """git's plumbing, a process per step (one `mktree --batch` for all the trees)."""
+
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+
+    def blobs(self, paths: list[str]) -> list[str]:
+        return run(self.worktree, "hash-object", "-w", "--", *paths).stdout.decode().split()
+
+    def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+        return _read_trees(self.worktree, rev, dirs)
+
+    @contextlib.contextmanager
+    def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
+        """`git mktree --batch` (which sorts and checks each listing): one tree per call."""
+        proc = subprocess.Popen(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], cwd=self.worktree,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=environment(None))
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def mktree(entries: list[tuple[str, str, str, str]]) -> str:
+            listing = "".join(f"{mode} {kind} {oid}\t{name}\0" for mode, kind, oid, name in entries)
+            proc.stdin.write(listing.encode("utf-8", "surrogateescape") + b"\0")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            oid = proc.stdout.readline().decode().strip()  # type: ignore[union-attr]
+            if not oid:
+                raise GitError(f"git mktree failed: {gist(proc.communicate()[1])}")
+            return oid
+
+        try:
+            yield mktree
+            _, stderr = proc.communicate()
+        except (OSError, ValueError):
+            proc.kill()
+            proc.wait()
+            raise GitError("git mktree failed: it stopped reading") from None
+        if proc.returncode != 0:
+            raise GitError(f"git mktree failed: {gist(stderr)}")
+
+    def prepare(self, root: str, parent: str | None, text: str, env: dict[str, str],
+                sign: tuple[str, ...]) -> str:
+        """The commit object, made ahead of moving HEAD (signed here, with `sign`)."""
+        return with_identity(self.worktree, ("commit-tree", root, *sign, *(("-p", parent) if parent else ()),
+                                              "-F", "-"), env, text)
+
+    def commit(self, root: str, parent: str | None, text: str, env: dict[str, str], sign: tuple[str, ...], *,
+               last: bool, made: str | None = None) -> str | None:
+        """HEAD moved from `parent` to the commit (`made`, else made now); None where HEAD moved meanwhile."""
+        sha = made or self.prepare(root, parent, text, env, sign)
+        moved = run(self.worktree, "update-ref", "-m", f"commit: {text.splitlines()[0]}", "HEAD", sha,
+                    parent or "", check=last)  # "": no such ref yet (any id width)
+        return sha if moved.returncode == 0 else None
+
+
+def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+    """The listings of `dirs` at `rev`, in one `cat-file --batch` (a missing one is empty)."""
+    query = "".join(f"{rev}:{d}\n" if d else f"{rev}^{{tree}}\n" for d in dirs).encode()
+    out = run(worktree, "cat-file", "--batch", stdin=query).stdout
+    trees: dict[str, dict[str, tuple[str, str, str]]] = {}
+    pos = 0
+    for directory in dirs:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split()
+        pos = eol + 1
+        listing: dict[str, tuple[str, str, str]] = {}
+        if header[-1] != b"missing":
+            size = int(header[2])
+            raw, pos = out[pos:pos + size], pos + size + 1
+            if header[1] == b"tree":
+                width = len(header[0]) // 2  # SHA-1 or SHA-256 object ids
+                entry = re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL)
+                for match in entry.finditer(raw):
+                    mode = match[1].decode()
+                    listing[match[2].decode("utf-8", "surrogateescape")] = (
+                        mode, "tree" if mode == "40000" else "commit" if mode == "160000" else "blob", match[3].hex())
+        trees[directory] = listing
+    return trees
+
+
+def with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], text: str) -> str:
+    """Run a committing command; without a configured identity, commit as statedir."""
+    proc = run(worktree, *args, env=env, stdin=text.encode(), check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr + proc.stdout:
+        proc = run(worktree, *args, env={**env, **_FALLBACK_IDENTITY}, stdin=text.encode(), check=False)
+    if proc.returncode != 0:
+        command = next(a for a in args if not a.startswith("-"))
+        raise GitError(f"git {command} failed: {gist(proc.stderr or proc.stdout)}")
+    return proc.stdout.decode().strip()
