@@ -81,7 +81,8 @@ def _mcp(repo: Path) -> dict[str, Any]:
     from statedir.cli.common import mcp_host
     from statedir.mcp.calls import Served
 
-    outcome = Served(repo / "state", mcp_host()).call("set", {"run_id": "r", "field": "language", "value": "de", "reason": LONG})
+    outcome = Served(repo / "state", mcp_host()).call("set", {"run_id": "r", "field": "language", "value": "de",
+                                                               "reason": LONG})
     assert outcome.is_error and outcome.exit_code == 2
     return json.loads(outcome.text)  # type: ignore[no-any-return]
 
