@@ -69,17 +69,22 @@ def restore(store: Store, point: Checkpoint) -> None:
             return
     except FileNotFoundError:
         pass
-    with index_lock.held(gitdir, git.LOCK_RETRY_SECONDS) as index:
-        now = _entries(store, index.env)  # the next index starts as a link of the current one
-        index.next.unlink()
-        with open(index.next, "wb") as out:
-            out.write(point.index)
-            out.flush()
-            os.fsync(out.fileno())
-        before = _entries(store, index.env)
-        changed = sorted(p for p in now.keys() | before.keys() if now.get(p) != before.get(p))
-        _rewrite(store, changed, before, point.missing, index.env)
-        index.publish()
+    index = index_lock.Index(gitdir)
+    try:
+        with index_lock.held(gitdir, git.LOCK_RETRY_SECONDS):
+            index.start()  # the next index starts as a link of the current one
+            now = _entries(store, index.env)
+            index.next.unlink(missing_ok=True)
+            with open(index.next, "wb") as out:
+                out.write(point.index)
+                out.flush()
+                os.fsync(out.fileno())
+            before = _entries(store, index.env)
+            changed = sorted(p for p in now.keys() | before.keys() if now.get(p) != before.get(p))
+            _rewrite(store, changed, before, point.missing, index.env)
+            index.publish()
+    finally:
+        index.discard()
 
 
 def _rewrite(store: Store, changed: list[str], before: dict[str, list[str]], missing: frozenset[str],

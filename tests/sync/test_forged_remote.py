@@ -186,3 +186,23 @@ def test_sync_refuses_and_verify_reports_a_forged_commit(clones: dict[str, Path]
     assert {f["commit"] for f in findings} == {sha}  # the history before it stays clean
     since = json.loads(cli("verify", "--since", base, "--json", cwd=c).stdout)["findings"]
     assert error["details"]["findings"] == since  # sync's check of incoming history is verify's
+
+
+def test_an_oversized_file_from_a_remote_is_refused_and_reported(clones: dict[str, Path]) -> None:
+    """A store file past the 16 MiB any reader accepts, pushed under a transition's trailers:
+    sync refuses it (the branch as it was), verify after a plain pull names it, no traceback."""
+    a, b, c = clones["a"], clones["b"], clones["c"]
+    base = git(b, "rev-parse", "HEAD")
+    rel = next(p for p in sorted((a / "state" / "runs" / "r1" / "history" / "transitions").iterdir()))
+    rel_s = rel.relative_to(a / "state").as_posix()
+    big = rel.read_bytes() + b"- {at: '2026-01-01T00:00:00Z', note: '" + b"x" * (yaml.MAX_BYTES + 1) + b"'}\n"
+    sha = forge(a, {rel_s: big}, action="set", run="r1")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    proc = cli("sync", "--json", cwd=b)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["error"]["code"] in ("MERGE_REFUSED", "BAD_FILE", "VALIDATION_FAILED")
+    assert git(b, "rev-parse", "HEAD") == base and git(b, "status", "--porcelain") == ""
+    git(c, "pull", "-q", "--no-rebase", "origin", "main")
+    proc = cli("verify", "--json", cwd=c)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert sha in {f["commit"] for f in json.loads(proc.stdout)["findings"]}
