@@ -1,13 +1,13 @@
 """Running a tool call in-process: the CLI's own command on one store kept open, its --json
-output captured, compare-and-swap on HEAD checked under the store lock. No MCP SDK here."""
+output captured. A call's `expect_head` is the command's --expect, which the store checks under
+its lock. No MCP SDK here."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
-import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,41 +17,14 @@ import typer
 from typer._click.exceptions import BadParameter, ClickException, UsageError
 from typer.core import TyperGroup as Group
 
-from statedir.errors import GitError, HeadMoved, InvalidValue, StatedirError
+from statedir.errors import GitError, InvalidValue, StatedirError
 from statedir.gitops import git
 from statedir.gitops.libgit import Objects
-from statedir.mcp.tools import EXPECT_HEAD, Tool, tools
-from statedir.store.disk import Store
+from statedir.mcp.tools import Tool, tools
 
 # Capturing stdout is process-wide: calls run one at a time in a process, whichever server
 # (in-process tests hold several) they come from.
 _ONE_AT_A_TIME = threading.Lock()
-
-
-class GuardedStore(Store):
-    """The served store: the first time a call takes the lock, HEAD is compared with the
-    head the agent saw, so the check and the transition's commit are one critical section."""
-
-    expected: str | None = None
-
-    @contextlib.contextmanager
-    def locked(self, timeout: float | None = None) -> Iterator[None]:
-        with super().locked(timeout):
-            expected, self.expected = self.expected, None  # one check per call
-            if expected is not None:
-                check_head(self.worktree, expected)
-            yield
-
-
-COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,40}$")
-
-
-def check_head(worktree: Path, expected: str) -> None:
-    """HEAD_MOVED unless the repository's HEAD is `expected` (a full or abbreviated commit id)."""
-    head = git.head(worktree)
-    if head is None or not head.startswith(expected.lower()):
-        raise HeadMoved(f"HEAD is {head}, not {expected}: the repository has moved on since you read it; read again, "
-                        "then retry with the new head", expected=expected, head=head)
 
 
 @dataclass(frozen=True)
@@ -83,7 +56,6 @@ class Served:
         self.host = host
         self.sd = host.open_store(root)
         self.root = self.sd.store.root
-        self.sd.store = GuardedStore(self.root)
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
         with contextlib.suppress(InvalidValue, GitError):
             self.sd.store.objects = Objects(self.sd.store.worktree)
@@ -105,23 +77,11 @@ class Served:
         tool = self.tools.get(name)
         if tool is None:
             raise InvalidValue(f"unknown tool {name!r}", tool=name)
-        expected = arguments.pop(EXPECT_HEAD, None) if not tool.read_only else None
-        if expected is not None and not (isinstance(expected, str) and COMMIT_ID.match(expected)):
-            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id (7 to 40 hex digits), not {expected!r}",
-                               argument=EXPECT_HEAD)
         argv = tool.argv(arguments, self.root)
-        if expected is not None:
-            check_head(self.sd.store.worktree, expected)  # early, for commands that open their own store
-        store = self.sd.store
-        assert isinstance(store, GuardedStore)
-        store.expected = expected
         out = io.StringIO()
         code = 0
-        try:
-            with self.host.serving(self.sd), contextlib.redirect_stdout(out):
-                code = _invoke(self.group, argv)
-        finally:
-            store.expected = None
+        with self.host.serving(self.sd), contextlib.redirect_stdout(out):
+            code = _invoke(self.group, argv)
         text = out.getvalue().strip()
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.

@@ -19,7 +19,7 @@ INSTRUCTIONS = (
     "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
     "Results are the CLI's --json documents; a refusal is a tool error {error: {code, message, details}}. "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
-    "state you saw."
+    "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it."
 )
 HEAD_META = "statedir/head"  # the result's _meta key holding the repository's HEAD after the call
 EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
