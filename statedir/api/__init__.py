@@ -293,8 +293,13 @@ class StateDir(Views, History, Adjudication):
                         checkpoint=checkpoint, report=data)
 
     def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
-                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "confirm", actor, expect=expect, next=next, response=response)
+                actor: str | None = None, expect: str | None = None,
+                answered_by: str | None = None) -> dict[str, Any]:
+        """Answer the open checkpoint; its log entry records `answered_by` (default: the actor,
+        `user` where the caller asked the user, as the MCP server does at a MANDATORY checkpoint)."""
+        actor = self._actor(actor)
+        return self._do(run_id, "confirm", actor, expect=expect, next=next, response=response,
+                        answered_by=answered_by or actor)
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
              expect: str | None = None) -> dict[str, Any]:
