@@ -63,6 +63,16 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     return change
 
 
+def users_question(t: Template, run: RunData) -> dict[str, Any] | None:
+    """The open checkpoint only the user may answer (MANDATORY): its stage, the responses it takes
+    and the stages `--next` may name (`default` where the graph leaves one); None where none is open."""
+    state, checkpoint = run.state, run.state.get("checkpoint")
+    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint or checkpoint["type"] != "MANDATORY":
+        return None
+    return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
+            "choices": list(checkpoint["choices"]), "default": checkpoint.get("default")}
+
+
 def _answered_by(req: Request) -> dict[str, Any]:
     """Who answered, as the request says (the actor, or `user` where the user was asked); requests
     from before `answered_by` say nothing, and their entries replay without it."""

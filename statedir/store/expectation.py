@@ -32,6 +32,12 @@ def check(store: Store, rev: str, scope: str) -> None:
                         "expecting the new head", expected=rev, head=head, changed=scope or ".")
 
 
+def fingerprint(store: Store, scope: str, head: str) -> str | None:
+    """The object id of the store's `scope` at commit `head` (None where absent): it changes
+    exactly when a write `check` guards would be refused."""
+    return _ids(store, head, head, _path(store, scope))[2]
+
+
 def _path(store: Store, scope: str) -> str:
     return store.git_path(scope).rstrip("/") if scope else ("" if store.prefix == "." else store.prefix)
 
