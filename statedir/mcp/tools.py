@@ -32,8 +32,8 @@ READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "prereq", "
                        "diff", "versions", "verify", "bus_get", "signers_list"})
 EXPECT = "expect"  # the command's --expect REV
 EXPECT_HEAD = "expect_head"  # ... as the tool's argument
-EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit of your last write (or a refusal's details.head): "
-                      "refused with HEAD_MOVED if what this writes (the run, the bus session) changed after it."}
+EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit you last read: HEAD_MOVED if this run or session "
+                      "changed since."}
 COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 _TYPES = ((types.IntParamType, "integer"), (types.FloatParamType, "number"), (types.BoolParamType, "boolean"))
