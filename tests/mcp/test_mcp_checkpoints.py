@@ -4,6 +4,7 @@ request mid-call before it: the SDK's client in its default and its legacy mode)
 `answered_by: user`; a declined or cancelled question, or a client that cannot ask, changes nothing."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,7 @@ def test_an_agent_answers_other_checkpoints_itself(repo: Path, mode: str) -> Non
 
 @pytest.mark.parametrize("mode", MODES)
 def test_no_question_on_a_run_the_agent_did_not_see(store: Path, repo: Path, mode: str) -> None:
+    """A stale expect_head is refused before the user is asked; a commit elsewhere is no reason to."""
     before = git.head(repo)
     api.StateDir(store).set("p", "topic", "U", reason="sharper")  # the run changes after the agent's read
     saved = snapshot(repo)
@@ -136,10 +138,17 @@ def test_no_question_on_a_run_the_agent_did_not_see(store: Path, repo: Path, mod
         async with agent(store, mode, user) as a:
             with pytest.raises(ToolError) as caught:
                 await a("confirm", run_id="p", response="continue", expect_head=before)
-            assert caught.value.code == "HEAD_MOVED"
+            assert caught.value.code == "HEAD_MOVED" and not user.asked
+            assert snapshot(repo) == saved
+            seen = caught.value.doc["error"]["details"]["head"]
+            (repo / "notes.txt").write_text("mine\n")  # the user's own commit, outside the store
+            subprocess.run(["git", "add", "notes.txt"], cwd=repo, check=True)
+            subprocess.run(["git", "commit", "-qm", "notes"], cwd=repo, check=True)
+            await a("confirm", run_id="p", response="continue", expect_head=seen)
+            assert len(user.asked) == 1
 
     anyio.run(main)
-    assert not user.asked and snapshot(repo) == saved
+    assert answered(store)[-1]["answered_by"] == "user"
 
 
 def test_an_answer_to_the_run_as_it_was_is_never_written_on_the_run_as_it_is(store: Path, repo: Path) -> None:
