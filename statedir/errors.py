@@ -36,6 +36,8 @@ ImmutableField = _error("IMMUTABLE_FIELD", REFUSED)
 ValidationFailed = _error("VALIDATION_FAILED", REFUSED)
 HeadMoved = _error("HEAD_MOVED", REFUSED)  # compare-and-swap: HEAD is not the commit the caller saw
 MergeRefused = _error("MERGE_REFUSED", REFUSED)  # sync: the two sides cannot merge into a legal state
+UserAnswerRequired = _error("USER_ANSWER_REQUIRED", REFUSED)  # a MANDATORY checkpoint is the user's: ask them
+UserDeclined = _error("USER_DECLINED", REFUSED)  # the user declined (or cancelled) the question: nothing changed
 # Bad input (exit 2).
 UnknownRun = _error("UNKNOWN_RUN", BAD_INPUT)
 UnknownStage = _error("UNKNOWN_STAGE", BAD_INPUT)

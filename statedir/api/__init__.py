@@ -24,7 +24,7 @@ from statedir.engine import transaction
 from statedir.engine.decision import Request
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError
-from statedir.store import layout
+from statedir.store import expectation, layout
 from statedir.store.create import CONFIG_DEFAULTS, init
 from statedir.store.disk import Store
 from statedir.store.journal import JOURNAL
@@ -186,45 +186,57 @@ class StateDir(Views, History, Adjudication):
 
         return manage.listing(self.store)
 
-    def add_signer(self, bound: str, key: str, *, actor: str | None = None) -> dict[str, Any]:
+    def add_signer(self, bound: str, key: str, *, actor: str | None = None,
+                   expect: str | None = None) -> dict[str, Any]:
         """Bind `bound` to a public key (a .pub path or its text): one commit, signed by a trusted key."""
         from statedir.signing import manage
 
         public, comment = manage.read_key(key)
         args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
-        return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+        with expectation.expecting(self.store, expect):
+            return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
 
-    def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
+    def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None,
+                      expect: str | None = None) -> dict[str, Any]:
         """Unbind `bound`'s key `key` (default: all its keys): one commit, signed by a trusted key."""
         from statedir.signing import manage
 
         args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
-        return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+        with expectation.expecting(self.store, expect):
+            return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
 
-    def sync(self, remote: str | None = None, *, actor: str | None = None) -> dict[str, Any]:
+    def sync(self, remote: str | None = None, *, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync)."""
         from statedir.sync import exchange
 
-        return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"), timeout=self.lock_timeout)
+        with expectation.expecting(self.store, expect):  # about the whole store
+            return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"),
+                                 timeout=self.lock_timeout)
 
     def bus(self, session: str) -> Bus:
-        """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear)."""
+        """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear; its
+        writes take `expect`, about the session's file)."""
         from statedir.bus import Bus
 
         return Bus(self.store, session, lock_timeout=self.lock_timeout)
 
     # --- writing ------------------------------------------------------------------------------
-    def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None,
-            **args: Any) -> dict[str, Any]:
+    def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None, *,
+            expect: str | None = None, **args: Any) -> dict[str, Any]:
         if self.reset_boundaries:
             args["reset_boundaries"] = True
         req = Request(action, self._actor(actor), args, reason)
-        return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
+        with expectation.expecting(self.store, expect):
+            return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,
-            confirm_skip: bool = False, actor: str | None = None) -> dict[str, Any]:
-        """Create a run (one commit); `topic` is needed where the template's required_run_fields say so."""
+            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
+
+        Every method that writes takes `expect`: the commit the caller last read; the write is
+        refused with HEAD_MOVED (nothing changed) where what it is about (here the run's folder)
+        changed after it. Commits elsewhere never make it stale."""
         from statedir.engine import template as template_mod
 
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))
@@ -233,62 +245,73 @@ class StateDir(Views, History, Adjudication):
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
         req = Request("new", self._actor(actor, t.default_actor()), args)
-        return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
-                                  template_file=Path(name) if is_file else None)
+        with expectation.expecting(self.store, expect):
+            return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
+                                      template_file=Path(name) if is_file else None)
 
     def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
               outputs: list[str] | None = None, decision: str | None = None, reason: str | None = None,
-              turns: str | None = None, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "stage", actor, reason, stage=stage, status=status, mode=mode,
+              turns: str | None = None, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "stage", actor, reason, expect=expect, stage=stage, status=status, mode=mode,
                         outputs=outputs or [], decision=decision, turns=turns)
 
-    def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "output", actor, stage=stage, outputs=outputs)
+    def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None,
+               expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "output", actor, expect=expect, stage=stage, outputs=outputs)
 
     def pipeline(self, run_id: str, state: str, *, reason: str | None = None,
-                 actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "pipeline", actor, reason, state=state)
+                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "pipeline", actor, reason, expect=expect, state=state)
 
-    def set(self, run_id: str, field: str, value: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "set", actor, reason, field=field, value=value)
+    def set(self, run_id: str, field: str, value: str, *, reason: str, actor: str | None = None,
+            expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "set", actor, reason, expect=expect, field=field, value=value)
 
     def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
                  origin_skill: str | None = None, origin_mode: str | None = None,
-                 upstream: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
+                 upstream: list[str] | None = None, actor: str | None = None,
+                 expect: str | None = None) -> dict[str, Any]:
         hashed = [file_hash(f, self.store.worktree) for f in files or []]
-        return self._do(run_id, "material", actor, names=names, files=hashed, origin_skill=origin_skill,
+        return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
                         origin_mode=origin_mode, upstream=upstream or [])
 
     def integrity(self, run_id: str, stage: str, verdict: str, *, refs_total: int, refs_verified: int,
                   issues_found: int | None = None, issues_fixed: int | None = None,
                   issues: list[str] | None = None, reason: str | None = None,
-                  actor: str | None = None) -> dict[str, Any]:
+                  actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
         parsed = [parse_issue(i) for i in issues or []]
-        return self._do(run_id, "integrity", actor, reason, stage=stage,
+        return self._do(run_id, "integrity", actor, reason, expect=expect, stage=stage,
                         verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
                         issues_found=issues_found, issues_fixed=issues_fixed, issues=parsed)
 
     def revision(self, run_id: str, *, items_total: int, items_addressed: int | None = None,
-                 pending: list[str] | None = None, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "revision", actor, items_total=items_total, items_addressed=items_addressed,
-                        pending=pending or [])
+                 pending: list[str] | None = None, actor: str | None = None,
+                 expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "revision", actor, expect=expect, items_total=items_total,
+                        items_addressed=items_addressed, pending=pending or [])
 
-    def loop(self, run_id: str, *, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "loop", actor)
+    def loop(self, run_id: str, *, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "loop", actor, expect=expect)
 
     def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
-                actor: str | None = None) -> dict[str, Any]:
+                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
         data = read_yaml_file(report) if isinstance(report, str) else report
-        return self._do(run_id, "observe", actor, stage=stage,
+        return self._do(run_id, "observe", actor, expect=expect, stage=stage,
                         checkpoint=checkpoint, report=data)
 
     def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
-                actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "confirm", actor, next=next, response=response)
+                actor: str | None = None, expect: str | None = None,
+                answered_by: str | None = None) -> dict[str, Any]:
+        """Answer the open checkpoint; its log entry records `answered_by` (default: the actor,
+        `user` where the caller asked the user, as the MCP server does at a MANDATORY checkpoint)."""
+        actor = self._actor(actor)
+        return self._do(run_id, "confirm", actor, expect=expect, next=next, response=response,
+                        answered_by=answered_by or actor)
 
-    def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "redo", actor, reason, stage=stage)
+    def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
+             expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "redo", actor, reason, expect=expect, stage=stage)
 
     def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
-               choice: str | None = None, actor: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "resume", actor, hash=hash, stage=stage, mode=mode, choice=choice)
+               choice: str | None = None, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "resume", actor, expect=expect, hash=hash, stage=stage, mode=mode, choice=choice)

@@ -7,6 +7,7 @@ from typing import Any
 from statedir.argument_checks import checked
 from statedir.engine.decision import Request
 from statedir.errors import InvalidValue
+from statedir.store import expectation
 from statedir.store.disk import Store
 
 
@@ -23,7 +24,7 @@ class Adjudication:
     def bind(self, run_id: str, family: str, *, artifact: str | None = None, role: str | None = None,
              group: str | None = None, group_stage: str | None = None, path: str | None = None,
              not_applicable: bool = False, unavailable: str | None = None,
-             actor: str | None = None) -> dict[str, Any]:
+             actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """Best-effort: add one artifact binding to FAMILY's row, or mark the row not applicable
         or unavailable (REASON). Its own commit, after the transition it records."""
         from statedir.ars import flow
@@ -35,10 +36,11 @@ class Adjudication:
         args = {"family": family, "artifact": artifact, "role": role, "group": group, "group_stage": group_stage,
                 "path": path, "not_applicable": not_applicable, "unavailable": unavailable}
         req = Request("bind", self._actor(actor), args)
-        return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
+        with expectation.expecting(self.store, expect):
+            return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
 
     def seal(self, run_id: str, artifact_root: str | Path, *, bindings: str | list[Any] | None = None,
-             actor: str | None = None) -> dict[str, Any]:
+             actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """After the terminal state: hash every bound artifact under `artifact_root` and write
         `adjudication_activity_sources` (the run's pending rows, or `bindings`)."""
         from statedir.api.caller_inputs import read_yaml_file
@@ -46,4 +48,5 @@ class Adjudication:
 
         rows = read_yaml_file(bindings) if isinstance(bindings, str) else bindings
         req = Request("seal", self._actor(actor), {"bindings": rows})
-        return flow.seal(self.store, run_id, Path(artifact_root), req, timeout=self.lock_timeout)
+        with expectation.expecting(self.store, expect):
+            return flow.seal(self.store, run_id, Path(artifact_root), req, timeout=self.lock_timeout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from statedir.argument_checks import checked
-from statedir.store import layout
+from statedir.store import expectation, layout
 from statedir.store.disk import Store
 
 if TYPE_CHECKING:
@@ -61,12 +61,14 @@ class History:
         t, _, _ = self.load(run_id)
         return versions.versions(self.store, run_id, material, t, self.passports(run_id, t))
 
-    def rollback(self, run_id: str, *, to: str, reason: str, actor: str | None = None) -> dict[str, Any]:
+    def rollback(self, run_id: str, *, to: str, reason: str, actor: str | None = None,
+                 expect: str | None = None) -> dict[str, Any]:
         """One new commit that brings the run's mutable files back to commit `to`."""
         from statedir.history import rollback
 
-        return rollback.rollback(self.store, run_id, to, reason, self._actor(actor),
-                                 timeout=self.lock_timeout)
+        with expectation.expecting(self.store, expect):
+            return rollback.rollback(self.store, run_id, to, reason, self._actor(actor),
+                                     timeout=self.lock_timeout)
 
     def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
         """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}."""
@@ -76,8 +78,9 @@ class History:
             layout.check_run_id(run_id)
         return verify.verify(self.store, run_id, since)
 
-    def doctor(self, *, fix: bool = False) -> dict[str, Any]:
+    def doctor(self, *, fix: bool = False, expect: str | None = None) -> dict[str, Any]:
         """What a crash, a clone or a hand edit left behind; repaired with `fix`."""
         from statedir.history import doctor
 
-        return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)
+        with expectation.expecting(self.store, expect):  # about the whole store
+            return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)

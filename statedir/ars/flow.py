@@ -24,7 +24,7 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
     change nothing (`commit` null), different rows are refused."""
     layout.check_run_id(run_id)
     rows: Any = req.args.get("bindings")
-    with store.locked(timeout):
+    with store.locked(timeout, scope=store.run_dir(run_id)):
         t, run, sources = transaction.load_run(store, run_id)
         require_permission(t, req.actor, req.action)
         if rows is not None:

@@ -8,6 +8,7 @@ from typing import Any
 from statedir.bus import fields, scratch, session
 from statedir.bus.session import UnknownSession
 from statedir.gitops import git
+from statedir.store import expectation
 from statedir.store.disk import Store
 from statedir.store.write import persist
 
@@ -58,12 +59,14 @@ class Bus:
                        author=actor)
 
     # --- writing ------------------------------------------------------------------------------
-    def init(self, *, clean: Path | None = None, actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+    def init(self, *, clean: Path | None = None, actor: str = DEFAULT_ACTOR,
+             expect: str | None = None) -> dict[str, Any]:
         """Start the session fresh (`{session, phases: {}}`); no other session is touched. With
-        `clean`, empty that scratch folder first (the seed's `.ai_log/` cleanup, opt-in)."""
+        `clean`, empty that scratch folder first (the seed's `.ai_log/` cleanup, opt-in).
+        Every write takes `expect`: HEAD_MOVED where the session's file changed after that commit."""
         session.check_actor(actor)
         folder = scratch.check_scratch(self.store, clean) if clean is not None else None
-        with self.store.locked(self.lock_timeout):
+        with expectation.expecting(self.store, expect), self.store.locked(self.lock_timeout, scope=self.rel):
             removed = scratch.clean(self.store, folder) if folder is not None else []
             before = self.store.read_bytes(self.rel)  # a broken session may be started afresh too
             sha = self._write(session.encode(self.session, session.fresh(self.session)), before,
@@ -71,26 +74,26 @@ class Bus:
         extra: dict[str, Any] = {"cleaned": removed} if folder is not None else {}
         return self._result(sha, summary=f"session {self.session} initialized", **extra)
 
-    def set(self, field: str, value: str, *, actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+    def set(self, field: str, value: str, *, actor: str = DEFAULT_ACTOR, expect: str | None = None) -> dict[str, Any]:
         """Store a string at `field` (dotted: `phases.1-design.status`), replacing whatever it held;
         a missing session is created, as the seed does."""
-        return self._change(field, value, actor, append=False)
+        return self._change(field, value, actor, append=False, expect=expect)
 
     def append(self, field: str, value: str, *, check_path: bool = False,
-               actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+               actor: str = DEFAULT_ACTOR, expect: str | None = None) -> dict[str, Any]:
         """Add a string to the list at `field`, creating it; with `check_path` the value must be
         a path that exists inside the repository (evidence-based gates)."""
-        return self._change(field, value, actor, append=True, check_path=check_path)
+        return self._change(field, value, actor, append=True, check_path=check_path, expect=expect)
 
     def _change(self, field: str, value: str, actor: str, *, append: bool,
-                check_path: bool = False) -> dict[str, Any]:
+                check_path: bool = False, expect: str | None = None) -> dict[str, Any]:
         session.check_actor(actor)
         parts = fields.parse(field)
         session.check_text("value", value)
         if check_path:
             scratch.check_evidence(self.store, value)
         verb = "append" if append else "set"
-        with self.store.locked(self.lock_timeout):
+        with expectation.expecting(self.store, expect), self.store.locked(self.lock_timeout, scope=self.rel):
             current = session.read(self.store, self.session)
             old = current[0] if current else session.fresh(self.session)
             new, raw = decided(self.session, old, field, value, append=append)
@@ -100,11 +103,11 @@ class Bus:
         return self._result(sha, field=field, value=result,
                             summary=f"{self.session}: {field} {'+=' if append else '='} {_short(value)}")
 
-    def clear(self, *, actor: str = DEFAULT_ACTOR) -> dict[str, Any]:
+    def clear(self, *, actor: str = DEFAULT_ACTOR, expect: str | None = None) -> dict[str, Any]:
         """Remove the session's file (one commit; history keeps it). A missing session is not an
         error, as the seed's `rm -f`; nothing changes then."""
         session.check_actor(actor)
-        with self.store.locked(self.lock_timeout):
+        with expectation.expecting(self.store, expect), self.store.locked(self.lock_timeout, scope=self.rel):
             if self.store.read_bytes(self.rel) is None:  # a broken file may still be cleared
                 sha = None
             else:

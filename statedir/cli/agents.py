@@ -15,7 +15,8 @@ def mcp(store: StoreOpt = None) -> None:
     """Serve the store to an agent host over MCP on stdio (needs `pip install 'statedir[mcp]'`).
 
     One tool per command, results the --json documents, errors carrying statedir's codes;
-    write tools take expect_head. Nothing but protocol goes to stdout.
+    write tools take expect_head (their --expect). A MANDATORY checkpoint's confirm asks the user
+    through the client's form (elicitation). Nothing but protocol goes to stdout.
     """
     from statedir.errors import MissingDependency
 

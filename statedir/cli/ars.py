@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
@@ -24,16 +24,19 @@ def bind(run_id: RunArg,
          path: Annotated[Optional[str], typer.Option("--path", help="The artifact's path relative to the artifact root (never a hash).")] = None,
          not_applicable: Annotated[bool, typer.Option("--not-applicable", help="Mark the row not applicable (not_applicable_for_run).")] = False,
          unavailable: Annotated[Optional[str], typer.Option("--unavailable", help="Mark the row unavailable: source_not_provided, source_unreadable, source_invalid or capture_not_supported.")] = None,
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """Best-effort: bind an artifact to the run's adjudication-activity row of FAMILY (or mark the row)."""
     done(open_store(store).bind(run_id, family, artifact=artifact, role=role, group=group, group_stage=group_stage,
-                                path=path, not_applicable=not_applicable, unavailable=unavailable, actor=actor), json)
+                                path=path, not_applicable=not_applicable, unavailable=unavailable, actor=actor,
+                                expect=expect), json)
 
 
 @app.command()
 def seal(run_id: RunArg,
          artifact_root: Annotated[Path, typer.Option("--artifact-root", help="The directory the bound relative paths are read under.")],
          bindings: Annotated[Optional[str], typer.Option("--bindings", help="Five pending rows (YAML or JSON) to seal instead of the run's own.")] = None,
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """After the terminal state: hash every bound artifact and write adjudication_activity_sources."""
-    done(open_store(store).seal(run_id, artifact_root, bindings=bindings, actor=actor), json)
+    done(open_store(store).seal(run_id, artifact_root, bindings=bindings, actor=actor, expect=expect), json)

@@ -10,7 +10,7 @@ import typer
 from typer._click.exceptions import BadOptionUsage
 from typer.core import TyperCommand
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json
 
@@ -81,12 +81,13 @@ def init(session: SessionArg,
              "--clean", help="Also empty this scratch folder (e.g. .ai_log) of what git ignores, keeping .gitkeep: the seed's "
                              "cleanup, opt-in; refused, removing nothing, outside the repository, where git tracks files, where "
                              "a file is neither tracked nor ignored, or where it holds a git repository.")] = None,
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """Start SESSION fresh ({session, phases: {}}) and print its file's path (pass it on as state_file).
 
     No other session is touched.
     """
-    result = _open(store, session).init(clean=clean.absolute() if clean else None, actor=actor)
+    result = _open(store, session).init(clean=clean.absolute() if clean else None, actor=actor, expect=expect)
     if json:
         emit_json(result)
     else:
@@ -95,12 +96,13 @@ def init(session: SessionArg,
 
 @bus.command("set", cls=Verbatim)
 def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """Store a string at FIELD, replacing whatever it held (creates the session if missing).
 
     A phase's status moves forward only: todo -> in_progress -> done.
     """
-    result = _open(store, session).set(field, value, actor=actor)
+    result = _open(store, session).set(field, value, actor=actor, expect=expect)
     if json:
         emit_json(result)
 
@@ -110,9 +112,10 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
            check_path: Annotated[bool, typer.Option(
                "--check-path", help="Refuse a VALUE that is not an existing path inside the repository "
                                     "(relative to its top), so gates rest on evidence.")] = False,
-           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+           expect: ExpectOpt = None) -> None:
     """Add VALUE to the list at FIELD, creating the list (and the session) if missing."""
-    result = _open(store, session).append(field, value, check_path=check_path, actor=actor)
+    result = _open(store, session).append(field, value, check_path=check_path, actor=actor, expect=expect)
     if json:
         emit_json(result)
 
@@ -135,9 +138,9 @@ def get(session: SessionArg,
 
 @bus.command("clear", cls=Verbatim)
 def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
-          actor: ActorOpt = DEFAULT_ACTOR) -> None:
+          actor: ActorOpt = DEFAULT_ACTOR, expect: ExpectOpt = None) -> None:
     """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""
-    result = _open(store, session).clear(actor=actor)
+    result = _open(store, session).clear(actor=actor, expect=expect)
     if json:
         emit_json(result)
     else:

@@ -17,6 +17,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout:
 ActorOpt = Annotated[str, typer.Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
 RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False)]
+ExpectOpt = Annotated[Optional[str], typer.Option(
+    "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing changed) if what this "
+    "writes (the run, the bus session) changed after REV, the commit you last read; unrelated commits never "
+    "make it stale.")]
 DEFAULT_ACTOR = "pipeline_orchestrator"
 # The StateDir a long-lived caller keeps open (`statedir mcp`): commands run in-process use it
 # instead of opening the store again.

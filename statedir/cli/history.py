@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
 
@@ -49,9 +49,10 @@ def versions(run_id: RunArg,
 def rollback(run_id: RunArg,
              to: Annotated[str, typer.Option("--to", metavar="REV", help="The commit to bring the run back to (an ancestor of HEAD).")],
              reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the log and the commit).")],
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             expect: ExpectOpt = None) -> None:
     """One new commit that brings the run back to REV; history is never rewritten."""
-    done(open_store(store).rollback(run_id, to=to, reason=reason, actor=actor), json)
+    done(open_store(store).rollback(run_id, to=to, reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command()
@@ -73,14 +74,17 @@ def verify(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's
 
 @app.command()
 def doctor(fix: Annotated[bool, typer.Option("--fix", help="Repair what is found (each line says how).")] = False,
-           store: StoreOpt = None, json: JsonOpt = False) -> None:
+           store: StoreOpt = None, json: JsonOpt = False, expect: ExpectOpt = None) -> None:
     """Report (and with --fix repair) what a crash, a clone or a hand edit left behind."""
     from statedir.cli.common import env_lock_timeout, store_path
     from statedir.history import doctor as doctor_mod
+    from statedir.store import expectation
     from statedir.store.disk import Store
 
     # Not open_store(): opening a StateDir rolls a dead writer's journal back, which doctor reports first.
-    result = doctor_mod.doctor(Store(store_path(store)), fix=fix, timeout=env_lock_timeout())
+    opened = Store(store_path(store))
+    with expectation.expecting(opened, expect):  # about the whole store
+        result = doctor_mod.doctor(opened, fix=fix, timeout=env_lock_timeout())
     if json:
         emit_json(result)
     else:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperCommand
 
-from statedir.cli.common import StoreOpt
+from statedir.cli.common import ExpectOpt, StoreOpt
 from statedir.cli.registry import app
 from statedir.errors import InvalidValue, StatedirError
 
@@ -123,6 +123,7 @@ def research(
     store: StoreOpt = None,
     json: Annotated[Flag, typer.Option("--json", help="Compact JSON on stdout (every action but --report prints JSON anyway).")] = False,
     actor: Annotated[Text, typer.Option("--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Commit author; default: --skill, else user.")] = None,
+    expect: ExpectOpt = None,
 ) -> None:
     """The research ledger: the seed's Agent State actions (exactly one action flag per call)."""
     values = dict(locals())
@@ -134,7 +135,7 @@ def research(
                                given=[f"--{a}" for a in chosen])
         if year is not None:
             values["year"] = _year(year)
-        result = _run(chosen[0], values, store, actor)
+        result = _run(chosen[0], values, store, actor, expect)
     except StatedirError as exc:
         raise _fail(exc, args) from None
     if chosen[0] == "report":
@@ -158,10 +159,10 @@ def _year(text: str) -> int:
         raise InvalidValue(f"--year must be a whole number, got {text!r}", flag="--year") from None
 
 
-def _run(action: str, values: dict[str, Any], store: Any, actor: str | None) -> Any:
+def _run(action: str, values: dict[str, Any], store: Any, actor: str | None, expect: str | None) -> Any:
     from statedir.cli.common import open_store
     from statedir.research import Ledger, actions
 
     opened = open_store(store)
-    ledger = Ledger(opened.store, lock_timeout=opened.lock_timeout, actor=actor)
+    ledger = Ledger(opened.store, lock_timeout=opened.lock_timeout, actor=actor, expect=expect)
     return actions.run(ledger, action, values)

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
 
@@ -25,17 +25,19 @@ ActorArg = Annotated[str, typer.Argument(metavar="ACTOR", help="The actor to bin
 @signers.command("add")
 def add(bound: ActorArg,
         key: Annotated[str, typer.Argument(metavar="PUBLIC_KEY", help="The actor's SSH public key: a .pub file's path, or its text ('ssh-ed25519 AAAA...').", show_default=False)],
-        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+        expect: ExpectOpt = None) -> None:
     """Bind ACTOR to a public key: from then on its transitions must be signed by that key (one signed commit)."""
-    done(open_store(store).add_signer(bound, key, actor=actor), json)
+    done(open_store(store).add_signer(bound, key, actor=actor, expect=expect), json)
 
 
 @signers.command("remove")
 def remove(bound: ActorArg,
            key: Annotated[Optional[str], typer.Argument(metavar="[PUBLIC_KEY]", help="Only this key (a .pub file's path or its text); default: every key of ACTOR.")] = None,
-           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+           expect: ExpectOpt = None) -> None:
     """Unbind ACTOR's key(s) (one signed commit); an actor with no key left signs nothing."""
-    done(open_store(store).remove_signer(bound, key, actor=actor), json)
+    done(open_store(store).remove_signer(bound, key, actor=actor, expect=expect), json)
 
 
 @signers.command("list")

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
@@ -13,13 +13,14 @@ from statedir.cli.render import done
 @app.command()
 def sync(remote: Annotated[Optional[str], typer.Option(
              "--remote", metavar="NAME", help="The git remote; default: the branch's upstream remote, else origin.")] = None,
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push."""
     from statedir.cli import render
     from statedir.errors import MergeRefused
 
     try:
-        result = open_store(store).sync(remote, actor=actor)
+        result = open_store(store).sync(remote, actor=actor, expect=expect)
     except MergeRefused as exc:
         if not json:  # the conflict report is the command's output; the error line goes to stderr
             for item in exc.details.get("conflicts", []):

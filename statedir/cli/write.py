@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
@@ -24,11 +24,12 @@ def new(run_id: RunArg,
             "--passport", help="A VERIFIED Material Passport file that lets mid-entry pass an integrity stage.")] = None,
         confirm_skip: Annotated[bool, typer.Option(
             "--confirm-skip", help="The user confirms skipping an integrity stage on that passport.")] = False,
-        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+        expect: ExpectOpt = None) -> None:
     """Create a run."""
     done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
                                language=language, passport=passport, confirm_skip=confirm_skip,
-                               actor=actor), json)
+                               actor=actor, expect=expect), json)
 
 
 @app.command()
@@ -40,7 +41,8 @@ def stage(run_id: RunArg,
           decision: Annotated[Optional[str], typer.Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
           reason: Reason = None,
           turns: Annotated[Optional[str], typer.Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
-          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+          expect: ExpectOpt = None) -> None:
     """Update a stage's status and details (update_stage).
 
     Stage ids, statuses, the moves between them and which stages take --decision are the run's
@@ -48,22 +50,24 @@ def stage(run_id: RunArg,
     has (with nothing else to change) is a no-op that says so, not an error.
     """
     done(open_store(store).stage(run_id, stage, status, mode=mode, outputs=output, decision=decision,
-                                 reason=reason, turns=turns, actor=actor), json)
+                                 reason=reason, turns=turns, actor=actor, expect=expect), json)
 
 
 @app.command("output")
 def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage the outputs belong to.")],
             output: Annotated[list[str], typer.Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            expect: ExpectOpt = None) -> None:
     """Record a sub-skill's own stage outputs (submit_output)."""
-    done(open_store(store).output(run_id, stage, output, actor=actor), json)
+    done(open_store(store).output(run_id, stage, output, actor=actor, expect=expect), json)
 
 
 @app.command()
 def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
              reason: Reason = None, yes: Annotated[bool, typer.Option(
                  "--yes", "-y", help="Abort without asking (a terminal is asked to confirm).")] = False,
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             expect: ExpectOpt = None) -> None:
     """Change the pipeline state: pause, resume, abort. Aborting ends the run for good: it needs
     --reason, and at a terminal asks first."""
     import sys
@@ -71,16 +75,17 @@ def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeli
     sd = open_store(store)
     if state == "aborted" and reason and not yes and not json and sys.stdin.isatty() and sys.stdout.isatty():
         typer.confirm(f"Abort run {run_id} for good? Nothing undoes it", abort=True)
-    done(sd.pipeline(run_id, state, reason=reason, actor=actor), json)
+    done(sd.pipeline(run_id, state, reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command("set")
 def set_(run_id: RunArg, field: Annotated[str, typer.Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
          value: Annotated[str, typer.Argument(help="The new value.")],
          reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """Change a run-level field (request_update)."""
-    done(open_store(store).set(run_id, field, value, reason=reason, actor=actor), json)
+    done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command()
@@ -89,10 +94,11 @@ def material(run_id: RunArg, names: Annotated[list[str], typer.Argument(help="Ma
              origin_skill: Annotated[Optional[str], typer.Option("--origin-skill", help="Skill that made it.")] = None,
              origin_mode: Annotated[Optional[str], typer.Option("--origin-mode", help="Mode it was made in.")] = None,
              upstream: Annotated[Optional[list[str]], typer.Option("--upstream", help="Version label it depends on (repeatable).")] = None,
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             expect: ExpectOpt = None) -> None:
     """Register the next version of a material; prints its version label."""
     done(open_store(store).material(run_id, names, files=file, origin_skill=origin_skill,
-                                    origin_mode=origin_mode, upstream=upstream, actor=actor), json)
+                                    origin_mode=origin_mode, upstream=upstream, actor=actor, expect=expect), json)
 
 
 @app.command()
@@ -104,7 +110,8 @@ def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An inte
               issues_fixed: Annotated[Optional[int], typer.Option("--issues-fixed", help="Issues fixed.")] = None,
               issue: Annotated[Optional[list[str]], typer.Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
               reason: Annotated[Optional[str], typer.Option("--reason", help="The user's decision after the FAIL cap.")] = None,
-              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+              expect: ExpectOpt = None) -> None:
     """Record an integrity check (actor integrity_verification).
 
     A stage takes a limited number of FAIL rounds (the template's retry cap: 3 in academic-pipeline);
@@ -113,56 +120,61 @@ def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An inte
     """
     done(open_store(store).integrity(run_id, stage, verdict, refs_total=refs_total, refs_verified=refs_verified,
                                      issues_found=issues_found, issues_fixed=issues_fixed, issues=issue,
-                                     reason=reason, actor=actor), json)
+                                     reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command()
 def revision(run_id: RunArg, items_total: Annotated[int, typer.Option("--items-total", help="Roadmap items.")],
              items_addressed: Annotated[Optional[int], typer.Option("--items-addressed", help="Items addressed.")] = None,
              pending: Annotated[Optional[list[str]], typer.Option("--pending", help="An item still pending (repeatable).")] = None,
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             expect: ExpectOpt = None) -> None:
     """Record the revision round of the current revision stage."""
     done(open_store(store).revision(run_id, items_total=items_total, items_addressed=items_addressed,
-                                    pending=pending, actor=actor), json)
+                                    pending=pending, actor=actor, expect=expect), json)
 
 
 @app.command()
-def loop(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+def loop(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+expect: ExpectOpt = None) -> None:
     """Increment the revision loop counter (capped)."""
-    done(open_store(store).loop(run_id, actor=actor), json)
+    done(open_store(store).loop(run_id, actor=actor, expect=expect), json)
 
 
 @app.command()
 def observe(run_id: RunArg, stage: Annotated[str, typer.Option("--stage", help="Stage id, or 'pipeline'.")],
             checkpoint: Annotated[str, typer.Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
             report: Annotated[str, typer.Option("--report", help="The observer report (YAML or JSON file).")],
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            expect: ExpectOpt = None) -> None:
     """Append an advisory observer report (actor collaboration_depth_agent)."""
-    done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor), json)
+    done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor, expect=expect), json)
 
 
 @app.command()
 def confirm(run_id: RunArg,
             next: Annotated[Optional[str], typer.Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
             response: Annotated[Optional[str], typer.Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            expect: ExpectOpt = None) -> None:
     """Answer the open checkpoint and start the next stage.
 
     Warns (also in --json, under "warnings") when the next stage's recommended materials are
     missing, as `prereq` does; a refused --next names the stages the graph offers.
     """
-    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor), json)
+    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, expect=expect), json)
 
 
 @app.command()
 def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.")],
          reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         expect: ExpectOpt = None) -> None:
     """Reopen a completed stage and bump its outputs' versions.
 
     Later stages that had started go back to their initial status; the result names them.
     """
-    done(open_store(store).redo(run_id, stage, reason=reason, actor=actor), json)
+    done(open_store(store).redo(run_id, stage, reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command()
@@ -170,6 +182,7 @@ def resume(run_id: RunArg, hash: Annotated[str, typer.Argument(help="The 12-hex 
            stage: Annotated[Optional[str], typer.Option("--stage", help="Override the next stage.")] = None,
            mode: Annotated[Optional[str], typer.Option("--mode", help="Mode for the resumed stage.")] = None,
            choice: Annotated[Optional[str], typer.Option("--choice", help="Answer to the boundary's pending decision.")] = None,
-           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+           expect: ExpectOpt = None) -> None:
     """Resume from a reset boundary (consumes it)."""
-    done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, actor=actor), json)
+    done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, actor=actor, expect=expect), json)

@@ -32,7 +32,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     current = run.state["current_stage"]
     ack = t.stage(current).get("terminal_ack") if current else None
     if ack and run.stages[current]["status"] == t.status["active"]:
-        return _terminal_ack(t, Draft(run), current, ack, response, now)
+        return _terminal_ack(t, Draft(run), current, ack, response, now, _answered_by(req))
     checkpoint = run.state.get("checkpoint")
     if run.state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
         raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
@@ -53,7 +53,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     draft.stage(checkpoint["stage"])["checkpoint_confirmed"] = True
     draft.log("checkpoints", {"at": now, "event": "answered", "stage": checkpoint["stage"],
                               "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
-                              "response": response, "next": target})
+                              "response": response, "next": target, **_answered_by(req)})
     schemas = t.stage(checkpoint["stage"]).get("schemas_checked", [])
     draft.log("schema_validation", {"transition": f"{t.display(checkpoint['stage'])} -> {_shown(t, target)}",
                                     "schemas_checked": schemas, "result": "PASS", "missing_fields": [],
@@ -63,6 +63,22 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     if report and report["warning"]:  # as `prereq` and `stage ... in_progress` say it
         change.result.update(warning=report["warning"], missing_recommended=report["missing_recommended"])
     return change
+
+
+def users_question(t: Template, run: RunData) -> dict[str, Any] | None:
+    """The open checkpoint only the user may answer (MANDATORY): its stage, the responses it takes
+    and the stages `--next` may name (`default` where the graph leaves one); None where none is open."""
+    state, checkpoint = run.state, run.state.get("checkpoint")
+    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint or checkpoint["type"] != "MANDATORY":
+        return None
+    return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
+            "choices": list(checkpoint["choices"]), "default": checkpoint.get("default")}
+
+
+def _answered_by(req: Request) -> dict[str, Any]:
+    """Who answered, as the request says (the actor, or `user` where the user was asked); requests
+    from before `answered_by` say nothing, and their entries replay without it."""
+    return {"answered_by": req.args["answered_by"]} if req.args.get("answered_by") else {}
 
 
 def _shown(t: Template, target: str) -> str:
@@ -114,7 +130,7 @@ def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> d
 
 
 def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any], response: str | None,
-                  now: str) -> Change:
+                  now: str, answered_by: dict[str, Any]) -> Change:
     if response is None:
         raise InvalidValue(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "
                            f"--response {ack['responses'][0]} ends the run")
@@ -124,7 +140,7 @@ def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any],
         draft.state.update(pipeline_state=t.pipeline["completed"], checkpoint=None)
     draft.log("checkpoints", {"at": now, "event": "answered", "stage": stage_id, "type": "FULL",
                               "awareness_prompt": False, "response": response,
-                              "next": t.pipeline["completed"] if done else None})
+                              "next": t.pipeline["completed"] if done else None, **answered_by})
     summary = (f"stage {t.display(stage_id)} acknowledged: pipeline completed" if done
                else f"stage {t.display(stage_id)}: response {response}, still in progress")
     return draft.change(summary, now)

@@ -176,7 +176,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
     from statedir.engine import admission, rules
 
     layout.check_run_id(run_id)
-    with store.locked(timeout):
+    with store.locked(timeout, scope=store.run_dir(run_id)):
         t, run, sources = load_run(store, run_id,
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now = utc_now()
@@ -216,7 +216,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         from statedir.engine import template_flow
 
         template_flow.require_no_dead_end(t)
-    with store.locked(timeout):
+    with store.locked(timeout, scope=store.run_dir(run_id)):
         base = store.run_dir(run_id)
         if store.path(f"{base}/state.yaml").exists():
             raise RunExists(f"run {run_id!r} already exists", run_id=run_id)

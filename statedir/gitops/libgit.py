@@ -88,6 +88,24 @@ class Objects:
                     out[path] = (str(entry.id), entry.size)
         return out
 
+    def ids_at(self, rev: str, head: str, path: str) -> tuple[str, str | None, str | None]:
+        """As statedir.gitops.objects.ids_at, with no git process (GIT_ERROR where libgit2 reads
+        `rev` otherwise than git: the caller asks git then)."""
+        pygit2 = self._pygit2
+        repo = self.repo
+        try:
+            commit = repo.revparse_single(rev).peel(pygit2.Commit)
+            trees = [commit.tree, repo[head].peel(pygit2.Tree)]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitError(f"libgit2 cannot read {rev!r}: {exc}") from None
+        ids: list[str | None] = []
+        for tree in trees:
+            try:
+                ids.append(str((tree[path] if path else tree).id))
+            except KeyError:
+                ids.append(None)
+        return str(commit.id), ids[0], ids[1]
+
     def blobs(self, paths: list[str]) -> list[str]:
         return [str(self.repo.create_blob((self.worktree / p).read_bytes())) for p in paths]
 

@@ -102,6 +102,24 @@ def resolve(worktree: Path, rev: str) -> str:
     return sha
 
 
+def ids_at(worktree: Path, rev: str, head: str, path: str) -> tuple[str, str | None, str | None]:
+    """The commit `rev` names, and the object id at `path` (a folder or a file, repository-relative;
+    "" the root) in that commit and in `head` (None where absent): one git process. INVALID_VALUE
+    where `rev` names no commit."""
+    if not rev or rev.startswith("-") or any(c.isspace() for c in rev) or "\0" in rev:
+        raise InvalidValue(f"not a revision: {rev!r}", rev=rev)
+    if ":" in rev:  # `:/text`, `HEAD:path`: rev-parse's syntax, not a plain name to peel in a batch
+        rev = resolve(worktree, rev)
+    if "\n" in path:
+        raise InvalidValue(f"a path with a line break cannot be compared: {path!r}", path=path)
+    query = f"{rev}^{{commit}}\n{rev}^{{commit}}:{path}\n{head}:{path}\n".encode()
+    lines = git.run(worktree, "cat-file", "--batch-check", stdin=query).stdout.decode().splitlines()
+    found = [line.split()[0] if len(line.split()) == 3 else None for line in lines]
+    if len(found) != 3 or found[0] is None:
+        raise InvalidValue(f"no commit {rev!r} in this repository", rev=rev)
+    return found[0], found[1], found[2]
+
+
 def is_ancestor(worktree: Path, ancestor: str, descendant: str) -> bool:
     return git.run(worktree, "merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
 

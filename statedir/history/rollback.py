@@ -62,7 +62,7 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
     if not reason or not reason.strip():
         raise InvalidValue("--reason must say why the run is rolled back")
     store.require_run(run_id)
-    with store.locked(timeout):
+    with store.locked(timeout, scope=store.run_dir(run_id)):
         to = objects.resolve(store.worktree, rev)
         with objects.Objects(store.worktree) as objs:
             target = target_at(Reader(store, objs), run_id, to, git.head(store.worktree))

@@ -1,13 +1,14 @@
 """Running a tool call in-process: the CLI's own command on one store kept open, its --json
-output captured, compare-and-swap on HEAD checked under the store lock. No MCP SDK here."""
+output captured. A call's `expect_head` is the command's --expect (checked by the store, under
+its lock). A MANDATORY checkpoint is the user's: `confirm` there runs only on the user's answer
+(the server asks through elicitation), recorded `answered_by: user`. No MCP SDK here."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
-import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,41 +18,16 @@ import typer
 from typer._click.exceptions import BadParameter, ClickException, UsageError
 from typer.core import TyperGroup as Group
 
-from statedir.errors import GitError, HeadMoved, InvalidValue, StatedirError
+from statedir.errors import GitError, InvalidValue, StatedirError
 from statedir.gitops import git
 from statedir.gitops.libgit import Objects
+from statedir.mcp.checkpoint_question import Answer, Question, question_of
 from statedir.mcp.tools import EXPECT_HEAD, Tool, tools
-from statedir.store.disk import Store
+from statedir.store import expectation
 
 # Capturing stdout is process-wide: calls run one at a time in a process, whichever server
 # (in-process tests hold several) they come from.
 _ONE_AT_A_TIME = threading.Lock()
-
-
-class GuardedStore(Store):
-    """The served store: the first time a call takes the lock, HEAD is compared with the
-    head the agent saw, so the check and the transition's commit are one critical section."""
-
-    expected: str | None = None
-
-    @contextlib.contextmanager
-    def locked(self, timeout: float | None = None) -> Iterator[None]:
-        with super().locked(timeout):
-            expected, self.expected = self.expected, None  # one check per call
-            if expected is not None:
-                check_head(self.worktree, expected)
-            yield
-
-
-COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,40}$")
-
-
-def check_head(worktree: Path, expected: str) -> None:
-    """HEAD_MOVED unless the repository's HEAD is `expected` (a full or abbreviated commit id)."""
-    head = git.head(worktree)
-    if head is None or not head.startswith(expected.lower()):
-        raise HeadMoved(f"HEAD is {head}, not {expected}: the repository has moved on since you read it; read again, "
-                        "then retry with the new head", expected=expected, head=head)
 
 
 @dataclass(frozen=True)
@@ -83,7 +59,6 @@ class Served:
         self.host = host
         self.sd = host.open_store(root)
         self.root = self.sd.store.root
-        self.sd.store = GuardedStore(self.root)
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
         with contextlib.suppress(InvalidValue, GitError):
             self.sd.store.objects = Objects(self.sd.store.worktree)
@@ -93,40 +68,83 @@ class Served:
     def head(self) -> str | None:
         return git.head(self.sd.store.worktree)
 
-    def call(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
+    def refusal(self, exc: StatedirError) -> Outcome:
+        """A refusal as the CLI prints it with --json."""
+        text = json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":"))
+        return Outcome(text, True, self.head(), exc.exit_code)
+
+    def question(self, name: str, arguments: dict[str, Any] | None) -> Question | Outcome | None:
+        """The user's question where this call would answer a MANDATORY checkpoint (the server
+        asks it before the call runs); a refusal where the call is refused before that."""
         try:
             with _ONE_AT_A_TIME:
-                return self._call(name, dict(arguments or {}))
+                return self._question(name, dict(arguments or {}))[0]
         except StatedirError as exc:
-            text = json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":"))  # as the CLI prints it
-            return Outcome(text, True, self.head(), exc.exit_code)
+            return self.refusal(exc)
 
-    def _call(self, name: str, arguments: dict[str, Any]) -> Outcome:
+    def call(self, name: str, arguments: dict[str, Any] | None, answer: Answer | None = None) -> Outcome:
+        """Run one tool call; `answer` is the user's, to the question `question()` gave."""
+        try:
+            with _ONE_AT_A_TIME:
+                return self._call(name, dict(arguments or {}), answer)
+        except StatedirError as exc:
+            return self.refusal(exc)
+
+    def _question(self, name: str, arguments: dict[str, Any]) -> tuple[Question | None, str | None]:
+        """The question (None where the call answers no MANDATORY checkpoint) and the HEAD it was
+        read at; the call's own refusals (its arguments, its expect_head) first."""
         tool = self.tools.get(name)
         if tool is None:
             raise InvalidValue(f"unknown tool {name!r}", tool=name)
-        expected = arguments.pop(EXPECT_HEAD, None) if not tool.read_only else None
-        if expected is not None and not (isinstance(expected, str) and COMMIT_ID.match(expected)):
-            raise InvalidValue(f"{EXPECT_HEAD} takes a commit id (7 to 40 hex digits), not {expected!r}",
-                               argument=EXPECT_HEAD)
-        argv = tool.argv(arguments, self.root)
-        if expected is not None:
-            check_head(self.sd.store.worktree, expected)  # early, for commands that open their own store
-        store = self.sd.store
-        assert isinstance(store, GuardedStore)
-        store.expected = expected
+        tool.argv(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
+        head = self.head()
+        if tool.path != ("confirm",) or head is None:
+            return None, None
+        run_id, store = arguments["run_id"], self.sd.store
+        if arguments.get(EXPECT_HEAD) is not None:  # no question on a run the agent did not see
+            expectation.check(store, arguments[EXPECT_HEAD], store.run_dir(run_id))
+        try:
+            t, run, _ = self.sd.load(run_id)
+        except StatedirError:  # an unknown run, a broken file: the command says so
+            return None, None
+        state = expectation.fingerprint(store, store.run_dir(run_id), head)
+        return question_of(t, run, arguments, head, state), head
+
+    def _call(self, name: str, arguments: dict[str, Any], answer: Answer | None) -> Outcome:
+        question, seen = self._question(name, arguments)
+        sd: Any = self.sd
+        if answer is not None:
+            arguments = answer.arguments(arguments)
+            sd = _UsersAnswer(self.sd)
+        elif question is not None:
+            raise question.unaskable()
+        elif seen is not None:
+            # only on the run as it was when found with no MANDATORY checkpoint open (the store checks, under its lock)
+            arguments[EXPECT_HEAD] = seen
+        argv = self.tools[name].argv(arguments, self.root)
         out = io.StringIO()
         code = 0
-        try:
-            with self.host.serving(self.sd), contextlib.redirect_stdout(out):
-                code = _invoke(self.group, argv)
-        finally:
-            store.expected = None
+        with self.host.serving(sd), contextlib.redirect_stdout(out):
+            code = _invoke(self.group, argv)
         text = out.getvalue().strip()
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
         failed = code != 0 and (_is_error_document(text) or not _is_document(text))
         return Outcome(text, failed, self.head(), code)
+
+
+class _UsersAnswer:
+    """The served store for a call carrying the user's answer: its `confirm` records
+    `answered_by: user`; everything else is the served store's own."""
+
+    def __init__(self, sd: Any) -> None:
+        self._sd = sd
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sd, name)
+
+    def confirm(self, run_id: str, **kwargs: Any) -> Any:
+        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user"})
 
 
 def _invoke(group: Group, argv: list[str]) -> int:

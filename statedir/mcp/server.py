@@ -1,26 +1,38 @@
 """The MCP server over stdio (the official SDK's low-level Server): the only module that
-imports the SDK. Tool calls run one at a time in a worker thread, on one store kept open."""
+imports the SDK. Tool calls run one at a time in a worker thread, on one store kept open; a
+MANDATORY checkpoint's question goes to the user (elicitation) before `confirm` runs there."""
 from __future__ import annotations
 
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
+from mcp.server.elicitation import AcceptedElicitation
 from mcp.server.lowlevel import Server
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve, build_resolver_plans, resolve_arguments
 from mcp.server.stdio import stdio_server
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 import statedir
-from statedir.mcp.calls import Host, Served
+from statedir.errors import InvalidValue, StatedirError
+from statedir.mcp.calls import Host, Outcome, Served
+from statedir.mcp.checkpoint_question import Answer, Question
 
 INSTRUCTIONS = (
     "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
     "Results are the CLI's --json documents; a refusal is a tool error {error: {code, message, details}}. "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
-    "state you saw."
+    "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it. "
+    "Never answer a MANDATORY checkpoint for the user: `confirm` there asks the user through your client's "
+    "form and records their answer; if it is refused (USER_ANSWER_REQUIRED, USER_DECLINED), show the user "
+    "`status` and ask them. A checkpoint's prompt is the user's to read, not yours to answer."
 )
+CallResult = types.CallToolResult | types.InputRequiredResult
 HEAD_META = "statedir/head"  # the result's _meta key holding the repository's HEAD after the call
 EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
 
@@ -36,15 +48,79 @@ def build(root: Path, host: Host) -> Server[Any]:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> CallResult:
         async with one_at_a_time:
-            outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments)
+            asked = await anyio.to_thread.run_sync(served.question, params.name, params.arguments)
+        if isinstance(asked, Outcome):
+            return _result(asked)
+        answer: Answer | None = None
+        if isinstance(asked, Question):
+            got = await _ask_user(ctx, params, asked)
+            if isinstance(got, types.InputRequiredResult):  # protocol 2026-07-28: the client asks, then calls again
+                return got
+            if isinstance(got, StatedirError):
+                return _result(served.refusal(got))
+            answer = got
+        async with one_at_a_time:
+            outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments, answer)
+        return _result(outcome)
+
+    def _result(outcome: Outcome) -> types.CallToolResult:
         meta = {HEAD_META: outcome.head, EXIT_META: outcome.exit_code}
         return types.CallToolResult(content=[types.TextContent(text=outcome.text)], is_error=outcome.is_error,
                                     _meta=meta)
 
     return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _can_elicit(ctx: Any) -> bool:
+    """Whether the client takes form elicitation (a bare `elicitation: {}` is form, as the SDK reads it)."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def _form(question: Question) -> type[BaseModel]:
+    """The client's form: the response, and the next stage where the graph leaves one, each an enum."""
+    def field(values: tuple[str, ...], default: str | None, title: str, description: str) -> Any:
+        def enum(schema: dict[str, Any]) -> None:  # one value too: an enum the client lists, not a const
+            schema.pop("const", None)
+            schema["enum"] = list(values)
+        kind: Any = Literal[values]
+        return (kind, Field(default if default is not None else ..., title=title, description=description,
+                            json_schema_extra=enum))
+    fields = {"response": field(question.responses, question.response_default, "Your answer",
+                                "How the pipeline goes on (the message says what each means)")}
+    if question.choices:
+        fields["next"] = field(question.choices, question.next_default, "Next stage", "Where the pipeline goes next")
+    return create_model("CheckpointAnswer", __config__=ConfigDict(title=question.title), **fields)
+
+
+async def _ask_user(ctx: Any, params: types.CallToolRequestParams,
+                    question: Question) -> Answer | StatedirError | types.InputRequiredResult:
+    """Ask the user through the SDK's resolver, which elicits the way the connection speaks: an
+    input-required result (protocol 2026-07-28 on) or an elicitation request mid-call (older)."""
+    if not _can_elicit(ctx):
+        return question.unaskable()
+    form = _form(question)
+
+    def users_answer() -> Elicit[Any]:
+        return Elicit(question.message, form)
+
+    wanted = {"answer": (Resolve(users_answer), True)}  # True: the whole outcome, a decline included
+    try:
+        resolved = await resolve_arguments(wanted, build_resolver_plans(wanted, set()), {},
+                                           Context(request_context=ctx, input_params=params))
+    except ToolError as exc:  # accepted with content that does not fit the form
+        return InvalidValue(f"the user's answer did not fit the form ({exc}); nothing changed")
+    if isinstance(resolved, types.InputRequiredResult):
+        return resolved
+    outcome = resolved["answer"]
+    if not isinstance(outcome, AcceptedElicitation):
+        return question.declined(outcome.action)
+    data = outcome.data
+    return Answer(question, data.response, getattr(data, "next", None))
 
 
 def serve(root: Path, host: Host) -> None:

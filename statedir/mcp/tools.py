@@ -7,6 +7,7 @@ arguments become the argv the CLI itself parses. This module does not import the
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,16 @@ from statedir.errors import InvalidValue
 NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver"})
 # Parameters the server fills in: its own store, and --json (results are always the JSON).
 SERVED = frozenset({"store", "json", "help"})
-# Commands that only read. Every other command is annotated as one that may write and takes
-# `expect_head`; a command with --actor is a transition and never read-only (tests check both).
+# Commands that only read. Every other command is annotated as one that may write; a write's
+# --expect is its `expect_head`; a command with --actor is a transition and never read-only, and
+# every command that is not read-only takes --expect (tests check both).
 READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "next", "prereq", "log", "validate", "graph",
                        "diff", "versions", "verify", "bus_get", "signers_list"})
-EXPECT_HEAD = "expect_head"
-EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Refuse unless HEAD is this commit."}
+EXPECT = "expect"  # the command's --expect REV
+EXPECT_HEAD = "expect_head"  # ... as the tool's argument
+EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit you last read: HEAD_MOVED if this run or session "
+                      "changed since."}
+COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 _TYPES = ((types.IntParamType, "integer"), (types.FloatParamType, "number"), (types.BoolParamType, "boolean"))
 
@@ -69,6 +74,13 @@ class Tool:
         for param in self.command.params:
             name = param.name
             if name is None or name in SERVED:
+                continue
+            if name == EXPECT:
+                value = arguments.get(EXPECT_HEAD)
+                if value is not None and not (isinstance(value, str) and COMMIT_ID.match(value)):
+                    problems[EXPECT_HEAD] = f"{EXPECT_HEAD} takes a commit id (7 to 64 hex digits), not {value!r}"
+                elif value is not None:
+                    options += [param.opts[0], value]
                 continue
             value = arguments.get(name)
             problem = _problem(param, value)
@@ -170,12 +182,13 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
     for param in command.params:
         if param.name in SERVED or param.name is None or getattr(param, "hidden", False):
             continue
+        if param.name == EXPECT:
+            properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)
+            continue
         properties[param.name] = _schema(param)
         if param.required:
             required.append(param.name)
     writes = name not in READ_ONLY  # `log --actor` filters by actor: it does not act as one
-    if writes:
-        properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required

@@ -15,6 +15,7 @@ from typing import Any
 
 from statedir.argument_checks import checked
 from statedir.research import chain, evidence, integrity, query, writes
+from statedir.store import expectation
 from statedir.store.disk import Store
 
 DEFAULT_CREATOR = "user"  # the seed's created_by when no skill is named
@@ -24,16 +25,21 @@ DEFAULT_CREATOR = "user"  # the seed's created_by when no skill is named
 class Ledger:
     """The research records of one store (arguments checked as the store's API checks them)."""
 
-    def __init__(self, store: Store, *, lock_timeout: float | None = None, actor: str | None = None) -> None:
+    def __init__(self, store: Store, *, lock_timeout: float | None = None, actor: str | None = None,
+                 expect: str | None = None) -> None:
+        """`expect`: the commit the caller last read; a write is refused with HEAD_MOVED where the
+        ledger's records changed after it."""
         self.store = store
         self.lock_timeout = lock_timeout
         self.actor = actor
+        self.expect = expect
 
     def _write(self, decide: Callable[..., dict[str, Any]], what: str, *, by: str | None,
                run_of: Callable[[dict[str, Any]], str] = lambda _: "-") -> dict[str, Any]:
         actor = self.actor or by or DEFAULT_CREATOR
-        return writes.commit(self.store, decide, actor=actor, lock_timeout=self.lock_timeout, run_id=run_of,
-                             summary=lambda r: f"research: {what} {r.get('id')}")
+        with expectation.expecting(self.store, self.expect):
+            return writes.commit(self.store, decide, actor=actor, lock_timeout=self.lock_timeout, run_id=run_of,
+                                 summary=lambda r: f"research: {what} {r.get('id')}")
 
     # --- the chain ------------------------------------------------------------------------------
     def create_project(self, name: str, *, description: str | None = None,

@@ -16,7 +16,7 @@ from statedir.files import schema
 from statedir.gitops import git
 from statedir.research import records, rules
 from statedir.research.errors import IndexUnavailable
-from statedir.research.kinds import Kind, mint_id, now
+from statedir.research.kinds import ROOT, Kind, mint_id, now
 from statedir.store.disk import Store
 from statedir.store.write import persist
 
@@ -71,7 +71,7 @@ def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]]
            lock_timeout: float | None = None) -> dict[str, Any]:
     """Decide, then write and commit what was decided as one commit; returns the decision's
     result with `commit` (null when nothing needed writing, e.g. a deduplicated Source)."""
-    with store.locked(lock_timeout):
+    with store.locked(lock_timeout, scope=ROOT):
         draft = Draft(store, now())
         result = decide(draft)
         if not draft.items:

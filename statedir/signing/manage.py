@@ -71,7 +71,7 @@ def applied(signers: Signers | None, args: dict[str, Any]) -> Signers:
 
 def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -> dict[str, Any]:
     """Add or remove a binding in one commit, signed by a trusted key (checked before writing)."""
-    with store.locked(timeout):
+    with store.locked(timeout, scope=FILE):
         head = git.head(store.worktree)
         before = commit_keys.at_head(store, head)
         after = applied(before, args)

@@ -22,7 +22,7 @@ from statedir.errors import (
 from statedir.files import schema
 from statedir.files.parse_cache import ParseCache, digest
 from statedir.gitops import git
-from statedir.store import journal, locking
+from statedir.store import expectation, journal, locking
 from statedir.store.discovery import not_a_store
 from statedir.store.journal import JOURNAL
 from statedir.store.layout import CONFIG, LOCK, check_run_id, schema_ref
@@ -69,6 +69,7 @@ class Store:
         self.warnings: list[str] = []  # said by the last write, for the command's output
         self.standing: list[str] = []  # said of the store itself (a missing merge driver), with every write
         self.objects: Objects | None = None  # in-process commits (statedir.gitops.libgit), for long-lived callers
+        self.expected: str | None = None  # the commit a caller last read: checked as its write takes the lock
 
     @property
     def config(self) -> dict[str, Any]:
@@ -222,10 +223,12 @@ class Store:
                               file=LOCK) from None
 
     @contextlib.contextmanager
-    def locked(self, timeout: float | None = None) -> Iterator[None]:
+    def locked(self, timeout: float | None = None, *, scope: str = "") -> Iterator[None]:
         """Hold the exclusive store lock (readers arriving while it waits wait for it: see
-        statedir.store.locking); waiting longer than the timeout is LOCK_TIMEOUT. A transition a
-        dead writer left half done is finished or undone first."""
+        statedir.store.locking); waiting longer than the timeout is LOCK_TIMEOUT. A
+        transition a dead writer left half done is finished or undone first. Where a caller
+        expects a commit (`expected`), HEAD_MOVED unless `scope`, what the write is about (a
+        run's folder, a session's file; "" the whole store), is as it was there."""
         if self._held:
             yield
             return
@@ -237,6 +240,9 @@ class Store:
             self._inside = set()  # each directory is resolved once per hold of the lock
             self.warnings = list(self.standing)
             journal.recover(self)
+            expected, self.expected = self.expected, None  # checked once: the call's first hold of the lock
+            if expected is not None:
+                expectation.check(self, expected, scope)
             yield
         finally:
             self._held = False
@@ -258,8 +264,12 @@ class Store:
             locking.acquire(self.root, fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
             if (self.root / JOURNAL).exists():
                 fcntl.flock(fd, fcntl.LOCK_UN)
-                with self.locked(timeout):
-                    pass
+                expected, self.expected = self.expected, None  # kept for the write it precedes
+                try:
+                    with self.locked(timeout):
+                        pass
+                finally:
+                    self.expected = expected
                 locking.acquire(self.root, fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
             self._held = True
             yield

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 from mcp import Client
 
 from statedir.cli.common import mcp_host
@@ -40,7 +41,27 @@ class Agent:
         return doc
 
 
+class User:
+    """The person behind the client, answering the server's questions (elicitation): `action`
+    accept, decline or cancel; an accepted form takes its defaults, then `answers`."""
+
+    def __init__(self, action: str = "accept", **answers: str) -> None:
+        self.action = action
+        self.answers = answers
+        self.asked: list[types.ElicitRequestFormParams] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append(params)
+        if self.action != "accept":
+            return types.ElicitResult(action=self.action)
+        fields = params.requested_schema["properties"]
+        content = {name: spec["default"] for name, spec in fields.items() if "default" in spec}
+        return types.ElicitResult(action="accept", content={**content, **self.answers})
+
+
 @asynccontextmanager
-async def agent(store: Path, mode: str = "auto") -> AsyncIterator[Agent]:
-    async with Client(build(store, mcp_host()), mode=mode) as client:
+async def agent(store: Path, mode: str = "auto", user: User | None = None) -> AsyncIterator[Agent]:
+    """An agent's client on an in-process server; with `user`, a client that can ask its user."""
+    asks = {"elicitation_callback": user} if user is not None else {}
+    async with Client(build(store, mcp_host()), mode=mode, **asks) as client:  # type: ignore[arg-type]
         yield Agent(client)

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import cli
-from mcp_session import Agent, ToolError, agent
+from mcp_session import Agent, ToolError, User, agent
 
 from statedir import api
 from statedir.gitops import git
@@ -49,8 +49,10 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
     (files / "observer.json").write_text(json.dumps({"zone": "Zone 2", "advisory_only": True,
                                                      "scores": {"delegation_intensity": 4}}))
 
+    user = User()
+
     async def main() -> None:
-        async with agent(store) as a:
+        async with agent(store, user=user) as a, agent(store) as no_user:
             w = Guarded(a)
             await w("new", run_id="p", topic="AI and higher-education quality assurance")
             await w("stage", run_id="p", stage="1", status="in_progress", mode="socratic", turns="#3..#3")
@@ -73,10 +75,10 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             await w("integrity", run_id="p", stage="2.5", verdict="PASS", refs_total=62, refs_verified=62,
                     issues_found=1, issues_fixed=1, actor=INTEGRITY)
             await w("stage", run_id="p", stage="2.5", status="completed")
-            with pytest.raises(ToolError) as caught:  # MANDATORY: never passed without an explicit response
-                await a("confirm", run_id="p", expect_head=w.head)
-            assert caught.value.code == "ILLEGAL_TRANSITION"
-            await w("confirm", run_id="p", response="continue")
+            with pytest.raises(ToolError) as caught:  # MANDATORY: the user's, and this client cannot ask them
+                await no_user("confirm", run_id="p", response="continue", expect_head=w.head)
+            assert caught.value.code == "USER_ANSWER_REQUIRED" and not user.asked
+            await w("confirm", run_id="p", response="continue")  # the user is asked, and answers
             await w("material", run_id="p", names=["review_reports"], file=artifact("rv.md", "reviews\n"))
             await w("material", run_id="p", names=["revision_roadmap"], file=artifact("rm.md", "5 items\n"))
             await w("stage", run_id="p", stage="3", status="completed", decision="major_revision")
@@ -111,6 +113,12 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             assert log[0]["commit"] == w.head == git.head(repo)
             assert len(log) == w.writes == 31
             assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
+            answered = [e for e in (await a("show", run_id="p"))["history"]["checkpoints"]
+                        if e["event"] == "answered"]
+            assert [(e["stage"], e["answered_by"]) for e in answered if e["type"] == "MANDATORY"] == [
+                ("2.5", "user"), ("3", "user"), ("3p", "user"), ("4.5", "user")]
+            assert {e["answered_by"] for e in answered if e["type"] != "MANDATORY"} == {"pipeline_orchestrator"}
+            assert len(user.asked) == 4
     anyio.run(main)
     shown = cli("status", "p", "--store", str(store), "--line")
     assert shown.returncode == 0 and "Pipeline:" in shown.stdout

@@ -94,25 +94,25 @@ def test_each_write_is_one_commit_and_a_refusal_changes_nothing(store: Path, rep
     anyio.run(main)
 
 
-def test_expect_head_refuses_a_write_on_a_state_the_agent_did_not_see(store: Path, repo: Path) -> None:
+def test_expect_head_refuses_a_write_only_where_its_run_changed(store: Path, repo: Path) -> None:
     async def main() -> None:
         async with agent(store) as a:
             seen = (await a("new", run_id="r1", topic="T"))["commit"]
             await a("stage", run_id="r1", stage="1", status="in_progress", expect_head=seen[:12])
             saved = snapshot(repo)
-            with pytest.raises(ToolError) as caught:  # `seen` is stale now
+            with pytest.raises(ToolError) as caught:  # `seen` is stale now: the run changed after it
                 await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=seen)
             assert caught.value.code == "HEAD_MOVED"
-            assert caught.value.doc["error"]["details"] == {"expected": seen, "head": git.head(repo)}
+            assert caught.value.doc["error"]["details"] == {"expected": seen, "head": git.head(repo),
+                                                            "changed": "runs/r1"}
             assert snapshot(repo) == saved
-            # a commit of the user's own elsewhere in the repository moves HEAD too
+            # commits elsewhere never make it stale: the user's own, another run's, a bus write
+            head = caught.value.doc["error"]["details"]["head"]
             (repo / "notes.txt").write_text("mine\n")
             subprocess.run(["git", "add", "notes.txt"], cwd=repo, check=True)
             subprocess.run(["git", "commit", "-qm", "user"], cwd=repo, check=True)
-            head = git.head(repo)
-            assert head is not None
-            with pytest.raises(ToolError):
-                await a("loop", run_id="r1", expect_head=caught.value.doc["error"]["details"]["head"])
+            await a("new", run_id="r2", topic="T")
+            await a("bus_set", session="2026-06-30-s", field="phase", value="x")
             done = await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=head)
             assert done["commit"] == git.head(repo)
     anyio.run(main)

@@ -112,12 +112,45 @@ def test_nothing_but_protocol_on_stdout_and_logs_on_stderr(store: Path, repo: Pa
     by_id = {r["id"]: r["result"] for r in replies if "id" in r}
     assert set(by_id) == {1, 2, 3, 4, 5, 6}
     assert by_id[1]["serverInfo"]["name"] == "statedir" and "expect_head" in by_id[1]["instructions"]
+    assert "Never answer a MANDATORY checkpoint for the user" in by_id[1]["instructions"]
     runs = json.loads(by_id[4]["content"][0]["text"])
     assert [r["run_id"] for r in runs] == ["broken", "r1"] and runs[0]["error"]["code"] == "BAD_FILE"
     assert "run broken cannot be read" in stderr  # the CLI's warning went to the log, not the wire
     assert "Pipeline:" in json.loads(by_id[5]["content"][0]["text"])["line"]
     assert by_id[6]["isError"] is True
     assert json.loads(by_id[6]["content"][0]["text"])["error"]["code"] in {"INVALID_VALUE", "ILLEGAL_TRANSITION"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_over_stdio_a_mandatory_checkpoint_is_answered_by_the_user(store: Path, repo: Path, mode: str) -> None:
+    """The user is asked through the client's form (an input-required result, or an elicitation
+    request mid-call) and their answer recorded; a client that cannot ask is told to; a commit of the
+    user's own does not make the agent's expect_head stale."""
+    from mcp_session import User
+
+    sd = api.StateDir(store)
+    sd.new("p", topic="T", entry_point="2.5")
+    sd.material("p", ["paper_draft"])
+    sd.stage("p", "2.5", "in_progress")
+    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    seen = sd.stage("p", "2.5", "completed")["commit"]
+    (repo / "notes.txt").write_text("mine\n")
+    subprocess.run(["git", "add", "notes.txt"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "user"], cwd=repo, check=True)
+    user = User(response="review")
+
+    async def main() -> None:
+        async with Client(params(store), mode=mode) as client:  # type: ignore[arg-type]
+            failed, out = await call(client, "confirm", run_id="p", response="continue", expect_head=seen)
+            assert failed and out["error"]["code"] == "USER_ANSWER_REQUIRED", out
+        async with Client(params(store), mode=mode, elicitation_callback=user) as client:  # type: ignore[arg-type]
+            failed, out = await call(client, "confirm", run_id="p", response="continue", expect_head=seen)
+            assert not failed and out["commit"] == git.head(repo), out
+
+    anyio.run(main)
+    assert len(user.asked) == 1 and "MANDATORY" in user.asked[0].message
+    [entry] = [e for e in sd.histories("p")["checkpoints"] if e["event"] == "answered"]
+    assert (entry["response"], entry["answered_by"]) == ("review", "user")
 
 
 def test_a_client_gone_mid_call_stops_the_server_quietly(store: Path, repo: Path) -> None:

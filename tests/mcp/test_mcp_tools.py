@@ -25,7 +25,7 @@ def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
         command = tool.command
         params = {p.name for p in command.params} - {"store", "json", "help"}
         schema = tool.input_schema
-        assert set(schema["properties"]) - {EXPECT_HEAD} == params, name
+        assert set(schema["properties"]) == {EXPECT_HEAD if p == "expect" else p for p in params}, name
         assert set(schema.get("required", [])) == {p.name for p in command.params if p.required}, name
         assert schema["additionalProperties"] is False
         assert tool.description and "\n" not in tool.description and len(tool.description) < 160, name
@@ -38,7 +38,9 @@ def test_read_only_tools_are_exactly_those_that_cannot_write() -> None:
         acts = takes_actor and name != "log"  # log's --actor filters the trail
         assert not (acts and tool.read_only), f"{name} takes --actor (a transition) but is read-only"
         assert tool.read_only == (name in READ_ONLY), name
+        # every write takes --expect REV, served as `expect_head`
         assert (EXPECT_HEAD in tool.input_schema["properties"]) == (not tool.read_only), name
+        assert any(p.name == "expect" for p in tool.command.params) == (not tool.read_only), name
     assert served["show"].read_only and served["status"].read_only and not served["stage"].read_only
 
 
@@ -105,7 +107,7 @@ def test_a_sub_group_and_a_many_flag_command_become_tools(capsys: pytest.Capture
     props = served["research"].input_schema["properties"]
     assert {k: v["type"] for k, v in props.items()} == {
         "start_run": "boolean", "skill": "string", "question": "string", "limit": "integer",
-        "confidence": "number", "tag": "array", "verbose": "boolean", EXPECT_HEAD: "string"}
+        "confidence": "number", "tag": "array", "verbose": "boolean"}  # no --expect: no expect_head
     assert props["limit"]["default"] == 10
 
     argv = served["research"].argv({"start_run": True, "skill": "-dash", "limit": 3, "confidence": 0.5,

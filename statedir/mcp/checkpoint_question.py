@@ -1,0 +1,104 @@
+"""A MANDATORY checkpoint is the user's to answer, never the agent's: the question the server puts
+to the user (through the client's elicitation form) before `confirm` runs there, and their answer.
+No MCP SDK here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from statedir.engine import stage_graph
+from statedir.engine.decision import RunData
+from statedir.engine.template import Template
+from statedir.errors import StatedirError, UserAnswerRequired, UserDeclined
+from statedir.mcp.tools import EXPECT_HEAD
+from statedir.views import dashboard
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the user is asked: the message, the responses the checkpoint takes and the stages
+    `next` may name (the agent's own proposal as the defaults), HEAD when it was asked and the
+    run's state then (its folder's tree): the answer is written only on the run as the user saw it."""
+
+    run_id: str
+    stage: str
+    message: str
+    responses: tuple[str, ...]
+    choices: tuple[str, ...]
+    response_default: str | None
+    next_default: str | None
+    head: str | None
+    state: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The form's title; naming the run's state, so an answer to the run as it was is never
+        taken for the run as it is (a question asked again whenever the run changed)."""
+        return f"Checkpoint of run {self.run_id}" + (f" (state {self.state[:12]})" if self.state else "")
+
+    def unaskable(self) -> StatedirError:
+        """The refusal for a client that cannot ask its user (no elicitation)."""
+        return UserAnswerRequired(
+            f"the checkpoint after stage {self.stage} of run {self.run_id} is MANDATORY: only the user may answer "
+            "it, and this client cannot ask them (it does not support elicitation). Ask the user: show them "
+            f"`statedir status {self.run_id}`, and have them answer it themselves with `statedir confirm "
+            f"{self.run_id} --response {' | '.join(self.responses)}`; do not answer it for them",
+            run_id=self.run_id, stage=self.stage, responses=list(self.responses), choices=list(self.choices))
+
+    def declined(self, action: str) -> StatedirError:
+        """The refusal for a question the user declined or cancelled: nothing changed."""
+        said = {"decline": "declined", "cancel": "cancelled"}.get(action, action)
+        return UserDeclined(f"the user {said} the MANDATORY checkpoint after stage {self.stage} of run "
+                            f"{self.run_id}; nothing changed. Do not answer it for them: ask what they want",
+                            run_id=self.run_id, stage=self.stage, action=action)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer to `question`: a response, and the next stage where the graph offers a choice."""
+
+    question: Question
+    response: str
+    next: str | None = None
+
+    def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments with the user's answer in place of the agent's, expecting the run
+        as it was when the user was asked (a change since is HEAD_MOVED: the answer was to it)."""
+        out = {**arguments, "response": self.response, "next": self.next or self.question.next_default,
+               EXPECT_HEAD: self.question.head}
+        return {key: value for key, value in out.items() if value is not None}
+
+
+def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
+                state: str | None = None) -> Question | None:
+    """The user's question where run `run` holds an open MANDATORY checkpoint (None otherwise)."""
+    asked = stage_graph.users_question(t, run)
+    if asked is None:
+        return None
+    responses, choices = tuple(asked["responses"]), tuple(asked["choices"])
+    proposed = arguments.get("next")
+    if proposed is not None and proposed not in choices:
+        proposed = next((c for c in choices if c not in t.terminal_targets and t.display(c) == proposed), None)
+    checkpoint = run.state["checkpoint"]
+    lines = [f"Run {run.run_id}: stage {_name(t, asked['stage'])} is complete. Its checkpoint is MANDATORY: "
+             "it is yours to answer, not the agent's.", dashboard.line(t, run)]
+    if checkpoint.get("awareness_prompt"):
+        count = run.state.get("consecutive_continue_count", 0)
+        lines.append(f"You've continued {count} times in a row. Want to review progress?")
+    policy = t.checkpoints
+    meaning = {**{r: "go on" for r in policy.get("continue_responses", [])},
+               **{r: "go on, having reviewed the work (later checkpoints are FULL again)"
+                  for r in policy.get("review_responses", [])}}
+    lines.append("Response: " + "; ".join(f"{r}: {meaning[r]}" if r in meaning else r for r in responses) + ".")
+    if choices:
+        lines.append("Next: " + ", ".join(_name(t, c) for c in choices) + ".")
+    return Question(run.run_id, t.display(asked["stage"]), "\n".join(lines), responses, choices,
+                    arguments.get("response") if arguments.get("response") in responses else None,
+                    proposed or asked["default"], head, state)
+
+
+def _name(t: Template, stage_id: str) -> str:
+    if stage_id in t.terminal_targets:
+        return stage_id
+    spec = t.stage(stage_id)
+    return f"{t.display(stage_id)} {spec.get('label', spec['name'])}"

@@ -1,0 +1,174 @@
+"""A MANDATORY checkpoint is the user's: over MCP, `confirm` there asks the user through the
+client's elicitation form (an input-required result from protocol 2026-07-28, an elicitation
+request mid-call before it: the SDK's client in its default and its legacy mode) and records
+`answered_by: user`; a declined or cancelled question, or a client that cannot ask, changes nothing."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import snapshot
+from mcp_session import ToolError, User, agent
+
+from statedir import api
+from statedir.gitops import git
+
+MODES = ["auto", "legacy"]
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    """Run p with stage 2.5's MANDATORY checkpoint open."""
+    api.init(repo / "state")
+    sd = api.StateDir(repo / "state")
+    sd.new("p", topic="T", entry_point="2.5")
+    sd.material("p", ["paper_draft"])
+    sd.stage("p", "2.5", "in_progress")
+    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.stage("p", "2.5", "completed")
+    return repo / "state"
+
+
+def answered(store: Path) -> list[dict[str, Any]]:
+    return [e for e in api.StateDir(store).histories("p")["checkpoints"] if e["event"] == "answered"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_user_is_asked_and_their_answer_recorded(store: Path, repo: Path, mode: str) -> None:
+    user = User(response="review")  # the agent proposes continue; the user's answer is what counts
+
+    async def main() -> dict[str, Any]:
+        async with agent(store, mode, user) as a:
+            return await a("confirm", run_id="p", response="continue")  # type: ignore[no-any-return]
+
+    done = anyio.run(main)
+    assert done["commit"] == git.head(repo) and done["next"] == "3"
+    [asked] = user.asked
+    assert "MANDATORY" in asked.message and "yours to answer" in asked.message and "3 REVIEW" in asked.message
+    fields = asked.requested_schema["properties"]
+    assert fields["response"]["enum"] == ["continue", "review"] and fields["response"]["default"] == "continue"
+    assert fields["next"]["enum"] == ["3"]
+    entry = answered(store)[-1]
+    assert (entry["stage"], entry["response"], entry["answered_by"]) == ("2.5", "review", "user")
+    assert api.StateDir(store).verify()["clean"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_a_declined_question_changes_nothing_and_says_so(store: Path, repo: Path, mode: str, action: str) -> None:
+    user = User(action)
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store, mode, user) as a:
+            with pytest.raises(ToolError) as caught:
+                await a("confirm", run_id="p", response="continue")
+            assert caught.value.code == "USER_DECLINED"
+            message = caught.value.doc["error"]["message"]
+            assert f"the user {action}" in message and "nothing changed" in message
+
+    anyio.run(main)
+    assert len(user.asked) == 1
+    assert snapshot(repo) == saved
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_the_form_does_not_take_changes_nothing(store: Path, repo: Path, mode: str) -> None:
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store, mode, User(response="done")) as a:  # not one of the MANDATORY responses
+            with pytest.raises(ToolError) as caught:
+                await a("confirm", run_id="p", response="continue")
+            assert caught.value.code == "INVALID_VALUE"
+            assert "did not fit the form" in caught.value.doc["error"]["message"]
+
+    anyio.run(main)
+    assert snapshot(repo) == saved
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_client_that_cannot_ask_its_user_is_told_to_ask_them(store: Path, repo: Path, mode: str) -> None:
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store, mode) as a:  # no elicitation
+            with pytest.raises(ToolError) as caught:
+                await a("confirm", run_id="p", response="continue")
+            assert caught.value.code == "USER_ANSWER_REQUIRED"
+            message = caught.value.doc["error"]["message"]
+            assert "only the user may answer" in message and "Ask the user" in message
+            assert "statedir confirm p --response continue | review" in message
+
+    anyio.run(main)
+    assert snapshot(repo) == saved
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_agent_answers_other_checkpoints_itself(repo: Path, mode: str) -> None:
+    api.init(repo / "state")
+    sd = api.StateDir(repo / "state")
+    sd.new("r", topic="T", template="linear")
+    sd.stage("r", "plan", "in_progress")
+    sd.stage("r", "plan", "done")  # the first checkpoint: FULL
+    user = User()
+
+    async def main() -> None:
+        async with agent(repo / "state", mode, user) as a:
+            await a("confirm", run_id="r", actor="pipeline_orchestrator")
+
+    anyio.run(main)
+    assert not user.asked
+    [entry] = [e for e in sd.histories("r")["checkpoints"] if e["event"] == "answered"]
+    assert entry["type"] == "FULL" and entry["answered_by"] == "pipeline_orchestrator"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_question_on_a_run_the_agent_did_not_see(store: Path, repo: Path, mode: str) -> None:
+    """A stale expect_head is refused before the user is asked; a commit elsewhere is no reason to."""
+    before = git.head(repo)
+    api.StateDir(store).set("p", "topic", "U", reason="sharper")  # the run changes after the agent's read
+    saved = snapshot(repo)
+    user = User()
+
+    async def main() -> None:
+        async with agent(store, mode, user) as a:
+            with pytest.raises(ToolError) as caught:
+                await a("confirm", run_id="p", response="continue", expect_head=before)
+            assert caught.value.code == "HEAD_MOVED" and not user.asked
+            assert snapshot(repo) == saved
+            seen = caught.value.doc["error"]["details"]["head"]
+            (repo / "notes.txt").write_text("mine\n")  # the user's own commit, outside the store
+            subprocess.run(["git", "add", "notes.txt"], cwd=repo, check=True)
+            subprocess.run(["git", "commit", "-qm", "notes"], cwd=repo, check=True)
+            await a("confirm", run_id="p", response="continue", expect_head=seen)
+            assert len(user.asked) == 1
+
+    anyio.run(main)
+    assert answered(store)[-1]["answered_by"] == "user"
+
+
+def test_an_answer_to_the_run_as_it_was_is_never_written_on_the_run_as_it_is(store: Path, repo: Path) -> None:
+    """The run changes while the user reads the question: an elicitation request mid-call (legacy)
+    is refused with HEAD_MOVED; with an input-required result the question is asked again."""
+    class Meanwhile(User):
+        async def __call__(self, context: Any, params: Any) -> Any:
+            if not self.asked:  # someone else writes to the run while the user reads
+                api.StateDir(store).set("p", "topic", f"U{id(self)}", reason="meanwhile")
+            return await super().__call__(context, params)
+
+    async def main(mode: str, user: User) -> Any:
+        async with agent(store, mode, user) as a:
+            return await a.raw("confirm", run_id="p", response="continue")
+
+    legacy = Meanwhile()
+    refused = anyio.run(main, "legacy", legacy)
+    assert refused.is_error and '"HEAD_MOVED"' in refused.content[0].text
+    assert not answered(store) and len(legacy.asked) == 1
+    modern = Meanwhile()
+    done = anyio.run(main, "auto", modern)
+    assert not done.is_error and len(modern.asked) == 2  # asked again, about the run as it is now
+    assert answered(store)[-1]["answered_by"] == "user"
