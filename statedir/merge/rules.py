@@ -9,7 +9,8 @@ Rules (the keyword's values):
 - `furthest`: the status further along the moves (the template's status moves, or the field's
   `x-merge-order`); two statuses neither of which follows from the other are a conflict;
 - `union-by-id`: a list of records, the union of both sides by identity (canonical JSON of
-  the whole record), each once, in time order (`at`), ties by identity.
+  the whole record), each once, in time order (`at`, then `request_id`: ids sort by when
+  they were made), ties by identity.
 
 A rule never silently picks one side of two different changes: where it cannot decide, the
 field is reported in `Conflicts` and the caller refuses the merge.
@@ -126,11 +127,11 @@ def union(ours: list[Any], theirs: list[Any]) -> list[Any]:
     seen: dict[str, Any] = {}
     for record in [*ours, *theirs]:
         seen.setdefault(identity(record), record)
-    return [seen[key] for key in sorted(seen, key=lambda k: (_at(seen[k]), k))]
+    return [seen[key] for key in sorted(seen, key=lambda k: (_text(seen[k], "at"), _text(seen[k], "request_id"), k))]
 
 
-def _at(record: Any) -> str:
-    value = record.get("at") if isinstance(record, dict) else None
+def _text(record: Any, key: str) -> str:
+    value = record.get(key) if isinstance(record, dict) else None
     return value if isinstance(value, str) else ""
 
 

@@ -12,6 +12,7 @@ from statedir.engine import template
 from statedir.engine import template_compile as compile_mod
 from statedir.errors import BadFile, UnresolvedMerge
 from statedir.files import schema, yaml
+from statedir.gitops import request_ids
 from statedir.merge import driver, logs, rules
 from statedir.store import layout
 
@@ -99,10 +100,12 @@ def _log(entries: list[dict[str, object]]) -> bytes:
     return (yaml.header(ref) + "".join(yaml.dump_entry(e) for e in entries)).encode()
 
 
+IDS = [request_ids.new() for _ in range(8)]  # made in this order: each sorts after the one before
 ENTRY = st.fixed_dictionaries({"at": st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
                                                         "2026-01-02T00:00:00Z"]),
                                "actor": st.sampled_from(["a", "b"]), "action": st.just("stage"),
-                               "summary": st.sampled_from(["x", "y"]), "reason": st.sampled_from([None, "r"])})
+                               "summary": st.sampled_from(["x", "y"]), "reason": st.sampled_from([None, "r"])},
+                              optional={"request_id": st.sampled_from(IDS)})
 
 
 @settings(max_examples=60, deadline=None)
@@ -118,6 +121,30 @@ def test_log_merges_are_a_union_in_any_order(a: list, b: list, c: list) -> None:
     ids = [rules.identity(e) for e in merged]
     assert len(ids) == len(set(ids)) and set(ids) == {rules.identity(e) for e in a + b + c}  # each once, none lost
     assert [e["at"] for e in merged] == sorted(e["at"] for e in merged)  # time order
+
+
+def _written(entries: list[dict[str, object]]) -> list[dict[str, object]]:
+    """A side's log as one clone writes it: in time order, each entry its own request id."""
+    ordered = sorted(entries, key=lambda e: str(e["at"]))
+    return [{**e, "request_id": request_ids.new()} for e in ordered]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5))
+def test_log_merges_keep_every_transition_in_the_order_each_side_wrote_it(a: list, b: list, c: list) -> None:
+    """Entries alike in all but their request id (the same move, the same second, on two
+    machines or twice on one) are all kept, and each side's entries keep their order."""
+    a, b, c = _written(a), _written(b + a[:2]), _written(c + c[:1])  # alike content on several sides
+    x, y, z = _log(a), _log(b), _log(c)
+    rel = "runs/r1/history/transitions/2026-01-01.yaml"
+    ab_c = logs.merge(rel, None, logs.merge(rel, None, x, y), z)
+    assert ab_c == logs.merge(rel, None, x, logs.merge(rel, None, y, z)) == logs.merge(rel, None, z,
+                                                                                       logs.merge(rel, None, y, x))
+    merged = _plain(ab_c) or []
+    assert len(merged) == len(a) + len(b) + len(c)
+    for side in (a, b, c):
+        ids = [e["request_id"] for e in side]
+        assert [e["request_id"] for e in merged if e["request_id"] in ids] == ids
 
 
 def test_log_entries_keep_their_own_text() -> None:
@@ -197,3 +224,4 @@ def test_an_entry_that_vanished_from_one_side_is_kept() -> None:
     b = {"at": "2026-01-03T00:00:00Z", "actor": "b", "action": "stage", "summary": "b"}
     out = driver.merge_file(rel, _log([first, x]), _log([first]), _log([first, x, b]))
     assert out.clean and _plain(out.data) == [first, x, b]
+
