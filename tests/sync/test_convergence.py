@@ -3,9 +3,12 @@ issue's cases through the real CLI, with real clones of one bare remote. A stopp
 (tests/sync/clock) makes "the same second" certain."""
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
 from statedir.files import yaml
+from tests.conftest import cli
 from tests.sync.helpers import clean, entries, git, network, ok, ok_at, second, store_files
 
 STAGE_ONE = ("rq_brief", "methodology_blueprint", "bibliography", "synthesis_report")
@@ -42,3 +45,52 @@ def test_four_pipeline_moves_in_one_second_on_one_machine_keep_their_order(tmp_p
     for clone in c.values():
         assert [e["summary"] for e in entries(clone, "r1") if e["action"] == "pipeline"] == written
     assert git(c["a"], "log", "--format=%s", "--grep", "^pipeline ").count("\n") + 1 == 4
+
+
+def test_the_same_stage_move_on_two_machines_a_second_apart_merges(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    t0, t1, t2, t3 = (second(n) for n in range(4))
+    ok_at(t1, c["a"], "stage", "r1", "1", "in_progress")
+    ok_at(t0, c["b"], "stage", "r1", "1", "in_progress")
+    _converge(c, ("a", "b", "a"))
+    assert _doc(c["a"], "runs/r1/stages/1.yaml")["started_at"] == t0  # the earlier start
+    ok(c["a"], "material", "r1", *STAGE_ONE)
+    _converge(c, ("a", "b"))
+    ok_at(t3, c["a"], "stage", "r1", "1", "completed")
+    ok_at(t2, c["b"], "stage", "r1", "1", "completed")
+    _converge(c, ("b", "a", "b"))
+    stage = _doc(c["b"], "runs/r1/stages/1.yaml")
+    state = _doc(c["b"], "runs/r1/state.yaml")
+    assert stage["status"] == "completed" and stage["started_at"] == t0 and stage["completed_at"] == t3
+    assert state["checkpoint"]["opened_at"] == t3 and state["pipeline_state"] == "awaiting_confirmation"
+    assert state["checkpoints_opened"] == 1  # one checkpoint, stage 1's
+    assert Counter(e["summary"] for e in entries(c["b"], "r1") if e["action"] == "stage") == {
+        "stage 1 in_progress": 2, "stage 1 completed": 2}
+
+
+def test_appends_to_one_bus_list_on_two_machines_merge(tmp_path: Path) -> None:
+    session = "2026-06-30-convergence"
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "bus", "init", session)
+    _converge(c, ("a", "b"))
+    for name in ("a", "b"):
+        ok(c[name], "bus", "append", session, "phases.1-design.evidence", f".ai_log/{name}1.md")
+        ok(c[name], "bus", "append", session, "phases.1-design.evidence", f".ai_log/{name}2.md")
+        ok(c[name], "bus", "append", session, "notes", f"from {name}")
+    ok(c["b"], "bus", "append", session, "phases.1-design.evidence", ".ai_log/a1.md")  # on both: kept once
+    _converge(c, ("a", "b", "a"))
+    for clone in c.values():
+        evidence = json.loads(cli("bus", "get", session, "phases.1-design.evidence", "--json", cwd=clone).stdout)
+        assert sorted(evidence) == [".ai_log/a1.md", ".ai_log/a2.md", ".ai_log/b1.md", ".ai_log/b2.md"]
+        assert evidence.index(".ai_log/a1.md") < evidence.index(".ai_log/a2.md")  # each side's order kept
+        assert evidence.index(".ai_log/b1.md") < evidence.index(".ai_log/b2.md")
+        notes = json.loads(cli("bus", "get", session, "notes", "--json", cwd=clone).stdout)
+        assert sorted(notes) == ["from a", "from b"]
+    # two different values of one field are still refused, naming it
+    ok(c["a"], "bus", "set", session, "phases.1-design.agent", "agent-a")
+    ok(c["a"], "sync")
+    ok(c["b"], "bus", "set", session, "phases.1-design.agent", "agent-b")
+    proc = cli("sync", "--json", cwd=c["b"])
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "MERGE_REFUSED"
+    [conflict] = json.loads(proc.stdout)["error"]["details"]["conflicts"]
+    assert [f["field"] for f in conflict["fields"]] == ["phases.1-design.agent"]

@@ -225,3 +225,74 @@ def test_an_entry_that_vanished_from_one_side_is_kept() -> None:
     out = driver.merge_file(rel, _log([first, x]), _log([first]), _log([first, x, b]))
     assert out.clean and _plain(out.data) == [first, x, b]
 
+
+def _stage(**fields: object) -> bytes:
+    base = {"id": "1", "name": "Research", "status": "pending", "outputs": [], "started_at": None,
+            "completed_at": None, "decision": None}
+    return yaml.dump({**base, **fields}, layout.schema_ref("runs/r1/stages/1.yaml")).encode()
+
+
+def test_the_same_stage_move_on_both_sides_merges_started_at_the_earlier_completed_at_the_later() -> None:
+    rel = "runs/r1/stages/1.yaml"
+    started = driver.merge_file(rel, _stage(), _stage(status="in_progress", started_at="2026-01-01T00:00:01Z"),
+                                _stage(status="in_progress", started_at="2026-01-01T00:00:00Z"))
+    assert started.clean and _plain(started.data)["started_at"] == "2026-01-01T00:00:00Z"
+    begun = {"status": "in_progress", "started_at": "2026-01-01T00:00:00Z"}
+    done = driver.merge_file(rel, _stage(**begun),
+                             _stage(**{**begun, "status": "completed", "completed_at": "2026-01-01T00:00:05Z"}),
+                             _stage(**{**begun, "status": "completed", "completed_at": "2026-01-01T00:00:07Z"}))
+    assert done.clean and _plain(done.data)["completed_at"] == "2026-01-01T00:00:07Z"
+    # two different decisions on one review are still refused, naming the field
+    decided = driver.merge_file(rel, _stage(**begun), _stage(**begun, decision="accept"),
+                                _stage(**begun, decision="major_revision"))
+    assert [(c.path, c.rule) for c in decided.conflicts] == [("decision", "conflict")]
+
+
+def test_an_open_checkpoint_merges_field_by_field() -> None:
+    checkpoint = {"stage": "1", "type": "FULL", "opened_at": "2026-01-01T00:00:05Z", "awareness_prompt": False,
+                  "choices": ["2"], "default": "2", "terminal": False}
+    out = driver.merge_file("runs/r1/state.yaml", _state(checkpoint=None, checkpoints_opened=0),
+                            _state(checkpoint=checkpoint, checkpoints_opened=1),
+                            _state(checkpoint={**checkpoint, "opened_at": "2026-01-01T00:00:07Z"},
+                                   checkpoints_opened=1))
+    assert out.clean
+    merged = _plain(out.data)
+    assert merged["checkpoint"]["opened_at"] == "2026-01-01T00:00:07Z" and merged["checkpoints_opened"] == 1
+    other = driver.merge_file("runs/r1/state.yaml", _state(checkpoint=None), _state(checkpoint=checkpoint),
+                              _state(checkpoint={**checkpoint, "stage": "2"}))
+    assert [c.path for c in other.conflicts] == ["checkpoint.stage"]
+
+
+def _session(**fields: object) -> bytes:
+    rel = "bus/2026-01-01-s.yaml"
+    return yaml.dump({"session": "2026-01-01-s", "phases": {}, **fields}, layout.schema_ref(rel)).encode()
+
+
+@pytest.mark.parametrize(("ours", "theirs", "merged"), [
+    (["a", "x"], ["a", "y"], ["a", "x", "y"]),
+    (["a", "y", "z"], ["a", "x"], ["a", "y", "z", "x"]),  # ours, then what theirs added, in its order
+    (["a", "x"], ["a", "x", "y"], ["a", "x", "y"]),  # the same entry on both sides: once
+    (["a", "x", "x"], ["a", "x"], ["a", "x", "x"]),  # appended twice on one side: twice
+    (["q", "a", "p"], ["r", "a"], ["q", "a", "p", "r"]),  # an earlier merge put entries before the base's
+    (["b"], ["a", "y"], None),  # an entry of the base gone: not a list that only grew
+])
+@pytest.mark.parametrize("where", ["notes", "evidence", "outputs"])
+def test_a_bus_list_that_only_grew_on_both_sides_keeps_both(where: str, ours: list, theirs: list,
+                                                            merged: list | None) -> None:
+    def side(items: list) -> bytes:
+        if where == "notes":  # a run variable: `bus append S notes VALUE`
+            return _session(notes=items)
+        if where == "outputs":  # a list in a mapping of a phase: `bus append S phases.1-d.outputs.f VALUE`
+            return _session(phases={"1-d": {"outputs": {"f": items}}})
+        return _session(phases={"1-d": {"evidence": items}})
+
+    rel = "bus/2026-01-01-s.yaml"
+    out = driver.merge_file(rel, side(["a"]), side(ours), side(theirs))
+    if merged is None:
+        assert not out.clean and [c.rule for c in out.conflicts] == ["grow"]
+        return
+    assert out.clean
+    data = _plain(out.data)
+    phase = data["phases"].get("1-d", {})
+    assert {"notes": data.get("notes"), "evidence": phase.get("evidence"),
+            "outputs": phase.get("outputs", {}).get("f")}[where] == merged
