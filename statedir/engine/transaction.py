@@ -17,6 +17,10 @@ from statedir.store.disk import Store
 from statedir.store.write import persist
 
 LOGS = template_mod.LOGS
+# Logs whose entries are named by a hash chain over their content (the reset boundaries: a
+# boundary made alike on two machines is one boundary of the chain, resumed once), not by the
+# request that wrote them.
+CHAINED = ("reset_boundary",)
 
 
 def utc_now() -> str:
@@ -128,7 +132,7 @@ def planned(base: str, change: Change, req: Request, now: str,
              "reason": req.reason}
     logged = [*change.logs, ("transitions", entry)]
     if req.request_id is not None:  # every entry the transition writes names it (old commits: none)
-        logged = [(name, {**e, "request_id": req.request_id}) for name, e in logged]
+        logged = [(name, e if name in CHAINED else {**e, "request_id": req.request_id}) for name, e in logged]
     undeclared = sorted({name for name, _ in change.logs if name not in declared})
     if undeclared:
         raise IllegalTransition(f"the run's template declares no {', '.join(undeclared)} log (it holds "
