@@ -26,6 +26,7 @@ class Request:
     actor: str
     args: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
+    request_id: str | None = None  # the transition's own identity (statedir.gitops.request_ids)
 
 
 @dataclass

@@ -42,8 +42,11 @@ def series_for(t: Template, names: list[str]) -> dict[str, Any]:
 def register(t: Template, state: dict[str, Any], passports: dict[str, dict[str, Any]],
              names: list[str], now: str, *, origin_skill: str | None, origin_mode: str | None,
              files: list[dict[str, str]], upstream: list[str],
-             derived_from: str | None = None) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
-    """Next version of a series: mutates `state`; returns (label, passport, passports made STALE)."""
+             derived_from: str | None = None,
+             request_id: str | None = None) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
+    """Next version of a series: mutates `state`; returns (label, passport, passports made STALE).
+    The passport names the request that registered it: two versions registered alike on two
+    machines stay two versions when they merge (statedir.merge.versions)."""
     series = series_for(t, names)
     for label in upstream:
         parse_label(t, state, label)
@@ -68,6 +71,8 @@ def register(t: Template, state: dict[str, Any], passports: dict[str, dict[str, 
         "integrity_pass_date": None, "upstream_dependencies": list(upstream), "repro_lock": None,
         "derived_from": derived_from,
     }
+    if request_id is not None:
+        passport["request_id"] = request_id
     return label, passport, stale_dependents(t, state, passports, series["name"], number)
 
 

@@ -231,7 +231,8 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
                               "started_at": now, "status": t.status["active"]}
     draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None,
                        paused_from=None)
-    bumped = submissions.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor)
+    bumped = submissions.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor,
+                                       req.request_id)
     summary = f"redo stage {t.display(stage_id)}"
     if reset:  # say what went back, or an in-progress later stage silently becomes initial
         summary += "; reset to " + t.status["initial"] + ": " + ", ".join(

@@ -47,13 +47,14 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
     label, passport, stale = materials.register(
         t, draft.state, run.passports, names, now, origin_skill=skill, origin_mode=req.args.get("origin_mode"),
-        files=req.args.get("files", []), upstream=req.args.get("upstream", []))
+        files=req.args.get("files", []), upstream=req.args.get("upstream", []), request_id=req.request_id)
     draft.passports = {**stale, label: passport}
     return draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label,
                         stale=sorted(stale))
 
 
-def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, actor: str) -> list[str]:
+def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, actor: str,
+                  request_id: str | None = None) -> list[str]:
     """redo: each output series gets a new version derived from its current one."""
     bumped = []
     for name in series_names:
@@ -64,7 +65,7 @@ def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, 
         label, passport, stale = materials.register(
             t, draft.state, {**draft.run.passports, **draft.passports}, old["materials"], now,
             origin_skill=old.get("origin_skill"), origin_mode="redo", files=old.get("files", []),
-            upstream=old.get("upstream_dependencies", []), derived_from=old_label)
+            upstream=old.get("upstream_dependencies", []), derived_from=old_label, request_id=request_id)
         draft.passports.update({**stale, label: passport})
         bumped.append(label)
     return bumped
@@ -104,7 +105,7 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     draft_label = draft.state.get("current_version", {}).get(draft_series or "")
     label, passport, stale = materials.register(
         t, draft.state, run.passports, [spec["report_material"]], now, origin_skill=req.actor,
-        origin_mode=mode, files=[], upstream=[draft_label] if draft_label else [])
+        origin_mode=mode, files=[], upstream=[draft_label] if draft_label else [], request_id=req.request_id)
     draft.passports.update({**stale, label: passport})
     passed = verdict != "FAIL"
     rec = draft.stage(stage_id)

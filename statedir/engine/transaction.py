@@ -1,6 +1,7 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 from typing import Any
@@ -10,16 +11,25 @@ from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
-from statedir.gitops import git
+from statedir.gitops import git, request_ids
 from statedir.store import layout, run_logs
 from statedir.store.disk import Store
 from statedir.store.write import persist
 
 LOGS = template_mod.LOGS
+# Logs whose entries are named by a hash chain over their content (the reset boundaries: a
+# boundary made alike on two machines is one boundary of the chain, resumed once), not by the
+# request that wrote them.
+CHAINED = ("reset_boundary",)
 
 
 def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stamped(req: Request) -> Request:
+    """The request with an identity of its own (a fresh request id unless it has one)."""
+    return req if req.request_id is not None else dataclasses.replace(req, request_id=request_ids.new())
 
 
 def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:
@@ -120,12 +130,15 @@ def planned(base: str, change: Change, req: Request, now: str,
     files.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
     entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary,
              "reason": req.reason}
+    logged = [*change.logs, ("transitions", entry)]
+    if req.request_id is not None:  # every entry the transition writes names it (old commits: none)
+        logged = [(name, e if name in CHAINED else {**e, "request_id": req.request_id}) for name, e in logged]
     undeclared = sorted({name for name, _ in change.logs if name not in declared})
     if undeclared:
         raise IllegalTransition(f"the run's template declares no {', '.join(undeclared)} log (it holds "
                                 f"{', '.join(declared)}); add it to the template's `logs:`",
                                 logs=undeclared, declared=list(declared))
-    appends = [(run_logs.target(base, name, e, now), e) for name, e in [*change.logs, ("transitions", entry)]]
+    appends = [(run_logs.target(base, name, e, now), e) for name, e in logged]
     for rel, data in [*files.items(), *appends]:
         yaml.check_depth(data, rel)
     problems = []
@@ -144,6 +157,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
           scope: str | None = None, declared: tuple[str, ...] = LOGS) -> dict[str, Any]:
     """Persist an accepted change: validate everything first, then write, append, commit.
     Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
+    req = stamped(req)
     files, appends = planned(store.run_dir(run_id), change, req, now, declared)
     merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
     texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
@@ -151,8 +165,9 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     texts.update(extra_files or {})
     entries = [(rel, yaml.dump_entry(data), yaml.header(layout.schema_ref(rel, scope))) for rel, data in appends]
     message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
-                          request={"at": now, "args": req.args, "reason": req.reason},
-                          trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None)
+                          request={"at": now, "args": req.args, "reason": req.reason, "request_id": req.request_id},
+                          trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None,
+                          request_id=req.request_id)
     try:  # encoded once, before anything is written: an undecodable argument changes nothing
         encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
         for text in [*(entry for _, entry, _ in entries), message]:
@@ -179,7 +194,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
     with store.locked(timeout, scope=store.run_dir(run_id)):
         t, run, sources = load_run(store, run_id,
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
-        now = utc_now()
+        now, req = utc_now(), stamped(req)
         try:
             admission.admit(t, run, req)
             change = rules.decide(t, run, req, now)
@@ -220,7 +235,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         base = store.run_dir(run_id)
         if store.path(f"{base}/state.yaml").exists():
             raise RunExists(f"run {run_id!r} already exists", run_id=run_id)
-        now = utc_now()
+        now, req = utc_now(), stamped(req)
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
                                  confirm_skip=bool(req.args.get("confirm_skip")))

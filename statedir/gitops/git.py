@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError
+from statedir.gitops import request_ids
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
 REQUEST_TRAILER = "Statedir-Request"  # what was asked, as compact JSON: {"at", "args", "reason"}
@@ -235,11 +236,14 @@ def _printable(value: str) -> str:
 
 
 def message(summary: str, run_id: str, actor: str, action: str, *, reason: str | None = None,
-            request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None) -> str:
+            request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None,
+            request_id: str | None = None) -> str:
     """A state commit's message: the one-line summary, the reason as its body, then the trailers.
 
-    `request` (what was asked: the time, the arguments, the reason) is kept as one line of
-    compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition again.
+    `request` (what was asked: the time, the arguments, the reason, the request id) is kept as
+    one line of compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition
+    again. Every commit names its own `Statedir-Request-Id` (a fresh one unless given), so two
+    transitions made alike in one second are never one commit.
     """
     lines = _printable(" ".join(summary.split()))
     # as `git commit` would clean it (blank lines run together), so every way of committing
@@ -250,6 +254,7 @@ def message(summary: str, run_id: str, actor: str, action: str, *, reason: str |
     text += f"Statedir-Run: {_printable(run_id)}\nStatedir-Actor: {_printable(actor)}\nStatedir-Action: {action}\n"
     for key, value in (trailers or {}).items():
         text += f"{key}: {_printable(value)}\n"
+    text += f"{request_ids.TRAILER}: {_printable(request_id or request_ids.new())}\n"
     if request is not None:
         # Key order kept: a replay writes the arguments in the order they were given.
         encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)

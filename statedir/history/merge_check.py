@@ -1,13 +1,17 @@
 """verify's check of a merge commit: its store files must be what the statedir merge driver
-gives from its parents (and their merge base). A file resolved by hand, or merged line by line
+gives from its parents (and their merge base), and a run where both sides registered versions
+what statedir.merge.versions gives its folder. A file resolved by hand, or merged line by line
 where the driver was not registered, is reported as kind `illegal_merge`."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from statedir.gitops import git
 from statedir.history.snapshot import Reader
-from statedir.merge import driver
+from statedir.merge import driver, versions
+
+VERSIONED = re.compile(r"^runs/(?P<run>[^/]+)/(state\.yaml|stages/[^/]+\.yaml|materials/[^/]+\.yaml)$")
 
 
 def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
@@ -30,14 +34,22 @@ def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
     for theirs in parents[1:2] if len(parents) == 2 else []:
         proc = git.run(store.worktree, "merge-base", ours, theirs, check=False)
         base = proc.stdout.decode().split()[0] if proc.returncode == 0 and proc.stdout.strip() else None
-        paths = _changed(reader, base, ours) | _changed(reader, base, theirs) | _changed(reader, ours, sha)
+        mine, other = _changed(reader, base, ours), _changed(reader, base, theirs)
+        paths = mine | other | _changed(reader, ours, sha)
+        folders = {run: versioned(reader, (base, ours, theirs), run) for run in _registered_on_both(mine & other)}
         for rel in sorted(paths):
             specs = [reader.spec(c, rel) if c else "" for c in (base, ours, theirs, sha)]
             found = reader.objects.read_many([s for s in specs if s])
             if base is None:
                 found.insert(0, None)
             b, o, t, m = (f[2] if f and f[1] == "blob" else None for f in found)
-            want = _expected(rel, b, o, t, reader)
+            match = VERSIONED.match(rel)
+            folder = folders.get(match["run"]) if match else None
+            if folder is not None:  # versions registered on both sides: the run's folder merged whole
+                outcome = folder.get(rel)
+                want = None if outcome is None else outcome.data if outcome.clean else False
+            else:
+                want = _expected(rel, b, o, t, reader)
             if want is None and m is None or want == m:
                 continue
             reason = "cannot be merged by the rules (a conflict resolved by hand?)" if want is False else \
@@ -49,6 +61,22 @@ def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
         findings.append({"commit": sha, "kind": "illegal_merge", "file": None,
                          "message": f"an octopus merge of {len(parents)} parents; sync merges one remote at a time"})
     return findings
+
+
+def _registered_on_both(both: set[str]) -> set[str]:
+    """Runs with a passport changed on both sides (where two versions may claim one label)."""
+    return {m["run"] for rel in both if (m := VERSIONED.match(rel)) and "/materials/" in rel}
+
+
+def versioned(reader: Reader, commits: tuple[str | None, str, str], run: str) -> dict[str, driver.Outcome] | None:
+    """The merge of run `run`'s state, stages and passports at (base, ours, theirs) where two
+    versions claimed one label (statedir.merge.versions); None where each file merges alone."""
+    sides = []
+    for commit in commits:
+        listing = reader.files(commit, f"runs/{run}") if commit else {}
+        wanted = {rel: oid for rel, oid in listing.items() if VERSIONED.match(rel)}
+        sides.append({rel: reader.raw(oid) for rel, oid in wanted.items()})
+    return versions.merge(sides[0], sides[1], sides[2], reader.store.root)
 
 
 def _expected(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,

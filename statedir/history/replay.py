@@ -16,6 +16,7 @@ from statedir.engine.decision import Change, Request, require_permission
 from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml
+from statedir.gitops import request_ids
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
 from statedir.store import layout, run_logs
@@ -67,7 +68,10 @@ def _request(commit: Commit) -> tuple[Request, str]:
     at = commit.request.get("at")
     if not isinstance(args, dict) or not isinstance(at, str):
         raise ValidationFailed("the recorded request has no args or time")
-    return Request(commit.action, commit.actor, args, commit.request.get("reason")), at
+    request_id = commit.request.get("request_id")  # absent in commits made before request ids
+    if request_id is not None and not (isinstance(request_id, str) and request_ids.ID_RE.match(request_id)):
+        raise ValidationFailed(f"the recorded request id {str(request_id)[:40]!r} is not a request id")
+    return Request(commit.action, commit.actor, args, commit.request.get("reason"), request_id), at
 
 
 def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:

@@ -43,22 +43,25 @@ def store_root(path: Path) -> Path | None:
     return None
 
 
-def _plain(raw: bytes | None, rel: str) -> Any:
+def read_plain(raw: bytes | None, rel: str) -> Any:
+    """A side's file as plain data (MISSING where the side has no such file)."""
     if raw is None:
         return rules.MISSING
     own = yaml_own.read_own(raw, layout.own_ref(rel, raw))
     return own if own is not yaml_own.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
 
 
-def _further(root: Path | None, rel: str) -> Any:
-    """The status order of a run file's template (None where it cannot be read)."""
+def _further(root: Path | None, rel: str, state_raw: bytes | None) -> Any:
+    """The status order of a run file's template (None where it cannot be read): the template
+    the run's state names (`state_raw`, else the work tree's state.yaml)."""
     parts = rel.split("/")
     if root is None or len(parts) < 3 or parts[0] != "runs":
         return None
     try:
         from statedir.engine import template
 
-        state = _plain((root / "runs" / parts[1] / "state.yaml").read_bytes(), f"runs/{parts[1]}/state.yaml")
+        state_rel = f"runs/{parts[1]}/state.yaml"
+        state = read_plain(state_raw if state_raw is not None else (root / state_rel).read_bytes(), state_rel)
         t = template.load(state["template"], root / "templates", allow_path=False)
     except (OSError, StatedirError, KeyError, TypeError):
         return None
@@ -66,8 +69,9 @@ def _further(root: Path | None, rel: str) -> Any:
 
 
 def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
-               root: Path | None = None) -> Outcome:
-    """Merge one store file's three versions (None: the file is absent on that side)."""
+               root: Path | None = None, state: bytes | None = None) -> Outcome:
+    """Merge one store file's three versions (None: the file is absent on that side); `state`:
+    the run's state.yaml, whose template orders a stage's statuses (default: the work tree's)."""
     kind = layout.schema_for(rel)
     if kind is None:
         return _line_merge(base, ours, theirs)
@@ -76,18 +80,26 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     try:
         if kind.startswith("log-"):
             return Outcome(logs.merge(rel, base, ours, theirs))
-        old, mine, other = (_plain(raw, rel) for raw in (base, ours, theirs))
+        old, mine, other = (read_plain(raw, rel) for raw in (base, ours, theirs))
     except StatedirError as exc:
         return Outcome(ours or b"", note=f"a side cannot be read: {exc.message}")
     node = schema.load_schema(kind)
-    ctx = rules.Context(root=node, further=_further(root, rel) if kind == "stage" else None)
+    ctx = rules.Context(root=node, further=_further(root, rel, state) if kind == "stage" else None)
     merged = rules.merge(old, mine, other, rules.resolve(node, node), ctx)
     if ctx.conflicts:
-        return Outcome(ours or b"", conflicts=ctx.conflicts)
+        return Outcome(ours or b"", conflicts=ctx.conflicts, note=_two_versions(kind, old, mine, other))
     if merged is rules.MISSING:  # deleted on both sides, or on one side and unchanged on the other
         return Outcome(b"", note=None) if ours is None or theirs is None else Outcome(ours)
     ref_side = ours if ours is not None else theirs
     return Outcome(yaml.dump(merged, layout.own_ref(rel, ref_side)).encode("utf-8"))
+
+
+def _two_versions(kind: str, base: Any, ours: Any, theirs: Any) -> str | None:
+    """Why a passport made on both sides is refused here: two versions took one label."""
+    if kind != "passport" or base is not rules.MISSING or not isinstance(ours, dict) or not isinstance(theirs, dict):
+        return None
+    return (f"version {ours.get('version_label')} was registered on both sides with different content; "
+            "`statedir sync` gives the later one the next free label (git's own merge cannot rename a file)")
 
 
 def _line_merge(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> Outcome:
@@ -108,7 +120,8 @@ def _line_merge(base: bytes | None, ours: bytes | None, theirs: bytes | None) ->
 def report(rel: str, outcome: Outcome, ours: bytes | None, base: bytes | None, theirs: bytes | None) -> bytes:
     """A conflicted file: a line naming what was refused, then both whole sides (and the base)
     between git's conflict markers, so git shows a conflict and nothing of either side is lost."""
-    why = outcome.note or "fields " + ", ".join(c.path for c in outcome.conflicts) + " changed on both sides"
+    changed = "fields " + ", ".join(c.path for c in outcome.conflicts) + " changed on both sides"
+    why = "; ".join(part for part in (changed if outcome.conflicts else None, outcome.note) if part)
     text = [f"{MARKER}ours: statedir refused to merge {rel}: {why}. Keep the side you want (or a legal mix), "
             "remove the markers, `git add` the file and commit; or `git merge --abort`\n"]
     for label, raw in (("", ours), ("||||||| base\n", base), ("=======\n", theirs)):

@@ -5,11 +5,17 @@ Rules (the keyword's values):
   else `additionalProperties`);
 - `immutable`: never changes once written: both sides adding different values is a conflict;
 - `conflict`: one side's change is taken; two different changes are a conflict;
-- `max`: the larger of the two (counters, versions, UTC timestamps);
+- `max`: the larger of the two (counters of moves, versions, UTC timestamps: the same move
+  made on two machines is one move of the run, completed when the later one completed);
+- `min`: the smaller of the two (the same move started on two machines started with the earlier);
 - `furthest`: the status further along the moves (the template's status moves, or the field's
   `x-merge-order`); two statuses neither of which follows from the other are a conflict;
 - `union-by-id`: a list of records, the union of both sides by identity (canonical JSON of
-  the whole record), each once, in time order (`at`), ties by identity.
+  the whole record), each once, in time order (`at`, then `request_id`: ids sort by when
+  they were made), ties by identity;
+- `grow`: a value that only grows: a list no side took an entry from is ours, then what
+  theirs added that ours lacks, each entry once (statedir.merge.lists); a mapping merges key
+  by key; anything else (a list an entry left, a string) as `conflict`.
 
 A rule never silently picks one side of two different changes: where it cannot decide, the
 field is reported in `Conflicts` and the caller refuses the merge.
@@ -21,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-RULES = ("by-key", "immutable", "conflict", "max", "furthest", "union-by-id")
+from statedir.merge import lists
+
+RULES = ("by-key", "immutable", "conflict", "max", "min", "furthest", "union-by-id", "grow")
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
 
 
@@ -77,7 +85,12 @@ def child(node: dict[str, Any], key: str, root: dict[str, Any]) -> dict[str, Any
     props = node.get("properties")
     if isinstance(props, dict) and key in props:
         return resolve(props[key], root)
-    extra = node.get("additionalProperties")
+    branches = [resolve(branch, root) for branch in node.get("anyOf", [])]  # an object or null (an open
+    for branch in branches:  # checkpoint), a string, list or mapping (a bus value): the object's
+        if isinstance(branch.get("properties"), dict) and key in branch["properties"]:
+            return resolve(branch["properties"][key], root)
+    extra = next((n.get("additionalProperties") for n in (node, *branches)
+                  if isinstance(n.get("additionalProperties"), dict)), None)
     return resolve(extra, root) if isinstance(extra, dict) else {"x-merge": "conflict"}
 
 
@@ -97,7 +110,7 @@ def merge(base: Any, ours: Any, theirs: Any, node: dict[str, Any], ctx: Context,
         return theirs
     if _same(base, theirs):
         return ours
-    if rule == "by-key" and isinstance(ours, dict) and isinstance(theirs, dict):
+    if rule in ("by-key", "grow") and isinstance(ours, dict) and isinstance(theirs, dict):
         old = base if isinstance(base, dict) else {}
         out: dict[str, Any] = {}
         for key in [*ours, *(k for k in theirs if k not in ours)]:
@@ -106,8 +119,12 @@ def merge(base: Any, ours: Any, theirs: Any, node: dict[str, Any], ctx: Context,
             if value is not MISSING:
                 out[key] = value
         return out
-    if rule == "max" and _comparable(ours, theirs):
-        return max(ours, theirs)
+    if rule == "grow" and isinstance(ours, list) and isinstance(theirs, list):
+        grown = lists.grown(base if isinstance(base, list) else [], ours, theirs, identity)
+        if grown is not None:
+            return grown
+    if rule in ("max", "min") and _comparable(ours, theirs):
+        return max(ours, theirs) if rule == "max" else min(ours, theirs)
     if rule == "furthest" and ours is not MISSING and theirs is not MISSING:
         order = node.get("x-merge-order")
         if isinstance(order, list) and ours in order and theirs in order:
@@ -126,11 +143,11 @@ def union(ours: list[Any], theirs: list[Any]) -> list[Any]:
     seen: dict[str, Any] = {}
     for record in [*ours, *theirs]:
         seen.setdefault(identity(record), record)
-    return [seen[key] for key in sorted(seen, key=lambda k: (_at(seen[k]), k))]
+    return [seen[key] for key in sorted(seen, key=lambda k: (_text(seen[k], "at"), _text(seen[k], "request_id"), k))]
 
 
-def _at(record: Any) -> str:
-    value = record.get("at") if isinstance(record, dict) else None
+def _text(record: Any, key: str) -> str:
+    value = record.get(key) if isinstance(record, dict) else None
     return value if isinstance(value, str) else ""
 
 

@@ -1,2 +1,3 @@
-"""Many machines, one store: the merge driver (`rules`, `logs`, `driver`), its registration
-(`register`), `statedir sync` (`exchange`) and verify's check of merge commits (`merges`)."""
+"""Many machines, one store: `statedir sync` (`exchange`: fetch, merge with the statedir merge
+driver, validate, verify, push) and the part of a merge git cannot do, numbering apart versions
+registered on both sides (`versions`). Imports `statedir.history` and the layers below it."""

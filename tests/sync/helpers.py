@@ -24,6 +24,30 @@ def ok(cwd: Path, *args: str) -> dict[str, Any]:
     return json.loads(proc.stdout) if proc.stdout.strip() else {}
 
 
+CLOCK = Path(__file__).parent / "clock"
+
+
+def frozen(when: str) -> dict[str, str]:
+    """The environment of a CLI whose clock stands at UTC second `when`: the transition's time
+    (tests/sync/clock) and git's dates, so two machines act in the same second for sure."""
+    return {"STATEDIR_TEST_NOW": when, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when, "PYTHONPATH": str(CLOCK)}
+
+
+def ok_at(when: str, cwd: Path, *args: str) -> dict[str, Any]:
+    """`ok`, with the clock standing at `when`."""
+    proc = cli(*args, "--json", cwd=cwd, env=frozen(when))
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+def second(offset: int = 0) -> str:
+    """The current UTC second plus `offset` seconds, as statedir writes times."""
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return (now + datetime.timedelta(seconds=offset)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[str, ...] = ("r1",)) -> dict[str, Path]:
     """A bare remote and clones of it: the first makes the store and its runs and pushes; the
     others clone and register the merge driver with `doctor --fix`."""

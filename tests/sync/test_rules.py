@@ -12,6 +12,7 @@ from statedir.engine import template
 from statedir.engine import template_compile as compile_mod
 from statedir.errors import BadFile, UnresolvedMerge
 from statedir.files import schema, yaml
+from statedir.gitops import request_ids
 from statedir.merge import driver, logs, rules
 from statedir.store import layout
 
@@ -99,10 +100,12 @@ def _log(entries: list[dict[str, object]]) -> bytes:
     return (yaml.header(ref) + "".join(yaml.dump_entry(e) for e in entries)).encode()
 
 
+IDS = [request_ids.new() for _ in range(8)]  # made in this order: each sorts after the one before
 ENTRY = st.fixed_dictionaries({"at": st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
                                                         "2026-01-02T00:00:00Z"]),
                                "actor": st.sampled_from(["a", "b"]), "action": st.just("stage"),
-                               "summary": st.sampled_from(["x", "y"]), "reason": st.sampled_from([None, "r"])})
+                               "summary": st.sampled_from(["x", "y"]), "reason": st.sampled_from([None, "r"])},
+                              optional={"request_id": st.sampled_from(IDS)})
 
 
 @settings(max_examples=60, deadline=None)
@@ -118,6 +121,30 @@ def test_log_merges_are_a_union_in_any_order(a: list, b: list, c: list) -> None:
     ids = [rules.identity(e) for e in merged]
     assert len(ids) == len(set(ids)) and set(ids) == {rules.identity(e) for e in a + b + c}  # each once, none lost
     assert [e["at"] for e in merged] == sorted(e["at"] for e in merged)  # time order
+
+
+def _written(entries: list[dict[str, object]]) -> list[dict[str, object]]:
+    """A side's log as one clone writes it: in time order, each entry its own request id."""
+    ordered = sorted(entries, key=lambda e: str(e["at"]))
+    return [{**e, "request_id": request_ids.new()} for e in ordered]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5))
+def test_log_merges_keep_every_transition_in_the_order_each_side_wrote_it(a: list, b: list, c: list) -> None:
+    """Entries alike in all but their request id (the same move, the same second, on two
+    machines or twice on one) are all kept, and each side's entries keep their order."""
+    a, b, c = _written(a), _written(b + a[:2]), _written(c + c[:1])  # alike content on several sides
+    x, y, z = _log(a), _log(b), _log(c)
+    rel = "runs/r1/history/transitions/2026-01-01.yaml"
+    ab_c = logs.merge(rel, None, logs.merge(rel, None, x, y), z)
+    assert ab_c == logs.merge(rel, None, x, logs.merge(rel, None, y, z)) == logs.merge(rel, None, z,
+                                                                                       logs.merge(rel, None, y, x))
+    merged = _plain(ab_c) or []
+    assert len(merged) == len(a) + len(b) + len(c)
+    for side in (a, b, c):
+        ids = [e["request_id"] for e in side]
+        assert [e["request_id"] for e in merged if e["request_id"] in ids] == ids
 
 
 def test_log_entries_keep_their_own_text() -> None:
@@ -197,3 +224,75 @@ def test_an_entry_that_vanished_from_one_side_is_kept() -> None:
     b = {"at": "2026-01-03T00:00:00Z", "actor": "b", "action": "stage", "summary": "b"}
     out = driver.merge_file(rel, _log([first, x]), _log([first]), _log([first, x, b]))
     assert out.clean and _plain(out.data) == [first, x, b]
+
+
+def _stage(**fields: object) -> bytes:
+    base = {"id": "1", "name": "Research", "status": "pending", "outputs": [], "started_at": None,
+            "completed_at": None, "decision": None}
+    return yaml.dump({**base, **fields}, layout.schema_ref("runs/r1/stages/1.yaml")).encode()
+
+
+def test_the_same_stage_move_on_both_sides_merges_started_at_the_earlier_completed_at_the_later() -> None:
+    rel = "runs/r1/stages/1.yaml"
+    started = driver.merge_file(rel, _stage(), _stage(status="in_progress", started_at="2026-01-01T00:00:01Z"),
+                                _stage(status="in_progress", started_at="2026-01-01T00:00:00Z"))
+    assert started.clean and _plain(started.data)["started_at"] == "2026-01-01T00:00:00Z"
+    begun = {"status": "in_progress", "started_at": "2026-01-01T00:00:00Z"}
+    done = driver.merge_file(rel, _stage(**begun),
+                             _stage(**{**begun, "status": "completed", "completed_at": "2026-01-01T00:00:05Z"}),
+                             _stage(**{**begun, "status": "completed", "completed_at": "2026-01-01T00:00:07Z"}))
+    assert done.clean and _plain(done.data)["completed_at"] == "2026-01-01T00:00:07Z"
+    # two different decisions on one review are still refused, naming the field
+    decided = driver.merge_file(rel, _stage(**begun), _stage(**begun, decision="accept"),
+                                _stage(**begun, decision="major_revision"))
+    assert [(c.path, c.rule) for c in decided.conflicts] == [("decision", "conflict")]
+
+
+def test_an_open_checkpoint_merges_field_by_field() -> None:
+    checkpoint = {"stage": "1", "type": "FULL", "opened_at": "2026-01-01T00:00:05Z", "awareness_prompt": False,
+                  "choices": ["2"], "default": "2", "terminal": False}
+    out = driver.merge_file("runs/r1/state.yaml", _state(checkpoint=None, checkpoints_opened=0),
+                            _state(checkpoint=checkpoint, checkpoints_opened=1),
+                            _state(checkpoint={**checkpoint, "opened_at": "2026-01-01T00:00:07Z"},
+                                   checkpoints_opened=1))
+    assert out.clean
+    merged = _plain(out.data)
+    assert merged["checkpoint"]["opened_at"] == "2026-01-01T00:00:07Z" and merged["checkpoints_opened"] == 1
+    other = driver.merge_file("runs/r1/state.yaml", _state(checkpoint=None), _state(checkpoint=checkpoint),
+                              _state(checkpoint={**checkpoint, "stage": "2"}))
+    assert [c.path for c in other.conflicts] == ["checkpoint.stage"]
+
+
+def _session(**fields: object) -> bytes:
+    rel = "bus/2026-01-01-s.yaml"
+    return yaml.dump({"session": "2026-01-01-s", "phases": {}, **fields}, layout.schema_ref(rel)).encode()
+
+
+@pytest.mark.parametrize(("ours", "theirs", "merged"), [
+    (["a", "x"], ["a", "y"], ["a", "x", "y"]),
+    (["a", "y", "z"], ["a", "x"], ["a", "y", "z", "x"]),  # ours, then what theirs added, in its order
+    (["a", "x"], ["a", "x", "y"], ["a", "x", "y"]),  # the same entry on both sides: once
+    (["a", "x", "x"], ["a", "x"], ["a", "x", "x"]),  # appended twice on one side: twice
+    (["q", "a", "p"], ["r", "a"], ["q", "a", "p", "r"]),  # an earlier merge put entries before the base's
+    (["b"], ["a", "y"], None),  # an entry of the base gone: not a list that only grew
+])
+@pytest.mark.parametrize("where", ["notes", "evidence", "outputs"])
+def test_a_bus_list_that_only_grew_on_both_sides_keeps_both(where: str, ours: list, theirs: list,
+                                                            merged: list | None) -> None:
+    def side(items: list) -> bytes:
+        if where == "notes":  # a run variable: `bus append S notes VALUE`
+            return _session(notes=items)
+        if where == "outputs":  # a list in a mapping of a phase: `bus append S phases.1-d.outputs.f VALUE`
+            return _session(phases={"1-d": {"outputs": {"f": items}}})
+        return _session(phases={"1-d": {"evidence": items}})
+
+    rel = "bus/2026-01-01-s.yaml"
+    out = driver.merge_file(rel, side(["a"]), side(ours), side(theirs))
+    if merged is None:
+        assert not out.clean and [c.rule for c in out.conflicts] == ["grow"]
+        return
+    assert out.clean
+    data = _plain(out.data)
+    phase = data["phases"].get("1-d", {})
+    assert {"notes": data.get("notes"), "evidence": phase.get("evidence"),
+            "outputs": phase.get("outputs", {}).get("f")}[where] == merged
