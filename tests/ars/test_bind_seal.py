@@ -120,7 +120,7 @@ def test_seal_before_the_terminal_state_is_refused(sd: api.StateDir, repo: Path)
 
 def test_an_aborted_run_seals_unavailable_and_not_applicable_rows(sd: api.StateDir, repo: Path) -> None:
     sd.new(RUN, topic="t")
-    sd.pipeline(RUN, "aborted")
+    sd.pipeline(RUN, "aborted", reason="ended to test sealing")
     code, out = cli_json("bind", RUN, "compliance_report", "--unavailable", "source_unreadable", cwd=repo)
     assert code == 0 and out["capture_state"] == "unavailable" and len(out["commit"]) == 40
     code, out = cli_json("seal", RUN, "--artifact-root", str(repo), cwd=repo)
@@ -153,7 +153,7 @@ def test_seal_refuses_an_incomplete_group_or_an_unfinished_stage(sd: api.StateDi
     root = repo / "artifacts"
     sd.new(RUN, topic="t")
     bind_all(sd, root, [BINDINGS[7], BINDINGS[8]])  # half a re-review quartet
-    sd.pipeline(RUN, "aborted")
+    sd.pipeline(RUN, "aborted", reason="ended to test sealing")
     before = snapshot(repo)
     code, out = cli_json("seal", RUN, "--artifact-root", str(root), cwd=repo)
     assert code == 2 and out["error"]["code"] == "INVALID_VALUE"
@@ -165,7 +165,7 @@ def test_seal_refuses_an_author_group_of_a_stage_never_completed(sd: api.StateDi
     root = repo / "artifacts"
     sd.new(RUN, topic="t")
     bind_all(sd, root, BINDINGS[:2])
-    sd.pipeline(RUN, "aborted")
+    sd.pipeline(RUN, "aborted", reason="ended to test sealing")
     code, out = cli_json("seal", RUN, "--artifact-root", str(root), cwd=repo)
     assert code == 2 and "did not complete" in out["error"]["message"]
 

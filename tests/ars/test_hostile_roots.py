@@ -20,7 +20,7 @@ def _terminal_run(sd: api.StateDir, paths: list[str]) -> None:
     for n, path in enumerate(paths):
         sd.bind(RUN, "compliance_report", artifact=f"c{n}", role="compliance_report",
                 group=f"SOURCE-GROUP-c{n}", path=path)
-    sd.pipeline(RUN, "aborted")
+    sd.pipeline(RUN, "aborted", reason="ended to test sealing")
 
 
 def symlinked_file(root: Path, outside: Path) -> None:
