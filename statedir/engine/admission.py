@@ -9,7 +9,10 @@ from statedir.errors import IllegalTransition, InvalidValue
 
 
 def admit(t: Template, run: RunData, req: Request) -> None:
-    """Refuse a new request these checks do not admit (before the rules decide it)."""
+    """Refuse a new request these checks do not admit (before the rules decide it). An actor the
+    template does not let take the action is left to the rules' PERMISSION_DENIED."""
+    if not t.may(req.actor, req.action):
+        return
     if req.action == "pipeline" and req.args.get("state") == t.pipeline["aborted"] and not (req.reason or "").strip():
         # Aborting ends a run for good: nothing undoes it.
         raise InvalidValue("aborting ends the run for good and nothing undoes it: a reason is required",
