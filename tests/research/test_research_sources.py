@@ -56,6 +56,7 @@ def test_dedup_sees_sources_committed_on_another_branch_and_merged(ledger: Ledge
     import subprocess
 
     repo = store.parent
+    ledger.create_source("Base", doi="10.5/base")  # the default project exists on both branches
     ledger.query(skill="x")  # the index exists and reflects HEAD
     subprocess.run(["git", "checkout", "-q", "-b", "other"], cwd=repo, check=True)
     theirs = ledger.create_source("Theirs", doi="10.5/theirs")
