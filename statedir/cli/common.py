@@ -8,16 +8,16 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import typer
+from statedir.cli.params import Argument, Option
 
-StoreOpt = Annotated[Optional[Path], typer.Option(
+StoreOpt = Annotated[Optional[Path], Option(
     "--store", envvar="STATEDIR_STORE", show_envvar=True,
     help="The store; default: the nearest state/statedir.yaml at or above the current directory.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout: one JSON document.")]
-ActorOpt = Annotated[str, typer.Option(
+JsonOpt = Annotated[bool, Option("--json", help="Machine output on stdout: one JSON document.")]
+ActorOpt = Annotated[str, Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
-RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False)]
-ExpectOpt = Annotated[Optional[str], typer.Option(
+RunArg = Annotated[str, Argument(help="The run id.", show_default=False)]
+ExpectOpt = Annotated[Optional[str], Option(
     "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing changed) if what this "
     "writes (the run, the bus session) changed after REV, the commit you last read; unrelated commits never "
     "make it stale.")]
