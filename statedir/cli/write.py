@@ -43,7 +43,7 @@ def stage(run_id: RunArg,
           turns: Annotated[Optional[str], typer.Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
           expect: ExpectOpt = None) -> None:
-    """Update a stage's status and details (update_stage).
+    """Update a stage's status and details.
 
     Stage ids, statuses, the moves between them and which stages take --decision are the run's
     template's own: `statedir templates NAME` shows them. Setting a stage to the status it already
@@ -58,7 +58,7 @@ def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage
             output: Annotated[list[str], typer.Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
-    """Record a sub-skill's own stage outputs (submit_output)."""
+    """Record a sub-skill's own stage outputs."""
     done(open_store(store).output(run_id, stage, output, actor=actor, expect=expect), json)
 
 
@@ -84,7 +84,7 @@ def set_(run_id: RunArg, field: Annotated[str, typer.Argument(help="topic, langu
          reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
-    """Change a run-level field (request_update)."""
+    """Change a run-level field: topic, language, team.*, settings.*."""
     done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, expect=expect), json)
 
 
