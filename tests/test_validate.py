@@ -95,7 +95,8 @@ def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> No
     import os
     import re
 
-    from tests.docs_text import page, section as docs_section
+    from tests.docs_text import page
+    from tests.docs_text import section as docs_section
 
     section = docs_section(page("cli"), "## pre-commit")
     local = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "repo: local" in b)

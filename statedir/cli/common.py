@@ -10,17 +10,21 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from statedir.cli import completion
+
 StoreOpt = Annotated[Optional[Path], typer.Option(
     "--store", envvar="STATEDIR_STORE", show_envvar=True,
     help="The store; default: the nearest state/statedir.yaml at or above the current directory.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout: one JSON document.")]
 ActorOpt = Annotated[str, typer.Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
-RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False)]
+RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False, autocompletion=completion.run_ids)]
 ExpectOpt = Annotated[Optional[str], typer.Option(
     "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing changed) if what this "
     "writes (the run, the bus session) changed after REV, the commit you last read; unrelated commits never "
     "make it stale.")]
+StageArg = Annotated[str, typer.Argument(help="A stage id of the run's template (or an alias it declares).",
+                                         autocompletion=completion.stage_ids)]
 DEFAULT_ACTOR = "pipeline_orchestrator"
 # The StateDir a long-lived caller keeps open (`statedir mcp`): commands run in-process use it
 # instead of opening the store again.

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from statedir.cli import completion
 from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json, table
@@ -129,7 +130,7 @@ def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None
 
 
 @app.command()
-def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage to check.")],
+def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage to check.", autocompletion=completion.stage_ids)],
            store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Check the prerequisites for entering a stage (exit 1 when not met)."""
     report = open_store(store).prereq(run_id, stage)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
 
 import typer  # noqa: E402
+import typer.core  # noqa: E402
 
 HELP = "Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."
 COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
@@ -25,6 +26,34 @@ TABLE = {
     "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "demo": "store",
     "merge-driver": "sync",
 }
+
+# The headings `statedir --help` lists the commands under, everyday work first (as `git help` does).
+PANELS = {
+    "Runs": ["init", "new", "runs", "status", "show", "get", "next", "prereq", "templates", "validate"],
+    "Transitions": ["stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
+                    "pipeline", "set", "redo", "resume"],
+    "History": ["log", "diff", "versions", "rollback", "verify", "doctor"],
+    "Sync": ["sync", "merge-driver"],
+    "Bus & research": ["bus", "research"],
+    "Agents & integrations": ["agents", "mcp", "graph", "bind", "seal", "signers", "demo"],
+}
+
+
+class GroupedHelp(typer.core.TyperGroup):
+    """The top-level help lists the commands under PANELS' headings (plain text: rich is not loaded)."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        listed = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+        listed = {name: command for name, command in listed.items() if command is not None and not command.hidden}
+        longest = max((len(name) for name in listed), default=0)  # one column for every heading
+        panelled = {name for names in PANELS.values() for name in names}
+        others = [name for name in listed if name not in panelled]  # a command no heading names yet
+        for heading, names in [*PANELS.items(), ("Other", others)]:
+            rows = [(name.ljust(longest), listed[name].get_short_help_str(formatter.width - 6 - longest))
+                    for name in names if name in listed]
+            if rows:
+                with formatter.section(heading):
+                    formatter.write_dl(rows)
 
 
 def load(names: list[str] | None = None) -> None:
@@ -59,7 +88,7 @@ app = _Registry()
 def build(names: list[str] | None = None, completion: bool = False) -> typer.Typer:
     """The app with the named commands (all by default); `completion` adds typer's
     --install-completion / --show-completion."""
-    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion,
+    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion, cls=GroupedHelp,
                       pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]})
     cli.callback()(_group)  # a callback keeps one registered command a subcommand, not the app itself
     load(names)

@@ -5,7 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli import completion
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StageArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
@@ -34,8 +35,9 @@ def new(run_id: RunArg,
 
 @app.command()
 def stage(run_id: RunArg,
-          stage: Annotated[str, typer.Argument(help="A stage id of the run's template (or an alias it declares).")],
-          status: Annotated[str, typer.Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).")],
+          stage: StageArg,
+          status: Annotated[str, typer.Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).",
+                                                autocompletion=completion.statuses)],
           mode: Annotated[Optional[str], typer.Option("--mode", help="The stage's mode.")] = None,
           output: Annotated[Optional[list[str]], typer.Option("--output", help="An output to record, e.g. the name of a material the stage produced (repeatable).")] = None,
           decision: Annotated[Optional[str], typer.Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
@@ -54,7 +56,7 @@ def stage(run_id: RunArg,
 
 
 @app.command("output")
-def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage the outputs belong to.")],
+def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage the outputs belong to.", autocompletion=completion.stage_ids)],
             output: Annotated[list[str], typer.Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
@@ -63,7 +65,8 @@ def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage
 
 
 @app.command()
-def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
+def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.",
+                                                               autocompletion=completion.pipeline_states)],
              reason: Reason = None, yes: Annotated[bool, typer.Option(
                  "--yes", "-y", help="Abort without asking (a terminal is asked to confirm).")] = False,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -102,7 +105,8 @@ def material(run_id: RunArg, names: Annotated[list[str], typer.Argument(help="Ma
 
 
 @app.command()
-def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).")],
+def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).",
+                                                                    autocompletion=completion.stage_ids)],
               verdict: Annotated[str, typer.Argument(help="PASS, PASS_WITH_NOTES or FAIL.")],
               refs_total: Annotated[int, typer.Option("--refs-total", help="References checked.")],
               refs_verified: Annotated[int, typer.Option("--refs-verified", help="References verified.")],
@@ -166,7 +170,7 @@ def confirm(run_id: RunArg,
 
 
 @app.command()
-def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.")],
+def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.", autocompletion=completion.stage_ids)],
          reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json
+from conftest import cli, cli_json
 
 S = "2026-06-30-member-blog-gating"
 ODD = 'tab\there del\x7f esc\x1b emoji \U0001f600 "q" \\ back'

@@ -36,7 +36,8 @@ def test_help_lists_every_seed_flag_and_the_readme_documents_the_command() -> No
         assert re.search(rf"^\s+{re.escape(flag)}\b", proc.stdout, re.M), flag
     from tests.docs_text import page
 
-    assert "statedir research --start-run" in page("research") and "statedir research" in (ROOT / "README.md").read_text()
+    assert "statedir research --start-run" in page("research")
+    assert "statedir research" in (ROOT / "README.md").read_text()
 
 
 def test_the_seed_calling_convention_end_to_end(store: Path) -> None:

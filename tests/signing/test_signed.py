@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
+from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from statedir.history.signatures import split
