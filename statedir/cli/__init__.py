@@ -43,7 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
         code = 0
     except _click().exceptions.UsageError as exc:
-        code = render.error(InvalidValue(exc.format_message().strip().replace("\n", " ")), as_json)
+        usage = exc.ctx.get_usage() if exc.ctx is not None else None
+        render.error(InvalidValue(exc.format_message().strip().replace("\n", " "),
+                                  **({"usage": usage} if usage else {})), as_json)
+        if usage and not as_json:  # what the command takes, and where to read more, as git and click do
+            command = exc.ctx.command_path if exc.ctx is not None else "statedir"
+            sys.stderr.write(f"{usage}\nTry '{command} --help' for help.\n")
         code = BAD_INPUT
     except _typer().Exit as exc:
         code = exc.exit_code

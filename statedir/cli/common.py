@@ -8,6 +8,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+from statedir.cli import completion
 from statedir.cli.params import Argument, Option
 
 StoreOpt = Annotated[Optional[Path], Option(
@@ -16,11 +17,13 @@ StoreOpt = Annotated[Optional[Path], Option(
 JsonOpt = Annotated[bool, Option("--json", help="Machine output on stdout: one JSON document.")]
 ActorOpt = Annotated[str, Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
-RunArg = Annotated[str, Argument(help="The run id.", show_default=False)]
+RunArg = Annotated[str, Argument(help="The run id.", show_default=False, autocompletion=completion.run_ids)]
 ExpectOpt = Annotated[Optional[str], Option(
     "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing changed) if what this "
     "writes (the run, the bus session) changed after REV, the commit you last read; unrelated commits never "
     "make it stale.")]
+StageArg = Annotated[str, Argument(help="A stage id of the run's template (or an alias it declares).",
+                                         autocompletion=completion.stage_ids)]
 DEFAULT_ACTOR = "pipeline_orchestrator"
 # The StateDir a long-lived caller keeps open (`statedir mcp`): commands run in-process use it
 # instead of opening the store again.

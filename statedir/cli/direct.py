@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 from statedir.cli.params import Param
 
-_SETTINGS = frozenset({"help", "envvar", "show_envvar", "metavar", "show_default", "hidden"})
+_SETTINGS = frozenset({"help", "envvar", "show_envvar", "metavar", "show_default", "hidden",
+                       "autocompletion"})  # completion is the shell's, never the parse's
 _SCALARS: dict[Any, Callable[[str], Any]] = {str: str, int: int, Path: Path}
 _MISSING = object()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+from statedir.cli import completion
 from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
 from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
@@ -128,7 +129,7 @@ def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None
 
 
 @app.command()
-def prereq(run_id: RunArg, stage: Annotated[str, Argument(help="The stage to check.")],
+def prereq(run_id: RunArg, stage: Annotated[str, Argument(help="The stage to check.", autocompletion=completion.stage_ids)],
            store: StoreOpt = None, json: JsonOpt = False) -> int:
     """Check the prerequisites for entering a stage (exit 1 when not met)."""
     report = open_store(store).prereq(run_id, stage)

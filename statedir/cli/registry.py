@@ -28,6 +28,39 @@ TABLE = {
     "merge-driver": "sync",
 }
 
+# The headings `statedir --help` lists the commands under, everyday work first (as `git help` does).
+PANELS = {
+    "Runs": ["init", "new", "runs", "status", "show", "get", "next", "prereq", "templates", "validate"],
+    "Transitions": ["stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
+                    "pipeline", "set", "redo", "resume"],
+    "History": ["log", "diff", "versions", "rollback", "verify", "doctor"],
+    "Sync": ["sync", "merge-driver"],
+    "Bus & research": ["bus", "research"],
+    "Agents & integrations": ["agents", "mcp", "graph", "bind", "seal", "signers", "demo"],
+}
+
+
+def _grouped_help() -> type:
+    """typer's group class whose top-level help lists the commands under PANELS' headings (plain
+    text: rich is not loaded). Made when an app is built, so a command module loads without typer."""
+    import typer.core
+
+    class GroupedHelp(typer.core.TyperGroup):
+        def format_commands(self, ctx: Any, formatter: Any) -> None:
+            listed = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+            listed = {name: command for name, command in listed.items() if command is not None and not command.hidden}
+            longest = max((len(name) for name in listed), default=0)  # one column for every heading
+            panelled = {name for names in PANELS.values() for name in names}
+            others = [name for name in listed if name not in panelled]  # a command no heading names yet
+            for heading, names in [*PANELS.items(), ("Other", others)]:
+                rows = [(name.ljust(longest), listed[name].get_short_help_str(formatter.width - 6 - longest))
+                        for name in names if name in listed]
+                if rows:
+                    with formatter.section(heading):
+                        formatter.write_dl(rows)
+
+    return GroupedHelp
+
 
 def load(names: list[str] | None = None) -> None:
     """Import the modules that register the named commands (every command by default)."""
@@ -95,7 +128,7 @@ def build(names: list[str] | None = None, completion: bool = False) -> typer.Typ
     os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
     import typer
 
-    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion,
+    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion, cls=_grouped_help(),
                       pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]})
     cli.callback()(typed(_group))  # a callback keeps one registered command a subcommand, not the app itself
     load(names)

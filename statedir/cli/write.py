@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli import completion
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StageArg, StoreOpt, open_store
 from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
@@ -33,8 +34,9 @@ def new(run_id: RunArg,
 
 @app.command()
 def stage(run_id: RunArg,
-          stage: Annotated[str, Argument(help="A stage id of the run's template (or an alias it declares).")],
-          status: Annotated[str, Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).")],
+          stage: StageArg,
+          status: Annotated[str, Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).",
+                                                autocompletion=completion.statuses)],
           mode: Annotated[Optional[str], Option("--mode", help="The stage's mode.")] = None,
           output: Annotated[Optional[list[str]], Option("--output", help="An output to record, e.g. the name of a material the stage produced (repeatable).")] = None,
           decision: Annotated[Optional[str], Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
@@ -42,7 +44,7 @@ def stage(run_id: RunArg,
           turns: Annotated[Optional[str], Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
           expect: ExpectOpt = None) -> None:
-    """Update a stage's status and details (update_stage).
+    """Update a stage's status and details.
 
     Stage ids, statuses, the moves between them and which stages take --decision are the run's
     template's own: `statedir templates NAME` shows them. Setting a stage to the status it already
@@ -53,16 +55,17 @@ def stage(run_id: RunArg,
 
 
 @app.command("output")
-def output_(run_id: RunArg, stage: Annotated[str, Argument(help="The stage the outputs belong to.")],
+def output_(run_id: RunArg, stage: Annotated[str, Argument(help="The stage the outputs belong to.", autocompletion=completion.stage_ids)],
             output: Annotated[list[str], Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
-    """Record a sub-skill's own stage outputs (submit_output)."""
+    """Record a sub-skill's own stage outputs."""
     done(open_store(store).output(run_id, stage, output, actor=actor, expect=expect), json)
 
 
 @app.command()
-def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
+def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.",
+                                                               autocompletion=completion.pipeline_states)],
              reason: Reason = None, yes: Annotated[bool, Option(
                  "--yes", "-y", help="Abort without asking (a terminal is asked to confirm).")] = False,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -85,7 +88,7 @@ def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, t
          reason: Annotated[str, Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
-    """Change a run-level field (request_update)."""
+    """Change a run-level field: topic, language, team.*, settings.*."""
     done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, expect=expect), json)
 
 
@@ -103,7 +106,8 @@ def material(run_id: RunArg, names: Annotated[list[str], Argument(help="Material
 
 
 @app.command()
-def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).")],
+def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).",
+                                                                    autocompletion=completion.stage_ids)],
               verdict: Annotated[str, Argument(help="PASS, PASS_WITH_NOTES or FAIL.")],
               refs_total: Annotated[int, Option("--refs-total", help="References checked.")],
               refs_verified: Annotated[int, Option("--refs-verified", help="References verified.")],
@@ -167,7 +171,7 @@ def confirm(run_id: RunArg,
 
 
 @app.command()
-def redo(run_id: RunArg, stage: Annotated[str, Argument(help="The completed stage to reopen.")],
+def redo(run_id: RunArg, stage: Annotated[str, Argument(help="The completed stage to reopen.", autocompletion=completion.stage_ids)],
          reason: Annotated[str, Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
