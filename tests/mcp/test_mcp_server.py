@@ -36,7 +36,8 @@ def test_tools_are_listed_with_schemas_and_read_only_annotations(store: Path, mo
         async with agent(store, mode) as a:
             listed = {t.name: t for t in (await a.client.list_tools()).tools}
             assert {"new", "stage", "confirm", "show", "status", "log", "validate"} <= set(listed)
-            assert "mcp" not in listed and "demo" not in listed and "init" not in listed
+            assert "mcp" not in listed and "demo" not in listed and "research" not in listed
+            assert "init" in listed and "research_start_run" in listed
             assert listed["show"].annotations.read_only_hint is True
             assert listed["stage"].annotations.read_only_hint is False
             assert listed["stage"].input_schema["required"] == ["run_id", "stage", "status"]
