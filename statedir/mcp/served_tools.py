@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,14 @@ INIT = "init"
 # working directory), and refused where they lead out of the repository.
 FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",)}
+# Arguments taking a path or else a name (a template's) or a text (a key's): a value with no blank
+# that holds a '/' or ends as a file does (.yaml, .pub, ...) is a path, read as the ones above.
+PATH_OR_NAME: dict[str, tuple[str, ...]] = {"new": ("template",), "signers_add": ("key",), "signers_remove": ("key",)}
+_FILE_SUFFIX = re.compile(r"\.(ya?ml|json|pub|md|txt)$", re.IGNORECASE)
 IN_REPOSITORY = ("A path relative to the repository root (an absolute path must lie inside it); a path leading "
                  "out of the repository is refused.")
+AS_A_PATH = ("As a path (no blank, a '/' or a file's suffix): relative to the repository root; a path leading "
+             "out of the repository is refused.")
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
     ("show", "history"): (False, "Include the run's histories (they grow with every transition; default false)."),
@@ -53,9 +60,10 @@ def _init_tool(command: Any) -> Tool:
 def _as_served(tool: Tool) -> Tool:
     properties = tool.input_schema["properties"]
     changed = {}
-    for name in FILE_ARGUMENTS.get(tool.name, ()):
+    for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
         said = properties[name].get("description", "")
-        changed[name] = {**properties[name], "description": f"{said} {IN_REPOSITORY}".strip()}
+        where = IN_REPOSITORY if name in FILE_ARGUMENTS.get(tool.name, ()) else AS_A_PATH
+        changed[name] = {**properties[name], "description": f"{said} {where}".strip()}
     for (tool_name, name), (value, description) in MCP_DEFAULTS.items():
         if tool_name == tool.name:
             changed[name] = {**properties[name], "default": value, "description": description}
@@ -74,8 +82,10 @@ def prepare(tool: Tool, arguments: dict[str, Any], worktree: Path | None) -> dic
     if worktree is None:
         return out
     problems: dict[str, str] = {}
-    for name in FILE_ARGUMENTS.get(tool.name, ()):
+    for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
         value = out.get(name)
+        if name in PATH_OR_NAME.get(tool.name, ()) and not (isinstance(value, str) and _is_path(value)):
+            continue  # a template's name, a key's text
         if isinstance(value, str):
             out[name], problem = _in_repository(name, value, worktree)
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
@@ -89,6 +99,10 @@ def prepare(tool: Tool, arguments: dict[str, Any], worktree: Path | None) -> dic
         more = {"arguments": list(problems)} if len(problems) > 1 else {}
         raise InvalidValue(f"{tool.name}: {'; '.join(problems.values())}", argument=next(iter(problems)), **more)
     return out
+
+
+def _is_path(value: str) -> bool:
+    return not any(c.isspace() for c in value) and ("/" in value or os.sep in value or bool(_FILE_SUFFIX.search(value)))
 
 
 def _in_repository(name: str, value: str, worktree: Path) -> tuple[str, str | None]:

@@ -161,3 +161,20 @@ def test_over_stdio_files_resolve_against_the_repository_not_the_servers_cwd(sto
     anyio.run(main)
     files = api.StateDir(store).show("r1")["passports"]
     assert '"notes.md"' in json.dumps(files) and "runs/notes.md" not in json.dumps(files)
+
+
+def test_an_argument_taking_a_path_or_a_name_reads_only_the_path_from_the_repository_root(
+        store: Path, repo: Path) -> None:
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store) as a:
+            for tool, arguments in [("signers_add", {"bound": "x", "key": "../id.pub"}),
+                                    ("new", {"run_id": "r2", "topic": "T", "template": "/etc/statedir.yaml"})]:
+                with pytest.raises(ToolError) as refused:
+                    await a(tool, **arguments)
+                assert "leads out of the repository" in refused.value.doc["error"]["message"], tool
+            assert snapshot(repo) == saved
+            made = await a("new", run_id="r2", topic="T", template="academic-pipeline")  # a name: untouched
+            assert made["run_id"] == "r2"
+    anyio.run(main)
