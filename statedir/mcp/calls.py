@@ -21,8 +21,8 @@ from typer.core import TyperGroup as Group
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.libgit import Objects
-from statedir.mcp.checkpoint_question import Answer, Question, question_of
 from statedir.mcp import served_tools
+from statedir.mcp.checkpoint_question import Answer, Question, question_of
 from statedir.mcp.tools import EXPECT_HEAD, Tool
 from statedir.store import expectation
 from statedir.store.layout import CONFIG

@@ -45,7 +45,8 @@ def test_log_is_read_a_page_at_a_time_and_a_commit_meanwhile_shifts_nothing(stor
             while page["next_cursor"] is not None:
                 page = await a("log", limit=3, cursor=page["next_cursor"])
                 seen += page["entries"]
-            assert (await a("log"))["entries"][0]["summary"] == sd.log(limit=1)[0]["summary"]  # default: from the newest
+            newest = (await a("log"))["entries"][0]  # by default, from the newest
+            assert newest["summary"] == sd.log(limit=1)[0]["summary"]
             with pytest.raises(ToolError) as refused:
                 await a("log", cursor="HEAD~2")
             assert refused.value.code == "INVALID_VALUE"
