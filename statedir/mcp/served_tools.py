@@ -20,10 +20,13 @@ INIT = "init"
 # Arguments naming a file or folder: over MCP relative to the repository root (never the server's
 # working directory), and refused where they lead out of the repository.
 FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",)}
+    "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",),
+    "new": ("passport",), "validate": ("files",)}
 # Arguments taking a path or else a name (a template's) or a text (a key's): a value with no blank
 # that holds a '/' or ends as a file does (.yaml, .pub, ...) is a path, read as the ones above.
-PATH_OR_NAME: dict[str, tuple[str, ...]] = {"new": ("template",), "signers_add": ("key",), "signers_remove": ("key",)}
+PATH_OR_NAME: dict[str, tuple[str, ...]] = {
+    "new": ("template",), "graph": ("template",), "templates": ("name",), "signers_add": ("key",),
+    "signers_remove": ("key",), **{f"bus_{verb}": ("session",) for verb in ("init", "set", "append", "get", "clear")}}
 _FILE_SUFFIX = re.compile(r"\.(ya?ml|json|pub|md|txt)$", re.IGNORECASE)
 IN_REPOSITORY = ("A path relative to the repository root (an absolute path must lie inside it); a path leading "
                  "out of the repository is refused.")

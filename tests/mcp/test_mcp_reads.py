@@ -179,3 +179,44 @@ def test_an_argument_taking_a_path_or_a_name_reads_only_the_path_from_the_reposi
             made = await a("new", run_id="r2", topic="T", template="academic-pipeline")  # a name: untouched
             assert made["run_id"] == "r2"
     anyio.run(main)
+
+
+# Arguments whose help speaks of a path or a file that are not one the server reads: a path inside
+# the artifact root or a role, a dotted path, flags about files.
+NOT_A_FILE = {("bind", "path"), ("bus_append", "check_path"), ("get", "path"), ("research_rebuild_index", "full"),
+              ("research_record_result", "artifact_path"), ("signers_list", "allowed_signers"),
+              ("validate", "schema"), ("validate", "skip_outside_stores"), ("validate", "verbose")}
+
+
+def test_every_argument_naming_a_file_is_read_from_the_repository_root() -> None:
+    """A table names the file arguments; this finds any the table forgot (a new command's)."""
+    import re
+
+    from statedir.cli.common import mcp_host
+    from statedir.mcp.served_tools import FILE_ARGUMENTS, PATH_OR_NAME, served
+
+    for name, tool in served(mcp_host().group).items():
+        for argument, schema in tool.input_schema["properties"].items():
+            said = schema.get("description", "").split(". A path relative")[0].split(" As a path")[0]
+            if (name, argument) in NOT_A_FILE or not re.search(r"file|folder|director|path", said, re.I):
+                continue
+            assert argument in FILE_ARGUMENTS.get(name, ()) + PATH_OR_NAME.get(name, ()), (name, argument)
+            assert "relative to the repository root" in schema["description"], (name, argument)
+
+
+def test_a_bus_session_named_by_its_files_path_is_found_from_the_repository_root(
+        store: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(store / "runs")
+    session = "2026-06-30-handoff"
+
+    async def main() -> None:
+        async with agent(store) as a:
+            made = await a("bus_init", session=session)
+            await a("bus_set", session=made["path"], field="owner", value="ana")
+            relative = Path(made["path"]).relative_to(repo).as_posix()
+            await a("bus_set", session=relative, field="topic", value="t")
+            assert json.loads((await a.raw("bus_get", session=session)).content[0].text)["owner"] == "ana"
+            with pytest.raises(ToolError) as refused:
+                await a("bus_get", session="../elsewhere/2026-06-30-handoff.yaml")
+            assert refused.value.doc["error"]["details"]["argument"] == "session"
+    anyio.run(main)
