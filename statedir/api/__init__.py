@@ -136,8 +136,15 @@ class StateDir(Views, History, Adjudication):
         return out
 
     @_reads
-    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
-        """The whole run as one document (`format` json or ars), now or as of commit `at`."""
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json", history: bool = True) -> dict[str, Any]:
+        """The whole run as one document (`format` json or ars), now or as of commit `at`;
+        `history` False: without the histories (they grow with every transition)."""
+        from statedir.engine import runs
+
+        doc = self._show(run_id, at, format)
+        return doc if history else runs.without_histories(doc)
+
+    def _show(self, run_id: str, at: str | None, format: str) -> dict[str, Any]:
         from statedir.engine import runs
 
         if at is not None:

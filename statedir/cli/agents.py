@@ -16,10 +16,16 @@ def mcp(store: StoreOpt = None) -> None:
     One tool per command, results the --json documents, errors carrying statedir's codes;
     write tools take expect_head (their --expect). A MANDATORY checkpoint's confirm asks the user
     through the client's form (elicitation). Nothing but protocol goes to stdout.
-    """
-    from statedir.errors import MissingDependency
 
-    root = store_path(store)
+    A path that is no store yet (or none found) is served all the same: every tool answers
+    NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
+    """
+    from statedir.errors import MissingDependency, NotAStore
+
+    try:
+        root = store_path(store)
+    except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
+        root = Path("state").absolute()
     try:
         from statedir.mcp import server
     except ImportError as exc:

@@ -31,15 +31,10 @@ SERVED: ContextVar[Any] = ContextVar("statedir_served", default=None)
 
 
 def store_path(store: Path | None) -> Path:
-    """--store / STATEDIR_STORE, else the nearest store at or above the current directory. A
-    given path that is no store but holds `state/statedir.yaml` (a repository root) means that."""
-    from statedir.store import discovery, layout
+    """--store / STATEDIR_STORE, else the nearest store at or above the current directory."""
+    from statedir.store import discovery
 
-    if store is None:
-        return discovery.locate(Path.cwd())
-    if not (store / layout.CONFIG).is_file() and (store / "state" / layout.CONFIG).is_file():
-        return store / "state"
-    return store
+    return discovery.given_or_nearest(store)
 
 
 def env_lock_timeout() -> float | None:

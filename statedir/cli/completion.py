@@ -13,11 +13,11 @@ _MODELINE = re.compile(r"\$schema=(\S+)")
 
 def _store(ctx: Any) -> Path | None:
     given = (ctx.params.get("store") if ctx is not None else None) or os.environ.get("STATEDIR_STORE")
-    from statedir.cli.common import store_path
     from statedir.errors import StatedirError
+    from statedir.store.discovery import given_or_nearest
 
     try:
-        return store_path(Path(given) if given else None)
+        return given_or_nearest(Path(given) if given else None)
     except StatedirError:
         return None
 

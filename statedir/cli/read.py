@@ -70,13 +70,15 @@ AtOpt = Annotated[Optional[str], Option(
 @app.command()
 def show(run_id: RunArg,
          format: Annotated[str, Option("--format", help="yaml, json or ars (the State Tracker's single JSON).")] = "yaml",
-         at: AtOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+         at: AtOpt = None,
+         history: Annotated[bool, Option("--history/--no-history", help="Include the run's histories (--no-history: the run without them; they grow with every transition).")] = True,
+         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The whole run as one document (--at REV: as it was at that commit)."""
     from statedir.errors import InvalidValue
 
     if format not in ("yaml", "json", "ars"):
         raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
-    doc = open_store(store).show(run_id, at=at, format="ars" if format == "ars" else "json")
+    doc = open_store(store).show(run_id, at=at, format="ars" if format == "ars" else "json", history=history)
     if json or format != "yaml":
         emit_json(doc)
     else:
@@ -152,9 +154,21 @@ def log(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.
         action: Annotated[Optional[str], Option("--action", help="Only this action (stage, confirm, rollback, ...).")] = None,
         since: Annotated[Optional[str], Option("--since", metavar="DATE", help="Only commits since DATE (2026-11-30, 2026-11-30T12:00:00Z, '3 days ago').")] = None,
         limit: Annotated[Optional[int], Option("--limit", metavar="N", help="At most N entries (the newest).")] = None,
+        cursor: Annotated[Optional[str], Option("--cursor", metavar="CURSOR", help="Read a page at a time: 'start' for the newest --limit entries (default 50), then the next_cursor each page gives; --json prints {entries, next_cursor}.")] = None,
         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The audit trail, read from git: every commit that touched the store, statedir's or not (marked)."""
-    entries: list[dict[str, Any]] = open_store(store).log(run_id, actor=actor, action=action, since=since, limit=limit)
+    sd = open_store(store)
+    next_cursor = None
+    if cursor is not None:
+        page = sd.log_page(run_id, cursor=cursor, limit=50 if limit is None else limit, actor=actor, action=action,
+                           since=since)
+        entries: list[dict[str, Any]] = page["entries"]
+        next_cursor = page["next_cursor"]
+        if json:
+            emit_json(page)
+            return
+    else:
+        entries = sd.log(run_id, actor=actor, action=action, since=since, limit=limit)
     if json:
         emit_json(entries)
         return
@@ -164,3 +178,5 @@ def log(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.
     filtered = any(v is not None for v in (actor, action, since))
     print(table(rows, ["time", "run_id", "actor", "action", "summary", "commit"]) or
           ("no transitions match" if filtered else "no transitions yet"))
+    if next_cursor is not None:
+        print(f"\nmore: --cursor {next_cursor}")
