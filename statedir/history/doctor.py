@@ -207,7 +207,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         found += checks.findings(store, actor, timeout)
         from statedir.history import merge_repair  # merges resolved by hand, re-merged by the driver
 
-        found += merge_repair.findings(store, actor, timeout)
+        found += merge_repair.findings(store, actor, timeout) + merge_repair.duplicate_sources(store, actor)
         return found
 
     found = examine()

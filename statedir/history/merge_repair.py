@@ -10,16 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statedir.errors import ValidationFailed
 from statedir.gitops import git, objects
 from statedir.history import merge_check
-from statedir.history.replay import Commit
 from statedir.history.snapshot import Reader
 from statedir.store import layout
 from statedir.store.disk import Store
 from statedir.store.write import persist
+
+if TYPE_CHECKING:
+    from statedir.history.replay import Commit
 
 TRAILER = "Statedir-Repairs-Merge"
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -132,6 +134,23 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[dict[str, 
         out.append({"kind": "hand_merge", "file": sorted(hand.fixed)[0], "message": message, "fix": fix,
                     "_repair": repair, "commit": hand.sha})
     return out
+
+
+def duplicate_sources(store: Store, actor: str) -> list[dict[str, Any]]:
+    """doctor's findings for research Sources two machines registered (the same DOI or URL)
+    that a merge brought together and no alias records (statedir.research.aliases)."""
+    from statedir.research import Ledger, aliases, integrity
+    from statedir.research.kinds import KINDS
+
+    if not (store.root / "research" / "sources").is_dir():
+        return []
+    found = aliases.duplicates(integrity.of_kind(store, KINDS["source"]))
+    return [{"kind": "duplicate_source", "file": KINDS["source"].rel(d["id"]),
+             "message": f"source {d['id']} names the same document as the earlier {d['alias_of']} ({d['key']}): "
+                        "two machines registered it and a merge brought both",
+             "fix": f"record it as an alias of {d['alias_of']} (one research commit for all)",
+             "_repair": (lambda: Ledger(store, actor=actor).record_aliases()) if i == 0 else None}
+            for i, d in enumerate(found)]
 
 
 def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:
