@@ -65,6 +65,9 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
     else:
         for f in result["findings"]:
             print(f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}")
+        for f in result.get("repaired", []):
+            print(f"{f['commit'][:10]}  repaired      {f['file']}: a hand-resolved merge, re-merged by doctor's "
+                  f"commit {f['repaired_by'][:10]}")
         verdict = "clean" if result["clean"] else f"{len(result['findings'])} finding(s)"
         print(f"verified {result['checked']} commit(s): {verdict}")
     return 0 if result["clean"] else 1
