@@ -22,8 +22,8 @@ TABLE = {
     "set": "write", "redo": "write", "resume": "write", "prereq": "read", "templates": "read",
     "validate": "store", "diff": "history", "versions": "history", "rollback": "history", "verify": "history",
     "doctor": "history", "sync": "sync", "graph": "graph", "bus": "bus", "research": "research",
-    "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "demo": "store",
-    "merge-driver": "sync",
+    "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "serve": "web",
+    "demo": "store", "merge-driver": "sync",
 }
 
 

@@ -1,0 +1,53 @@
+"""Running the web view: check where it may listen, pick the port, start uvicorn, and print
+the address (with the token, where one is needed) before the first request."""
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from statedir.errors import InvalidValue
+from statedir.web.app import build
+from statedir.web.guard import LOOPBACK
+
+
+def check_listen(host: str, token: str | None) -> None:
+    """Loopback needs nothing; any other address needs a token (anyone who reaches it could read the store)."""
+    if host not in LOOPBACK and not token:
+        raise InvalidValue(f"--host {host} reaches beyond this machine: give --token (or STATEDIR_SERVE_TOKEN) "
+                           "too; only those who have it can read the store", host=host)
+    if token is not None and len(token) < 16:
+        raise InvalidValue("--token must be at least 16 characters", argument="token")
+
+
+def free_port(host: str) -> int:
+    """A port nobody listens on now (for --port 0), so the Host check knows the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def address(host: str, port: int, token: str | None) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+
+def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: bool) -> None:
+    """Serve the store at `root` until interrupted."""
+    check_listen(host, token)
+    if port == 0:
+        port = free_port(host)
+    app = build(root, host=host, port=port, token=token)
+    url = address(host, port, token)
+    print(f"statedir serve: {url}  (read-only; Ctrl-C stops)", flush=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=1, lifespan="off", server_header=False)
+    uvicorn.Server(config).run()
+    sys.stdout.flush()
