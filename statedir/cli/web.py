@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from statedir.cli.common import StoreOpt, store_path
+from statedir.cli.common import JsonOpt, StoreOpt, store_path
 from statedir.cli.registry import app
 
 
@@ -14,9 +14,12 @@ def serve(port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Th
           open_browser: Annotated[bool, typer.Option("--open", help="Open the view in the default browser.")] = False,
           host: Annotated[str, typer.Option("--host", help="Listen here instead of 127.0.0.1; an address beyond loopback needs --token.")] = "127.0.0.1",
           token: Annotated[Optional[str], typer.Option("--token", envvar="STATEDIR_SERVE_TOKEN", show_envvar=True, help="A secret (16+ characters) every request must carry: the printed address holds it once, a cookie after.")] = None,
-          store: StoreOpt = None) -> None:
+          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Serve a read-only web view of the store: runs, a run's dashboard and stage graph, history with
-    diffs, bus sessions, the research ledger; live as transitions land (needs `pip install 'statedir[web]'`)."""
+    diffs, bus sessions, the research ledger; live as transitions land (needs `pip install 'statedir[web]'`).
+
+    It prints its address first (with --json: {"url": ...} on one line), then serves until Ctrl-C.
+    """
     from statedir.errors import MissingDependency
 
     root = store_path(store)
@@ -25,4 +28,4 @@ def serve(port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Th
     except ImportError as exc:
         raise MissingDependency(f"the web view's libraries are not installed ({exc.name}): "
                                 "pip install 'statedir[web]'", missing=exc.name) from None
-    serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser)
+    serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser, as_json=json)

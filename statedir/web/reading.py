@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.api import StateDir
-from statedir.errors import InvalidValue
+from statedir.errors import InvalidValue, StatedirError
 from statedir.store import layout
 
 PAGE = 50
@@ -119,8 +119,15 @@ class Reader:
             return self.sd.show(run_id, at=commit)
 
     def bus(self) -> list[dict[str, Any]]:
+        """Every bus session's fields; one that cannot be read is shown with its error."""
+        out = []
         with self.lock:
-            return [{"session": name, "data": self.sd.bus(name).get()} for name in self.sd.bus_sessions()]
+            for name in self.sd.bus_sessions():
+                try:
+                    out.append({"session": name, "data": self.sd.bus(name).get()})
+                except StatedirError as exc:
+                    out.append({"session": name, "data": {}, "error": exc.as_json()["error"]})
+        return out
 
     def research(self) -> dict[str, list[dict[str, Any]]]:
         kinds = ("project", "question", "hypothesis", "experiment", "run", "source", "evidence", "result", "claim")

@@ -35,14 +35,20 @@ def address(host: str, port: int, token: str | None) -> str:
     return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
 
 
-def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: bool) -> None:
+def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: bool,
+          as_json: bool = False) -> None:
     """Serve the store at `root` until interrupted."""
     check_listen(host, token)
     if port == 0:
         port = free_port(host)
     app = build(root, host=host, port=port, token=token)
     url = address(host, port, token)
-    print(f"statedir serve: {url}  (read-only; Ctrl-C stops)", flush=True)
+    if as_json:
+        import json
+
+        print(json.dumps({"url": url, "host": host, "port": port}), flush=True)
+    else:
+        print(f"statedir serve: {url}  (read-only; Ctrl-C stops)", flush=True)
     if open_browser:
         import webbrowser
 
