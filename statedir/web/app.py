@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -108,6 +108,7 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
     routes = [
         Route("/", runs), Route("/runs/{run_id}", run), Route("/runs/{run_id}/history", history),
         Route("/runs/{run_id}/commits/{commit}", diff), Route("/runs/{run_id}/at/{commit}", at),
+        Route("/favicon.ico", lambda request: RedirectResponse("/static/icon.svg", 301)),
         Route("/bus", bus), Route("/research", research), Route("/head", head), Route("/events", events),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

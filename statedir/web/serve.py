@@ -22,12 +22,21 @@ def check_listen(host: str, token: str | None) -> None:
         raise InvalidValue("--token must be at least 16 characters", argument="token")
 
 
-def free_port(host: str) -> int:
-    """A port nobody listens on now (for --port 0), so the Host check knows the port."""
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the address is printed (port 0: a free one)."""
+    from statedir.errors import WriteFailed
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise WriteFailed(f"cannot listen on {host}:{port}: {exc.strerror}; try another --port",
+                          host=host, port=port) from None
+    sock.listen(128)
+    return sock
 
 
 def address(host: str, port: int, token: str | None) -> str:
@@ -39,9 +48,13 @@ def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: 
           as_json: bool = False) -> None:
     """Serve the store at `root` until interrupted."""
     check_listen(host, token)
-    if port == 0:
-        port = free_port(host)
-    app = build(root, host=host, port=port, token=token)
+    sock = listen(host, port)
+    port = int(sock.getsockname()[1])
+    try:
+        app = build(root, host=host, port=port, token=token)  # opens the store: NOT_A_STORE before any request
+    except BaseException:
+        sock.close()
+        raise
     url = address(host, port, token)
     if as_json:
         import json
@@ -55,5 +68,5 @@ def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: 
         webbrowser.open(url)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=1, lifespan="off", server_header=False)
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock])
     sys.stdout.flush()
