@@ -9,7 +9,7 @@ from typing import Any
 
 from statedir.views.graph_drawing import layout
 
-ROW, BOX_W, BOX_H, LEFT = 58, 250, 38, 150
+ROW, BOX_W, BOX_H = 60, 270, 44
 STANDING_TEXT = {"done": "done", "current": "current", "skipped": "skipped", "blocked": "blocked"}
 
 
@@ -17,8 +17,11 @@ def draw(t: Any, run: Any | None = None) -> str:
     """The SVG text of the template's graph, marked with where `run` stands."""
     nodes, edges = layout(t, run)
     row = {node.key: i for i, node in enumerate(nodes)}
+    back = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] <= row[e.source])
+    ahead = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] > row[e.source] + 1)
+    left = 40 + 28 * back  # room for the ways back, arcing on the left
     height = len(nodes) * ROW + 20
-    width = LEFT + BOX_W + 190
+    width = left + BOX_W + 28 * ahead + 200
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="stage-graph" role="img" viewBox="0 0 {width} {height}" '
              f'width="{width}" height="{height}" aria-labelledby="graph-title">',
              f'<title id="graph-title">Stage graph of {escape(t.name)}</title>',
@@ -32,7 +35,7 @@ def draw(t: Any, run: Any | None = None) -> str:
         y1, y2 = a * ROW + 10 + BOX_H, b * ROW + 10
         label = escape(edge.label)
         if b == a + 1:
-            x = LEFT + BOX_W // 2
+            x = left + BOX_W // 2
             parts.append(f'<path class="edge" d="M{x},{y1} L{x},{y2}" marker-end="url(#arrow)">'
                          f'<title>{label or "next"}</title></path>')
             if label:
@@ -43,11 +46,11 @@ def draw(t: Any, run: Any | None = None) -> str:
         reach = 18 + 14 * spans[side]
         ya, yb = a * ROW + 10 + BOX_H // 2, b * ROW + 10 + BOX_H // 2
         if side == "right":
-            x0 = LEFT + BOX_W
+            x0 = left + BOX_W
             d = f"M{x0},{ya} C{x0 + reach * 2},{ya} {x0 + reach * 2},{yb} {x0},{yb}"
             tx = x0 + reach + 4
         else:
-            x0 = LEFT
+            x0 = left
             d = f"M{x0},{ya} C{x0 - reach * 2},{ya} {x0 - reach * 2},{yb} {x0},{yb}"
             tx = max(4, x0 - reach * 2)
         title = f"{escape(edge.source)} to {escape(edge.target)}" + (f": {label}" if label else "")
@@ -63,14 +66,15 @@ def draw(t: Any, run: Any | None = None) -> str:
         state = STANDING_TEXT.get(node.standing or "", "pending")
         title = f"{node.label}: {state}" + (", MANDATORY checkpoint" if node.mandatory else "")
         parts.append(f'<g class="{" ".join(classes)}" data-key="{escape(node.key)}"><title>{escape(title)}</title>'
-                     f'<rect x="{LEFT}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="{radius}"/>')
+                     f'<rect x="{left}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="{radius}"/>')
         if node.mandatory:
-            parts.append(f'<rect class="mandatory-ring" x="{LEFT + 3}" y="{y + 3}" width="{BOX_W - 6}" '
+            parts.append(f'<rect class="mandatory-ring" x="{left + 3}" y="{y + 3}" width="{BOX_W - 6}" '
                          f'height="{BOX_H - 6}" rx="3" fill="none"/>')
-        text = escape(node.label) + (" · MANDATORY" if node.mandatory else "")
-        parts.append(f'<text x="{LEFT + 10}" y="{y + 24}">{text}</text>')
+        parts.append(f'<text x="{left + 10}" y="{y + 19}">{escape(_short(node.label, 32))}</text>')
+        if node.mandatory:
+            parts.append(f'<text class="mandatory-text" x="{left + 10}" y="{y + 35}">MANDATORY checkpoint</text>')
         if node.standing:
-            parts.append(f'<text class="standing" x="{LEFT + BOX_W - 8}" y="{y + 24}" text-anchor="end">{state}</text>')
+            parts.append(f'<text class="standing" x="{left + BOX_W - 8}" y="{y + 35}" text-anchor="end">{state}</text>')
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
