@@ -35,23 +35,43 @@ class Overview:
         """One run as a listing shows it: {run_id, template, pipeline_state, current_stage, topic,
         updated_at, last: the newest transitions entry {at, actor, action, summary, reason} or
         None}; a run that cannot be read carries its `error` instead."""
+        return self.run_summaries([run_id])[0]
+
+    def run_summaries(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        """`run_summary` of each run, read under one hold of the shared lock."""
         from statedir.engine import transaction
         from statedir.store import run_logs
 
-        layout.check_run_id(run_id)
+        for run_id in run_ids:
+            layout.check_run_id(run_id)
+        out = []
         with self.store.reading(self.lock_timeout):
-            try:
-                base = self.store.require_run(run_id)
-                state = transaction.Sources(self.store).read(f"{base}/state.yaml")
-                segments = run_logs.files(self.store, base, "transitions")
-                entries = run_logs.read_file(self.store, segments[-1], "transitions") if segments else []
-            except StatedirError as exc:
-                return {**dict.fromkeys(SUMMARY_FIELDS), "run_id": run_id, "last": None, **exc.as_json()}
-        last = entries[-1] if entries else None
-        summary = {k: state.get(k) for k in SUMMARY_FIELDS}
-        summary["last"] = ({k: last.get(k) for k in ("at", "actor", "action", "summary", "reason")}
-                           if last else None)
-        return summary
+            sources = transaction.Sources(self.store)
+            for run_id in run_ids:
+                try:
+                    base = self.store.require_run(run_id)
+                    state = sources.read(f"{base}/state.yaml")
+                    segments = run_logs.files(self.store, base, "transitions")
+                    entries = run_logs.read_file(self.store, segments[-1], "transitions") if segments else []
+                except StatedirError as exc:
+                    out.append({**dict.fromkeys(SUMMARY_FIELDS), "run_id": run_id, "last": None, **exc.as_json()})
+                    continue
+                last = entries[-1] if entries else None
+                summary = {k: state.get(k) for k in SUMMARY_FIELDS}
+                summary["last"] = ({k: last.get(k) for k in ("at", "actor", "action", "summary", "reason")}
+                                   if last else None)
+                out.append(summary)
+        return out
+
+    def changed_runs(self, old: str, new: str) -> set[str]:
+        """The runs whose folders differ between commits `old` and `new` (one git process)."""
+        from statedir.gitops import git
+
+        spec = self.store.git_path("runs")
+        out = git.run(self.store.worktree, "diff", "--name-only", "--no-renames", old, new, "--", spec).stdout
+        depth = len(spec.split("/"))
+        return {parts[depth] for line in out.decode(errors="replace").splitlines()
+                if len(parts := line.split("/")) > depth + 1}
 
     def signed(self, run_id: str, limit: int = 500) -> set[str]:
         """The commits among the run's newest `limit` that carry a signature (checked or not:

@@ -112,5 +112,10 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         Route("/bus", bus), Route("/research", research), Route("/head", head), Route("/events", events),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={StatedirError: failed, 404: not_found})
+    def refused(request: Request, exc: Exception) -> Response:
+        if not isinstance(exc, StatedirError):
+            raise exc
+        return failed(request, exc)
+
+    app = Starlette(routes=routes, exception_handlers={StatedirError: refused, 404: not_found})
     return Guard(app, host=host, port=port, token=token)

@@ -3,6 +3,7 @@ at a time, and the runs listing paged over run ids so 10,000 runs never open at 
 run's summary is remembered until HEAD moves)."""
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from statedir.errors import InvalidValue, StatedirError
 from statedir.store import layout
 
 PAGE = 50
+SCAN_SECONDS = 0.5  # how long a filtered listing reads runs before it answers with what it found
 _COMMIT = re.compile(r"^[0-9a-f]{4,40}$")
 
 
@@ -22,6 +24,7 @@ class RunsPage:
     rows: list[dict[str, Any]]
     total: int  # runs in the store
     next_after: str | None  # the cursor of the next page, None on the last
+    searched_to: str | None = None  # a filter's scan stopped here (time budget) before the page filled
 
 
 def check_commit(commit: str) -> str:
@@ -37,35 +40,66 @@ class Reader:
     def __init__(self, root: Path) -> None:
         self.sd = StateDir(root)
         self.lock = threading.Lock()  # one StateDir, read by one request at a time
+        # What the runs page read, as of commit `_seen`: a moved HEAD forgets only the runs it changed.
+        self._seen: str | None = None
+        self._ids: list[str] = []
         self._summaries: dict[str, dict[str, Any]] = {}
-        self._summaries_at: str | None = None
 
     def head(self) -> str | None:
         return self.sd.head()
 
-    def runs_page(self, *, text: str = "", state: str = "", after: str = "", size: int = PAGE) -> RunsPage:
+    def _catch_up(self) -> None:
+        head = self.sd.head()
+        if head == self._seen and self._ids:
+            return
+        if head is not None and self._seen is not None:
+            try:
+                changed = self.sd.changed_runs(self._seen, head)
+            except StatedirError:  # the old commit is gone (history rewritten): start again
+                changed = None
+        else:
+            changed = None
+        if changed is None:
+            self._summaries = {}
+        else:
+            for run_id in changed:
+                self._summaries.pop(run_id, None)
+        self._ids = self.sd.run_ids()
+        self._seen = head
+
+    def _summaries_of(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        missing = [r for r in run_ids if r not in self._summaries]
+        for summary in self.sd.run_summaries(missing) if missing else []:
+            self._summaries[summary["run_id"]] = summary
+        return [self._summaries[r] for r in run_ids]
+
+    def runs_page(self, *, text: str = "", state: str = "", after: str = "", size: int = PAGE,
+                  budget: float = SCAN_SECONDS) -> RunsPage:
         """The runs after `after` (by id) whose id holds `text` and whose pipeline state is
-        `state`: only the runs a page shows (or a state filter skips) are opened."""
+        `state`. Only the runs a page shows are opened; a state filter opens runs in batches
+        until the page is full or `budget` seconds have passed (then `searched_to` says where
+        it stopped, and the next request goes on from there)."""
+        import time
+
         with self.lock:
-            head = self.sd.head()
-            if head != self._summaries_at:
-                self._summaries, self._summaries_at = {}, head
-            ids = self.sd.run_ids()
-            wanted = [r for r in ids if r > after] if after else ids
+            self._catch_up()
+            ids = self._ids
+            wanted = ids[bisect.bisect_right(ids, after):] if after else ids
             if text:
                 wanted = [r for r in wanted if text.lower() in r.lower()]
-            rows: list[dict[str, Any]] = []
-            next_after = None
-            for run_id in wanted:
-                if len(rows) == size:
-                    next_after = rows[-1]["run_id"]
-                    break
-                summary = self._summaries.get(run_id)
-                if summary is None:
-                    summary = self._summaries[run_id] = self.sd.run_summary(run_id)
-                if not state or summary.get("pipeline_state") == state:
-                    rows.append(summary)
-            return RunsPage(rows, len(ids), next_after)
+            if not state:
+                rows = self._summaries_of(wanted[:size])
+                return RunsPage(rows, len(ids), rows[-1]["run_id"] if len(wanted) > size else None)
+            rows, deadline, position = [], time.monotonic() + budget, 0
+            while position < len(wanted) and len(rows) < size:
+                batch = wanted[position:position + size]
+                position += len(batch)
+                rows += [s for s in self._summaries_of(batch) if s.get("pipeline_state") == state]
+                if len(rows) < size and time.monotonic() > deadline and position < len(wanted):
+                    return RunsPage(rows, len(ids), wanted[position - 1], searched_to=wanted[position - 1])
+            rows = rows[:size]
+            more = len(rows) == size and rows[-1]["run_id"] != wanted[-1]
+            return RunsPage(rows, len(ids), rows[-1]["run_id"] if more else None)
 
     def run(self, run_id: str) -> dict[str, Any]:
         """Everything a run's page shows."""

@@ -64,6 +64,30 @@ def test_the_runs_listing_pages_and_opens_only_the_runs_it_shows(filled: tuple[P
     assert [r["run_id"] for r in second.rows] == ["paper-b"] and second.next_after is None
 
 
+def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: tuple[Path, dict[str, str]]) -> None:
+    reader = Reader(filled[0] / "state")
+    first = reader.runs_page(state="paused", size=1, budget=0)  # out of time after the first batch
+    assert first.rows == [] and first.searched_to == "paper-a" and first.next_after == "paper-a"
+    second = reader.runs_page(state="paused", size=1, budget=0, after=first.next_after)
+    assert [r["run_id"] for r in second.rows] == ["paper-b"] and second.searched_to is None
+    assert second.next_after is None
+
+
+def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path) -> None:
+    root = repo / "state"
+    assert cli("init", "--store", str(root)).returncode == 0
+    for run_id in ("r1", "r2"):
+        assert cli("new", run_id, "--topic", "T", "--store", str(root)).returncode == 0
+    reader = Reader(root)
+    before = {r["run_id"]: r for r in reader.runs_page().rows}
+    assert cli("pipeline", "r1", "paused", "--store", str(root)).returncode == 0
+    after = {r["run_id"]: r for r in reader.runs_page().rows}
+    assert after["r1"]["pipeline_state"] == "paused" and after["r1"] is not before["r1"]
+    assert after["r2"] is before["r2"]  # not read again
+    assert cli("new", "r3", "--topic", "T", "--store", str(root)).returncode == 0
+    assert [r["run_id"] for r in reader.runs_page().rows] == ["r1", "r2", "r3"]
+
+
 def test_a_run_page_has_the_dashboard_graph_checkpoint_moves_materials_and_logs(client: TestClient) -> None:
     page = client.get("/runs/paper-a").text
     assert "Academic Pipeline Status" in page  # the Progress Dashboard
