@@ -15,6 +15,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WILDCARD = ("0.0.0.0", "::")  # every address of the machine: no one Host to hold requests to
 TOKEN_COOKIE = "statedir_token"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
@@ -23,9 +24,12 @@ HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options
            (b"cross-origin-opener-policy", b"same-origin"), (b"cross-origin-resource-policy", b"same-origin")]
 
 
-def allowed_hosts(host: str, port: int) -> set[str]:
+def allowed_hosts(host: str, port: int) -> set[str] | None:
     """The Host header values a request may carry: the bound address (every loopback name
-    when it is loopback) with its port."""
+    when it is loopback) with its port; None (any) for a wildcard address, which is never
+    served without a token (a rebound name never holds the token's cookie)."""
+    if host in WILDCARD:
+        return None
     names = set(LOOPBACK) if host in LOOPBACK else {host}
     out = set()
     for name in names:
@@ -38,6 +42,8 @@ class Guard:
     """Wraps the app: refuses what the view must never do before the app sees it."""
 
     def __init__(self, app: App, *, host: str, port: int, token: str | None) -> None:
+        if host in WILDCARD and not token:
+            raise ValueError("a wildcard address is served only with a token")
         self.app = app
         self.hosts = allowed_hosts(host, port)
         self.token = token
@@ -48,7 +54,7 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["method"] not in ("GET", "HEAD"):
             return await _plain(send, 405, "read-only: only GET and HEAD\n", [(b"allow", b"GET, HEAD")])
-        if headers.get("host", "").lower() not in self.hosts:
+        if self.hosts is not None and headers.get("host", "").lower() not in self.hosts:
             return await _plain(send, 421, "this server answers only to the address it is bound to\n")
         extra: list[tuple[bytes, bytes]] = []
         if self.token is not None:

@@ -197,6 +197,15 @@ def test_a_token_is_needed_when_one_is_set(filled: tuple[Path, dict[str, str]]) 
                       cookies={"statedir_token": "nope"}).get("/").status_code == 401
 
 
+def test_a_wildcard_address_answers_any_host_but_only_with_the_token(filled: tuple[Path, dict[str, str]]) -> None:
+    token = "s3cret-token-0123456789"
+    client = TestClient(build(filled[0] / "state", host="0.0.0.0", port=PORT, token=token), base_url=BASE)
+    assert client.get("/", headers={"host": "10.1.2.3:8765"}).status_code == 401
+    assert client.get("/", headers={"host": "10.1.2.3:8765"}, params={"token": token}).status_code == 200
+    with pytest.raises(ValueError):
+        build(filled[0] / "state", host="0.0.0.0", port=PORT, token=None)
+
+
 # --- the command ----------------------------------------------------------------------------------
 def test_beyond_loopback_needs_a_token(filled: tuple[Path, dict[str, str]]) -> None:
     code, out = cli_json("serve", "--host", "0.0.0.0", "--store", str(filled[0] / "state"))
