@@ -224,6 +224,17 @@ def test_the_missing_extra_is_named(filled: tuple[Path, dict[str, str]]) -> None
     assert "pip install 'statedir[web]'" in error["message"] and "Traceback" not in proc.stderr
 
 
+def test_a_port_in_use_is_an_error_naming_it(filled: tuple[Path, dict[str, str]]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        code, out = cli_json("serve", "--port", str(port), "--store", str(filled[0] / "state"))
+    assert code == 3 and out["error"]["code"] == "IO_ERROR" and str(port) in out["error"]["message"]
+
+
 def test_no_store_is_an_error_not_a_server(tmp_path: Path) -> None:
     code, out = cli_json("serve", "--store", str(tmp_path))
     assert code == 3 and out["error"]["code"] == "NOT_A_STORE"
