@@ -16,6 +16,7 @@ from statedir.store import layout
 
 PAGE = 50
 SCAN_SECONDS = 0.5  # how long a filtered listing reads runs before it answers with what it found
+SCAN_BATCH = 20  # runs read between two looks at the clock
 _COMMIT = re.compile(r"^[0-9a-f]{4,40}$")
 
 
@@ -52,26 +53,29 @@ class Reader:
         head = self.sd.head()
         if head == self._seen and self._ids:
             return
+        changed: set[str] | None = None
         if head is not None and self._seen is not None:
             try:
                 changed = self.sd.changed_runs(self._seen, head)
             except StatedirError:  # the old commit is gone (history rewritten): start again
                 changed = None
-        else:
-            changed = None
         if changed is None:
             self._summaries = {}
         else:
             for run_id in changed:
                 self._summaries.pop(run_id, None)
-        self._ids = self.sd.run_ids()
+        if changed is None or not changed <= set(self._ids) or not self._ids:
+            self._ids = self.sd.run_ids()  # a run came (or the listing is new): list them again
         self._seen = head
 
     def _summaries_of(self, run_ids: list[str]) -> list[dict[str, Any]]:
         missing = [r for r in run_ids if r not in self._summaries]
         for summary in self.sd.run_summaries(missing) if missing else []:
+            if summary.get("error", {}).get("code") == "UNKNOWN_RUN":  # its folder went away
+                self._ids.remove(summary["run_id"])
+                continue
             self._summaries[summary["run_id"]] = summary
-        return [self._summaries[r] for r in run_ids]
+        return [self._summaries[r] for r in run_ids if r in self._summaries]
 
     def runs_page(self, *, text: str = "", state: str = "", after: str = "", size: int = PAGE,
                   budget: float = SCAN_SECONDS) -> RunsPage:
@@ -92,7 +96,7 @@ class Reader:
                 return RunsPage(rows, len(ids), rows[-1]["run_id"] if len(wanted) > size else None)
             rows, deadline, position = [], time.monotonic() + budget, 0
             while position < len(wanted) and len(rows) < size:
-                batch = wanted[position:position + size]
+                batch = wanted[position:position + SCAN_BATCH]
                 position += len(batch)
                 rows += [s for s in self._summaries_of(batch) if s.get("pipeline_state") == state]
                 if len(rows) < size and time.monotonic() > deadline and position < len(wanted):

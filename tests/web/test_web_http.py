@@ -64,7 +64,11 @@ def test_the_runs_listing_pages_and_opens_only_the_runs_it_shows(filled: tuple[P
     assert [r["run_id"] for r in second.rows] == ["paper-b"] and second.next_after is None
 
 
-def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: tuple[Path, dict[str, str]]) -> None:
+def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: tuple[Path, dict[str, str]],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from statedir.web import reading
+
+    monkeypatch.setattr(reading, "SCAN_BATCH", 1)
     reader = Reader(filled[0] / "state")
     first = reader.runs_page(state="paused", size=1, budget=0)  # out of time after the first batch
     assert first.rows == [] and first.searched_to == "paper-a" and first.next_after == "paper-a"
@@ -86,6 +90,9 @@ def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path) -> None:
     assert after["r2"] is before["r2"]  # not read again
     assert cli("new", "r3", "--topic", "T", "--store", str(root)).returncode == 0
     assert [r["run_id"] for r in reader.runs_page().rows] == ["r1", "r2", "r3"]
+    subprocess.run(["git", "rm", "-rq", "state/runs/r2"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "r2 removed by hand"], cwd=repo, check=True)
+    assert [r["run_id"] for r in reader.runs_page().rows] == ["r1", "r3"]
 
 
 def test_a_run_page_has_the_dashboard_graph_checkpoint_moves_materials_and_logs(client: TestClient) -> None:
