@@ -118,9 +118,9 @@ def main() -> None:
             print(f"# a {size:,}-run store built in {time.perf_counter() - built:.0f} s", file=sys.stderr)
             results[size] = measure(root, opts.repeat)
         sizes = list(results)
-        print(f"{'time to first byte (ms)':<70}" + "".join(f"{f'{s:,} runs':>14}" for s in sizes))
+        print(f"{'time to first byte (ms)':<78}" + "".join(f"{f'{s:,} runs':>14}" for s in sizes))
         for i, (label, _) in enumerate(results[sizes[0]]):
-            print(f"{label:<70}" + "".join(f"{results[s][i][1] * 1000:>14.1f}" for s in sizes))
+            print(f"{label:<78}" + "".join(f"{results[s][i][1] * 1000:>14.1f}" for s in sizes))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What the pages show, read through statedir.api: one StateDir kept open, read one request
 at a time, and the runs listing paged over run ids so 10,000 runs never open at once (a
-run's summary is remembered until HEAD moves)."""
+run's summary is remembered until a commit changes the run)."""
 from __future__ import annotations
 
 import bisect
@@ -17,7 +17,7 @@ from statedir.store import layout
 PAGE = 50
 SCAN_SECONDS = 0.5  # how long a filtered listing reads runs before it answers with what it found
 SCAN_BATCH = 20  # runs read between two looks at the clock
-_COMMIT = re.compile(r"^[0-9a-f]{4,40}$")
+_COMMIT = re.compile(r"[0-9a-f]{4,40}")
 
 
 @dataclass
@@ -30,7 +30,7 @@ class RunsPage:
 
 def check_commit(commit: str) -> str:
     """A commit as the pages name one: hex only, so nothing else reaches git."""
-    if not _COMMIT.match(commit):
+    if not _COMMIT.fullmatch(commit):
         raise InvalidValue(f"{commit!r} is not a commit id (4 to 40 hex digits)", commit=commit)
     return commit
 

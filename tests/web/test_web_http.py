@@ -170,7 +170,7 @@ def test_the_loopback_names_of_the_bound_port_are_answered(client: TestClient, h
 @pytest.mark.parametrize("url", ["/runs/..%2F..%2F..%2Fetc%2Fpasswd", "/runs/%2e%2e/history", "/runs/.git",
                                  "/static/..%2Fapp.py", "/static/../../statedir.yaml", "/runs/paper-a/at/HEAD~1",
                                  "/runs/paper-a/commits/--output=x", "/runs/paper-a/at/deadbeef%3Bls",
-                                 "/runs/paper-a/commits/0000000000"])
+                                 "/runs/paper-a/commits/0000000000", "/runs/paper-a/at/abcdef%0A"])
 def test_paths_cannot_leave_the_store(client: TestClient, url: str) -> None:
     response = client.get(url)
     assert response.status_code in (400, 404), response.text[:300]
