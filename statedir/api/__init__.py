@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from statedir.api.adjudication import Adjudication
 from statedir.api.caller_inputs import file_hash, parse_issue, read_yaml_file, resolve
 from statedir.api.history import History
+from statedir.api.overview import Overview
 from statedir.api.read_views import Views
 from statedir.argument_checks import checked
 from statedir.engine import transaction
@@ -58,7 +59,7 @@ def _passport(path: str) -> dict[str, Any]:
 
 
 @checked
-class StateDir(Views, History, Adjudication):
+class StateDir(Views, History, Overview, Adjudication):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,

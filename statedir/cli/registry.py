@@ -24,8 +24,8 @@ TABLE = {
     "set": "write", "redo": "write", "resume": "write", "prereq": "read", "templates": "read",
     "validate": "store", "diff": "history", "versions": "history", "rollback": "history", "verify": "history",
     "doctor": "history", "sync": "sync", "graph": "graph", "bus": "bus", "research": "research",
-    "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "demo": "store",
-    "merge-driver": "sync",
+    "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "serve": "web",
+    "demo": "store", "merge-driver": "sync",
 }
 
 # The headings `statedir --help` lists the commands under, everyday work first (as `git help` does).
