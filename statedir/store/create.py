@@ -14,27 +14,54 @@ from statedir.store.disk import Store
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 
 
-def init(directory: str | Path) -> dict[str, Any]:
+def init(directory: str | Path, branch: str | None = None) -> dict[str, Any]:
     """Make a store at `directory` (git init first where it is in no work tree); commits it.
 
     An existing store is left as it is; anything else already at `directory` is refused, and
     a failure part way removes what this call created. Where the repository already holds
     another store, the result carries a warning naming it (one repository, one store, is
-    what discovery and the pre-commit hook expect).
+    what discovery and the pre-commit hook expect). With `branch`, the store is a linked work
+    tree on that branch of its own (statedir.store.branch).
     """
     if not isinstance(directory, str | Path):
         raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}", argument="directory")
+    if branch is not None and not isinstance(branch, str):
+        raise InvalidValue(f"init(): branch must be a branch name, not {type(branch).__name__}", argument="branch")
     directory = Path(directory).resolve()
+    if branch is not None:
+        from statedir.store import branch as own_branch
+
+        return own_branch.init(directory, branch)
     if (directory / layout.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
+    refuse_occupied(directory)
     created = not directory.exists()
     worktree = git.find_worktree(directory)
     others = other_stores(worktree) if worktree is not None else []
-    try:
-        if worktree is None:
+    if worktree is None:
+        try:
             git.init(directory.parent)
+        except BaseException:
+            _undo_init(directory, created)
+            raise
+    result = populate(directory, created)
+    warnings = result.pop("warnings", [])
+    warnings += [f"this repository already holds a store at {other}; this is a second one (commands run "
+                 f"below {other.parent} still find {other} unless given --store)" for other in others]
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def refuse_occupied(directory: Path) -> None:
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
+
+
+def populate(directory: Path, created: bool) -> dict[str, Any]:
+    """Write a new store's files into `directory` (in a git work tree) and commit them; on a
+    failure what this call wrote goes again (`directory` itself too where `created`)."""
+    try:
         directory.mkdir(parents=True, exist_ok=True)
         files = {".gitignore": layout.GITIGNORE, ".gitattributes": layout.GITATTRIBUTES,
                  layout.CONFIG: yaml.dump(CONFIG_DEFAULTS, layout.schema_ref(layout.CONFIG))}
@@ -57,8 +84,6 @@ def init(directory: str | Path) -> dict[str, Any]:
         _undo_init(directory, created)
         raise
     result: dict[str, Any] = {"store": str(directory), "created": True, "commit": sha}
-    warnings += [f"this repository already holds a store at {other}; this is a second one (commands run "
-                 f"below {other.parent} still find {other} unless given --store)" for other in others]
     if warnings:
         result["warnings"] = warnings
     return result
@@ -81,4 +106,6 @@ def _undo_init(directory: Path, created: bool) -> None:
             shutil.rmtree(directory, ignore_errors=True)
         else:
             for child in directory.iterdir():
+                if child.name == ".git":  # a linked work tree's pointer: its maker removes it
+                    continue
                 shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
