@@ -4,6 +4,7 @@ repositories, the real CLI as a subprocess."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -212,3 +213,39 @@ def test_the_pre_push_example_checks_the_store_branch_only(repo: Path, tmp_path:
     refused = push(repo / "state", B)
     assert refused.returncode != 0 and "hand_edit" in refused.stdout + refused.stderr
     assert git(remote, "branch", "--list", B) == ""
+
+
+def doc_blocks() -> list[str]:
+    return re.findall(r"```sh\n(.*?)```", (ROOT / "docs" / "branch.md").read_text(), re.S)
+
+
+def run_block(block: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_the_docs_first_example_runs_verbatim(repo: Path) -> None:
+    user_repo(repo)
+    git(repo, "add", "notes.md")
+    git(repo, "commit", "-q", "-m", "clean start")
+    proc = run_block(doc_blocks()[0], repo)
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.splitlines()[-1]  # git log's line; git status prints nothing after it
+    assert re.match(r"[0-9a-f]{7,} new run paper-1 ", last), proc.stdout
+    assert git(repo, "rev-list", "--count", "main") == "2"
+
+
+def test_the_docs_recipe_moves_a_store_with_its_history(repo: Path) -> None:
+    """docs/branch.md's "Moving a store" block, verbatim, on a store with transitions on main."""
+    user_repo(repo)
+    assert cli("init", cwd=repo).returncode == 0
+    cli_json("new", "r1", "--topic", "x", cwd=repo)
+    cli_json("stage", "r1", "1", "in_progress", cwd=repo)
+    recipe = next(b for b in doc_blocks() if "subtree split" in b)
+    proc = run_block(recipe, repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "verified 3 commit(s): clean" in proc.stdout
+    assert not git(repo, "ls-tree", "-r", "--name-only", "HEAD", "--", "state")  # gone from the user's branch
+    code, moved = cli_json("stage", "r1", "1", "completed", cwd=repo)
+    assert code == 0 and git(repo, "rev-parse", "statedir-state") == moved["commit"], moved  # type: ignore[index]

@@ -12,7 +12,8 @@ import typer
 
 StoreOpt = Annotated[Optional[Path], typer.Option(
     "--store", envvar="STATEDIR_STORE", show_envvar=True,
-    help="The store; default: the nearest state/statedir.yaml at or above the current directory.")]
+    help="The store; default: the nearest state/statedir.yaml at or above the current directory, else "
+         "the repository's store on a branch of its own (init --branch).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout: one JSON document.")]
 ActorOpt = Annotated[str, typer.Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]

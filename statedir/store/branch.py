@@ -12,7 +12,7 @@ from typing import Any
 from statedir.errors import InvalidValue
 from statedir.gitops import git, merge_driver, worktrees
 from statedir.store import layout
-from statedir.store.create import populate, refuse_occupied
+from statedir.store.skeleton import populate, refuse_occupied
 
 
 def init(directory: Path, branch: str) -> dict[str, Any]:

@@ -1,17 +1,15 @@
 """Making a store: `statedir init` and `statedir.init()`."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from statedir.errors import GitError, InvalidValue, WriteFailed
-from statedir.files import yaml
-from statedir.gitops import git, store_commit
+from statedir.errors import GitError, InvalidValue
+from statedir.gitops import git
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.skeleton import CONFIG_DEFAULTS, populate, refuse_occupied, undo
 
-CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
+__all__ = ["CONFIG_DEFAULTS", "init", "other_stores"]
 
 
 def init(directory: str | Path, branch: str | None = None) -> dict[str, Any]:
@@ -42,48 +40,12 @@ def init(directory: str | Path, branch: str | None = None) -> dict[str, Any]:
         try:
             git.init(directory.parent)
         except BaseException:
-            _undo_init(directory, created)
+            undo(directory, created)
             raise
     result = populate(directory, created)
     warnings = result.pop("warnings", [])
     warnings += [f"this repository already holds a store at {other}; this is a second one (commands run "
                  f"below {other.parent} still find {other} unless given --store)" for other in others]
-    if warnings:
-        result["warnings"] = warnings
-    return result
-
-
-def refuse_occupied(directory: Path) -> None:
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
-
-
-def populate(directory: Path, created: bool) -> dict[str, Any]:
-    """Write a new store's files into `directory` (in a git work tree) and commit them; on a
-    failure what this call wrote goes again (`directory` itself too where `created`)."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        files = {".gitignore": layout.GITIGNORE, ".gitattributes": layout.GITATTRIBUTES,
-                 layout.CONFIG: yaml.dump(CONFIG_DEFAULTS, layout.schema_ref(layout.CONFIG))}
-        for rel, text in files.items():
-            (directory / rel).write_text(text)
-        store = Store(directory)
-        with store.locked():
-            written = layout.copy_schemas(directory)
-            paths = [store.git_path(r) for r in [*files, *written]]
-            warnings = git.preflight(store.worktree)
-            from statedir.gitops import merge_driver
-
-            merge_driver.register(store.worktree)
-            sha = store_commit.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker",
-                                                                      "init"), author="state_tracker")
-    except OSError as exc:
-        _undo_init(directory, created)
-        raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None
-    except BaseException:
-        _undo_init(directory, created)
-        raise
-    result: dict[str, Any] = {"store": str(directory), "created": True, "commit": sha}
     if warnings:
         result["warnings"] = warnings
     return result
@@ -98,14 +60,3 @@ def other_stores(worktree: Path) -> list[Path]:
         listed = ""  # a repository without a commit or index yet holds no store
     found = {(worktree / rel).parent for rel in listed.split("\0") if rel}
     return sorted(p for p in found if (p / layout.CONFIG).is_file())
-
-
-def _undo_init(directory: Path, created: bool) -> None:
-    if directory.is_dir():
-        if created:
-            shutil.rmtree(directory, ignore_errors=True)
-        else:
-            for child in directory.iterdir():
-                if child.name == ".git":  # a linked work tree's pointer: its maker removes it
-                    continue
-                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
