@@ -3,6 +3,7 @@ linked work tree the user's ignores; the user's branch, index and work tree neve
 repositories, the real CLI as a subprocess."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ import statedir
 from tests.bus.test_seed_compat import readme_example, shim
 
 B = "statedir-state"
+SESSION = "2026-06-30-shared"
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -180,6 +182,11 @@ def test_two_machines_share_the_store_branch_through_a_remote(repo: Path, tmp_pa
     # both machines write, different runs: sync merges them through the driver, on the store's branch
     cli_json("new", "b1", "--topic", "from B", cwd=other)
     cli_json("stage", "a1", "1", "in_progress", cwd=repo)
+    # one list grown on both machines: git's line merge would conflict, statedir's driver takes both
+    assert cli("bus", "init", SESSION, cwd=repo).returncode == 0
+    assert cli_json("sync", cwd=repo)[0] == 0 and cli_json("sync", cwd=other)[0] == 0
+    for machine, value in ((repo, "A again"), (other, "B again")):
+        assert cli("bus", "append", SESSION, "notes", value, cwd=machine).returncode == 0
     assert cli_json("sync", cwd=other)[0] == 0
     code, merged = cli_json("sync", cwd=repo)
     assert code == 0 and merged["status"] == "merged", merged  # type: ignore[index]
@@ -187,6 +194,7 @@ def test_two_machines_share_the_store_branch_through_a_remote(repo: Path, tmp_pa
     for machine in (repo, other):
         assert sorted(r["run_id"] for r in cli_json("runs", cwd=machine)[1]) == ["a1", "b1"]  # type: ignore[index]
         assert cli_json("verify", cwd=machine)[1]["clean"] is True  # type: ignore[index]
+        assert sorted(json.loads(cli("bus", "get", SESSION, "notes", cwd=machine).stdout)) == ["A again", "B again"]
     assert git(repo, "rev-parse", "main") == git(remote, "rev-parse", "main")  # the user's branch: as pushed
     assert git(repo, "rev-list", "--count", "main") == "1"
 
@@ -249,3 +257,25 @@ def test_the_docs_recipe_moves_a_store_with_its_history(repo: Path) -> None:
     assert not git(repo, "ls-tree", "-r", "--name-only", "HEAD", "--", "state")  # gone from the user's branch
     code, moved = cli_json("stage", "r1", "1", "completed", cwd=repo)
     assert code == 0 and git(repo, "rev-parse", "statedir-state") == moved["commit"], moved  # type: ignore[index]
+
+
+def test_stores_made_apart_are_refused_by_sync_and_the_docs_recipe_takes_one(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    for machine in (repo, other):  # each makes a store before either pushed
+        assert cli("init", "--branch", B, cwd=machine).returncode == 0
+    cli_json("new", "a1", "--topic", "from A", cwd=repo)
+    assert cli_json("sync", cwd=repo)[0] == 0
+    head = git(other, "rev-parse", B)
+    code, refused = cli_json("sync", cwd=other)
+    assert code == 3 and "shares no history" in refused["error"]["message"], refused  # type: ignore[index]
+    assert git(other, "rev-parse", B) == head and git(other / "state", "status", "--porcelain") == ""
+    recipe = next(b for b in doc_blocks() if "worktree remove --force" in b)
+    proc = run_block(recipe, other)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["run_id"] for r in cli_json("runs", cwd=other)[1]] == ["a1"]  # type: ignore[index]
