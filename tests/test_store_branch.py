@@ -279,3 +279,17 @@ def test_stores_made_apart_are_refused_by_sync_and_the_docs_recipe_takes_one(rep
     proc = run_block(recipe, other)
     assert proc.returncode == 0, proc.stderr
     assert [r["run_id"] for r in cli_json("runs", cwd=other)[1]] == ["a1"]  # type: ignore[index]
+
+
+def test_the_users_other_work_trees_find_the_store_too(repo: Path, tmp_path: Path) -> None:
+    user_repo(repo)
+    assert cli("init", ".statedir/store", "--branch", B, cwd=repo).returncode == 0  # not ./state: found by binding
+    feature = tmp_path / "feature"
+    git(repo, "worktree", "add", "-q", str(feature), "-b", "feature")
+    for cwd in (repo, repo / ".statedir", feature):
+        code, made = cli_json("new", f"r-{cwd.name}", "--topic", "x", cwd=cwd)
+        assert code == 0 and git(repo, "rev-parse", B) == made["commit"], (cwd, made)  # type: ignore[index]
+    assert git(repo, "rev-list", "--count", "main") == git(repo, "rev-list", "--count", "feature") == "1"
+    assert git(feature, "status", "--porcelain") == ""
+    git(repo, "clean", "-fdxq")  # git's cleanup passes over the store's work tree (a repository of its own)
+    assert cli("runs", cwd=feature).returncode == 0
