@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
 import statedir
@@ -293,3 +294,24 @@ def test_the_users_other_work_trees_find_the_store_too(repo: Path, tmp_path: Pat
     assert git(feature, "status", "--porcelain") == ""
     git(repo, "clean", "-fdxq")  # git's cleanup passes over the store's work tree (a repository of its own)
     assert cli("runs", cwd=feature).returncode == 0
+
+
+@pytest.mark.parametrize("fault", ["between_files", "during_commit", "after_commit", "during_commit:git"])
+def test_a_transition_killed_in_the_stores_work_tree_is_recovered_there(repo: Path, fault: str) -> None:
+    """Killed (or failing) part way: the next command finishes or undoes it in the store's work
+    tree; the user's branch, index and files are as they were throughout."""
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    cli_json("new", "r1", "--topic", "x", cwd=repo)
+    before = users_view(repo)
+    store_head = git(repo, "rev-parse", B)
+    dead = cli("stage", "r1", "1", "in_progress", cwd=repo, env={"STATEDIR_FAULT": fault})
+    assert dead.returncode != 0
+    assert users_view(repo) == before
+    code, status = cli_json("get", "r1", "stages.1.status", cwd=repo)
+    assert code == 0, status
+    landed = git(repo, "rev-parse", B) != store_head
+    assert status == ("in_progress" if landed else "pending")
+    assert git(repo / "state", "status", "--porcelain") == ""  # the store's work tree agrees with its branch
+    assert cli_json("verify", cwd=repo)[1]["clean"] is True  # type: ignore[index]
+    assert users_view(repo) == before
