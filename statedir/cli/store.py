@@ -15,11 +15,15 @@ from statedir.cli.render import emit_json, warn
 def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")] = Path("state"),
          branch: Annotated[Optional[str], typer.Option(
              "--branch", metavar="NAME",
-             help="Commit the store to branch NAME, never to the branch you work on: NAME is checked out at "
-                  "DIR as a linked work tree that your work tree ignores, and every command finds it. Where NAME "
-                  "exists already (a clone), it is checked out again. See docs/branch.md.")] = None,
+             help="Commit the store to branch NAME, never to the branch you work on: NAME is checked out in "
+                  "the directory as a linked work tree that your work tree ignores, and every command finds it. "
+                  "Where NAME exists already (a clone), it is checked out again. See docs/branch.md.")] = None,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """Make a store (git init first where needed); an existing store is left as it is."""
+    """Make a store (git init first where needed); an existing store is left as it is.
+
+    Every transition is a commit on the branch you work on; with --branch NAME they go to a
+    branch of their own instead (for a feature branch whose pull request should hold only your work).
+    """
     from statedir import api
 
     result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch)
