@@ -315,3 +315,16 @@ def test_a_transition_killed_in_the_stores_work_tree_is_recovered_there(repo: Pa
     assert git(repo / "state", "status", "--porcelain") == ""  # the store's work tree agrees with its branch
     assert cli_json("verify", cwd=repo)[1]["clean"] is True  # type: ignore[index]
     assert users_view(repo) == before
+
+
+@pytest.mark.parametrize("name", ["", " ", "a b", "-b", "--orphan", "@{-1}", "@", "HEAD", "x.lock", "a..b", "a/",
+                                  "/a", "a\x00b", "a\nb", "a\x7f", "r~1", "a^", "a:b", "a?", "a*", "a[", "a\\b",
+                                  ".hidden", "a//b", "x" * 300, "ünï\udcff"])
+def test_a_name_git_refuses_as_a_branch_changes_nothing(repo: Path, name: str) -> None:
+    from statedir.errors import InvalidValue
+
+    user_repo(repo)
+    files = snapshot(repo)
+    with pytest.raises(InvalidValue):
+        statedir.init(repo / "state", branch=name)
+    assert snapshot(repo) == files

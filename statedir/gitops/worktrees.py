@@ -13,7 +13,12 @@ STORE_KEY = "statedir.store"  # ... and where its linked work tree is (relative 
 
 def valid_branch_name(worktree: Path, name: str) -> bool:
     """Whether git takes `name` as a branch name as it is (no `@{-1}` expansion, no option)."""
-    if not name or name.startswith("-") or "@{" in name or name == "HEAD":
+    if not name or name.startswith("-") or "@{" in name or name in ("HEAD", "@") or len(name) > 200 \
+            or any(c < " " or c == "\x7f" for c in name):  # git would refuse a control character; a NUL, Python
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are no text (from a command line): no name to record in the config
         return False
     proc = git.run(worktree, "check-ref-format", "--branch", name, check=False)
     return proc.returncode == 0 and proc.stdout.decode().strip() == name
