@@ -162,6 +162,7 @@ def test_a_deleted_work_tree_is_named_and_made_again(repo: Path) -> None:
     assert cli_json("runs", cwd=repo)[1][0]["run_id"] == "r1"  # type: ignore[index]
 
 
+@pytest.mark.slow  # two clones and five syncs through the real CLI
 def test_two_machines_share_the_store_branch_through_a_remote(repo: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
@@ -260,6 +261,7 @@ def test_the_docs_recipe_moves_a_store_with_its_history(repo: Path) -> None:
     assert code == 0 and git(repo, "rev-parse", "statedir-state") == moved["commit"], moved  # type: ignore[index]
 
 
+@pytest.mark.slow  # two clones, two syncs
 def test_stores_made_apart_are_refused_by_sync_and_the_docs_recipe_takes_one(repo: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
@@ -296,6 +298,7 @@ def test_the_users_other_work_trees_find_the_store_too(repo: Path, tmp_path: Pat
     assert cli("runs", cwd=feature).returncode == 0
 
 
+@pytest.mark.slow  # crash tests: a killed CLI per fault point, then its recovery
 @pytest.mark.parametrize("fault", ["between_files", "during_commit", "after_commit", "during_commit:git"])
 def test_a_transition_killed_in_the_stores_work_tree_is_recovered_there(repo: Path, fault: str) -> None:
     """Killed (or failing) part way: the next command finishes or undoes it in the store's work
