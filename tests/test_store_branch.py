@@ -331,3 +331,18 @@ def test_a_name_git_refuses_as_a_branch_changes_nothing(repo: Path, name: str) -
     with pytest.raises(InvalidValue):
         statedir.init(repo / "state", branch=name)
     assert snapshot(repo) == files
+
+
+def test_doctor_restores_the_binding_and_the_exclusion(repo: Path) -> None:
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("".join(line for line in exclude.read_text().splitlines(True) if line != "/state/\n"))
+    git(repo, "config", "--remove-section", "statedir")
+    assert "?? state/" in git(repo, "status", "--porcelain")  # git add -A would take it now
+    code, report = cli_json("doctor", cwd=repo)
+    assert code == 1 and {f["kind"] for f in report["findings"]} == {"branch_binding", "branch_exclude"}, report  # type: ignore[index]
+    code, fixed = cli_json("doctor", "--fix", cwd=repo)
+    assert code == 0 and fixed["findings"] == [], fixed  # type: ignore[index]
+    assert "?? state/" not in git(repo, "status", "--porcelain")
+    assert git(repo, "config", "statedir.branch") == B and git(repo, "config", "statedir.store") == "state"

@@ -205,6 +205,10 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         from statedir.merge import checks  # the merge driver's registration, unresolved merges, runs
 
         found += checks.findings(store, actor, timeout)
+        from statedir.store import branch  # a store on a branch of its own: its binding and exclusion
+
+        found += [_finding(kind, None, message, what, repair)
+                  for kind, message, what, repair in branch.problems(store.root)]
         return found
 
     found = examine()

@@ -6,6 +6,7 @@ tree are never touched: NAME starts as an orphan branch holding only the store.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,31 @@ def _existing(directory: Path, branch: str) -> dict[str, Any]:
     if outer is not None:
         worktrees.exclude(outer, directory)
     return {"store": str(directory), "branch": branch, "created": False, "attached": False, "commit": None}
+
+
+def problems(root: Path) -> list[tuple[str, str, str, Callable[[], None]]]:
+    """What a store on a branch of its own (a linked work tree at the store's root, inside the
+    user's work tree) lacks, as (kind, message, what the fix does, the fix): the binding discovery
+    reads, and the `info/exclude` line that keeps the user's `git add -A` from adding it."""
+    outer = git.find_worktree(root.parent)
+    if not (root / ".git").is_file() or git.find_worktree(root) != root or outer is None:
+        return []
+    branch = worktrees.current_branch(root)
+    bound = worktrees.binding(root)
+    if branch is None or (bound is not None and bound[0] != branch):
+        return []  # not one made by init --branch, or the repository binds another: not ours to change
+    out: list[tuple[str, str, str, Callable[[], None]]] = []
+    if bound is None or bound[1].resolve() != root:
+        out.append(("branch_binding", f"the repository's config does not name this store (on branch {branch}): "
+                    "commands outside ./state may not find it", f"git config {worktrees.BRANCH_KEY} {branch}; "
+                    f"git config {worktrees.STORE_KEY} <this store>", lambda: worktrees.bind(root, root, branch)))
+    ignored = git.run(outer, "check-ignore", "-q", "--no-index", "--", root.relative_to(outer).as_posix() + "/",
+                      check=False).returncode == 0
+    if not ignored:
+        def exclude() -> None:
+            worktrees.exclude(outer, root)
+
+        out.append(("branch_exclude", f"your work tree {outer} does not ignore the store's work tree: `git add -A` "
+                    "would commit it into your branch as an embedded repository",
+                    "list it in .git/info/exclude", exclude))
+    return out
