@@ -89,8 +89,10 @@ def problems(root: Path) -> list[tuple[str, str, str, Callable[[], None]]]:
     """What a store on a branch of its own (a linked work tree at the store's root, inside the
     user's work tree) lacks, as (kind, message, what the fix does, the fix): the binding discovery
     reads, and the `info/exclude` line that keeps the user's `git add -A` from adding it."""
+    if not (root / ".git").is_file():  # the common case, answered without a walk or a git process
+        return []
     outer = git.find_worktree(root.parent)
-    if not (root / ".git").is_file() or git.find_worktree(root) != root or outer is None:
+    if outer is None:
         return []
     branch = worktrees.current_branch(root)
     bound = worktrees.binding(root)
