@@ -279,7 +279,7 @@ class StateDir(Views, History, Overview, Adjudication):
                  origin_skill: str | None = None, origin_mode: str | None = None,
                  upstream: list[str] | None = None, actor: str | None = None,
                  expect: str | None = None) -> dict[str, Any]:
-        hashed = [file_hash(f, self.store.worktree) for f in files or []]
+        hashed = [file_hash(f, self.store.files_worktree) for f in files or []]
         return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
                         origin_mode=origin_mode, upstream=upstream or [])
 

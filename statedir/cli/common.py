@@ -13,7 +13,8 @@ from statedir.cli.params import Argument, Option
 
 StoreOpt = Annotated[Optional[Path], Option(
     "--store", envvar="STATEDIR_STORE", show_envvar=True,
-    help="The store; default: the nearest state/statedir.yaml at or above the current directory.")]
+    help="The store; default: the nearest state/statedir.yaml at or above the current directory, else "
+         "the repository's store on a branch of its own (init --branch).")]
 JsonOpt = Annotated[bool, Option("--json", help="Machine output on stdout: one JSON document.")]
 ActorOpt = Annotated[str, Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]

@@ -12,15 +12,27 @@ from statedir.cli.render import emit_json, warn
 
 @app.command()
 def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Path("state"),
+         branch: Annotated[Optional[str], Option(
+             "--branch", metavar="NAME",
+             help="Commit the store to branch NAME, never to the branch you work on: NAME is checked out in "
+                  "the directory as a linked work tree that your work tree ignores, and every command finds it. "
+                  "Where NAME exists already (a clone), it is checked out again. See docs/branch.md.")] = None,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """Make a store (git init first where needed); an existing store is left as it is."""
+    """Make a store (git init first where needed); an existing store is left as it is.
+
+    Every transition is a commit on the branch you work on; with --branch NAME they go to a
+    branch of their own instead (for a feature branch whose pull request should hold only your work).
+    """
     from statedir import api
 
-    result = api.init(store if store is not None and directory == Path("state") else directory)
+    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch)
     if json:
         emit_json(result)
     elif result["created"]:
-        print(f"ok  initialized statedir store in {result['store']}  [{result['commit'][:10]}]")
+        on = f" on branch {result['branch']}" if "branch" in result else ""
+        print(f"ok  initialized statedir store in {result['store']}{on}  [{result['commit'][:10]}]")
+    elif result.get("attached"):
+        print(f"ok  checked out the store's branch {result['branch']} at {result['store']}")
     else:
         print(f"ok  {result['store']} is already a statedir store; nothing changed")
     for message in result.get("warnings", []):

@@ -24,12 +24,16 @@ def not_a_store(root: Path) -> str:
 
 
 def locate(start: Path) -> Path:
-    """The nearest `state/statedir.yaml` at or above `start` (the default store)."""
+    """The nearest `state/statedir.yaml` at or above `start` (the default store), else the store
+    on a branch of its own that the repository's config names (`statedir init --branch`)."""
     for directory in (start, *start.parents):
         if (directory / "state" / CONFIG).is_file():
             return directory / "state"
         if (directory / CONFIG).is_file():
             return directory
+    bound = _bound(start)
+    if bound is not None:
+        return bound
     raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
 
 
@@ -41,3 +45,22 @@ def given_or_nearest(store: Path | None) -> Path:
     if not (store / CONFIG).is_file() and (store / "state" / CONFIG).is_file():
         return store / "state"
     return store
+
+
+def _bound(start: Path) -> Path | None:
+    """The store the repository holding `start` keeps on a branch of its own; NotAStore where its
+    linked work tree is gone (deleted, or a clone that has not checked it out yet)."""
+    from statedir.gitops import git, worktrees
+
+    tree = git.find_worktree(start)
+    if tree is None:
+        return None
+    found = worktrees.binding(tree)
+    if found is None:
+        return None
+    branch, where = found
+    if (where / CONFIG).is_file():
+        return where
+    raise NotAStore(f"this repository keeps its statedir store on branch {branch}, but no work tree of it is at "
+                    f"{where}; run `statedir init {where} --branch {branch}` to check it out again",
+                    store=str(where), branch=branch)

@@ -135,6 +135,10 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     # versions registered on both sides: git cannot rename a passport, sync numbers them apart
     if proc.returncode != 0 and not (not fast and versions.settle(store, ours, theirs)):  # sync() puts back
         conflicts = _unmerged(store)
+        if not conflicts and b"unrelated histories" in proc.stderr:
+            raise GitError(f"{name}/{branch} shares no history with this store: two stores were made apart (an "
+                           "`init` on each machine before either pushed). Keep one; to take the remote's, see "
+                           "docs/branch.md; nothing was changed", remote=name, branch=branch)
         if not conflicts:
             raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {_reason(proc.stderr)}. "
                                   "Commit or stash those changes first; nothing was changed", remote=name)
