@@ -51,7 +51,7 @@ def test_init_puts_the_store_on_an_orphan_branch_and_leaves_the_users_alone(repo
     before = users_view(repo)
     code, made = cli_json("init", "--branch", B, cwd=repo)
     assert code == 0, made
-    assert made["created"] is True and made["branch"] == B  # type: ignore[index]
+    assert made["created"] is True and made["attached"] is False and made["branch"] == B  # type: ignore[index]
     assert made["store"] == str(repo / "state")  # type: ignore[index]
     assert users_view(repo) == before
     # the branch holds the store alone, from a root of its own: no file of the user's, no shared history

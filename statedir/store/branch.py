@@ -32,13 +32,11 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
         git.init(directory.parent)
         user_tree = directory.parent
     where = worktrees.checked_out(user_tree).get(branch)
-    if where is not None:
-        if (where / layout.CONFIG).is_file():  # attached already, elsewhere: that is the store
-            return _existing(where, branch)
-        if where.exists():
-            raise InvalidValue(f"branch {branch} is checked out at {where} and holds no statedir store; "
-                               "choose another name", branch=branch)
-        worktrees.prune(user_tree)  # its work tree was deleted: git still counts it checked out
+    if where is not None and (where / layout.CONFIG).is_file():  # attached already, elsewhere: that is the store
+        return _existing(where, branch)
+    if where is not None and where.exists():
+        raise InvalidValue(f"branch {branch} is checked out at {where} and holds no statedir store; "
+                           "choose another name", branch=branch)
     refuse_occupied(directory)
     local = worktrees.commit_of(user_tree, f"refs/heads/{branch}")
     remote = None if local else next(iter(worktrees.remote_branches(user_tree, branch)), None)
@@ -47,10 +45,12 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
         raise InvalidValue(f"branch {remote or branch} exists and holds no statedir store at its root; "
                            "choose another name", branch=branch)
     existed = directory.exists()
+    if where is not None:
+        worktrees.prune(user_tree)  # its work tree was deleted: git still counts it checked out
     try:
         if source is None:
             worktrees.add_orphan(user_tree, directory, branch)
-            result = populate(directory, created=False)
+            result = {**populate(directory, created=False), "attached": False}
         else:
             worktrees.add_existing(user_tree, directory, branch, remote)
             merge_driver.register(directory)  # a fresh clone has no registration (git copies no config)
@@ -63,7 +63,6 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
             directory.mkdir(parents=True, exist_ok=True)
         raise
     result["branch"] = branch
-    result.setdefault("attached", True)
     return result
 
 
