@@ -23,7 +23,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(str(ROOT / "statedir"), quiet=1)
 
 
-def _isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """HOME at root/home with the tests' git identity and config; nothing from the real one."""
     home = root / "home"
     home.mkdir()
@@ -40,7 +40,7 @@ def _isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
-    _isolate(tmp_path, monkeypatch)
+    isolate(tmp_path, monkeypatch)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -59,7 +59,7 @@ def fresh_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     `sd` copies it rather than making the store again for each test."""
     root = tmp_path_factory.mktemp("fresh-store")
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _isolate(root, monkeypatch)
+        isolate(root, monkeypatch)
         subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
         api.init(root / "work" / "state")
     return root / "work"
