@@ -10,7 +10,7 @@ import os
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from statedir.cli.params import Param
 
@@ -20,14 +20,20 @@ _SCALARS: dict[Any, Callable[[str], Any]] = {str: str, int: int, Path: Path}
 _MISSING = object()
 
 
-class _Spec(NamedTuple):
-    name: str
-    kind: str  # "option" or "argument"
-    decls: tuple[str, ...]
-    convert: Callable[[str], Any] | None  # None: a flag
-    many: bool  # a repeatable option, or an argument taking every remaining word
-    default: Any  # _MISSING: required
-    envvar: str | None
+class _Spec:
+    """One parameter as direct reads it."""
+
+    __slots__ = ("name", "kind", "decls", "convert", "many", "default", "envvar")
+
+    def __init__(self, name: str, kind: str, decls: tuple[str, ...], convert: Callable[[str], Any] | None,
+                 many: bool, default: Any, envvar: str | None) -> None:
+        self.name = name
+        self.kind = kind  # "option" or "argument"
+        self.decls = decls
+        self.convert = convert  # None: a flag
+        self.many = many  # a repeatable option, or an argument taking every remaining word
+        self.default = default  # _MISSING: required
+        self.envvar = envvar
 
 
 def _spec(name: str, hint: Any, default: Any) -> _Spec | None:
