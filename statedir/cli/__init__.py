@@ -9,7 +9,16 @@ from statedir.errors import BAD_INPUT, InvalidValue, StatedirError
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every StatedirError becomes its exit code and one JSON object or stderr line."""
-    args = sys.argv[1:] if argv is None else argv
+    from statedir.argument_checks import CLI_WORDING
+
+    wording = CLI_WORDING.set(True)  # refusals name the flags (`--topic`), not the API's arguments
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        CLI_WORDING.reset(wording)
+
+
+def _main(args: list[str]) -> int:
     if args == ["--version"]:  # answered before typer is loaded
         from statedir import __version__
 
