@@ -12,12 +12,17 @@ _MODELINE = re.compile(r"\$schema=(\S+)")
 
 
 def _store(ctx: Any) -> Path | None:
-    given = (ctx.params.get("store") if ctx is not None else None) or os.environ.get("STATEDIR_STORE")
-    from statedir.cli.common import store_path
+    """The store a completion reads: --store / STATEDIR_STORE (a repository root means its
+    state/), else the nearest one at or above the current directory, as every command finds it."""
     from statedir.errors import StatedirError
+    from statedir.store import discovery, layout
 
+    given = (ctx.params.get("store") if ctx is not None else None) or os.environ.get("STATEDIR_STORE")
+    if given:
+        root = Path(given)
+        return root / "state" if not (root / layout.CONFIG).is_file() else root
     try:
-        return store_path(Path(given) if given else None)
+        return discovery.locate(Path.cwd())
     except StatedirError:
         return None
 

@@ -9,6 +9,7 @@ import typer
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
+from statedir.errors import InvalidValue
 
 
 @app.command()
@@ -58,15 +59,31 @@ def rollback(run_id: RunArg,
 @app.command()
 def verify(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's commits.")] = None,
            since: Annotated[Optional[str], typer.Option("--since", metavar="REV", help="Only commits after REV.")] = None,
-           store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings."""
-    result = open_store(store).verify(run_id, since=since)
+           acknowledge: Annotated[Optional[str], typer.Option(
+               "--acknowledge", metavar="SHA", help="Record (one commit, in acknowledged.yaml) that SHA's findings "
+               "were reviewed and are accepted; needs --reason. verify then lists them apart and exits 0 for them.")] = None,
+           reason: Annotated[Optional[str], typer.Option("--reason", help="With --acknowledge: what the review found.")] = None,
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> None:
+    """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings.
+
+    A finding you reviewed and accept (a hand edit you checked, say) is acknowledged once with
+    `statedir verify --acknowledge SHA --reason R`; later runs list it as acknowledged, not as a finding.
+    """
+    sd = open_store(store)
+    if acknowledge is not None:
+        if not reason:
+            raise InvalidValue("--acknowledge needs --reason (what the review found)", argument="reason")
+        done(sd.acknowledge(acknowledge, reason=reason, actor=actor), json)
+        return
+    result = sd.verify(run_id, since=since)
     if json:
         emit_json(result)
     else:
         for f in result["findings"]:
             print(f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}")
         verdict = "clean" if result["clean"] else f"{len(result['findings'])} finding(s)"
+        if result.get("acknowledged"):
+            verdict += f" ({len(result['acknowledged'])} acknowledged finding(s) left out)"
         print(f"verified {result['checked']} commit(s): {verdict}")
     if not result["clean"]:
         raise typer.Exit(1)

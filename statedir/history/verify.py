@@ -12,6 +12,7 @@ from typing import Any
 
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
+from statedir.history import acknowledgements
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -63,8 +64,9 @@ def _json(text: str) -> dict[str, Any] | None:
 
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
-    """{clean, checked, findings: [{commit, kind, file, message}]}: hand_edit, illegal,
-    log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in history order."""
+    """{clean, checked, findings: [{commit, kind, file, message}], acknowledged: [...]}: hand_edit,
+    illegal, log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in
+    history order; a finding acknowledged.yaml names (as of HEAD) is listed apart and keeps it clean."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -76,7 +78,13 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
             found += _check(reader, commit, removed)
             found += signatures.check(commit)
         findings = signatures.resolved(found)
-    return {"clean": not findings, "checked": len(history), "findings": findings}
+        accepted = acknowledgements.at_head(reader) if findings else set()
+    acknowledged = [f for f in findings if acknowledgements.key(f) in accepted]
+    findings = [f for f in findings if acknowledgements.key(f) not in accepted]
+    result = {"clean": not findings, "checked": len(history), "findings": findings}
+    if acknowledged:  # the contract's three keys, and this one only where a finding was acknowledged
+        result["acknowledged"] = acknowledged
+    return result
 
 
 def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[str, Any]:
