@@ -27,7 +27,7 @@ def test_version_and_bare_help(isolated: Path) -> None:
     assert (proc.returncode, proc.stdout) == (0, f"statedir {statedir.__version__}\n")
     bare = cli()
     assert bare.returncode == 0 and bare.stdout == cli("--help").stdout and bare.stderr == ""
-    assert "Commands:" in bare.stdout and "error" not in bare.stdout
+    assert "Runs:" in bare.stdout and "error" not in bare.stdout  # the commands, grouped
     group = cli("bus")
     assert group.returncode == 0 and group.stdout.startswith("Usage: statedir bus") and group.stderr == ""
 
@@ -207,3 +207,70 @@ def test_messages_say_what_happened(repo: Path) -> None:
     assert cli("log", "p1", "--action", "nothing", cwd=repo).stdout.strip() == "no transitions match"
     proc = cli("bus", "clear", "2026-01-01-never", cwd=repo)
     assert proc.returncode == 0 and "nothing to clear" in proc.stdout and "cleared" not in proc.stdout
+
+
+def test_observe_help_lists_every_key_a_report_may_have() -> None:
+    from conftest import ROOT
+
+    from statedir.engine.submissions import OBSERVER_FIELDS
+
+    entry = json.loads((ROOT / "schemas/log-collaboration_depth.schema.json").read_text())["$defs"]["entry"]
+    reported = set(entry["properties"]) - {"stage_id", "checkpoint_type", "request_id"}  # set by statedir
+    assert reported == set(OBSERVER_FIELDS)
+    text = " ".join(cli("observe", "--help").stdout.split())
+    assert all(key in text for key in OBSERVER_FIELDS) and "advisory_only: true" in text
+
+
+def test_a_report_refused_names_the_keys_it_may_have(repo: Path) -> None:
+    statedir.init(repo / "state")
+    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    (repo / "obs.yaml").write_text("zone: productive\n")
+    code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", "obs.yaml",
+                         "--actor", "collaboration_depth_agent", cwd=repo)
+    assert code == 1 and "timestamp, dialogue_log_ref, zone, scores" in out["error"]["message"]  # type: ignore[index]
+
+
+def test_an_unknown_material_is_answered_with_the_valid_names(repo: Path) -> None:
+    statedir.init(repo / "state")
+    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    code, out = cli_json("material", "r1", "nonsense", cwd=repo)
+    assert code == 2 and out["error"]["code"] == "UNKNOWN_MATERIAL"  # type: ignore[index]
+    assert "its materials: rq_brief, methodology_blueprint" in out["error"]["message"]  # type: ignore[index]
+
+
+def test_waiting_for_the_store_lock_says_so_once_at_a_terminal(repo: Path) -> None:
+    import pty
+
+    sd = statedir.open(statedir.init(repo / "state")["store"])
+    sd.new("r1", topic="t")
+    env = {"STATEDIR_LOCK_TIMEOUT": "1.5"}
+    with sd.store.locked():
+        piped = cli("set", "r1", "topic", "u", "--reason", "r", cwd=repo, env=env)
+        main, child = pty.openpty()
+        try:
+            proc = subprocess.run([sys.executable, "-P", "-m", "statedir", "set", "r1", "topic", "u", "--reason", "r"],
+                                  cwd=repo, stdout=subprocess.PIPE, stderr=child, text=True, timeout=120,
+                                  env={**os.environ, **env})
+            os.close(child)
+            said = b""
+            while True:
+                try:
+                    chunk = os.read(main, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                said += chunk
+        finally:
+            os.close(main)
+    assert piped.returncode == 3 and "waiting" not in piped.stderr and "LOCK_TIMEOUT" in piped.stderr
+    text = said.decode()
+    assert proc.returncode == 3 and text.count("waiting for the store lock") == 1 and "LOCK_TIMEOUT" in text
+
+
+def test_a_repository_root_names_the_store_below_it(repo: Path) -> None:
+    statedir.init(repo / "pipeline" / "state")
+    for proc in (cli("runs", "--store", str(repo), cwd=repo), cli("runs", cwd=repo)):
+        assert proc.returncode == 3 and "NOT_A_STORE" in proc.stderr
+        assert str(repo / "pipeline" / "state") in proc.stderr and "--store" in proc.stderr
+        assert "statedir init" not in proc.stderr

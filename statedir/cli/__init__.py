@@ -40,6 +40,11 @@ def _main(args: list[str]) -> int:
         if reconfigure:
             reconfigure(errors="backslashreplace")
     as_json = "--json" in args
+    if sys.stderr.isatty():  # a person watching: a wait for the store lock must not look like a hang
+        from statedir.store import locking
+
+        locking.ON_WAIT.set(lambda limit: sys.stderr.write(
+            f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
             raise InvalidValue("an argument contains a NUL byte")

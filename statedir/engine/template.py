@@ -80,7 +80,8 @@ class Template:
     # --- materials -------------------------------------------------------------------------
     def check_material(self, name: str) -> str:
         if name not in self.materials:
-            raise UnknownMaterial(f"unknown material {name!r} for template {self.name}",
+            raise UnknownMaterial(f"unknown material {name!r} for template {self.name}; its materials: "
+                                  f"{', '.join(self.materials)}",
                                   material=name, known=self.materials)
         return name
 
