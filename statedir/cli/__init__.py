@@ -76,6 +76,10 @@ def _main(args: list[str]) -> int:
         code = 130
     except click.exceptions.ClickException as exc:
         code = render.error(InvalidValue(exc.format_message()), as_json)
+    except SystemExit:
+        if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):  # click met a closed pipe and exits 1:
+            raise BrokenPipeError from None  # ... a reader going away is one exit status, 141, every time
+        raise
     sys.stdout.flush()
     return code
 
