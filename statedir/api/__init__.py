@@ -247,7 +247,7 @@ class StateDir(Views, History, Adjudication):
         from statedir.engine import template as template_mod
 
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))
-        t = template_mod.load(name, self.store.root / "templates")
+        t = template_mod.load(name, self.store.root / "templates", self.store.cache_dir)  # cached for what follows
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}

@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import JsonOpt, StoreOpt, mcp_host, store_path
+from statedir.cli.params import Option
 from statedir.cli.registry import app
 
 
@@ -35,9 +34,9 @@ def mcp(store: StoreOpt = None) -> None:
 
 
 @app.command()
-def agents(write: Annotated[Optional[Path], typer.Option(
+def agents(write: Annotated[Optional[Path], Option(
                "--write", help="Write into this file (AGENTS.md, CLAUDE.md) between markers; a second run replaces the block.")] = None,
-           skill: Annotated[bool, typer.Option(
+           skill: Annotated[bool, Option(
                "--skill", help="The SKILL.md for agent hosts with skills instead (with --write: the whole file).")] = False,
            json: JsonOpt = False) -> None:
     """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""
