@@ -49,6 +49,11 @@ def test_a_path_that_is_no_store_is_served_and_each_call_says_how_to_fix_it(repo
             assert not failed and made["commit"] == git.head(repo)
             failed, again = await call(client, "init")
             assert not failed and again["created"] is False
+            failed, run = await call(client, "research_start_run", skill="deep-research", question="Q?")
+            assert not failed and run["skill"] == "deep-research"
+            failed, doc = await call(client, "research_complete_run", run_id="run_nowhere", status="completed")
+            assert failed and doc["error"]["code"] == "UNKNOWN_RUN" and set(doc["error"]) == {"code", "message",
+                                                                                                "details"}
     anyio.run(main)
     assert (store / "statedir.yaml").is_file()
 
