@@ -8,7 +8,7 @@ from pathlib import Path
 
 from statedir import agents
 from statedir.engine import template, template_catalog
-from statedir.errors import InvalidValue
+from statedir.errors import InvalidValue, StatedirError
 
 GUIDE = "statedir://guide"
 TEMPLATES = "statedir://templates/"
@@ -27,8 +27,11 @@ def listed(templates_dir: Path | None) -> list[Resource]:
     """The guide, then one resource per template (shipped, then the store's own)."""
     out = [Resource(GUIDE, "guide", "The agents guide", "Which tool when, exit and error codes, reading a refusal, "
                     "and the rule: never answer a MANDATORY checkpoint for the user.", "text/markdown")]
-    names = dict.fromkeys(row["name"] for row in template_catalog.listed(templates_dir)
-                          if not row["source"].endswith("(kept for its runs)"))
+    try:
+        rows = template_catalog.listed(templates_dir)
+    except StatedirError:  # a broken template of the store's: reading it says what is wrong; list the rest
+        rows = template_catalog.listed(None)
+    names = dict.fromkeys(row["name"] for row in rows if not row["source"].endswith("(kept for its runs)"))
     for name in names:
         out.append(Resource(TEMPLATES + name, f"template {name}", f"Template {name}: its rules",
                             f"The {name} template's stages, statuses and their moves, checkpoints, pipeline states, "
