@@ -159,14 +159,14 @@ def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path,
     assert sum(command == "confirm" for command, _ in taken) >= 6 and ("integrity", "4.5") in taken, taken
 
 
-def test_a_broken_template_of_the_stores_leaves_the_rest_listed_and_is_named_when_read(store: Path) -> None:
+def test_a_broken_template_of_the_stores_is_listed_and_reading_it_names_the_problem(store: Path) -> None:
     (store / "templates").mkdir(exist_ok=True)
     (store / "templates" / "broken.yaml").write_text("name: broken\nstages: [\n")
 
     async def main() -> None:
         async with agent(store) as a:
             uris = {str(r.uri) for r in (await a.client.list_resources()).resources}
-            assert {"statedir://guide", "statedir://templates/academic-pipeline"} <= uris
+            assert {"statedir://guide", "statedir://templates/academic-pipeline", "statedir://templates/broken"} <= uris
             with pytest.raises(MCPError) as refused:
                 await a.client.read_resource("statedir://templates/broken")
             assert refused.value.data["code"] == "BAD_FILE" and refused.value.data["details"]["line"] == 3
