@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -245,6 +246,21 @@ def test_a_port_in_use_is_an_error_naming_it(filled: tuple[Path, dict[str, str]]
 def test_no_store_is_an_error_not_a_server(tmp_path: Path) -> None:
     code, out = cli_json("serve", "--store", str(tmp_path))
     assert code == 3 and out["error"]["code"] == "NOT_A_STORE"
+
+
+def test_open_hands_the_address_to_the_browser(filled: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """--open runs the user's browser ($BROWSER here: a script that writes down what it was given)."""
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {opened}\n")
+    browser.chmod(0o755)
+    with serving(filled[0] / "state", "--open", env={"BROWSER": f"{browser} %s"}) as url:
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.1)
+        assert opened.read_text() == url
+        assert httpx.get(url).status_code == 200
 
 
 def test_the_real_server_streams_head_as_transitions_land(filled: tuple[Path, dict[str, str]]) -> None:
