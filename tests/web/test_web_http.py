@@ -119,6 +119,19 @@ def test_the_history_links_every_commit_to_its_diff_and_state(client: TestClient
     assert "initializing" in at and "awaiting_confirmation" not in at
 
 
+def test_long_histories_and_logs_show_their_newest(client: TestClient, filled: tuple[Path, dict[str, str]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from statedir.web import reading
+
+    monkeypatch.setattr(reading, "HISTORY", 2)
+    monkeypatch.setattr(reading, "LOG_ENTRIES", 2)
+    commits = _commits(filled[0], "paper-a")
+    page = client.get("/runs/paper-a/history").text
+    assert "The newest 2 commits" in page and commits[1] in page and commits[2] not in page
+    run = client.get("/runs/paper-a").text
+    assert f"The newest 2 of {len(commits)} entries" in run  # one transitions entry a commit
+
+
 def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> None:
     root = repo / "state"
     assert cli("init", "--store", str(root)).returncode == 0
