@@ -15,10 +15,17 @@ from statedir import api
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
-    home = tmp_path / "home"
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """statedir byte-compiled once, whatever PYTHONDONTWRITEBYTECODE says: the hundreds of CLI
+    processes the tests start then load it instead of each compiling every module again."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "statedir"), quiet=1)
+
+
+def isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME at root/home with the tests' git identity and config; nothing from the real one."""
+    home = root / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.invalid\n"
                                      "[init]\n\tdefaultBranch = main\n\ttemplateDir =\n")
@@ -28,6 +35,12 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_LOCK_TIMEOUT", "GIT_DIR", "GIT_INDEX_FILE",
                 "ARS_PASSPORT_RESET", "PRE_COMMIT_FROM_REF"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
+    isolate(tmp_path, monkeypatch)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -40,10 +53,25 @@ def repo(isolated: Path) -> Path:
     return isolated
 
 
+@pytest.fixture(scope="session")
+def fresh_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository holding a store just made by `init`, made once per test session (per worker):
+    `sd` copies it rather than making the store again for each test."""
+    root = tmp_path_factory.mktemp("fresh-store")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(root, monkeypatch)
+        subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
+        api.init(root / "work" / "state")
+    return root / "work"
+
+
 @pytest.fixture
-def sd(repo: Path) -> api.StateDir:
-    api.init(repo / "state")
-    return statedir.open(repo / "state")
+def sd(isolated: Path, fresh_store: Path) -> api.StateDir:
+    """The test's own repository (its work dir) holding a new store: a copy of `fresh_store`."""
+    import shutil
+
+    shutil.copytree(fresh_store, isolated, symlinks=True, dirs_exist_ok=True)
+    return statedir.open(isolated / "state")
 
 
 def make_large(repo: Path) -> Path:

@@ -1,6 +1,7 @@
 """The compiled validators agree with jsonschema on every schema statedir ships."""
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -38,6 +39,7 @@ def mutate(doc: object, data: st.DataObject) -> object:
     return data.draw(json_values)
 
 
+@functools.cache
 def real_documents() -> list[tuple[str, object]]:
     from statedir.engine import template
     from statedir.files import yaml
@@ -51,12 +53,26 @@ def real_documents() -> list[tuple[str, object]]:
     return docs
 
 
+@functools.cache
+def official(name: str) -> Draft202012Validator:
+    """jsonschema's validator of a schema, built once (hypothesis calls a test hundreds of times)."""
+    return Draft202012Validator(schema.load_schema(name))
+
+
+@functools.cache
+def compiled(name: str):  # type: ignore[no-untyped-def]
+    """statedir's compiled validator of a schema, built once."""
+    return compile_schema(schema.load_schema(name))
+
+
+# Slow: 300 random values against jsonschema for each of the ~23 schemas, ~20 CPU-seconds; the
+# near-miss test below keeps the two validators compared in the fast subset (~2 s).
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=json_values)
 def test_random_values_agree(name: str, value: object) -> None:
-    official = Draft202012Validator(schema.load_schema(name))
-    assert compile_schema(schema.load_schema(name))(value) == official.is_valid(value)
+    assert compiled(name)(value) == official(name).is_valid(value)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -64,5 +80,4 @@ def test_random_values_agree(name: str, value: object) -> None:
 def test_near_misses_of_real_documents_agree(data: st.DataObject) -> None:
     name, doc = data.draw(st.sampled_from(real_documents()))
     candidate = mutate(doc, data)
-    official = Draft202012Validator(schema.load_schema(name))
-    assert compile_schema(schema.load_schema(name))(candidate) == official.is_valid(candidate)
+    assert compiled(name)(candidate) == official(name).is_valid(candidate)

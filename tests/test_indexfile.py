@@ -170,3 +170,22 @@ def test_an_object_directory_removed_by_gc_is_made_again(repo: Path, monkeypatch
     assert removed
     agree(repo, ours, theirs)
     assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_a_linked_work_tree_writes_its_objects_where_the_repository_keeps_them(repo: Path) -> None:
+    """A store on a branch of its own is a linked work tree: its own index, the shared objects."""
+    populate(repo)
+    linked = repo.parent / "linked"
+    sh(repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    gitdir = repo / ".git" / "worktrees" / "linked"
+    (linked / "d" / "b.yaml").write_text("changed in the linked work tree\n")
+    (linked / "new.yaml").write_text("added there\n")
+    ours, theirs = gitdir / "ours", gitdir / "theirs"
+    shutil.copyfile(gitdir / "index", ours)
+    shutil.copyfile(gitdir / "index", theirs)
+    blobs = indexfile.update(gitdir, linked, ours, ["d/b.yaml", "new.yaml"], 20)
+    assert blobs is not None
+    assert not (gitdir / "objects").exists()  # not beside the linked work tree's index
+    sh(linked, "update-index", "--add", "-z", "--stdin", index=theirs, stdin="d/b.yaml\0new.yaml\0")
+    agree(linked, ours, theirs)
+    assert sh(repo, "cat-file", "-p", blobs["new.yaml"]) == "added there\n"

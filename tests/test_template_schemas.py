@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, past_stage_one, today
+from conftest import cli, cli_json, isolate, past_stage_one, today
 
+import statedir
 from statedir import api
 
 RUN = "r1"
@@ -30,10 +31,23 @@ VOCABULARY = [
 ]
 
 
+@pytest.fixture(scope="module")
+def at_stage_two(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose run is at stage 2 in progress, made once for this module."""
+    root = tmp_path_factory.mktemp("at-stage-two")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(root, monkeypatch)
+        subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
+        api.init(root / "work" / "state")
+        past_stage_one(statedir.open(root / "work" / "state"), RUN, "t")
+    return root / "work"
+
+
 @pytest.fixture
-def run(sd: api.StateDir, repo: Path) -> Path:
-    """A run at stage 2 in progress: a checkpoint answered, one material version."""
-    past_stage_one(sd, RUN, "t")
+def run(sd: api.StateDir, repo: Path, at_stage_two: Path) -> Path:
+    """A run at stage 2 in progress (a checkpoint answered, one material version): a copy of
+    `at_stage_two` over the test's new store."""
+    shutil.copytree(at_stage_two, repo, symlinks=True, dirs_exist_ok=True)
     return repo / "state" / "runs" / RUN
 
 
@@ -49,8 +63,14 @@ def schema_of(path: Path) -> Path:
 
 
 def check_jsonschema(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema_of(path)), str(path)],
-                          capture_output=True, text=True, timeout=120)
+    """check-jsonschema's own command on `path` and the schema its modeline names, run in this
+    process through click's test runner (a process of its own costs ~0.4 CPU-s each time)."""
+    from check_jsonschema import main
+    from click.testing import CliRunner
+
+    args = ["--schemafile", str(schema_of(path)), str(path)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    return subprocess.CompletedProcess(args, result.exit_code, result.output, "")
 
 
 def test_every_run_file_points_at_its_templates_compiled_schema(run: Path, repo: Path) -> None:

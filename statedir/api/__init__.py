@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from statedir.api.adjudication import Adjudication
 from statedir.api.caller_inputs import file_hash, parse_issue, read_yaml_file, resolve
 from statedir.api.history import History
+from statedir.api.overview import Overview
 from statedir.api.read_views import Views
 from statedir.argument_checks import checked
 from statedir.engine import transaction
@@ -58,7 +59,7 @@ def _passport(path: str) -> dict[str, Any]:
 
 
 @checked
-class StateDir(Views, History, Adjudication):
+class StateDir(Views, History, Overview, Adjudication):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
@@ -136,8 +137,15 @@ class StateDir(Views, History, Adjudication):
         return out
 
     @_reads
-    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
-        """The whole run as one document (`format` json or ars), now or as of commit `at`."""
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json", history: bool = True) -> dict[str, Any]:
+        """The whole run as one document (`format` json or ars), now or as of commit `at`;
+        `history` False: without the histories (they grow with every transition)."""
+        from statedir.engine import runs
+
+        doc = self._show(run_id, at, format)
+        return doc if history else runs.without_histories(doc)
+
+    def _show(self, run_id: str, at: str | None, format: str) -> dict[str, Any]:
         from statedir.engine import runs
 
         if at is not None:
@@ -240,7 +248,7 @@ class StateDir(Views, History, Adjudication):
         from statedir.engine import template as template_mod
 
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))
-        t = template_mod.load(name, self.store.root / "templates")
+        t = template_mod.load(name, self.store.root / "templates", self.store.cache_dir)  # cached for what follows
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
@@ -271,7 +279,7 @@ class StateDir(Views, History, Adjudication):
                  origin_skill: str | None = None, origin_mode: str | None = None,
                  upstream: list[str] | None = None, actor: str | None = None,
                  expect: str | None = None) -> dict[str, Any]:
-        hashed = [file_hash(f, self.store.worktree) for f in files or []]
+        hashed = [file_hash(f, self.store.files_worktree) for f in files or []]
         return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
                         origin_mode=origin_mode, upstream=upstream or [])
 

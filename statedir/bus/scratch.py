@@ -23,7 +23,7 @@ def check_scratch(store: Store, directory: Path) -> Path:
     if directory.is_symlink():
         raise InvalidValue(f"--clean {shown} is a symlink; name the folder itself", path=shown)
     real = Path(os.path.realpath(directory))
-    top = store.worktree.resolve()
+    top = store.files_worktree.resolve()
     if real == top or top not in real.parents:
         raise InvalidValue(f"--clean {shown} is not a folder inside the repository {top}", path=shown)
     if real.exists() and not real.is_dir():
@@ -87,7 +87,7 @@ def clean(store: Store, folder: Path) -> list[str]:
     """Empty a folder `check_scratch` accepted (making it where missing) of the entries git
     ignores, keeping `.gitkeep`; its contents are checked again first (they may have changed
     since). Links are removed, never followed. Returns the paths removed, relative to it."""
-    top = store.worktree.resolve()
+    top = store.files_worktree.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     _check_contents(top, folder, str(folder))
     ignored = _listed(top, folder, "--others", "--ignored", "--exclude-standard", "--directory")
@@ -105,7 +105,7 @@ def clean(store: Store, folder: Path) -> list[str]:
 def check_evidence(store: Store, value: str) -> str:
     """An evidence path that exists inside the repository (relative paths are taken from the
     repository's top, as the seed's `.ai_log/...` paths are); EVIDENCE_MISSING otherwise."""
-    top = store.worktree.resolve()
+    top = store.files_worktree.resolve()
     target = Path(value) if os.path.isabs(value) else top / value
     real = Path(os.path.realpath(target))
     if real != top and top not in real.parents:

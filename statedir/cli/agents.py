@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import JsonOpt, StoreOpt, mcp_host, store_path
+from statedir.cli.params import Option
 from statedir.cli.registry import app
 
 
@@ -17,10 +16,16 @@ def mcp(store: StoreOpt = None) -> None:
     One tool per command, results the --json documents, errors carrying statedir's codes;
     write tools take expect_head (their --expect). A MANDATORY checkpoint's confirm asks the user
     through the client's form (elicitation). Nothing but protocol goes to stdout.
-    """
-    from statedir.errors import MissingDependency
 
-    root = store_path(store)
+    A path that is no store yet (or none found) is served all the same: every tool answers
+    NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
+    """
+    from statedir.errors import MissingDependency, NotAStore
+
+    try:
+        root = store_path(store)
+    except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
+        root = Path("state").absolute()
     try:
         from statedir.mcp import server
     except ImportError as exc:
@@ -29,9 +34,9 @@ def mcp(store: StoreOpt = None) -> None:
 
 
 @app.command()
-def agents(write: Annotated[Optional[Path], typer.Option(
+def agents(write: Annotated[Optional[Path], Option(
                "--write", help="Write into this file (AGENTS.md, CLAUDE.md) between markers; a second run replaces the block.")] = None,
-           skill: Annotated[bool, typer.Option(
+           skill: Annotated[bool, Option(
                "--skill", help="The SKILL.md for agent hosts with skills instead (with --write: the whole file).")] = False,
            json: JsonOpt = False) -> None:
     """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""

@@ -11,7 +11,7 @@ from typer._click.exceptions import BadOptionUsage
 from typer.core import TyperCommand
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.registry import app
+from statedir.cli.registry import app, typed
 from statedir.cli.render import emit_json
 
 HELP = ("The handoff bus: run variables, per-phase outputs and evidence paths that an orchestrator and its "
@@ -76,6 +76,7 @@ def _raw(value: Any) -> str:
 
 
 @bus.command("init", cls=Verbatim)
+@typed
 def init(session: SessionArg,
          clean: Annotated[Optional[Path], typer.Option(
              "--clean", help="Also empty this scratch folder (e.g. .ai_log) of what git ignores, keeping .gitkeep: pipeline-state.sh's "
@@ -95,6 +96,7 @@ def init(session: SessionArg,
 
 
 @bus.command("set", cls=Verbatim)
+@typed
 def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
@@ -108,6 +110,7 @@ def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
 
 
 @bus.command("append", cls=Verbatim)
+@typed
 def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
            check_path: Annotated[bool, typer.Option(
                "--check-path", help="Refuse a VALUE that is not an existing path inside the repository "
@@ -121,6 +124,7 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
 
 
 @bus.command("get", cls=Verbatim)
+@typed
 def get(session: SessionArg,
         field: Annotated[Optional[str], typer.Argument(
             help="The field (dotted for nested entries); left out: the whole session.", show_default=False)] = None,
@@ -137,6 +141,7 @@ def get(session: SessionArg,
 
 
 @bus.command("clear", cls=Verbatim)
+@typed
 def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
           actor: ActorOpt = DEFAULT_ACTOR, expect: ExpectOpt = None) -> None:
     """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""

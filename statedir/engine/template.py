@@ -175,12 +175,18 @@ def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) ->
 @functools.cache
 def _parsed_file(raw: bytes, path: Path, cache_dir: Path | None, quote: bool) -> Template:
     if cache_dir is None:
-        return parse(raw, str(path), quote=quote)
+        return _parsed(raw, str(path), quote)
     from statedir.files.parse_cache import ParseCache
 
     doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
-                                                      lambda: (parse(raw, str(path), quote=quote).doc, True))
+                                                      lambda: (_parsed(raw, str(path), quote).doc, True))
     return Template(doc, str(path))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(raw: bytes, source: str, quote: bool) -> Template:
+    """A template parsed once per process whatever store asks (each store caches it on disk too)."""
+    return parse(raw, source, quote=quote)
 
 
 def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None, *,

@@ -123,11 +123,12 @@ def head(worktree: Path) -> str | None:
     try:
         content = (gitdir / "HEAD").read_text().strip()
         if content.startswith("ref: "):
-            loose = gitdir / content[5:]
+            refs = common_dir(gitdir)  # a linked work tree keeps its HEAD, the branches are shared
+            loose = refs / content[5:]
             if loose.is_file():
                 content = loose.read_text().strip()
             else:  # packed by `git gc` (or by a commit that started an auto gc)
-                content = _packed_ref(gitdir, content[5:]) or content
+                content = _packed_ref(refs, content[5:]) or content
         if len(content) == 40 and all(c in "0123456789abcdef" for c in content):
             return content
     except OSError:

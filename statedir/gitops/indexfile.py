@@ -6,9 +6,9 @@ process of its own; for the common index (version 2 or 3, no split or sparse ind
 module does the same work in-process: it hashes the files into loose objects, replaces their
 entries, and writes the index anew. The cache-tree and other optional extensions that index
 entries by position are dropped, as the index format allows (git rebuilds them); anything
-unusual returns False and the caller runs `git update-index` instead: a linked work tree
-(objects and config elsewhere), a group-shared repository, one this user does not own (which
-git refuses), another index version, a split or sparse index, conflicts or flagged entries.
+unusual returns False and the caller runs `git update-index` instead: a group-shared
+repository, one this user does not own (which git refuses), another index version, a split or
+sparse index, conflicts or flagged entries.
 
 Format: Documentation/gitformat-index.txt in git's sources.
 """
@@ -38,7 +38,8 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     the blob id (hex) of each path still present; None, with nothing written, where this
     index or these paths need git itself. A path in `known` has that blob already (as git
     made it, through any filter): its file is not read again."""
-    if width not in _ALGORITHMS or (gitdir / "commondir").exists() or _shared(gitdir) or not _owned(gitdir, worktree):
+    common = _common(gitdir)  # a linked work tree (a store on a branch of its own) shares objects and config
+    if width not in _ALGORITHMS or _shared(common) or not _owned(common, worktree):
         return None
     try:
         raw = index.read_bytes()
@@ -63,7 +64,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
         if not stat.S_ISREG(st.st_mode):
             return None
         oid = bytes.fromhex(known[path]) if known and path in known else \
-            _write_object(gitdir, (worktree / path).read_bytes(), width)
+            _write_object(common, (worktree / path).read_bytes(), width)
         blobs[path] = oid.hex()
         mode = 0o100755 if st.st_mode & 0o100 else 0o100644
         fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
@@ -138,6 +139,12 @@ def _write_object(gitdir: Path, data: bytes, width: int) -> bytes:
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
     return oid
+
+
+def _common(gitdir: Path) -> Path:
+    """Where the repository's objects and config are: a linked work tree's git directory names it."""
+    pointer = gitdir / "commondir"
+    return (gitdir / pointer.read_text().strip()).resolve() if pointer.is_file() else gitdir
 
 
 def _owned(gitdir: Path, worktree: Path) -> bool:

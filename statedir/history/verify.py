@@ -12,7 +12,7 @@ from typing import Any
 
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
-from statedir.history import acknowledgements
+from statedir.history import acknowledgements, merge_repair
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -22,7 +22,8 @@ from statedir.store.disk import Store
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)")
+           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)")
 _LOG = re.compile(r"^runs/[^/]+/history/")
 _PASSPORT = re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$")
 
@@ -43,8 +44,8 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
         fields = header.split("\x1f")
         if len(fields) != len(_FIELDS):
             raise GitError(f"git log printed a record verify cannot read: {header[:80]!r}")
-        sha, parents, run_id, actor, action, request = (f.strip() for f in fields)
-        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request))
+        sha, parents, run_id, actor, action, request, repairs = (f.strip() for f in fields)
+        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request), repairs=repairs or None)
         tokens = raw.lstrip("\n").split("\0")
         for meta, path in zip(tokens[0::2], tokens[1::2], strict=False):
             parts = meta.split()
@@ -64,9 +65,11 @@ def _json(text: str) -> dict[str, Any] | None:
 
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
-    """{clean, checked, findings: [{commit, kind, file, message}], acknowledged: [...]}: hand_edit,
+    """{clean, checked, findings: [{commit, kind, file, message}], repaired, acknowledged}: hand_edit,
     illegal, log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in
-    history order; a finding acknowledged.yaml names (as of HEAD) is listed apart and keeps it clean."""
+    history order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each
+    with `repaired_by`; statedir.history.merge_repair), a finding acknowledged.yaml names (as of HEAD)
+    in `acknowledged`, not in `findings`; each key only where it has an entry."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -77,12 +80,14 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
         for commit in history:
             found += _check(reader, commit, removed)
             found += signatures.check(commit)
-        findings = signatures.resolved(found)
+        findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         accepted = acknowledgements.at_head(reader) if findings else set()
     acknowledged = [f for f in findings if acknowledgements.key(f) in accepted]
     findings = [f for f in findings if acknowledgements.key(f) not in accepted]
-    result = {"clean": not findings, "checked": len(history), "findings": findings}
-    if acknowledged:  # the contract's three keys, and this one only where a finding was acknowledged
+    result: dict[str, Any] = {"clean": not findings, "checked": len(history), "findings": findings}
+    if repaired:
+        result["repaired"] = repaired
+    if acknowledged:  # the contract's three keys, and these only where they have an entry
         result["acknowledged"] = acknowledged
     return result
 

@@ -20,9 +20,10 @@ from typer.core import TyperGroup as Group
 from statedir.errors import InvalidValue
 
 # Commands that make no sense for a server holding one store open: the server itself, making a
-# store, the throwaway demo, writing agent instructions into the user's files, and the merge
-# driver (git runs it, on git's temporary files). `sync` is a tool: it writes (not read-only).
-NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver"})
+# store, the throwaway demo, writing agent instructions into the user's files, the merge
+# driver (git runs it, on git's temporary files) and the web view (a server of its own).
+# `sync` is a tool: it writes (not read-only).
+NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver", "serve"})
 # Parameters the server fills in: its own store, and --json (results are always the JSON).
 SERVED = frozenset({"store", "json", "help"})
 # Commands that only read. Every other command is annotated as one that may write; a write's

@@ -70,6 +70,15 @@ def query(store: Store, **filters: str | None) -> dict[str, list[dict[str, Any]]
                                        for key, kind, where, order in SHAPES[name]})
 
 
+def every(store: Store, kind: str) -> list[dict[str, Any]]:
+    """Every record of `kind` (a singular kind name), oldest first."""
+    if kind not in KINDS:
+        raise InvalidValue(f"unknown research kind {kind!r}; one of {', '.join(KINDS)}", kind=kind)
+    columns = KINDS[kind].columns
+    order = next((c for c in ("created_at", "started_at", "ts") if c in columns), None)
+    return using(store, lambda index: index.rows(_select(kind, "1 = 1", order)))
+
+
 def rebuild(store: Store, *, full: bool = False) -> dict[str, Any]:
     """Bring the index up to date (`full`: reread every file); what was read and what it holds."""
     fresh = not path_of(store).exists()

@@ -50,12 +50,16 @@ def not_a_store(root: Path) -> str:
 
 
 def locate(start: Path) -> Path:
-    """The nearest `state/statedir.yaml` at or above `start` (the default store)."""
+    """The nearest `state/statedir.yaml` at or above `start` (the default store), else the store
+    on a branch of its own that the repository's config names (`statedir init --branch`)."""
     for directory in (start, *start.parents):
         if (directory / "state" / CONFIG).is_file():
             return directory / "state"
         if (directory / CONFIG).is_file():
             return directory
+    bound = _bound(start)
+    if bound is not None:
+        return bound
     below = stores_below(start)
     if below:  # a store in a folder below (a repository's pipeline/state): name it, never suggest a second
         listed = ", ".join(map(str, below))
@@ -63,3 +67,32 @@ def locate(start: Path) -> Path:
         raise NotAStore(f"no statedir store at or above {start}, but {named} as --store (or STATEDIR_STORE), or run "
                         "the command inside it", below=list(map(str, below)))
     raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
+
+
+def given_or_nearest(store: Path | None) -> Path:
+    """--store / STATEDIR_STORE, else the nearest store at or above the current directory. A
+    given path that is no store but holds `state/statedir.yaml` (a repository root) means that."""
+    if store is None:
+        return locate(Path.cwd())
+    if not (store / CONFIG).is_file() and (store / "state" / CONFIG).is_file():
+        return store / "state"
+    return store
+
+
+def _bound(start: Path) -> Path | None:
+    """The store the repository holding `start` keeps on a branch of its own; NotAStore where its
+    linked work tree is gone (deleted, or a clone that has not checked it out yet)."""
+    from statedir.gitops import git, worktrees
+
+    tree = git.find_worktree(start)
+    if tree is None:
+        return None
+    found = worktrees.binding(tree)
+    if found is None:
+        return None
+    branch, where = found
+    if (where / CONFIG).is_file():
+        return where
+    raise NotAStore(f"this repository keeps its statedir store on branch {branch}, but no work tree of it is at "
+                    f"{where}; run `statedir init {where} --branch {branch}` to check it out again",
+                    store=str(where), branch=branch)

@@ -113,6 +113,18 @@ class Store:
         return target
 
     @property
+    def files_worktree(self) -> Path:
+        """The work tree of the files runs talk about (`--file`, bus evidence): the store's own,
+        but the user's where the store is on a branch of its own (`init --branch`)."""
+        if self.worktree == self.root and (self.root / ".git").is_file():
+            from statedir.gitops import worktrees
+
+            bound = worktrees.binding(self.worktree)
+            if bound is not None and bound[1].resolve() == self.root:
+                return git.find_worktree(self.root.parent) or worktrees.main_worktree(self.worktree)
+        return self.worktree
+
+    @property
     def cache_dir(self) -> Path:
         """Disposable caches live in the git directory, out of the work tree and the store."""
         return git.git_dir(self.worktree) / "statedir" / f"cache-{self.cache_key}"

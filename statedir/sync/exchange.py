@@ -135,6 +135,10 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     # versions registered on both sides: git cannot rename a passport, sync numbers them apart
     if proc.returncode != 0 and not (not fast and versions.settle(store, ours, theirs)):  # sync() puts back
         conflicts = _unmerged(store)
+        if not conflicts and b"unrelated histories" in proc.stderr:
+            raise GitError(f"{name}/{branch} shares no history with this store: two stores were made apart (an "
+                           "`init` on each machine before either pushed). Keep one; to take the remote's, see "
+                           "docs/branch.md; nothing was changed", remote=name, branch=branch)
         if not conflicts:
             raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {_reason(proc.stderr)}. "
                                   "Commit or stash those changes first; nothing was changed", remote=name)
@@ -152,7 +156,21 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
         raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
                            "nothing was changed",
                            conflicts=[], findings=findings)
+    _record_aliases(store, ours, actor)
     return "fast_forward" if fast else "merged"
+
+
+def _record_aliases(store: Store, ours: str | None, actor: str) -> None:
+    """Sources the merge brought that name a document this branch registered too (the same DOI
+    or URL on two machines): each later one recorded as the earlier's alias, one commit."""
+    if ours is None:
+        return
+    added = _git(store, "diff", "--name-only", "--diff-filter=A", ours, "HEAD", "--",
+                 store.git_path("research/sources")).stdout.strip()
+    if added:
+        from statedir.research import Ledger
+
+        Ledger(store, actor=actor).record_aliases()
 
 
 def _nothing_staged(store: Store, name: str, branch: str) -> None:

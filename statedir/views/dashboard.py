@@ -45,6 +45,8 @@ def _boxed(text: str) -> str:
 
 
 def _wrapped(text: str) -> list[str]:
+    if len(text) <= WIDTH - 2 and text.isprintable() and text == text.strip():
+        return [_boxed(text)]  # what textwrap makes of it, without loading textwrap
     import textwrap
 
     return [_boxed(part) for part in textwrap.wrap(text, WIDTH - 2, subsequent_indent="  ") or [""]]

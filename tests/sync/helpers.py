@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,24 @@ def second(offset: int = 0) -> str:
 
 
 def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[str, ...] = ("r1",)) -> dict[str, Path]:
-    """A bare remote and clones of it: the first makes the store and its runs and pushes; the
-    others clone and register the merge driver with `doctor --fix`."""
+    """A bare remote and clones of it in `base`: the first made the store and its runs and
+    pushed; the others cloned and registered the merge driver with `doctor --fix`. Built through
+    the CLI once per test session for each (names, runs), in the session's temp dir beside
+    `base`, and copied: each clone's origin then points at the copy's remote."""
+    built = base.parent / ".networks" / f"{'-'.join(names)}_{'-'.join(runs)}"
+    if not built.is_dir():
+        making = built.with_name(f"{built.name}.making")
+        shutil.rmtree(making, ignore_errors=True)
+        making.mkdir(parents=True)
+        _build(making, names, runs)
+        making.rename(built)
+    shutil.copytree(built, base, symlinks=True, dirs_exist_ok=True)
+    for name in names:
+        git(base / name, "remote", "set-url", "origin", str(base / "remote.git"))
+    return {name: base / name for name in names}
+
+
+def _build(base: Path, names: tuple[str, ...], runs: tuple[str, ...]) -> None:
     remote = base / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     first = base / names[0]
@@ -60,12 +77,9 @@ def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[st
     for run in runs:
         ok(first, "new", run, "--topic", f"topic of {run}")
     git(first, "push", "-q", "-u", "origin", "HEAD:main")
-    clones = {names[0]: first}
     for name in names[1:]:
         subprocess.run(["git", "clone", "-q", str(remote), str(base / name)], check=True, capture_output=True)
         assert sd(base / name, "doctor", "--fix").returncode == 0
-        clones[name] = base / name
-    return clones
 
 
 def entries(clone: Path, run: str, log: str = "transitions") -> list[dict[str, Any]]:

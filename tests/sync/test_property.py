@@ -8,6 +8,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,9 @@ def _network(base: Path) -> dict[str, Path]:
     return {"a": a, "b": b}
 
 
+# Slow: a property test, five random interleavings of CLI transitions and syncs between clones
+# (~6 CPU-seconds); tests/sync/test_convergence.py keeps the named cases in the fast subset.
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(STEP, min_size=1, max_size=6))
 def test_random_interleavings_converge(steps: list[tuple[str, str, str]]) -> None:

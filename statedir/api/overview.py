@@ -1,0 +1,107 @@
+"""The API's cheap reads for a viewer that looks at many runs at once (mixed into StateDir):
+run ids from one directory listing, one run's summary and last change, HEAD, bus sessions and
+every research record of a kind."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.argument_checks import checked
+from statedir.errors import StatedirError
+from statedir.store import layout
+from statedir.store.disk import Store
+
+SUMMARY_FIELDS = ("run_id", "template", "pipeline_state", "current_stage", "topic", "updated_at")
+
+
+@checked
+class Overview:
+    """Mixed into StateDir: reads that open one run (or none), so a listing of 10,000 runs
+    pages through them instead of opening every one."""
+
+    store: Store
+    lock_timeout: float | None
+
+    def run_ids(self) -> list[str]:
+        """Every run's id, sorted: one directory listing, no file opened."""
+        return self.store.run_ids()
+
+    def head(self) -> str | None:
+        """The repository's HEAD commit (None before the first), read from the ref files."""
+        from statedir.gitops import git
+
+        return git.head(self.store.worktree)
+
+    def run_summary(self, run_id: str) -> dict[str, Any]:
+        """One run as a listing shows it: {run_id, template, pipeline_state, current_stage, topic,
+        updated_at, last: the newest transitions entry {at, actor, action, summary, reason} or
+        None}; a run that cannot be read carries its `error` instead."""
+        return self.run_summaries([run_id])[0]
+
+    def run_summaries(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        """`run_summary` of each run, read under one hold of the shared lock."""
+        from statedir.engine import transaction
+        from statedir.store import run_logs
+
+        for run_id in run_ids:
+            layout.check_run_id(run_id)
+        out = []
+        with self.store.reading(self.lock_timeout):
+            sources = transaction.Sources(self.store)
+            for run_id in run_ids:
+                try:
+                    base = self.store.require_run(run_id)
+                    state = sources.read(f"{base}/state.yaml")
+                    segments = run_logs.files(self.store, base, "transitions")
+                    entries = run_logs.read_file(self.store, segments[-1], "transitions") if segments else []
+                except StatedirError as exc:
+                    out.append({**dict.fromkeys(SUMMARY_FIELDS), "run_id": run_id, "last": None, **exc.as_json()})
+                    continue
+                last = entries[-1] if entries else None
+                summary = {k: state.get(k) for k in SUMMARY_FIELDS}
+                summary["last"] = ({k: last.get(k) for k in ("at", "actor", "action", "summary", "reason")}
+                                   if last else None)
+                out.append(summary)
+        return out
+
+    def changed_runs(self, old: str, new: str) -> set[str]:
+        """The runs whose folders differ between commits `old` and `new` (one git process)."""
+        from statedir.gitops import git
+
+        spec = self.store.git_path("runs")
+        out = git.run(self.store.worktree, "diff", "--name-only", "--no-renames", old, new, "--", spec).stdout
+        depth = len(spec.split("/"))
+        return {parts[depth] for line in out.decode(errors="replace").splitlines()
+                if len(parts := line.split("/")) > depth + 1}
+
+    def signed(self, run_id: str, limit: int = 500) -> set[str]:
+        """The commits among the run's newest `limit` that carry a signature (checked or not:
+        `verify` judges them); one git process."""
+        from statedir.gitops import git
+
+        if git.head(self.store.worktree) is None:
+            return set()
+        spec = self.store.git_path(self.store.run_dir(run_id))
+        out = git.run(self.store.worktree, "log", "--pretty=raw", f"-n{limit}", "--", spec).stdout
+        found, sha = set(), None
+        for line in out.decode(errors="replace").splitlines():
+            if line.startswith("commit "):
+                sha = line.split()[1]
+            elif sha and line.startswith("gpgsig"):
+                found.add(sha)
+        return found
+
+    def bus_sessions(self) -> list[str]:
+        """The handoff-bus sessions of this store, sorted (one directory listing)."""
+        from statedir.bus import session
+
+        folder = self.store.root / session.FOLDER
+        if not folder.is_dir():
+            return []
+        return sorted(p.stem for p in folder.glob("*.yaml") if p.is_file() and not p.is_symlink())
+
+    def research_records(self, kind: str) -> list[dict[str, Any]]:
+        """Every research record of `kind` (project, question, hypothesis, experiment, run,
+        source, evidence, result, claim) as the ledger's index holds it, oldest first."""
+        from statedir.research import query
+
+        return query.every(self.store, kind)

@@ -1,0 +1,30 @@
+"""`statedir serve`: the read-only web view (statedir.web, loaded only here)."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+from statedir.cli.common import JsonOpt, StoreOpt, store_path
+from statedir.cli.params import Option
+from statedir.cli.registry import app
+
+
+@app.command()
+def serve(port: Annotated[int, Option("--port", min=0, max=65535, help="The port; 0 picks a free one.")] = 8765,
+          open_browser: Annotated[bool, Option("--open", help="Open the view in the default browser.")] = False,
+          host: Annotated[str, Option("--host", help="Listen here instead of 127.0.0.1; an address beyond loopback needs --token.")] = "127.0.0.1",
+          token: Annotated[Optional[str], Option("--token", envvar="STATEDIR_SERVE_TOKEN", show_envvar=True, help="A secret (16+ characters) every request must carry: the printed address holds it once, a cookie after.")] = None,
+          store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Serve a read-only web view of the store: runs, a run's dashboard and stage graph, history with
+    diffs, bus sessions, the research ledger; live as transitions land (needs `pip install 'statedir[web]'`).
+
+    It prints its address first (with --json: {"url": ...} on one line), then serves until Ctrl-C.
+    """
+    from statedir.errors import MissingDependency
+
+    root = store_path(store)
+    try:
+        from statedir.web import serve as serve_mod
+    except ImportError as exc:
+        raise MissingDependency(f"the web view's libraries are not installed ({exc.name}): "
+                                "pip install 'statedir[web]'", missing=exc.name) from None
+    serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser, as_json=json)

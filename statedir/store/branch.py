@@ -1,0 +1,114 @@
+"""A store on a branch of its own (`statedir init DIR --branch NAME`): the store's commits go to
+NAME, checked out in a linked work tree at DIR that the user's work tree ignores (its
+`info/exclude`, never a committed file); the repository's config records where it is, so
+discovery finds it from anywhere in the user's work trees. The user's branch, index and work
+tree are never touched: NAME starts as an orphan branch holding only the store.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from statedir.errors import InvalidValue
+from statedir.gitops import git, merge_driver, worktrees
+from statedir.store import layout
+from statedir.store.skeleton import populate, refuse_occupied
+
+
+def init(directory: Path, branch: str) -> dict[str, Any]:
+    """Make (or check out again) the store on `branch` at `directory`: {store, branch, created,
+    attached, commit[, warnings]}. A store already there on that branch changes nothing."""
+    user_tree = git.find_worktree(directory.parent)
+    if not worktrees.valid_branch_name(user_tree or Path(directory.anchor), branch):
+        raise InvalidValue(f"{branch!r} is not a valid branch name", branch=branch)
+    if user_tree is not None and worktrees.current_branch(user_tree) == branch:
+        raise InvalidValue(f"{branch} is the branch you work on; the store's branch must be another one, "
+                           "so that its commits stay out of yours", branch=branch)
+    if (directory / layout.CONFIG).is_file():
+        return _existing(directory, branch)
+    if user_tree is None:
+        refuse_occupied(directory)
+        git.init(directory.parent)
+        user_tree = directory.parent
+    where = worktrees.checked_out(user_tree).get(branch)
+    if where is not None and (where / layout.CONFIG).is_file():  # attached already, elsewhere: that is the store
+        return _existing(where, branch)
+    if where is not None and where.exists():
+        raise InvalidValue(f"branch {branch} is checked out at {where} and holds no statedir store; "
+                           "choose another name", branch=branch)
+    refuse_occupied(directory)
+    local = worktrees.commit_of(user_tree, f"refs/heads/{branch}")
+    remote = None if local else next(iter(worktrees.remote_branches(user_tree, branch)), None)
+    source = local or remote
+    if source is not None and not worktrees.holds_file(user_tree, source, layout.CONFIG):
+        raise InvalidValue(f"branch {remote or branch} exists and holds no statedir store at its root; "
+                           "choose another name", branch=branch)
+    existed = directory.exists()
+    if where is not None:
+        worktrees.prune(user_tree)  # its work tree was deleted: git still counts it checked out
+    try:
+        if source is None:
+            worktrees.add_orphan(user_tree, directory, branch)
+            result = {**populate(directory, created=False), "attached": False}
+        else:
+            worktrees.add_existing(user_tree, directory, branch, remote)
+            merge_driver.register(directory)  # a fresh clone has no registration (git copies no config)
+            result = {"store": str(directory), "created": False, "attached": True, "commit": git.head(directory)}
+        worktrees.bind(user_tree, directory, branch)
+        worktrees.exclude(user_tree, directory)
+    except BaseException:
+        worktrees.remove(user_tree, directory)
+        if existed:
+            directory.mkdir(parents=True, exist_ok=True)
+        raise
+    result["branch"] = branch
+    return result
+
+
+def _existing(directory: Path, branch: str) -> dict[str, Any]:
+    """A store already at `directory`: fine where it is `branch`'s linked work tree (its binding
+    written again where it went missing), refused where its commits go anywhere else."""
+    tree = git.find_worktree(directory)
+    on = worktrees.current_branch(tree) if tree is not None else None
+    if tree != directory or on != branch:
+        where = f"on branch {on}" if on else "on a detached HEAD"
+        raise InvalidValue(f"{directory} is already a statedir store whose commits go {where}, not to a branch "
+                           f"{branch} of its own; see docs/branch.md to move a store to a branch of its own",
+                           store=str(directory), branch=branch)
+    if worktrees.binding(directory) != (branch, directory):
+        worktrees.bind(directory, directory, branch)
+    outer = git.find_worktree(directory.parent)
+    if outer is not None:
+        worktrees.exclude(outer, directory)
+    return {"store": str(directory), "branch": branch, "created": False, "attached": False, "commit": None}
+
+
+def problems(root: Path) -> list[tuple[str, str, str, Callable[[], None]]]:
+    """What a store on a branch of its own (a linked work tree at the store's root, inside the
+    user's work tree) lacks, as (kind, message, what the fix does, the fix): the binding discovery
+    reads, and the `info/exclude` line that keeps the user's `git add -A` from adding it."""
+    if not (root / ".git").is_file():  # the common case, answered without a walk or a git process
+        return []
+    outer = git.find_worktree(root.parent)
+    if outer is None:
+        return []
+    branch = worktrees.current_branch(root)
+    bound = worktrees.binding(root)
+    if branch is None or (bound is not None and bound[0] != branch):
+        return []  # not one made by init --branch, or the repository binds another: not ours to change
+    out: list[tuple[str, str, str, Callable[[], None]]] = []
+    if bound is None or bound[1].resolve() != root:
+        out.append(("branch_binding", f"the repository's config does not name this store (on branch {branch}): "
+                    "commands outside ./state may not find it", f"git config {worktrees.BRANCH_KEY} {branch}; "
+                    f"git config {worktrees.STORE_KEY} <this store>", lambda: worktrees.bind(root, root, branch)))
+    ignored = git.run(outer, "check-ignore", "-q", "--no-index", "--", root.relative_to(outer).as_posix() + "/",
+                      check=False).returncode == 0
+    if not ignored:
+        def exclude() -> None:
+            worktrees.exclude(outer, root)
+
+        out.append(("branch_exclude", f"your work tree {outer} does not ignore the store's work tree: `git add -A` "
+                    "would commit it into your branch as an embedded repository",
+                    "list it in .git/info/exclude", exclude))
+    return out

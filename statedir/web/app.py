@@ -1,0 +1,121 @@
+"""The web view's pages: a Starlette app of GET routes over `Reader`, rendered server-side
+by Jinja2 templates shipped in the package, wrapped in `Guard`."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from statedir.errors import BAD_INPUT, REFUSED, StatedirError
+from statedir.web import ledger_tree
+from statedir.web.guard import Guard
+from statedir.web.reading import Reader
+
+HERE = Path(__file__).parent
+POLL_SECONDS = 0.5  # how often the live stream looks at HEAD (two small file reads)
+
+
+def _status(exc: StatedirError) -> int:
+    if exc.code.startswith("UNKNOWN") or exc.code in ("INVALID_RUN_ID",):
+        return 404
+    return {BAD_INPUT: 400, REFUSED: 409}.get(exc.exit_code, 500)
+
+
+def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> Guard:
+    """The whole ASGI app for the store at `root`, answering only as `host:port`."""
+    reader = Reader(root)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["short"] = lambda sha: (sha or "")[:10]
+    store_name = str(reader.sd.store.root)
+
+    def page(request: Request, name: str, title: str, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(title=title, store=store_name, head=reader.head(),
+                                             path=request.url.path, **context)
+        return HTMLResponse(html, headers={"cache-control": "no-store"})
+
+    def failed(request: Request, exc: StatedirError, status: int | None = None) -> HTMLResponse:
+        html = env.get_template("error.html").render(title=exc.code, store=store_name, head=reader.head(),
+                                                     path=request.url.path, error=exc.as_json()["error"])
+        return HTMLResponse(html, status_code=status or _status(exc), headers={"cache-control": "no-store"})
+
+    def runs(request: Request) -> HTMLResponse:
+        text = request.query_params.get("q", "")[:200]
+        state = request.query_params.get("state", "")[:60]
+        after = request.query_params.get("after", "")[:200]
+        listing = reader.runs_page(text=text, state=state, after=after)
+        return page(request, "runs.html", "Runs", listing=listing, q=text, state=state, after=after)
+
+    def run(request: Request) -> HTMLResponse:
+        run_id = request.path_params["run_id"]
+        return page(request, "run.html", f"Run {run_id}", run_id=run_id, **reader.run(run_id))
+
+    def history(request: Request) -> HTMLResponse:
+        run_id = request.path_params["run_id"]
+        return page(request, "history.html", f"History of {run_id}", run_id=run_id, **reader.history(run_id))
+
+    def diff(request: Request) -> HTMLResponse:
+        run_id, commit = request.path_params["run_id"], request.path_params["commit"]
+        found = reader.diff(run_id, commit)
+        return page(request, "diff.html", f"{run_id} at {commit[:10]}", run_id=run_id, diff=found, entry=found["entry"])
+
+    def at(request: Request) -> HTMLResponse:
+        import json
+
+        run_id, commit = request.path_params["run_id"], request.path_params["commit"]
+        document = json.dumps(reader.at(run_id, commit), indent=2, ensure_ascii=False)
+        return page(request, "at.html", f"{run_id} as of {commit[:10]}", run_id=run_id, commit=commit,
+                    document=document)
+
+    def bus(request: Request) -> HTMLResponse:
+        return page(request, "bus.html", "Bus sessions", sessions=reader.bus())
+
+    def research(request: Request) -> HTMLResponse:
+        return page(request, "research.html", "Research ledger", projects=ledger_tree.tree(reader.research()))
+
+    def head(request: Request) -> JSONResponse:
+        return JSONResponse({"head": reader.head()}, headers={"cache-control": "no-store"})
+
+    async def events(request: Request) -> StreamingResponse:
+        async def stream() -> AsyncIterator[str]:
+            seen, quiet = None, 0.0
+            while not await request.is_disconnected():
+                now = reader.head()
+                if now != seen:
+                    seen, quiet = now, 0.0
+                    yield f"event: head\ndata: {now or ''}\n\n"
+                elif quiet > 15:
+                    quiet = 0.0
+                    yield ": still here\n\n"
+                await asyncio.sleep(POLL_SECONDS)
+                quiet += POLL_SECONDS
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        from statedir.errors import InvalidValue
+
+        return failed(request, InvalidValue(f"no page at {request.url.path}"), 404)
+
+    routes = [
+        Route("/", runs), Route("/runs/{run_id}", run), Route("/runs/{run_id}/history", history),
+        Route("/runs/{run_id}/commits/{commit}", diff), Route("/runs/{run_id}/at/{commit}", at),
+        Route("/favicon.ico", lambda request: RedirectResponse("/static/icon.svg", 301)),
+        Route("/bus", bus), Route("/research", research), Route("/head", head), Route("/events", events),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    def refused(request: Request, exc: Exception) -> Response:
+        if not isinstance(exc, StatedirError):
+            raise exc
+        return failed(request, exc)
+
+    app = Starlette(routes=routes, exception_handlers={StatedirError: refused, 404: not_found})
+    return Guard(app, host=host, port=port, token=token)

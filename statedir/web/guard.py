@@ -1,0 +1,83 @@
+"""The safety of the web view as one ASGI layer around the app: reads only (GET and HEAD),
+the Host header checked against the bound address (DNS rebinding), a token where the server
+listens beyond loopback, and headers that keep a page to its own scripts and styles."""
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qs
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WILDCARD = ("0.0.0.0", "::")  # every address of the machine: no one Host to hold requests to
+TOKEN_COOKIE = "statedir_token"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+           (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+           (b"cross-origin-opener-policy", b"same-origin"), (b"cross-origin-resource-policy", b"same-origin")]
+
+
+def allowed_hosts(host: str, port: int) -> set[str] | None:
+    """The Host header values a request may carry: the bound address (every loopback name
+    when it is loopback) with its port; None (any) for a wildcard address, which is never
+    served without a token (a rebound name never holds the token's cookie)."""
+    if host in WILDCARD:
+        return None
+    names = set(LOOPBACK) if host in LOOPBACK else {host}
+    out = set()
+    for name in names:
+        shown = f"[{name}]" if ":" in name else name
+        out |= {f"{shown}:{port}".lower()} | ({shown.lower()} if port == 80 else set())
+    return out
+
+
+class Guard:
+    """Wraps the app: refuses what the view must never do before the app sees it."""
+
+    def __init__(self, app: App, *, host: str, port: int, token: str | None) -> None:
+        if host in WILDCARD and not token:
+            raise ValueError("a wildcard address is served only with a token")
+        self.app = app
+        self.hosts = allowed_hosts(host, port)
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["method"] not in ("GET", "HEAD"):
+            return await _plain(send, 405, "read-only: only GET and HEAD\n", [(b"allow", b"GET, HEAD")])
+        if self.hosts is not None and headers.get("host", "").lower() not in self.hosts:
+            return await _plain(send, 421, "this server answers only to the address it is bound to\n")
+        extra: list[tuple[bytes, bytes]] = []
+        if self.token is not None:
+            given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [None])[0]
+            cookie = SimpleCookie(headers.get("cookie", ""))
+            held = cookie[TOKEN_COOKIE].value if TOKEN_COOKIE in cookie else None
+            if given is not None and hmac.compare_digest(given.encode(), self.token.encode()):
+                cookie_text = f"{TOKEN_COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+                extra.append((b"set-cookie", cookie_text.encode()))
+            elif held is None or not hmac.compare_digest(held.encode(), self.token.encode()):
+                return await _plain(send, 401, "a token is needed: open the address `statedir serve` printed\n")
+
+        async def send_with_headers(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *HEADERS, *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _plain(send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = text.encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), *HEADERS, *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})

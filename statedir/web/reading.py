@@ -1,0 +1,173 @@
+"""What the pages show, read through statedir.api: one StateDir kept open, read one request
+at a time, and the runs listing paged over run ids so 10,000 runs never open at once (a
+run's summary is remembered until a commit changes the run)."""
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from statedir.api import StateDir
+from statedir.errors import InvalidValue, StatedirError
+from statedir.store import layout
+
+PAGE = 50
+SCAN_SECONDS = 0.5  # how long a filtered listing reads runs before it answers with what it found
+SCAN_BATCH = 20  # runs read between two looks at the clock
+_COMMIT = re.compile(r"[0-9a-f]{4,40}")
+
+
+@dataclass
+class RunsPage:
+    rows: list[dict[str, Any]]
+    total: int  # runs in the store
+    next_after: str | None  # the cursor of the next page, None on the last
+    searched_to: str | None = None  # a filter's scan stopped here (time budget) before the page filled
+
+
+def check_commit(commit: str) -> str:
+    """A commit as the pages name one: hex only, so nothing else reaches git."""
+    if not _COMMIT.fullmatch(commit):
+        raise InvalidValue(f"{commit!r} is not a commit id (4 to 40 hex digits)", commit=commit)
+    return commit
+
+
+class Reader:
+    """The open store and what the pages ask of it."""
+
+    def __init__(self, root: Path) -> None:
+        self.sd = StateDir(root)
+        self.lock = threading.Lock()  # one StateDir, read by one request at a time
+        # What the runs page read, as of commit `_seen`: a moved HEAD forgets only the runs it changed.
+        self._seen: str | None = None
+        self._ids: list[str] = []
+        self._summaries: dict[str, dict[str, Any]] = {}
+
+    def head(self) -> str | None:
+        return self.sd.head()
+
+    def _catch_up(self) -> None:
+        head = self.sd.head()
+        if head == self._seen and self._ids:
+            return
+        changed: set[str] | None = None
+        if head is not None and self._seen is not None:
+            try:
+                changed = self.sd.changed_runs(self._seen, head)
+            except StatedirError:  # the old commit is gone (history rewritten): start again
+                changed = None
+        if changed is None:
+            self._summaries = {}
+        else:
+            for run_id in changed:
+                self._summaries.pop(run_id, None)
+        if changed is None or not changed <= set(self._ids) or not self._ids:
+            self._ids = self.sd.run_ids()  # a run came (or the listing is new): list them again
+        self._seen = head
+
+    def _summaries_of(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        missing = [r for r in run_ids if r not in self._summaries]
+        for summary in self.sd.run_summaries(missing) if missing else []:
+            if summary.get("error", {}).get("code") == "UNKNOWN_RUN":  # its folder went away
+                self._ids.remove(summary["run_id"])
+                continue
+            self._summaries[summary["run_id"]] = summary
+        return [self._summaries[r] for r in run_ids if r in self._summaries]
+
+    def runs_page(self, *, text: str = "", state: str = "", after: str = "", size: int = PAGE,
+                  budget: float = SCAN_SECONDS) -> RunsPage:
+        """The runs after `after` (by id) whose id holds `text` and whose pipeline state is
+        `state`. Only the runs a page shows are opened; a state filter opens runs in batches
+        until the page is full or `budget` seconds have passed (then `searched_to` says where
+        it stopped, and the next request goes on from there)."""
+        import time
+
+        with self.lock:
+            self._catch_up()
+            ids = self._ids
+            wanted = ids[bisect.bisect_right(ids, after):] if after else ids
+            if text:
+                wanted = [r for r in wanted if text.lower() in r.lower()]
+            if not state:
+                rows = self._summaries_of(wanted[:size])
+                return RunsPage(rows, len(ids), rows[-1]["run_id"] if len(wanted) > size else None)
+            rows, deadline, position = [], time.monotonic() + budget, 0
+            while position < len(wanted) and len(rows) < size:
+                batch = wanted[position:position + SCAN_BATCH]
+                position += len(batch)
+                rows += [s for s in self._summaries_of(batch) if s.get("pipeline_state") == state]
+                if len(rows) < size and time.monotonic() > deadline and position < len(wanted):
+                    return RunsPage(rows, len(ids), wanted[position - 1], searched_to=wanted[position - 1])
+            rows = rows[:size]
+            more = len(rows) == size and rows[-1]["run_id"] != wanted[-1]
+            return RunsPage(rows, len(ids), rows[-1]["run_id"] if more else None)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """Everything a run's page shows."""
+        from statedir.web import stage_svg
+
+        layout.check_run_id(run_id)
+        with self.lock, self.sd.reading():
+            status = self.sd.status(run_id)
+            t, run, _ = self.sd.load(run_id)
+            return {"status": status, "next": self.sd.next(run_id), "passports": self.sd.passports(run_id, t),
+                    "histories": self.sd.histories(run_id, t), "graph": stage_svg.draw(t, run),
+                    "summary": self.sd.run_summary(run_id)}
+
+    def history(self, run_id: str) -> dict[str, Any]:
+        """The run's commits, newest first, each with its verify findings and whether it is signed."""
+        layout.check_run_id(run_id)
+        with self.lock:
+            entries = self.sd.log(run_id)
+            checked = self.sd.verify(run_id)
+            signed = self.sd.signed(run_id)
+        findings: dict[str, list[dict[str, Any]]] = {}
+        for finding in checked["findings"]:
+            findings.setdefault(finding.get("commit") or "", []).append(finding)
+        for entry in entries:
+            entry["findings"] = findings.get(entry["commit"], [])
+            entry["signed"] = entry["commit"] in signed
+        return {"entries": entries, "verify": checked}
+
+    def diff(self, run_id: str, commit: str) -> dict[str, Any]:
+        """What `commit` changed in the run (from its parent; a run's first commit: from nothing)."""
+        layout.check_run_id(run_id)
+        check_commit(commit)
+        with self.lock:
+            entries = self.sd.log(run_id)
+            position = next((i for i, e in enumerate(entries) if e["commit"].startswith(commit)), None)
+            if position is None:
+                raise InvalidValue(f"commit {commit} did not touch run {run_id}", commit=commit, run_id=run_id)
+            entry = entries[position]
+            if position + 1 < len(entries):
+                result = self.sd.diff(run_id, entries[position + 1]["commit"], entry["commit"])
+            else:
+                result = {"run_id": run_id, "from": None, "to": entry["commit"], "changes": [],
+                          "created": True}
+            return {**result, "entry": entry}
+
+    def at(self, run_id: str, commit: str) -> dict[str, Any]:
+        """The whole run as of `commit` (`show --at`)."""
+        layout.check_run_id(run_id)
+        check_commit(commit)
+        with self.lock:
+            return self.sd.show(run_id, at=commit)
+
+    def bus(self) -> list[dict[str, Any]]:
+        """Every bus session's fields; one that cannot be read is shown with its error."""
+        out = []
+        with self.lock:
+            for name in self.sd.bus_sessions():
+                try:
+                    out.append({"session": name, "data": self.sd.bus(name).get()})
+                except StatedirError as exc:
+                    out.append({"session": name, "data": {}, "error": exc.as_json()["error"]})
+        return out
+
+    def research(self) -> dict[str, list[dict[str, Any]]]:
+        kinds = ("project", "question", "hypothesis", "experiment", "run", "source", "evidence", "result", "claim")
+        with self.lock:
+            return {kind: self.sd.research_records(kind) for kind in kinds}

@@ -1,0 +1,166 @@
+"""`statedir serve` in a real browser (Debian's chromium driven by Playwright): a store made
+through the CLI, the runs page, a click into a run, a commit's diff, a transition from the CLI
+appearing live, keyboard reach and accessible names. Screenshots go to artifacts/web/.
+
+Slow: a browser start and a server subprocess (about ten seconds in all). Skipped where
+/usr/bin/chromium is missing, unless STATEDIR_REQUIRE_BROWSER=1 (CI), which makes that a failure.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, cli, cli_json
+
+from tests.web.served import serving
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = ROOT / "artifacts" / "web"
+pytestmark = pytest.mark.slow
+
+# Every element a keyboard can reach, and its accessible name as a screen reader computes it
+# in the simple cases these pages use (aria-label, a <label for>, the text, the title).
+NAMES = """() => {
+  const focusable = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')]
+    .filter(e => e.tabIndex >= 0 && e.getClientRects().length > 0);
+  return focusable.map(e => ({tag: e.tagName, id: e.id, href: e.getAttribute('href') || '',
+    name: (e.getAttribute('aria-label') || (e.labels && e.labels.length ? e.labels[0].textContent : '')
+           || e.textContent || e.getAttribute('title') || '').trim()}));
+}"""
+
+
+def _browser_or_skip() -> Any:
+    required = os.environ.get("STATEDIR_REQUIRE_BROWSER") == "1"
+    if not CHROMIUM.exists():
+        if required:
+            pytest.fail("STATEDIR_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing: apt-get install -y chromium")
+        pytest.skip("no /usr/bin/chromium (apt-get install -y chromium); STATEDIR_REQUIRE_BROWSER=1 makes this fail")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if required:
+            pytest.fail("STATEDIR_REQUIRE_BROWSER=1 but playwright is not installed: pip install -e '.[dev]'")
+        pytest.skip("playwright is not installed (pip install -e '.[dev]')")
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_playwright = _browser_or_skip()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def browser_page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.problems = problems
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    root = repo / "state"
+    for args in (["init"], ["new", "paper-1", "--topic", "Checkpoints in agent pipelines"],
+                 ["stage", "paper-1", "1", "in_progress", "--mode", "socratic"],
+                 ["material", "paper-1", "rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"],
+                 ["new", "paper-2", "--topic", "A second paper"]):
+        proc = cli(*args, "--store", str(root))
+        assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def test_runs_to_a_run_to_a_diff_and_a_live_transition(browser_page: Any, store: Path) -> None:
+    page = browser_page
+    with serving(store) as url:
+        page.goto(url)
+        assert page.title() == "Runs · statedir"
+        row = page.locator("table.runs tbody tr", has_text="paper-1")
+        assert "in_progress" not in row.inner_text() and "running" in row.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "runs.png"))
+
+        page.get_by_role("link", name="paper-1", exact=True).click()
+        page.wait_for_url(re.compile(r"/runs/paper-1$"))
+        assert page.locator("svg.stage-graph .node-current[data-key='1']").count() == 1
+        assert page.locator("svg.stage-graph .mandatory").count() >= 1
+        assert "No checkpoint is open." in page.inner_text("main")
+        page.screenshot(path=str(ARTIFACTS / "run.png"), full_page=True)
+
+        page.get_by_role("link", name="History and diffs").click()
+        page.wait_for_url(re.compile(r"/history$"))
+        page.locator("a.diff-link", has_text="material").first.click()
+        page.wait_for_url(re.compile(r"/commits/[0-9a-f]{40}$"))
+        changes = page.inner_text("table.diff")
+        assert "research_v1" in changes and "added" in changes
+        page.screenshot(path=str(ARTIFACTS / "diff.png"), full_page=True)
+
+        page.goto(url + "runs/paper-1")
+        page.evaluate("window.sameDocument = true")  # gone if the page reloaded
+        code, done = cli_json("stage", "paper-1", "1", "completed", "--store", str(store))
+        assert code == 0
+        page.wait_for_function("head => document.body.dataset.head === head", arg=done["commit"], timeout=15_000)
+        main = page.inner_text("main")
+        assert "awaiting_confirmation" in main and "No checkpoint is open." not in main
+        assert page.evaluate("window.sameDocument") is True
+        assert "Updated" in page.inner_text("#live")
+        page.screenshot(path=str(ARTIFACTS / "run-live.png"), full_page=True)
+        assert page.problems == [], page.problems
+
+
+def test_the_runs_page_updates_live_with_a_new_run(browser_page: Any, store: Path) -> None:
+    page = browser_page
+    with serving(store) as url:
+        page.goto(url)
+        assert page.locator("table.runs tbody tr").count() == 2
+        assert cli("new", "paper-3", "--topic", "Third", "--store", str(store)).returncode == 0
+        page.wait_for_selector("a[href='/runs/paper-3']", timeout=15_000)
+        assert page.locator("table.runs tbody tr").count() == 3
+
+
+def test_every_control_has_a_name_and_tab_reaches_it(browser_page: Any, store: Path) -> None:
+    page = browser_page
+    with serving(store) as url:
+        for where in ("", "runs/paper-1", "runs/paper-1/history", "bus", "research"):
+            _reachable_and_named(page, url + where)
+        page.goto(url)
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        page.screenshot(path=str(ARTIFACTS / "keyboard.png"))
+        assert page.problems == [], page.problems
+
+
+def _reachable_and_named(page: Any, url: str) -> None:
+    """Every focusable element of the page at `url` has a name, and Tab reaches each, the skip link first."""
+    page.goto(url)
+    controls = page.evaluate(NAMES)
+    nameless = [c for c in controls if not c["name"]]
+    assert controls and not nameless, nameless
+    reached = []
+    for _ in range(len(controls) + 2):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("[document.activeElement.tagName, document.activeElement.id, "
+                                     "document.activeElement.getAttribute('href') || '', "
+                                     "(document.activeElement.textContent || '').trim()]"))
+    assert reached[0][3] == "Skip to content"  # the first Tab stop skips the navigation
+    for control in controls:
+        assert [control["tag"], control["id"], control["href"], control["name"]] in [
+            [r[0], r[1], r[2], control["name"]] for r in reached], control
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert page.evaluate("[...document.querySelectorAll('svg')].every(s => s.getAttribute('role') === 'img' "
+                         "&& s.querySelector('title'))")

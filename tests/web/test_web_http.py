@@ -1,0 +1,271 @@
+"""`statedir serve` over plain HTTP: what each page shows, and every safety point (reads only,
+the Host header, the token, paths that stay in the store, the headers) against the real app."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import cli, cli_json, module_store, snapshot
+from starlette.testclient import TestClient
+
+from statedir.web.app import build
+from statedir.web.guard import CSP
+from statedir.web.reading import Reader
+from tests.web.served import fill, serving
+
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    work = module_store(tmp_path_factory, "web")
+    return work, fill(work / "state")
+
+
+@pytest.fixture
+def client(filled: tuple[Path, dict[str, str]]) -> TestClient:
+    return TestClient(build(filled[0] / "state", host="127.0.0.1", port=PORT), base_url=BASE)
+
+
+def _commits(work: Path, run: str) -> list[str]:
+    return subprocess.run(["git", "log", "--format=%H", "--", f"state/runs/{run}"], cwd=work, capture_output=True,
+                          text=True, check=True).stdout.split()
+
+
+# --- what the pages show -----------------------------------------------------------------------
+def test_the_runs_page_lists_each_run_with_its_last_change(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    assert 'href="/runs/paper-a"' in page.text and 'href="/runs/paper-b"' in page.text
+    assert "awaiting_confirmation" in page.text and "academic-pipeline" in page.text
+    assert "waiting for the co-author" in page.text  # paper-b's last change, with its reason
+
+
+def test_the_runs_page_filters_by_id_and_by_state(client: TestClient) -> None:
+    by_id = client.get("/", params={"q": "PAPER-B"}).text
+    assert 'href="/runs/paper-b"' in by_id and 'href="/runs/paper-a"' not in by_id
+    by_state = client.get("/", params={"state": "paused"}).text
+    assert 'href="/runs/paper-b"' in by_state and 'href="/runs/paper-a"' not in by_state
+    assert "No run matches" in client.get("/", params={"state": "aborted"}).text
+
+
+def test_the_runs_listing_pages_and_opens_only_the_runs_it_shows(filled: tuple[Path, dict[str, str]]) -> None:
+    reader = Reader(filled[0] / "state")
+    first = reader.runs_page(size=1)
+    assert [r["run_id"] for r in first.rows] == ["paper-a"] and first.next_after == "paper-a" and first.total == 2
+    assert list(reader._summaries) == ["paper-a"]  # paper-b was not opened
+    second = reader.runs_page(size=1, after=first.next_after)
+    assert [r["run_id"] for r in second.rows] == ["paper-b"] and second.next_after is None
+
+
+def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: tuple[Path, dict[str, str]],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from statedir.web import reading
+
+    monkeypatch.setattr(reading, "SCAN_BATCH", 1)
+    reader = Reader(filled[0] / "state")
+    first = reader.runs_page(state="paused", size=1, budget=0)  # out of time after the first batch
+    assert first.rows == [] and first.searched_to == "paper-a" and first.next_after == "paper-a"
+    second = reader.runs_page(state="paused", size=1, budget=0, after=first.next_after)
+    assert [r["run_id"] for r in second.rows] == ["paper-b"] and second.searched_to is None
+    assert second.next_after is None
+
+
+def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path) -> None:
+    root = repo / "state"
+    assert cli("init", "--store", str(root)).returncode == 0
+    for run_id in ("r1", "r2"):
+        assert cli("new", run_id, "--topic", "T", "--store", str(root)).returncode == 0
+    reader = Reader(root)
+    before = {r["run_id"]: r for r in reader.runs_page().rows}
+    assert cli("pipeline", "r1", "paused", "--store", str(root)).returncode == 0
+    after = {r["run_id"]: r for r in reader.runs_page().rows}
+    assert after["r1"]["pipeline_state"] == "paused" and after["r1"] is not before["r1"]
+    assert after["r2"] is before["r2"]  # not read again
+    assert cli("new", "r3", "--topic", "T", "--store", str(root)).returncode == 0
+    assert [r["run_id"] for r in reader.runs_page().rows] == ["r1", "r2", "r3"]
+    subprocess.run(["git", "rm", "-rq", "state/runs/r2"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "r2 removed by hand"], cwd=repo, check=True)
+    assert [r["run_id"] for r in reader.runs_page().rows] == ["r1", "r3"]
+
+
+def test_a_run_page_has_the_dashboard_graph_checkpoint_moves_materials_and_logs(client: TestClient) -> None:
+    page = client.get("/runs/paper-a").text
+    assert "Academic Pipeline Status" in page  # the Progress Dashboard
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    assert 'class="node node-done" data-key="1"' in svg and "MANDATORY" in svg
+    assert "<dt>stage</dt><dd>1</dd>" in page and "<code>confirm</code>" in page  # open checkpoint, next
+    assert "research_v1" in page and "UNVERIFIED" in page  # the material's version and passport
+    assert "transitions (" in page and "checkpoints (" in page  # the logs
+
+
+def test_the_history_links_every_commit_to_its_diff_and_state(client: TestClient,
+                                                              filled: tuple[Path, dict[str, str]]) -> None:
+    page = client.get("/runs/paper-a/history").text
+    commits = _commits(filled[0], "paper-a")
+    for sha in commits:
+        assert f'/runs/paper-a/commits/{sha}"' in page and f'/runs/paper-a/at/{sha}"' in page
+    assert "not signed" in page and "clean" in page  # verify ran: no finding
+    diff = client.get(f"/runs/paper-a/commits/{commits[0]}").text  # stage 1 completed
+    assert "checkpoint" in diff and "completed" in diff
+    at = client.get(f"/runs/paper-a/at/{commits[-1]}").text  # the run as `new` made it
+    assert "initializing" in at and "awaiting_confirmation" not in at
+
+
+def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> None:
+    root = repo / "state"
+    assert cli("init", "--store", str(root)).returncode == 0
+    assert cli("new", "r1", "--topic", "T", "--store", str(root)).returncode == 0
+    state = root / "runs/r1/state.yaml"
+    state.write_text(state.read_text().replace("language: en", "language: de"))
+    subprocess.run(["git", "commit", "-qam", "by hand"], cwd=repo, check=True)
+    page = TestClient(build(root, port=PORT), base_url=BASE).get("/runs/r1/history").text
+    assert "has-findings" in page and "verify hand_edit" in page
+
+
+def test_bus_sessions_and_the_research_tree(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
+    bus = client.get("/bus").text
+    assert "2026-06-30-member-blog" in bus and "0-requirements" in bus
+    research = client.get("/research").text
+    for text in ("Quality assurance", "Does AI change QA?", "It shortens review cycles", "Twelve studies found",
+                 "Review cycles are shorter", filled[1]["research_run"]):
+        assert text in research
+    assert research.index("Does AI change QA?") < research.index("Twelve studies found")  # nested under it
+
+
+def test_head_and_the_live_stream(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=filled[0], capture_output=True, text=True).stdout.strip()
+    assert client.get("/head").json() == {"head": head}
+
+
+# --- safety -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+@pytest.mark.parametrize("url", ["/", "/runs/paper-a", "/static/style.css", "/nowhere"])
+def test_nothing_but_get_and_head_is_answered(client: TestClient, filled: tuple[Path, dict[str, str]],
+                                              method: str, url: str) -> None:
+    before = snapshot(filled[0])
+    response = client.request(method, url, content=b"x=1")
+    assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+    assert snapshot(filled[0]) == before
+    assert client.head("/").status_code == 200
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1:9999", "127.0.0.1.nip.io:8765", ""])
+def test_a_foreign_host_header_is_refused(client: TestClient, host: str) -> None:
+    response = client.get("/", headers={"host": host})
+    assert response.status_code == 421 and "statedir" not in response.text.split("\n")[0].lower()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "LOCALHOST:8765", "[::1]:8765"])
+def test_the_loopback_names_of_the_bound_port_are_answered(client: TestClient, host: str) -> None:
+    assert client.get("/", headers={"host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("url", ["/runs/..%2F..%2F..%2Fetc%2Fpasswd", "/runs/%2e%2e/history", "/runs/.git",
+                                 "/static/..%2Fapp.py", "/static/../../statedir.yaml", "/runs/paper-a/at/HEAD~1",
+                                 "/runs/paper-a/commits/--output=x", "/runs/paper-a/at/deadbeef%3Bls",
+                                 "/runs/paper-a/commits/0000000000", "/runs/paper-a/at/abcdef%0A"])
+def test_paths_cannot_leave_the_store(client: TestClient, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code in (400, 404), response.text[:300]
+    assert "root:" not in response.text and "import" not in response.text
+
+
+def test_every_answer_carries_the_security_headers(client: TestClient) -> None:
+    for url in ("/", "/runs/paper-a", "/static/live.js", "/nowhere", "/head"):
+        headers = client.get(url).headers
+        assert headers["content-security-policy"] == CSP, url
+        assert headers["x-content-type-options"] == "nosniff" and headers["x-frame-options"] == "DENY"
+    assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP and "http" not in CSP
+
+
+def test_pages_load_nothing_from_elsewhere(client: TestClient) -> None:
+    for url in ("/", "/runs/paper-a", "/runs/paper-a/history", "/bus", "/research"):
+        page = client.get(url).text
+        assert not re.search(r"""(src|href)=["'](https?:)?//""", page), url
+        assert "<script>" not in page and " style=" not in page and " on" + "click=" not in page
+
+
+def test_a_token_is_needed_when_one_is_set(filled: tuple[Path, dict[str, str]]) -> None:
+    token = "s3cret-token-0123456789"
+    client = TestClient(build(filled[0] / "state", port=PORT, token=token), base_url=BASE)
+    assert client.get("/").status_code == 401
+    assert client.get("/", params={"token": "wrong-token-0123456789"}).status_code == 401
+    first = client.get("/", params={"token": token})
+    assert first.status_code == 200 and "HttpOnly" in first.headers["set-cookie"]
+    assert client.get("/runs/paper-a").status_code == 200  # the cookie carries it now
+    assert TestClient(build(filled[0] / "state", port=PORT, token=token), base_url=BASE,
+                      cookies={"statedir_token": "nope"}).get("/").status_code == 401
+
+
+def test_a_wildcard_address_answers_any_host_but_only_with_the_token(filled: tuple[Path, dict[str, str]]) -> None:
+    token = "s3cret-token-0123456789"
+    client = TestClient(build(filled[0] / "state", host="0.0.0.0", port=PORT, token=token), base_url=BASE)
+    assert client.get("/", headers={"host": "10.1.2.3:8765"}).status_code == 401
+    assert client.get("/", headers={"host": "10.1.2.3:8765"}, params={"token": token}).status_code == 200
+    with pytest.raises(ValueError):
+        build(filled[0] / "state", host="0.0.0.0", port=PORT, token=None)
+
+
+# --- the command ----------------------------------------------------------------------------------
+def test_beyond_loopback_needs_a_token(filled: tuple[Path, dict[str, str]]) -> None:
+    code, out = cli_json("serve", "--host", "0.0.0.0", "--store", str(filled[0] / "state"))
+    assert code == 2 and out["error"]["code"] == "INVALID_VALUE" and "--token" in out["error"]["message"]
+    code, out = cli_json("serve", "--host", "0.0.0.0", "--token", "short", "--store", str(filled[0] / "state"))
+    assert code == 2 and "16" in out["error"]["message"]
+
+
+def test_the_missing_extra_is_named(filled: tuple[Path, dict[str, str]]) -> None:
+    """Starlette made unimportable (as where the extra is not installed): MISSING_DEPENDENCY, exit 3."""
+    code = ("import sys; sys.modules['starlette'] = None; from statedir.cli import main; "
+            f"sys.exit(main(['serve', '--json', '--store', {str(filled[0] / 'state')!r}]))")
+    proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60)
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 3 and error["code"] == "MISSING_DEPENDENCY"
+    assert "pip install 'statedir[web]'" in error["message"] and "Traceback" not in proc.stderr
+
+
+def test_a_port_in_use_is_an_error_naming_it(filled: tuple[Path, dict[str, str]]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        code, out = cli_json("serve", "--port", str(port), "--store", str(filled[0] / "state"))
+    assert code == 3 and out["error"]["code"] == "IO_ERROR" and str(port) in out["error"]["message"]
+
+
+def test_no_store_is_an_error_not_a_server(tmp_path: Path) -> None:
+    code, out = cli_json("serve", "--store", str(tmp_path))
+    assert code == 3 and out["error"]["code"] == "NOT_A_STORE"
+
+
+def test_the_real_server_streams_head_as_transitions_land(filled: tuple[Path, dict[str, str]]) -> None:
+    """`statedir serve` as a subprocess: the Host check on a real socket, and a transition made
+    by the CLI arriving on /events."""
+    work = filled[0]
+    with serving(work / "state") as url:
+        port = url.rsplit(":", 1)[1].strip("/")
+        assert httpx.get(url, headers={"host": "rebind.example:" + port}).status_code == 421
+        with httpx.stream("GET", url + "events", timeout=20) as stream:
+            lines = stream.iter_lines()
+            first = _event(lines)
+            assert first == subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
+                                           text=True).stdout.strip()
+            code, done = cli_json("pipeline", "paper-b", "running", "--store", str(work / "state"))
+            assert code == 0
+            assert _event(lines) == done["commit"]
+
+
+def _event(lines) -> str:  # type: ignore[no-untyped-def]
+    for line in lines:
+        if line.startswith("data: "):
+            return str(line[6:])
+    raise AssertionError("the stream ended")
