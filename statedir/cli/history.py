@@ -57,7 +57,9 @@ def rollback(run_id: RunArg,
 
 @app.command()
 def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.")] = None,
-           since: Annotated[Optional[str], Option("--since", metavar="REV", help="Only commits after REV.")] = None,
+           since: Annotated[Optional[str], Option(
+               "--since", metavar="REV", envvar="PRE_COMMIT_FROM_REF", show_envvar=True,
+               help="Only commits after REV (as a pre-commit pre-push hook: what the push sends).")] = None,
            acknowledge: Annotated[Optional[str], Option(
                "--acknowledge", metavar="SHA", help="Record (one commit, in acknowledged.yaml) that SHA's findings "
                "were reviewed and are accepted; needs --reason. verify then lists them apart and exits 0 for them.")] = None,

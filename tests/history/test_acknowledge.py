@@ -83,3 +83,12 @@ def test_the_mcp_verify_tool_stays_read_only_without_acknowledge() -> None:
 
     verify = tools(command_group())["verify"]
     assert verify.read_only and "acknowledge" not in verify.input_schema["properties"]
+
+
+def test_as_a_pre_commit_pre_push_hook_verify_replays_only_what_the_push_sends(sd: api.StateDir, repo: Path,
+                                                                               edited: str) -> None:
+    """pre-commit names the remote's tip in PRE_COMMIT_FROM_REF: a finding before it is not this push's."""
+    sd.stage("p1", "1", "completed")
+    assert cli("verify", cwd=repo).returncode == 1
+    scoped = cli("verify", cwd=repo, env={"PRE_COMMIT_FROM_REF": edited})
+    assert scoped.returncode == 0 and "verified 1 commit(s): clean" in scoped.stdout
