@@ -66,10 +66,14 @@ class Served:
         with contextlib.suppress(InvalidValue, GitError):
             self.sd.store.objects = Objects(self.sd.store.worktree)
         self.group = host.group
-        every = tools(self.group)
-        self.wording = wording_of(every)  # every command's words, for messages naming one not served
-        self.tools: dict[str, Tool] = {name: tool for name, tool in every.items() if tool.kind.group in groups}
+        self.tools: dict[str, Tool] = tools(self.group)
+        self.chosen(groups)
         self._vocabulary: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, Any]]] | None = None
+
+    def chosen(self, groups: tuple[str, ...]) -> None:
+        """Serve only the tools of `groups`; messages still name any command in its tool's words."""
+        self.wording = wording_of(self.tools)
+        self.tools = {name: tool for name, tool in self.tools.items() if tool.kind.group in groups}
 
     def input_schemas(self) -> dict[str, dict[str, Any]]:
         """Each tool's input schema with the enums of the templates the store holds now (read
@@ -96,8 +100,7 @@ class Served:
             doc = json.loads(text) if text else None
         except ValueError:
             doc = None
-        if isinstance(doc, dict) and isinstance(doc.get("error"), dict) or (
-                isinstance(doc, dict) and ("warning" in doc or "warnings" in doc)):
+        if isinstance(doc, dict) and {"error", "warning", "warnings"} & set(doc):
             doc = self._worded(doc, name)
             text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
         return Outcome(text, is_error, self.head(), code, outputs.structured(name or "", text, is_error))
@@ -107,6 +110,8 @@ class Served:
         out = dict(doc)
         if isinstance(out.get("error"), dict) and isinstance(out["error"].get("message"), str):
             out["error"] = {**out["error"], "message": say(out["error"]["message"], name)}
+        elif isinstance(out.get("error"), str) and isinstance(out.get("message"), str):  # the research CLI's flat shape
+            out["message"] = say(out["message"], name)
         if isinstance(out.get("warning"), str):
             out["warning"] = say(out["warning"], name)
         if isinstance(out.get("warnings"), list):

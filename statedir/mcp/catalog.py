@@ -25,11 +25,18 @@ READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "next", "pr
 # Writes that may take away or replace what is there (not only add to it): ending a run for
 # good, going back in it, replacing a value, removing a session, a key or the files doctor repairs.
 DESTRUCTIVE = frozenset({"pipeline", "rollback", "redo", "set", "bus_set", "bus_init", "bus_clear",
-                         "signers_remove", "doctor", "bind", "resume"})
+                         "signers_remove", "doctor", "bind", "resume",
+                         # a research record's status or grade replaced (the ledger served one tool per action)
+                         "research", "research_complete_run", "research_answer_question",
+                         "research_abandon_question", "research_set_hypothesis_status",
+                         "research_set_experiment_status", "research_set_source_screening",
+                         "research_set_source_evidence_tier"})
 # Writes whose repeat with the same arguments changes nothing more: the rules refuse the second
 # (or call it a no-op), and the store is as the first left it. Reads are all idempotent.
-IDEMPOTENT = frozenset({"new", "stage", "set", "pipeline", "bus_set", "bus_init", "bus_clear", "signers_add",
-                        "signers_remove", "doctor", "seal", "sync"})
+IDEMPOTENT = frozenset({"init", "new", "stage", "set", "pipeline", "bus_set", "bus_init", "bus_clear", "signers_add",
+                        "signers_remove", "doctor", "seal", "sync", "research_set_hypothesis_status",
+                        "research_set_experiment_status", "research_set_source_screening",
+                        "research_set_source_evidence_tier"})
 # The only tool that reaches past the repository: it fetches from and pushes to a git remote.
 OPEN_WORLD = frozenset({"sync"})
 
@@ -38,7 +45,8 @@ TITLES = {
     "bus_clear": "Remove a bus session", "bus_get": "Read a bus session or field",
     "bus_init": "Start a bus session", "bus_set": "Set a bus field",
     "confirm": "Answer the open checkpoint", "diff": "Changes in a run between commits",
-    "doctor": "Find (and repair) leftovers", "get": "Read one value of a run", "graph": "Draw the stage graph",
+    "doctor": "Find (and repair) leftovers", "init": "Make the store", "get": "Read one value of a run",
+    "graph": "Draw the stage graph",
     "integrity": "Record an integrity check", "log": "Read the audit trail", "loop": "Count a revision loop",
     "material": "Register a material version", "new": "Create a run", "next": "The legal moves now",
     "observe": "Append an observer report", "output": "Record stage outputs",
@@ -71,9 +79,9 @@ def group_of(path: tuple[str, ...]) -> str:
     return _GROUP_OF.get(path[0], "pipeline")
 
 
-def kind_of(name: str, path: tuple[str, ...]) -> Kind:
-    read_only = name in READ_ONLY
-    title = TITLES.get(name) or " ".join(path).replace("-", " ").replace("_", " ").capitalize()
+def kind_of(name: str, path: tuple[str, ...], read_only: bool) -> Kind:
+    """Tool `name`'s (its command's words `path`; whether it only reads) group, title and hints."""
+    title = TITLES.get(name) or name.replace("_", " ").capitalize()
     return Kind(group_of(path), title, read_only, destructive=not read_only and name in DESTRUCTIVE,
                 idempotent=read_only or name in IDEMPOTENT, open_world=name in OPEN_WORLD)
 

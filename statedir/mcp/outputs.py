@@ -63,7 +63,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     moves=_OBJECTS, blocked=_OBJECTS),
     "prereq": _object(("prerequisites_met", "missing_required", "missing_recommended"), prerequisites_met=_B,
                       missing_required={"type": "array"}, missing_recommended={"type": "array"}, warning=_S_NULL),
-    "log": _object(result=_OBJECTS),
+    "log": _object(result=_OBJECTS, entries=_OBJECTS, next_cursor=_S_NULL),  # a list, or a page of one
+    "init": _object(("store", "created"), store=_S, created=_B, commit=_S_NULL),
     "validate": _object(("valid", "errors"), valid=_B, checked=_I, errors=_OBJECTS),
     "graph": _object(("format", "graph"), run_id=_S_NULL, template=_S, format=_S, graph=_S),
     "diff": _object(("run_id", "changes"), run_id=_S, changes=_OBJECTS),

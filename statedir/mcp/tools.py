@@ -49,8 +49,15 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     read_only: bool
-    kind: Kind  # its group, title and hints (statedir.mcp.catalog)
-    output_schema: dict[str, Any]
+
+    @property
+    def kind(self) -> Kind:
+        """Its group, title and hints (statedir.mcp.catalog)."""
+        return kind_of(self.name, self.path, self.read_only)
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return outputs.schema_of(self.name)
 
     def argv(self, arguments: dict[str, Any], store: Path) -> list[str]:
         """The command line the CLI would be given for these arguments (options, then `--`,
@@ -190,11 +197,11 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
         properties[param.name] = _schema(param)
         if param.required:
             required.append(param.name)
-    kind = kind_of(name, path)  # `log --actor` filters by actor: it does not act as one
+    writes = name not in READ_ONLY  # `log --actor` filters by actor: it does not act as one
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    return Tool(name, path, command, _description(command), schema, kind.read_only, kind, outputs.schema_of(name))
+    return Tool(name, path, command, _description(command), schema, read_only=not writes)
 
 
 def worded(tool: Tool, wording: Wording) -> Tool:

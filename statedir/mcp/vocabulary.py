@@ -1,7 +1,7 @@
 """The values a tool's argument takes where they form a vocabulary, as schema enums: read from
 the templates the store holds (stage ids, statuses, decisions, pipeline states, checkpoint
 responses, materials), and from the engine and views for the rest (integrity verdicts, observer
-checkpoints, adjudication families, graph formats). No MCP SDK here.
+checkpoints, adjudication families, graph formats, the research ledger's statuses). No MCP SDK here.
 
 A schema is one for every run, so a template's vocabulary is the union over the templates the
 store holds (statedir's shipped ones and the store's own); a run takes its own template's, and
@@ -15,6 +15,7 @@ from typing import Any
 
 from statedir.engine import adjudication_contract, submissions, template
 from statedir.errors import StatedirError
+from statedir.research import evidence, kinds
 from statedir.views import graph_drawing
 
 UNION_NOTE = "(Values: the store's templates'; a run takes its own template's.)"
@@ -83,7 +84,10 @@ def vocabularies(ts: Templates) -> dict[str, tuple[list[str], bool]]:
              "family": adjudication_contract.FAMILY_NAMES,
              "role": [r for f in adjudication_contract.FAMILIES for r in f.roles],
              "unavailable": adjudication_contract.UNAVAILABLE_REASONS,
-             "graph_format": graph_drawing.FORMATS, "show_format": SHOW_FORMATS}
+             "graph_format": graph_drawing.FORMATS, "show_format": SHOW_FORMATS,
+             "research_status": list(dict.fromkeys([*kinds.RUN_CLOSING_STATUSES, *kinds.HYPOTHESIS_STATUSES,
+                                                    *kinds.EXPERIMENT_STATUSES])),
+             "stance": evidence.STANCES, "confidence": evidence.CONFIDENCE, "screening": kinds.SCREENING}
     out = {name: (_union(ts, values), True) for name, values in of_templates.items()}
     out.update({name: (list(values), False) for name, values in fixed.items()})
     return out
@@ -99,6 +103,8 @@ ARGUMENTS = {
     ("new", "entry_point"): "entry_point", ("material", "names"): "material", ("versions", "material"): "series",
     ("bind", "family"): "family", ("bind", "role"): "role", ("bind", "unavailable"): "unavailable",
     ("graph", "format"): "graph_format", ("show", "format"): "show_format",
+    ("research", "status"): "research_status", ("research", "stance"): "stance",
+    ("research", "confidence"): "confidence", ("research", "screening_status"): "screening",
 }
 
 
