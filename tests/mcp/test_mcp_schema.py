@@ -6,8 +6,10 @@ SDK's client (in-process here, over stdio in test_mcp_stdio.py)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ import jsonschema
 import mcp_types as types
 import pytest
 from conftest import cli, snapshot
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp_session import ToolError, agent
 
 from statedir import api
@@ -160,11 +162,12 @@ def test_enums_follow_the_store_s_own_templates(store: Path, repo: Path) -> None
     anyio.run(main)
 
 
-def test_structured_content_is_the_document_and_keeps_to_the_output_schema(store: Path, repo: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # protocol 2026-07-28 and the one before it
+def test_structured_content_is_the_document_and_keeps_to_the_output_schema(store: Path, repo: Path, mode: str) -> None:
     tools = {t.name: t for t in listed(store)}
 
     async def main() -> None:
-        async with agent(store) as a:
+        async with agent(store, mode) as a:
             calls = [("new", {"run_id": "r1", "topic": "T"}), ("runs", {}), ("get", {"run_id": "r1", "path": "topic"}),
                      ("status", {"run_id": "r1"}), ("next", {"run_id": "r1"}),
                      ("prereq", {"run_id": "r1", "stage": "2"}),
@@ -281,6 +284,28 @@ def test_tools_serves_only_the_chosen_groups(store: Path, repo: Path) -> None:
     saved = snapshot(repo)
     anyio.run(main)
     assert snapshot(repo) == saved
+
+
+@pytest.mark.slow  # a server process over stdio
+def test_over_stdio_tools_serves_the_chosen_groups_each_described(store: Path) -> None:
+    """`statedir mcp --tools history,bus` as a real subprocess, driven by the SDK's stdio client."""
+    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store),
+                                                                 "--tools", "history,bus"], env=dict(os.environ))
+
+    async def main() -> None:
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"log", "diff", "verify", "doctor", "rollback", "validate", "bus_append", "bus_clear",
+                                  "bus_get", "bus_init", "bus_set"}
+            for tool in tools.values():
+                assert tool.title and tool.output_schema and tool.annotations.idempotent_hint is not None
+            made = await client.call_tool("bus_set", {"session": "2026-06-30-x", "field": "a", "value": "b"})
+            assert not made.is_error and made.structured_content["summary"] == "2026-06-30-x: a = b"
+            trail = await client.call_tool("log", {})
+            assert not trail.is_error and trail.structured_content is not None
+            refused = await client.call_tool("stage", {"run_id": "r", "stage": "1", "status": "in_progress"})
+            assert refused.is_error and refused.structured_content["error"]["code"] == "INVALID_VALUE"
+    anyio.run(main)
 
 
 def test_an_unknown_group_is_refused_naming_the_groups(store: Path) -> None:
