@@ -30,8 +30,7 @@ def _wrapped(result: dict[str, Any]) -> dict[str, Any]:
 ERROR = _object(("error",), error=_object(("code", "message", "details"), code=_S, message=_S,
                                           details={"type": "object"}))
 # A transition of a run: the commit it made (null: nothing to change), what it did, warnings.
-TRANSITION = _object(("run_id", "commit", "summary"), run_id=_S, commit=_S_NULL, summary=_S, changed=_B,
-                     warnings=_STRINGS)
+TRANSITION = _object(("run_id", "commit", "summary"), run_id=_S, commit=_S_NULL, summary=_S, warnings=_STRINGS)
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, path=_S, field=_S, summary=_S,
                      changed=_B, commit=_S_NULL)
 _SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S, signers=_I)

@@ -75,8 +75,9 @@ def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> Server[An
 
 
 def _listed(tool: Tool, input_schema: dict[str, Any]) -> types.Tool:
+    """The tool as listed: its title (once: the client reads it before the annotations') and four hints."""
     kind = tool.kind
-    hints = types.ToolAnnotations(title=kind.title, read_only_hint=kind.read_only, destructive_hint=kind.destructive,
+    hints = types.ToolAnnotations(read_only_hint=kind.read_only, destructive_hint=kind.destructive,
                                   idempotent_hint=kind.idempotent, open_world_hint=kind.open_world)
     return types.Tool(name=tool.name, title=kind.title, description=tool.description, input_schema=input_schema,
                       output_schema=tool.output_schema, annotations=hints)

@@ -18,7 +18,7 @@ from statedir.errors import StatedirError
 from statedir.research import evidence, kinds
 from statedir.views import graph_drawing
 
-UNION_NOTE = "(Values: the store's templates'; a run takes its own template's.)"
+UNION_NOTE = "(Union over the store's templates: a run takes its own's.)"
 SHOW_FORMATS = ("yaml", "json", "ars")  # `show --format` (the CLI checks the same three)
 
 Templates = list[template.Template]
