@@ -316,3 +316,24 @@ def test_an_unknown_group_is_refused_naming_the_groups(store: Path) -> None:
     help_text = " ".join(cli("mcp", "--help").stdout.split())
     assert "--tools" in help_text and "pipeline, history, bus, research, signing, sync" in help_text
     assert subprocess.run(["git", "status", "--porcelain"], cwd=store, capture_output=True, text=True).stdout == ""
+
+
+def test_every_flag_of_every_tool_reads_as_its_argument_name() -> None:
+    """The table is the commands' own parameters: each option a tool takes, named in a message,
+    reads as the argument the tool takes it by; a flag no tool takes (git's) is left as it is."""
+    from statedir.cli.registry import command_group
+    from statedir.mcp.tools import tools, wording_of
+
+    served = tools(command_group())
+    wording = wording_of(served)
+    for name, tool in served.items():
+        for param in tool.command.params:
+            if param.name in ("store", "json", "help") or not param.opts[0].startswith("--"):
+                continue
+            argument = "expect_head" if param.name == "expect" else param.name
+            said = wording.say(f"pass {param.opts[0]} first", name)
+            assert said == f"pass {argument} first", (name, said)
+            assert argument in tool.input_schema["properties"], (name, argument)
+    assert wording.say("finish it (or git merge --abort)") == "finish it (or git merge --abort)"
+    said = wording.say("run `statedir bus set S F V --actor a`")
+    assert said == "run `bus_set {session: S, field: F, value: V, actor: a}`"
