@@ -29,7 +29,6 @@ from statedir.mcp.wording import Wording
 NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver"})
 # Parameters the server fills in: its own store, and --json (results are always the JSON).
 SERVED = frozenset({"store", "json", "help"})
-__all__ = ["EXPECT_HEAD", "NOT_TOOLS", "READ_ONLY", "Tool", "tools"]
 EXPECT = "expect"  # the command's --expect REV
 EXPECT_HEAD = "expect_head"  # ... as the tool's argument
 EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit you last read: HEAD_MOVED if this run or session "
