@@ -19,6 +19,8 @@ _SPAN = re.compile(r"`statedir ([^`]*)`")
 _BARE = re.compile(r"\bstatedir ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)\b(?: ([A-Z][A-Z_]*)\b)?")  # a flag and its metavar
 _WORD = re.compile(r"\b[A-Z][A-Z_]+\b")
+# Spans translated as a whole or not at all: a command line in backquotes, a value quoted back ('x', "x")
+_KEPT = re.compile(r"`[^`]*`|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])|(?<![A-Za-z])\"[^\"\n]*\"(?![A-Za-z])")
 _SERVED = frozenset({"store", "json", "help"})
 
 
@@ -54,8 +56,19 @@ class Wording:
         self.common = common
 
     def say(self, text: str, tool: str | None = None) -> str:
-        """`text` with the command line's words put as the tool's (`tool`: whose flags come first)."""
-        text = _SPAN.sub(lambda m: self._call(m.group(1), m.group(0)), text)
+        """`text` with the command line's words put as the tool's (`tool`: whose flags come first).
+        A value quoted back ('--next', a topic) is the caller's own and stays as it was written."""
+        out, at = [], 0
+        for match in _KEPT.finditer(text):
+            out += [self._prose(text[at:match.start()], tool), self._quoted(match.group(0))]
+            at = match.end()
+        return "".join([*out, self._prose(text[at:], tool)])
+
+    def _quoted(self, span: str) -> str:
+        found = _SPAN.fullmatch(span)
+        return self._call(found.group(1), span) if found else span
+
+    def _prose(self, text: str, tool: str | None) -> str:
         text = _BARE.sub(self._bare, text)
         text = _FLAG.sub(lambda m: self._flag(m, tool), text)
         placeholders = self.metavars.get(tool or "", {})

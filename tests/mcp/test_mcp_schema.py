@@ -249,6 +249,9 @@ def test_refusals_speak_the_tools_argument_names(paused: Path, repo: Path) -> No
                 error = caught.value.doc["error"]
                 assert error["code"] == code, (name, error)
                 assert said in error["message"] and not _speaks_cli(error["message"]), (name, error["message"])
+            with pytest.raises(ToolError) as caught:  # the agent's own value, quoted back as it was written
+                await a("stage", run_id="r1", stage="--reason", status="completed")
+            assert "unknown stage '--reason'" in caught.value.doc["error"]["message"]
     anyio.run(main)
     assert snapshot(repo) == saved
     # the command line keeps its own words: translated at the MCP boundary only
@@ -335,5 +338,8 @@ def test_every_flag_of_every_tool_reads_as_its_argument_name() -> None:
             assert said == f"pass {argument} first", (name, said)
             assert argument in tool.input_schema["properties"], (name, argument)
     assert wording.say("finish it (or git merge --abort)") == "finish it (or git merge --abort)"
+    # what the caller wrote, quoted back, is theirs: never translated
+    said = wording.say("unknown stage '--next'; the topic \"use statedir new\" stays; pass --next", "confirm")
+    assert said == "unknown stage '--next'; the topic \"use statedir new\" stays; pass next"
     said = wording.say("run `statedir bus set S F V --actor a`")
     assert said == "run `bus_set {session: S, field: F, value: V, actor: a}`"
