@@ -81,8 +81,8 @@ def schema_of(name: str) -> dict[str, Any]:
 def structured(name: str, text: str, is_error: bool = False) -> dict[str, Any]:
     """The structured content of a result printed as `text` (a refusal: its error document)."""
     try:
-        doc = json.loads(text) if text else None
-    except ValueError:
+        doc = json.loads(text)
+    except ValueError:  # text, or nothing (allowed_signers with no signer)
         return {"text": text}
     if isinstance(doc, dict) and (is_error or name not in ALWAYS_WRAPPED):
         return doc

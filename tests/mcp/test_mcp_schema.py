@@ -183,6 +183,10 @@ def test_structured_content_is_the_document_and_keeps_to_the_output_schema(store
                 assert result.structured_content == expected, name
                 jsonschema.validate(result.structured_content, tools[name].output_schema)
             assert (await a.raw("get", run_id="r1", path="topic")).structured_content == {"result": "T"}
+            missing = await a.raw("bus_get", session="2026-06-30-x", field="none")
+            assert missing.structured_content == {"result": None}
+            plain = await a.raw("signers_list", allowed_signers=True)  # text, here none: no signer yet
+            assert not plain.is_error and plain.structured_content == {"text": ""}
             refused = await a.raw("show", run_id="nope")
             assert refused.is_error and refused.structured_content == json.loads(refused.content[0].text)
             assert set(refused.structured_content["error"]) == {"code", "message", "details"}
