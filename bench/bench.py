@@ -193,7 +193,11 @@ def main() -> None:
         small = make_store(root, "small")
         sd = statedir.open(small / "state")
         pair("CLI transition (set + commit)", cli_set(small), "python -c pass + git add + git commit",
-             floor_cli(small), "<= 5")
+             floor_cli(small), "<= 3")
+        python = lambda i: sh([sys.executable, "-c", "pass"], cwd=small)  # noqa: E731
+        pair("CLI status --line", lambda i: sh([str(BIN), "status", "r1", "--line"], cwd=small), "python -c pass",
+             python, "-")
+        pair("CLI --version", lambda i: sh([str(BIN), "--version"], cwd=small), "python -c pass", python, "-")
         pair("API transition (set + commit)", lambda i: sd.set("r1", "topic", f"api {i}", reason="bench"),
              "git add + git commit", floor_git(small), "<= 1.5")
 

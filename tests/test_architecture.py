@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import statedir
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "statedir"
 LINT = Path(sys.executable).parent / "lint-imports"
@@ -125,3 +127,18 @@ def test_a_command_loads_only_its_own_module() -> None:
     loaded = eval(out.strip().splitlines()[-1])
     assert "statedir.cli.read" in loaded
     assert not {"statedir.cli.write", "statedir.cli.bus", "statedir.cli.research", "statedir.cli.history"} & set(loaded)
+
+
+def test_a_transition_and_a_status_line_load_no_typer_nor_any_library_they_do_not_use(repo: Path) -> None:
+    """The CLI's cost is the command's own: no typer, click, ruamel, jsonschema, gitpython, pygit2."""
+    statedir.init(repo / "state")
+    statedir.open(repo / "state").new("r1", topic="t")
+    code = ("import sys\nfrom statedir.cli import main\n"
+            "codes = [main(['stage', 'r1', '1', 'in_progress']), main(['status', 'r1', '--line'])]\n"
+            "print(codes, sorted({m.split('.')[0] for m in sys.modules}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("[0, 0] "), proc.stdout + proc.stderr
+    loaded = set(eval(last[len("[0, 0] "):]))
+    assert not {"typer", "click", "rich", "ruamel", "jsonschema", "git", "pygit2", "deepdiff"} & loaded, loaded
+    assert "statedir" in loaded

@@ -60,9 +60,9 @@ def test_bad_input_is_exit_2(sd: api.StateDir, args: list[str], code: str) -> No
     assert rc == 2 and out["error"]["code"] == code  # type: ignore[index]
 
 
-def test_the_readme_shows_the_academic_pipeline_as_drawn() -> None:
-    from conftest import ROOT
+def test_the_agents_page_shows_the_academic_pipeline_as_drawn() -> None:
+    from tests.docs_text import page
 
-    readme = (ROOT / "README.md").read_text()
+    readme = page("agents")
     block = re.search(r"```mermaid\n(.*?)```", readme, re.S)
     assert block and block.group(1) == graph_drawing.mermaid(template.load("academic-pipeline"))

@@ -91,11 +91,14 @@ def test_cli_validate_exit_codes(repo: Path) -> None:
 
 
 def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> None:
-    """The README's `repo: local` snippet, verbatim, with the real pre-commit and the installed statedir."""
+    """docs/cli.md's `repo: local` snippet, verbatim, with the real pre-commit and the installed statedir."""
     import os
     import re
 
-    section = (ROOT / "README.md").read_text().split("## pre-commit", 1)[1].split("\n## ", 1)[0]
+    from tests.docs_text import page
+    from tests.docs_text import section as docs_section
+
+    section = docs_section(page("cli"), "## pre-commit")
     local = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "repo: local" in b)
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")

@@ -136,8 +136,15 @@ class StateDir(Views, History, Adjudication):
         return out
 
     @_reads
-    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
-        """The whole run as one document (`format` json or ars), now or as of commit `at`."""
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json", history: bool = True) -> dict[str, Any]:
+        """The whole run as one document (`format` json or ars), now or as of commit `at`;
+        `history` False: without the histories (they grow with every transition)."""
+        from statedir.engine import runs
+
+        doc = self._show(run_id, at, format)
+        return doc if history else runs.without_histories(doc)
+
+    def _show(self, run_id: str, at: str | None, format: str) -> dict[str, Any]:
         from statedir.engine import runs
 
         if at is not None:
@@ -240,7 +247,7 @@ class StateDir(Views, History, Adjudication):
         from statedir.engine import template as template_mod
 
         name = template or str(self.store.config.get("default_template", "academic-pipeline"))
-        t = template_mod.load(name, self.store.root / "templates")
+        t = template_mod.load(name, self.store.root / "templates", self.store.cache_dir)  # cached for what follows
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}

@@ -25,7 +25,7 @@ class History:
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
         raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
 
-    def show(self, run_id: str, *, at: str | None = None, format: str = "json") -> dict[str, Any]:
+    def show(self, run_id: str, *, at: str | None = None, format: str = "json", history: bool = True) -> dict[str, Any]:
         raise NotImplementedError  # StateDir's: the whole run as one document, now or at a commit
 
     def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
@@ -42,6 +42,18 @@ class History:
         if run_id and not found and not self.store.path(self.store.run_dir(run_id)).is_dir():
             raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
         return found
+
+    def log_page(self, run_id: str | None = None, *, cursor: str = "start", limit: int = 50, actor: str | None = None,
+                 action: str | None = None, since: str | None = None) -> dict[str, Any]:
+        """One page of `log`: {entries, next_cursor}; pass next_cursor back for the next page
+        ('start': the newest), until it is None. Commits made meanwhile never shift a page."""
+        from statedir.errors import UnknownRun
+        from statedir.history import log
+
+        page = log.page(self.store, run_id, cursor=cursor, limit=limit, actor=actor, action=action, since=since)
+        if run_id and not page["entries"] and not self.store.path(self.store.run_dir(run_id)).is_dir():
+            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
+        return page
 
     def diff(self, run_id: str, start: str, end: str | None = None) -> dict[str, Any]:
         """What changed in the run document from commit `start` to `end` (default: now)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from statedir.errors import BAD_INPUT, InvalidValue, StatedirError
 
@@ -16,11 +17,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"statedir {__version__}")
         return 0
     os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
-    import typer
-    from typer import _click as click  # typer's own click
-
     from statedir.cli import render
-    from statedir.cli.registry import TABLE, build
 
     if os.environ.get("STATEDIR_FAULT"):
         from statedir import faults
@@ -31,34 +28,73 @@ def main(argv: list[str] | None = None) -> int:
         if reconfigure:
             reconfigure(errors="backslashreplace")
     as_json = "--json" in args
+    # The except clauses below name typer's and click's errors through _typer() and _click(), evaluated only
+    # when an exception gets that far: a call read without typer never loads it.
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
             raise InvalidValue("an argument contains a NUL byte")
-        named = [a for a in args[:1] if a in TABLE]
-        # Shell completion is typer's own, built only when no command is named (the top-level
-        # help, --show-completion, a shell asking through _STATEDIR_COMPLETE): a command's
-        # start-up stays the cost of that one command.
-        result = build(named or None, completion=not named)(args=args, prog_name="statedir", standalone_mode=False)
+        result = _run(args)
         code = result if isinstance(result, int) else 0
     except StatedirError as exc:
         code = render.error(exc, as_json)
-    except click.exceptions.NoArgsIsHelpError as exc:
+    except _click().exceptions.NoArgsIsHelpError as exc:
         # Bare `statedir` (or `statedir bus`) is a person asking what is there: the help on
         # stdout and exit 0, as `statedir --help` does; never an error line.
         print(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
         code = 0
-    except click.exceptions.UsageError as exc:
-        code = render.error(InvalidValue(exc.format_message().strip().replace("\n", " ")), as_json)
+    except _click().exceptions.UsageError as exc:
+        usage = exc.ctx.get_usage() if exc.ctx is not None else None
+        render.error(InvalidValue(exc.format_message().strip().replace("\n", " "),
+                                  **({"usage": usage} if usage else {})), as_json)
+        if usage and not as_json:  # what the command takes, and where to read more, as git and click do
+            command = exc.ctx.command_path if exc.ctx is not None else "statedir"
+            sys.stderr.write(f"{usage}\nTry '{command} --help' for help.\n")
         code = BAD_INPUT
-    except typer.Exit as exc:
+    except _typer().Exit as exc:
         code = exc.exit_code
-    except (typer.Abort, KeyboardInterrupt):
+    except (_typer().Abort, KeyboardInterrupt):  # a confirmation declined, ^C
         sys.stderr.write("aborted\n")
         code = 130
-    except click.exceptions.ClickException as exc:
+    except _click().exceptions.ClickException as exc:
         code = render.error(InvalidValue(exc.format_message()), as_json)
     sys.stdout.flush()
     return code
+
+
+def _run(args: list[str]) -> object:
+    """The named command called straight from argv where `direct` reads the call (no typer),
+    else the app typer builds of the commands the call needs."""
+    from statedir.cli.registry import COMMANDS, TABLE, build, load
+
+    named = [a for a in args[:1] if a in TABLE]
+    if named and "_STATEDIR_COMPLETE" not in os.environ:
+        from statedir.cli import direct
+
+        load(named)
+        command = COMMANDS.get(named[0])  # None: a group (bus, signers), typer's to read
+        if command is not None and not command[1]:  # no typer settings (a command class) of its own
+            function = command[0]
+            kwargs = direct.parse(function, args[1:])
+            if kwargs is not None:
+                return function(**kwargs)
+    # Shell completion is typer's own, built only when no command is named (the top-level
+    # help, --show-completion, a shell asking through _STATEDIR_COMPLETE): a command's
+    # start-up stays the cost of that one command.
+    return build(named or None, completion=not named)(args=args, prog_name="statedir", standalone_mode=False)
+
+
+def _typer() -> Any:
+    """typer (its exceptions): loaded only when an exception needs naming."""
+    import typer
+
+    return typer
+
+
+def _click() -> Any:
+    """typer's click (its exceptions): loaded only when an exception needs naming."""
+    from typer import _click as click
+
+    return click
 
 
 def entry() -> None:

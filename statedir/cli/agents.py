@@ -4,15 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import JsonOpt, StoreOpt, mcp_host, store_path
+from statedir.cli.params import Option
 from statedir.cli.registry import app
 
 
 @app.command()
 def mcp(store: StoreOpt = None,
-        tools: Annotated[Optional[str], typer.Option(
+        tools: Annotated[Optional[str], Option(
             "--tools", metavar="GROUP,...",
             help="Serve only these groups of tools: pipeline, history, bus, research, signing, sync "
                  "(default: all).")] = None) -> None:
@@ -22,12 +21,18 @@ def mcp(store: StoreOpt = None,
     carrying statedir's codes; write tools take expect_head (their --expect). A MANDATORY
     checkpoint's confirm asks the user through the client's form (elicitation). Nothing but
     protocol goes to stdout.
+
+    A path that is no store yet (or none found) is served all the same: every tool answers
+    NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
     """
-    from statedir.errors import MissingDependency
+    from statedir.errors import MissingDependency, NotAStore
     from statedir.mcp import catalog
 
     groups = catalog.chosen_groups(tools) if tools is not None else catalog.GROUPS
-    root = store_path(store)
+    try:
+        root = store_path(store)
+    except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
+        root = Path("state").absolute()
     try:
         from statedir.mcp import server
     except ImportError as exc:
@@ -36,9 +41,9 @@ def mcp(store: StoreOpt = None,
 
 
 @app.command()
-def agents(write: Annotated[Optional[Path], typer.Option(
+def agents(write: Annotated[Optional[Path], Option(
                "--write", help="Write into this file (AGENTS.md, CLAUDE.md) between markers; a second run replaces the block.")] = None,
-           skill: Annotated[bool, typer.Option(
+           skill: Annotated[bool, Option(
                "--skill", help="The SKILL.md for agent hosts with skills instead (with --write: the whole file).")] = False,
            json: JsonOpt = False) -> None:
     """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""

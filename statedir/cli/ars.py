@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
@@ -16,14 +15,14 @@ FAMILIES = ("revision_author_adjudication, compliance_report, re_review_traceabi
 
 @app.command()
 def bind(run_id: RunArg,
-         family: Annotated[str, typer.Argument(help=f"The source family: {FAMILIES}.", show_default=False)],
-         artifact: Annotated[Optional[str], typer.Option("--artifact", help="The artifact id (letters, digits, ._:-).")] = None,
-         role: Annotated[Optional[str], typer.Option("--role", help="The artifact's role in its family, e.g. author_adjudication_input.")] = None,
-         group: Annotated[Optional[str], typer.Option("--group", help="The group id, SOURCE-GROUP-<id>; a group's artifacts are bound one after another.")] = None,
-         group_stage: Annotated[Optional[str], typer.Option("--group-stage", help="revision_author_adjudication only: the review stage of the group (3 or 3p).")] = None,
-         path: Annotated[Optional[str], typer.Option("--path", help="The artifact's path relative to the artifact root (never a hash).")] = None,
-         not_applicable: Annotated[bool, typer.Option("--not-applicable", help="Mark the row not applicable (not_applicable_for_run).")] = False,
-         unavailable: Annotated[Optional[str], typer.Option("--unavailable", help="Mark the row unavailable: source_not_provided, source_unreadable, source_invalid or capture_not_supported.")] = None,
+         family: Annotated[str, Argument(help=f"The source family: {FAMILIES}.", show_default=False)],
+         artifact: Annotated[Optional[str], Option("--artifact", help="The artifact id (letters, digits, ._:-).")] = None,
+         role: Annotated[Optional[str], Option("--role", help="The artifact's role in its family, e.g. author_adjudication_input.")] = None,
+         group: Annotated[Optional[str], Option("--group", help="The group id, SOURCE-GROUP-<id>; a group's artifacts are bound one after another.")] = None,
+         group_stage: Annotated[Optional[str], Option("--group-stage", help="revision_author_adjudication only: the review stage of the group (3 or 3p).")] = None,
+         path: Annotated[Optional[str], Option("--path", help="The artifact's path relative to the artifact root (never a hash).")] = None,
+         not_applicable: Annotated[bool, Option("--not-applicable", help="Mark the row not applicable (not_applicable_for_run).")] = False,
+         unavailable: Annotated[Optional[str], Option("--unavailable", help="Mark the row unavailable: source_not_provided, source_unreadable, source_invalid or capture_not_supported.")] = None,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
     """Best-effort: bind an artifact to the run's adjudication-activity row of FAMILY (or mark the row)."""
@@ -34,8 +33,8 @@ def bind(run_id: RunArg,
 
 @app.command()
 def seal(run_id: RunArg,
-         artifact_root: Annotated[Path, typer.Option("--artifact-root", help="The directory the bound relative paths are read under.")],
-         bindings: Annotated[Optional[str], typer.Option("--bindings", help="Five pending rows (YAML or JSON) to seal instead of the run's own.")] = None,
+         artifact_root: Annotated[Path, Option("--artifact-root", help="The directory the bound relative paths are read under.")],
+         bindings: Annotated[Optional[str], Option("--bindings", help="Five pending rows (YAML or JSON) to seal instead of the run's own.")] = None,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
     """After the terminal state: hash every bound artifact and write adjudication_activity_sources."""

@@ -1,4 +1,4 @@
-"""`statedir bus init|set|append|get|clear SESSION [FIELD] [VALUE]`: the seed's pipeline-state.sh,
+"""`statedir bus init|set|append|get|clear SESSION [FIELD] [VALUE]`: hasbrains-agent-kit's pipeline-state.sh,
 same argument order and output, on the store. Callbacks parse, call one Bus method, print."""
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ from typer._click.exceptions import BadOptionUsage
 from typer.core import TyperCommand
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.registry import app
+from statedir.cli.registry import app, typed
 from statedir.cli.render import emit_json
 
 HELP = ("The handoff bus: run variables, per-phase outputs and evidence paths that an orchestrator and its "
-        "agents pass by lookup (drop-in for the seed's pipeline-state.sh). Each change is one commit of "
-        "bus/<SESSION>.yaml.")
+        "agents pass by lookup (drop-in for hasbrains-agent-kit's pipeline-state.sh). Each change is one commit of "
+        "bus/<SESSION>.yaml of the store `statedir init` makes once.")
 
 
 class Verbatim(TyperCommand):
     """A command that takes every word but its own options as an argument, in order: a value
     may start with '-' (a negative number, a user's "- fix the login bug" request, which click
     would read as the short options -f -i -x ... -h, printing help and storing nothing), as
-    the seed's script takes any value."""
+    pipeline-state.sh takes any value."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         flags: set[str] = set()
@@ -58,7 +58,7 @@ SessionArg = Annotated[str, typer.Argument(
          "as `init` prints it).", show_default=False)]
 FieldArg = Annotated[str, typer.Argument(
     help="The field; dots reach nested entries: phases.1-design.status.", show_default=False)]
-ValueArg = Annotated[str, typer.Argument(help="The value (a string; empty when left out, as in the seed).")]
+ValueArg = Annotated[str, typer.Argument(help="The value (a string; empty when left out, as in pipeline-state.sh).")]
 
 
 def _open(store: Path | None, session: str) -> Any:
@@ -76,9 +76,10 @@ def _raw(value: Any) -> str:
 
 
 @bus.command("init", cls=Verbatim)
+@typed
 def init(session: SessionArg,
          clean: Annotated[Optional[Path], typer.Option(
-             "--clean", help="Also empty this scratch folder (e.g. .ai_log) of what git ignores, keeping .gitkeep: the seed's "
+             "--clean", help="Also empty this scratch folder (e.g. .ai_log) of what git ignores, keeping .gitkeep: pipeline-state.sh's "
                              "cleanup, opt-in; refused, removing nothing, outside the repository, where git tracks files, where "
                              "a file is neither tracked nor ignored, or where it holds a git repository.")] = None,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -95,6 +96,7 @@ def init(session: SessionArg,
 
 
 @bus.command("set", cls=Verbatim)
+@typed
 def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
@@ -108,6 +110,7 @@ def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
 
 
 @bus.command("append", cls=Verbatim)
+@typed
 def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
            check_path: Annotated[bool, typer.Option(
                "--check-path", help="Refuse a VALUE that is not an existing path inside the repository "
@@ -121,6 +124,7 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
 
 
 @bus.command("get", cls=Verbatim)
+@typed
 def get(session: SessionArg,
         field: Annotated[Optional[str], typer.Argument(
             help="The field (dotted for nested entries); left out: the whole session.", show_default=False)] = None,
@@ -137,6 +141,7 @@ def get(session: SessionArg,
 
 
 @bus.command("clear", cls=Verbatim)
+@typed
 def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
           actor: ActorOpt = DEFAULT_ACTOR, expect: ExpectOpt = None) -> None:
     """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""

@@ -8,19 +8,22 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import typer
+from statedir.cli import completion
+from statedir.cli.params import Argument, Option
 
-StoreOpt = Annotated[Optional[Path], typer.Option(
+StoreOpt = Annotated[Optional[Path], Option(
     "--store", envvar="STATEDIR_STORE", show_envvar=True,
     help="The store; default: the nearest state/statedir.yaml at or above the current directory.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout: one JSON document.")]
-ActorOpt = Annotated[str, typer.Option(
+JsonOpt = Annotated[bool, Option("--json", help="Machine output on stdout: one JSON document.")]
+ActorOpt = Annotated[str, Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
-RunArg = Annotated[str, typer.Argument(help="The run id.", show_default=False)]
-ExpectOpt = Annotated[Optional[str], typer.Option(
+RunArg = Annotated[str, Argument(help="The run id.", show_default=False, autocompletion=completion.run_ids)]
+ExpectOpt = Annotated[Optional[str], Option(
     "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing changed) if what this "
     "writes (the run, the bus session) changed after REV, the commit you last read; unrelated commits never "
     "make it stale.")]
+StageArg = Annotated[str, Argument(help="A stage id of the run's template (or an alias it declares).",
+                                         autocompletion=completion.stage_ids)]
 DEFAULT_ACTOR = "pipeline_orchestrator"
 # The StateDir a long-lived caller keeps open (`statedir mcp`): commands run in-process use it
 # instead of opening the store again.
@@ -28,15 +31,10 @@ SERVED: ContextVar[Any] = ContextVar("statedir_served", default=None)
 
 
 def store_path(store: Path | None) -> Path:
-    """--store / STATEDIR_STORE, else the nearest store at or above the current directory. A
-    given path that is no store but holds `state/statedir.yaml` (a repository root) means that."""
-    from statedir.store import discovery, layout
+    """--store / STATEDIR_STORE, else the nearest store at or above the current directory."""
+    from statedir.store import discovery
 
-    if store is None:
-        return discovery.locate(Path.cwd())
-    if not (store / layout.CONFIG).is_file() and (store / "state" / layout.CONFIG).is_file():
-        return store / "state"
-    return store
+    return discovery.given_or_nearest(store)
 
 
 def env_lock_timeout() -> float | None:

@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import JsonOpt, StoreOpt
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 
 
 @app.command()
-def graph(run_id: Annotated[Optional[str], typer.Argument(help="Draw this run: done, current and skipped stages marked.", show_default=False)] = None,
-          template: Annotated[Optional[str], typer.Option("--template", help="Draw this template instead of a run (name or file).")] = None,
-          format: Annotated[str, typer.Option("--format", help="mermaid (renders in GitHub Markdown) or dot (Graphviz).")] = "mermaid",
+def graph(run_id: Annotated[Optional[str], Argument(help="Draw this run: done, current and skipped stages marked.", show_default=False)] = None,
+          template: Annotated[Optional[str], Option("--template", help="Draw this template instead of a run (name or file).")] = None,
+          format: Annotated[str, Option("--format", help="mermaid (renders in GitHub Markdown) or dot (Graphviz).")] = "mermaid",
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Draw the stage graph: conditions on the edges, MANDATORY checkpoints marked."""
     from statedir.cli.render import emit_json

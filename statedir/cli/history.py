@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
 
 
 @app.command()
 def diff(run_id: RunArg,
-         start: Annotated[str, typer.Argument(metavar="FROM", help="The earlier commit (anything git rev-parse takes).")],
-         end: Annotated[Optional[str], typer.Argument(metavar="[TO]", help="The later commit; default: the current state.")] = None,
+         start: Annotated[str, Argument(metavar="FROM", help="The earlier commit (anything git rev-parse takes).")],
+         end: Annotated[Optional[str], Argument(metavar="[TO]", help="The later commit; default: the current state.")] = None,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """What changed in a run between two commits: dotted paths, old and new values."""
     from statedir.history import diff as diff_mod
@@ -31,7 +30,7 @@ def diff(run_id: RunArg,
 
 @app.command()
 def versions(run_id: RunArg,
-             material: Annotated[str, typer.Argument(help="A series (e.g. research: all its versions) or a "
+             material: Annotated[str, Argument(help="A series (e.g. research: all its versions) or a "
                                                       "material (e.g. bibliography: the versions holding it).")],
              store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Every version of a material, oldest first, with its passport and the commit that made it."""
@@ -47,8 +46,8 @@ def versions(run_id: RunArg,
 
 @app.command()
 def rollback(run_id: RunArg,
-             to: Annotated[str, typer.Option("--to", metavar="REV", help="The commit to bring the run back to (an ancestor of HEAD).")],
-             reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the log and the commit).")],
+             to: Annotated[str, Option("--to", metavar="REV", help="The commit to bring the run back to (an ancestor of HEAD).")],
+             reason: Annotated[str, Option("--reason", help="Why (required; kept in the log and the commit).")],
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
              expect: ExpectOpt = None) -> None:
     """One new commit that brings the run back to REV; history is never rewritten."""
@@ -56,9 +55,9 @@ def rollback(run_id: RunArg,
 
 
 @app.command()
-def verify(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's commits.")] = None,
-           since: Annotated[Optional[str], typer.Option("--since", metavar="REV", help="Only commits after REV.")] = None,
-           store: StoreOpt = None, json: JsonOpt = False) -> None:
+def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.")] = None,
+           since: Annotated[Optional[str], Option("--since", metavar="REV", help="Only commits after REV.")] = None,
+           store: StoreOpt = None, json: JsonOpt = False) -> int:
     """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings."""
     result = open_store(store).verify(run_id, since=since)
     if json:
@@ -66,15 +65,17 @@ def verify(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's
     else:
         for f in result["findings"]:
             print(f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}")
+        for f in result.get("repaired", []):
+            print(f"{f['commit'][:10]}  repaired      {f['file']}: a hand-resolved merge, re-merged by doctor's "
+                  f"commit {f['repaired_by'][:10]}")
         verdict = "clean" if result["clean"] else f"{len(result['findings'])} finding(s)"
         print(f"verified {result['checked']} commit(s): {verdict}")
-    if not result["clean"]:
-        raise typer.Exit(1)
+    return 0 if result["clean"] else 1
 
 
 @app.command()
-def doctor(fix: Annotated[bool, typer.Option("--fix", help="Repair what is found (each line says how).")] = False,
-           store: StoreOpt = None, json: JsonOpt = False, expect: ExpectOpt = None) -> None:
+def doctor(fix: Annotated[bool, Option("--fix", help="Repair what is found (each line says how).")] = False,
+           store: StoreOpt = None, json: JsonOpt = False, expect: ExpectOpt = None) -> int:
     """Report (and with --fix repair) what a crash, a clone or a hand edit left behind."""
     from statedir.cli.common import env_lock_timeout, store_path
     from statedir.history import doctor as doctor_mod
@@ -96,5 +97,4 @@ def doctor(fix: Annotated[bool, typer.Option("--fix", help="Repair what is found
             print(f"your versions of restored files are in {result['backup']}")
         if not result["findings"]:
             print("doctor: nothing to repair")
-    if result["findings"]:
-        raise typer.Exit(1)
+    return 1 if result["findings"] else 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import typer
-
+from statedir.cli import completion
 from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json, table
 
@@ -32,7 +32,7 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
 
 
 @app.command()
-def templates(name: Annotated[Optional[str], typer.Argument(
+def templates(name: Annotated[Optional[str], Argument(
                   help="Describe this template (a name or a template file): its stages, statuses, actions.")] = None,
               store: StoreOpt = None, json: JsonOpt = False) -> None:
     """List the templates statedir ships and the store holds; with NAME, describe that one.
@@ -63,20 +63,22 @@ def templates(name: Annotated[Optional[str], typer.Argument(
         print("\n`statedir templates NAME` shows a template's stages, statuses and actions.")
 
 
-AtOpt = Annotated[Optional[str], typer.Option(
+AtOpt = Annotated[Optional[str], Option(
     "--at", metavar="REV", help="As of this commit (anything git rev-parse takes); nothing is checked out.")]
 
 
 @app.command()
 def show(run_id: RunArg,
-         format: Annotated[str, typer.Option("--format", help="yaml, json or ars (the State Tracker's single JSON).")] = "yaml",
-         at: AtOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+         format: Annotated[str, Option("--format", help="yaml, json or ars (the State Tracker's single JSON).")] = "yaml",
+         at: AtOpt = None,
+         history: Annotated[bool, Option("--history/--no-history", help="Include the run's histories (--no-history: the run without them; they grow with every transition).")] = True,
+         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The whole run as one document (--at REV: as it was at that commit)."""
     from statedir.errors import InvalidValue
 
     if format not in ("yaml", "json", "ars"):
         raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
-    doc = open_store(store).show(run_id, at=at, format="ars" if format == "ars" else "json")
+    doc = open_store(store).show(run_id, at=at, format="ars" if format == "ars" else "json", history=history)
     if json or format != "yaml":
         emit_json(doc)
     else:
@@ -86,7 +88,7 @@ def show(run_id: RunArg,
 
 
 @app.command()
-def get(run_id: RunArg, path: Annotated[str, typer.Argument(help="Dotted path, e.g. stages.2.5.status.")],
+def get(run_id: RunArg, path: Annotated[str, Argument(help="Dotted path, e.g. stages.2.5.status.")],
         at: AtOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
     """One value by dotted path (a key holding a dot, like stage 2.5, matches whole); --at REV: as of a commit."""
     value = open_store(store).get(run_id, path, at=at)
@@ -97,7 +99,7 @@ def get(run_id: RunArg, path: Annotated[str, typer.Argument(help="Dotted path, e
 
 
 @app.command()
-def status(run_id: RunArg, line: Annotated[bool, typer.Option("--line", help="Only the one-line form.")] = False,
+def status(run_id: RunArg, line: Annotated[bool, Option("--line", help="Only the one-line form.")] = False,
            store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The Progress Dashboard (--line: the one-line form).
 
@@ -129,8 +131,8 @@ def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None
 
 
 @app.command()
-def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage to check.")],
-           store: StoreOpt = None, json: JsonOpt = False) -> None:
+def prereq(run_id: RunArg, stage: Annotated[str, Argument(help="The stage to check.", autocompletion=completion.stage_ids)],
+           store: StoreOpt = None, json: JsonOpt = False) -> int:
     """Check the prerequisites for entering a stage (exit 1 when not met)."""
     report = open_store(store).prereq(run_id, stage)
     if json:
@@ -143,19 +145,30 @@ def prereq(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage 
                 print(f"  {key.replace('_', ' ')}: {', '.join(report[key])}")
         if report["warning"]:
             print(f"  warning: {report['warning']}")
-    if not report["prerequisites_met"]:
-        raise typer.Exit(1)
+    return 0 if report["prerequisites_met"] else 1
 
 
 @app.command()
-def log(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's commits.")] = None,
-        actor: Annotated[Optional[str], typer.Option("--actor", help="Only this actor's transitions (a git author for others' commits).")] = None,
-        action: Annotated[Optional[str], typer.Option("--action", help="Only this action (stage, confirm, rollback, ...).")] = None,
-        since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only commits since DATE (2026-11-30, 2026-11-30T12:00:00Z, '3 days ago').")] = None,
-        limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="At most N entries (the newest).")] = None,
+def log(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.")] = None,
+        actor: Annotated[Optional[str], Option("--actor", help="Only this actor's transitions (a git author for others' commits).")] = None,
+        action: Annotated[Optional[str], Option("--action", help="Only this action (stage, confirm, rollback, ...).")] = None,
+        since: Annotated[Optional[str], Option("--since", metavar="DATE", help="Only commits since DATE (2026-11-30, 2026-11-30T12:00:00Z, '3 days ago').")] = None,
+        limit: Annotated[Optional[int], Option("--limit", metavar="N", help="At most N entries (the newest).")] = None,
+        cursor: Annotated[Optional[str], Option("--cursor", metavar="CURSOR", help="Read a page at a time: 'start' for the newest --limit entries (default 50), then the next_cursor each page gives; --json prints {entries, next_cursor}.")] = None,
         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The audit trail, read from git: every commit that touched the store, statedir's or not (marked)."""
-    entries: list[dict[str, Any]] = open_store(store).log(run_id, actor=actor, action=action, since=since, limit=limit)
+    sd = open_store(store)
+    next_cursor = None
+    if cursor is not None:
+        page = sd.log_page(run_id, cursor=cursor, limit=50 if limit is None else limit, actor=actor, action=action,
+                           since=since)
+        entries: list[dict[str, Any]] = page["entries"]
+        next_cursor = page["next_cursor"]
+        if json:
+            emit_json(page)
+            return
+    else:
+        entries = sd.log(run_id, actor=actor, action=action, since=since, limit=limit)
     if json:
         emit_json(entries)
         return
@@ -165,3 +178,5 @@ def log(run_id: Annotated[Optional[str], typer.Argument(help="Only this run's co
     filtered = any(v is not None for v in (actor, action, since))
     print(table(rows, ["time", "run_id", "actor", "action", "summary", "commit"]) or
           ("no transitions match" if filtered else "no transitions yet"))
+    if next_cursor is not None:
+        print(f"\nmore: --cursor {next_cursor}")

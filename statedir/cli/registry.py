@@ -1,14 +1,16 @@
 """The CLI's command registry: each command module registers its typer callbacks here, and
-`build` makes a Typer app of the ones a call needs. Imports typer and statedir.errors only."""
+`build` makes a Typer app of the ones a call needs. Loads typer only when it builds one:
+a command module (its parameters are `statedir.cli.params`) loads without it."""
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
+from statedir.cli.params import Option, Param
 
-import typer  # noqa: E402
+if TYPE_CHECKING:
+    import typer
 
 HELP = "Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."
 COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
@@ -25,6 +27,39 @@ TABLE = {
     "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "demo": "store",
     "merge-driver": "sync",
 }
+
+# The headings `statedir --help` lists the commands under, everyday work first (as `git help` does).
+PANELS = {
+    "Runs": ["init", "new", "runs", "status", "show", "get", "next", "prereq", "templates", "validate"],
+    "Transitions": ["stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
+                    "pipeline", "set", "redo", "resume"],
+    "History": ["log", "diff", "versions", "rollback", "verify", "doctor"],
+    "Sync": ["sync", "merge-driver"],
+    "Bus & research": ["bus", "research"],
+    "Agents & integrations": ["agents", "mcp", "graph", "bind", "seal", "signers", "demo"],
+}
+
+
+def _grouped_help() -> type:
+    """typer's group class whose top-level help lists the commands under PANELS' headings (plain
+    text: rich is not loaded). Made when an app is built, so a command module loads without typer."""
+    import typer.core
+
+    class GroupedHelp(typer.core.TyperGroup):
+        def format_commands(self, ctx: Any, formatter: Any) -> None:
+            listed = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+            listed = {name: command for name, command in listed.items() if command is not None and not command.hidden}
+            longest = max((len(name) for name in listed), default=0)  # one column for every heading
+            panelled = {name for names in PANELS.values() for name in names}
+            others = [name for name in listed if name not in panelled]  # a command no heading names yet
+            for heading, names in [*PANELS.items(), ("Other", others)]:
+                rows = [(name.ljust(longest), listed[name].get_short_help_str(formatter.width - 6 - longest))
+                        for name in names if name in listed]
+                if rows:
+                    with formatter.section(heading):
+                        formatter.write_dl(rows)
+
+    return GroupedHelp
 
 
 def load(names: list[str] | None = None) -> None:
@@ -56,19 +91,53 @@ class _Registry:
 app = _Registry()
 
 
+def typed(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` as typer takes it: the same callable, its `params.Option`/`Argument`
+    annotations made typer's own (a command of a typer sub-group is declared under this)."""
+    import functools
+    import inspect
+    import typing
+
+    import typer
+
+    def convert(hint: Any) -> Any:
+        if typing.get_origin(hint) is not Annotated:
+            return hint
+        base, *extras = typing.get_args(hint)
+        made = [(typer.Option if e.kind == "option" else typer.Argument)(*e.decls, **e.settings)
+                if isinstance(e, Param) else e for e in extras]
+        return Annotated[tuple([base, *made])]  # type: ignore[valid-type]
+
+    hints = typing.get_type_hints(function, include_extras=True)
+    signature = inspect.signature(function)
+    parameters = [p.replace(annotation=convert(hints.get(p.name, p.annotation)))
+                  for p in signature.parameters.values()]
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in parameters}
+    return call
+
+
 def build(names: list[str] | None = None, completion: bool = False) -> typer.Typer:
     """The app with the named commands (all by default); `completion` adds typer's
     --install-completion / --show-completion."""
-    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion,
+    os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
+    import typer
+
+    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion, cls=_grouped_help(),
                       pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]})
-    cli.callback()(_group)  # a callback keeps one registered command a subcommand, not the app itself
+    cli.callback()(typed(_group))  # a callback keeps one registered command a subcommand, not the app itself
     load(names)
     for name in TABLE:
         if names is not None and name not in names:
             continue
         if name in COMMANDS:
             function, kwargs = COMMANDS[name]
-            cli.command(name, **kwargs)(function)
+            cli.command(name, **kwargs)(typed(function))
         else:
             group, kwargs = GROUPS[name]
             cli.add_typer(group, name=name, **kwargs)
@@ -77,13 +146,15 @@ def build(names: list[str] | None = None, completion: bool = False) -> typer.Typ
 
 def _version(value: bool) -> None:
     if value:
+        import typer
+
         from statedir import __version__
 
         print(f"statedir {__version__}")
         raise typer.Exit(0)
 
 
-def _group(version: Annotated[bool, typer.Option(
+def _group(version: Annotated[bool, Option(
         "--version", is_eager=True, callback=_version, help="Print statedir's version and exit.")] = False) -> None:
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 

@@ -1,4 +1,4 @@
-"""`statedir research`: the seed's `state.py` action and value flags, unchanged.
+"""`statedir research`: research-lab-skills' `state.py` action and value flags, unchanged.
 
 Every action but --report prints JSON on stdout, a failure included, in the seed's flat
 shape `{"error": "<CODE>", "message": ...}` with statedir's exit codes: flag errors that
@@ -125,7 +125,9 @@ def research(
     actor: Annotated[Text, typer.Option("--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Commit author; default: --skill, else user.")] = None,
     expect: ExpectOpt = None,
 ) -> None:
-    """The research ledger: the seed's Agent State actions (exactly one action flag per call)."""
+    """The research ledger: research-lab-skills' agent-state (state.py) actions, unchanged (exactly one action flag per call).
+
+    `statedir init` once makes the store the ledger lives in."""
     values = dict(locals())
     args = ["--report"] * report + ["--json"] * json  # how _fail renders an error
     try:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.registry import app
+from statedir.cli.registry import app, typed
 from statedir.cli.render import done, emit_json, table
 
 HELP = ("Bind actors to SSH signing keys (signers.yaml in the store). A bound actor's transitions are signed by "
@@ -23,6 +23,7 @@ ActorArg = Annotated[str, typer.Argument(metavar="ACTOR", help="The actor to bin
 
 
 @signers.command("add")
+@typed
 def add(bound: ActorArg,
         key: Annotated[str, typer.Argument(metavar="PUBLIC_KEY", help="The actor's SSH public key: a .pub file's path, or its text ('ssh-ed25519 AAAA...').", show_default=False)],
         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -32,6 +33,7 @@ def add(bound: ActorArg,
 
 
 @signers.command("remove")
+@typed
 def remove(bound: ActorArg,
            key: Annotated[Optional[str], typer.Argument(metavar="[PUBLIC_KEY]", help="Only this key (a .pub file's path or its text); default: every key of ACTOR.")] = None,
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -41,6 +43,7 @@ def remove(bound: ActorArg,
 
 
 @signers.command("list")
+@typed
 def list_(allowed_signers: Annotated[bool, typer.Option("--allowed-signers", help="Print the list in git's allowed-signers format instead (for gpg.ssh.allowedSignersFile).")] = False,
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The bound actors and their keys' fingerprints, as of the last commit."""

@@ -4,15 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import JsonOpt, StoreOpt
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json, warn
 
 
 @app.command()
-def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")] = Path("state"),
+def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Path("state"),
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Make a store (git init first where needed); an existing store is left as it is."""
     from statedir import api
@@ -29,14 +28,14 @@ def init(directory: Annotated[Path, typer.Argument(help="Where the store goes.")
 
 
 @app.command()
-def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files to check; default: every store file.")] = None,
-             schema: Annotated[Optional[str], typer.Option(
+def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to check; default: every store file.")] = None,
+             schema: Annotated[Optional[str], Option(
                  "--schema", help="Check the named files against this schema (e.g. template), wherever they are.")] = None,
-             skip_outside_stores: Annotated[bool, typer.Option(
+             skip_outside_stores: Annotated[bool, Option(
                  "--skip-outside-stores", help="Pass over named files that are in no store (the pre-commit hook's mode).")] = False,
-             verbose: Annotated[bool, typer.Option(
+             verbose: Annotated[bool, Option(
                  "--verbose", "-v", help="End with a summary line (files checked, problems), as on a terminal.")] = False,
-             store: StoreOpt = None, json: JsonOpt = False) -> None:
+             store: StoreOpt = None, json: JsonOpt = False) -> int:
     """Check files against their schemas; exit 1 with file::$.path: message lines on any failure.
 
     Silent on success in a pipe (the pre-commit hook); on a terminal, or with -v, a summary line
@@ -94,12 +93,11 @@ def validate(files: Annotated[Optional[list[Path]], typer.Argument(help="Files t
             print(f"{checked} file{'s' * (checked != 1)} checked: " + (
                 f"{len(problems)} problem{'s' * (len(problems) != 1)} in {bad} file{'s' * (bad != 1)}" if problems
                 else "all valid"))
-    if problems:
-        raise typer.Exit(1)
+    return 1 if problems else 0
 
 
 @app.command()
-def demo(keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the demo store here and keep it.")] = None,
+def demo(keep: Annotated[Optional[Path], Option("--keep", help="Build the demo store here and keep it.")] = None,
          json: JsonOpt = False) -> None:
     """Drive an example academic pipeline in a throwaway repository, then show the dashboard and log."""
     from statedir.cli import demo as demo_mod

@@ -3,18 +3,17 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-import typer
-
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
 
 @app.command()
-def sync(remote: Annotated[Optional[str], typer.Option(
+def sync(remote: Annotated[Optional[str], Option(
              "--remote", metavar="NAME", help="The git remote; default: the branch's upstream remote, else origin.")] = None,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
-         expect: ExpectOpt = None) -> None:
+         expect: ExpectOpt = None) -> int:
     """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push."""
     from statedir.cli import render
     from statedir.errors import MergeRefused
@@ -32,18 +31,17 @@ def sync(remote: Annotated[Optional[str], typer.Option(
                 print(f"illegal   {problem}")
             for finding in exc.details.get("findings", []):
                 print(f"verify    {finding['commit'][:10]} {finding['kind']} {finding['file']}: {finding['message']}")
-        raise typer.Exit(render.error(exc, json)) from None
+        return render.error(exc, json)
     done(result, json)
+    return 0
 
 
 @app.command("merge-driver")
-def merge_driver(base: Annotated[str, typer.Argument(metavar="BASE", help="git's %O: the common ancestor's version.")],
-                 ours: Annotated[str, typer.Argument(metavar="OURS", help="git's %A: our version; the result is written here.")],
-                 theirs: Annotated[str, typer.Argument(metavar="THEIRS", help="git's %B: their version.")],
-                 path: Annotated[str, typer.Argument(metavar="PATH", help="git's %P: the file's path in the repository.")]) -> None:
+def merge_driver(base: Annotated[str, Argument(metavar="BASE", help="git's %O: the common ancestor's version.")],
+                 ours: Annotated[str, Argument(metavar="OURS", help="git's %A: our version; the result is written here.")],
+                 theirs: Annotated[str, Argument(metavar="THEIRS", help="git's %B: their version.")],
+                 path: Annotated[str, Argument(metavar="PATH", help="git's %P: the file's path in the repository.")]) -> int:
     """The merge driver git runs for store files (registered by init and doctor --fix); exit 1 on a refusal."""
     from statedir.merge import driver
 
-    code = driver.run(base, ours, theirs, path)
-    if code:
-        raise typer.Exit(code)
+    return driver.run(base, ours, theirs, path)

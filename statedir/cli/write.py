@@ -3,26 +3,26 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-import typer
-
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli import completion
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StageArg, StoreOpt, open_store
+from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
 
-Reason = Annotated[Optional[str], typer.Option("--reason", help="Why (recorded in the transition log).")]
+Reason = Annotated[Optional[str], Option("--reason", help="Why (recorded in the transition log).")]
 
 
 @app.command()
 def new(run_id: RunArg,
-        topic: Annotated[Optional[str], typer.Option("--topic", help="What the run is about (required where the template says so; academic-pipeline does).")] = None,
-        template: Annotated[Optional[str], typer.Option(
+        topic: Annotated[Optional[str], Option("--topic", help="What the run is about (required where the template says so; academic-pipeline does).")] = None,
+        template: Annotated[Optional[str], Option(
             "--template", help="Template name or file; default: the store's default (academic-pipeline).")] = None,
-        entry_point: Annotated[Optional[str], typer.Option(
+        entry_point: Annotated[Optional[str], Option(
             "--entry-point", help="Stage to enter at (mid-entry); default: the first.")] = None,
-        language: Annotated[Optional[str], typer.Option("--language", help="Language code, default en.")] = None,
-        passport: Annotated[Optional[str], typer.Option(
+        language: Annotated[Optional[str], Option("--language", help="Language code, default en.")] = None,
+        passport: Annotated[Optional[str], Option(
             "--passport", help="A VERIFIED Material Passport file that lets mid-entry pass an integrity stage.")] = None,
-        confirm_skip: Annotated[bool, typer.Option(
+        confirm_skip: Annotated[bool, Option(
             "--confirm-skip", help="The user confirms skipping an integrity stage on that passport.")] = False,
         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
         expect: ExpectOpt = None) -> None:
@@ -34,16 +34,17 @@ def new(run_id: RunArg,
 
 @app.command()
 def stage(run_id: RunArg,
-          stage: Annotated[str, typer.Argument(help="A stage id of the run's template (or an alias it declares).")],
-          status: Annotated[str, typer.Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).")],
-          mode: Annotated[Optional[str], typer.Option("--mode", help="The stage's mode.")] = None,
-          output: Annotated[Optional[list[str]], typer.Option("--output", help="An output to record, e.g. the name of a material the stage produced (repeatable).")] = None,
-          decision: Annotated[Optional[str], typer.Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
+          stage: StageArg,
+          status: Annotated[str, Argument(help="A status of the run's template (`statedir templates NAME` lists them and their moves).",
+                                                autocompletion=completion.statuses)],
+          mode: Annotated[Optional[str], Option("--mode", help="The stage's mode.")] = None,
+          output: Annotated[Optional[list[str]], Option("--output", help="An output to record, e.g. the name of a material the stage produced (repeatable).")] = None,
+          decision: Annotated[Optional[str], Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
           reason: Reason = None,
-          turns: Annotated[Optional[str], typer.Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
+          turns: Annotated[Optional[str], Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
           expect: ExpectOpt = None) -> None:
-    """Update a stage's status and details (update_stage).
+    """Update a stage's status and details.
 
     Stage ids, statuses, the moves between them and which stages take --decision are the run's
     template's own: `statedir templates NAME` shows them. Setting a stage to the status it already
@@ -54,17 +55,18 @@ def stage(run_id: RunArg,
 
 
 @app.command("output")
-def output_(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The stage the outputs belong to.")],
-            output: Annotated[list[str], typer.Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
+def output_(run_id: RunArg, stage: Annotated[str, Argument(help="The stage the outputs belong to.", autocompletion=completion.stage_ids)],
+            output: Annotated[list[str], Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
-    """Record a sub-skill's own stage outputs (submit_output)."""
+    """Record a sub-skill's own stage outputs."""
     done(open_store(store).output(run_id, stage, output, actor=actor, expect=expect), json)
 
 
 @app.command()
-def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.")],
-             reason: Reason = None, yes: Annotated[bool, typer.Option(
+def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline state of the run's template: its paused, running (resume), aborted or completed state.",
+                                                               autocompletion=completion.pipeline_states)],
+             reason: Reason = None, yes: Annotated[bool, Option(
                  "--yes", "-y", help="Abort without asking (a terminal is asked to confirm).")] = False,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
              expect: ExpectOpt = None) -> None:
@@ -74,26 +76,28 @@ def pipeline(run_id: RunArg, state: Annotated[str, typer.Argument(help="A pipeli
 
     sd = open_store(store)
     if state == "aborted" and reason and not yes and not json and sys.stdin.isatty() and sys.stdout.isatty():
+        import typer
+
         typer.confirm(f"Abort run {run_id} for good? Nothing undoes it", abort=True)
     done(sd.pipeline(run_id, state, reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command("set")
-def set_(run_id: RunArg, field: Annotated[str, typer.Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
-         value: Annotated[str, typer.Argument(help="The new value.")],
-         reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
+def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
+         value: Annotated[str, Argument(help="The new value.")],
+         reason: Annotated[str, Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
-    """Change a run-level field (request_update)."""
+    """Change a run-level field: topic, language, team.*, settings.*."""
     done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, expect=expect), json)
 
 
 @app.command()
-def material(run_id: RunArg, names: Annotated[list[str], typer.Argument(help="Material names of one version series.")],
-             file: Annotated[Optional[list[str]], typer.Option("--file", help="The artifact file (hashed; repeatable).")] = None,
-             origin_skill: Annotated[Optional[str], typer.Option("--origin-skill", help="Skill that made it.")] = None,
-             origin_mode: Annotated[Optional[str], typer.Option("--origin-mode", help="Mode it was made in.")] = None,
-             upstream: Annotated[Optional[list[str]], typer.Option("--upstream", help="Version label it depends on (repeatable).")] = None,
+def material(run_id: RunArg, names: Annotated[list[str], Argument(help="Material names of one version series.")],
+             file: Annotated[Optional[list[str]], Option("--file", help="The artifact file (hashed; repeatable).")] = None,
+             origin_skill: Annotated[Optional[str], Option("--origin-skill", help="Skill that made it.")] = None,
+             origin_mode: Annotated[Optional[str], Option("--origin-mode", help="Mode it was made in.")] = None,
+             upstream: Annotated[Optional[list[str]], Option("--upstream", help="Version label it depends on (repeatable).")] = None,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
              expect: ExpectOpt = None) -> None:
     """Register the next version of a material; prints its version label."""
@@ -102,14 +106,15 @@ def material(run_id: RunArg, names: Annotated[list[str], typer.Argument(help="Ma
 
 
 @app.command()
-def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).")],
-              verdict: Annotated[str, typer.Argument(help="PASS, PASS_WITH_NOTES or FAIL.")],
-              refs_total: Annotated[int, typer.Option("--refs-total", help="References checked.")],
-              refs_verified: Annotated[int, typer.Option("--refs-verified", help="References verified.")],
-              issues_found: Annotated[Optional[int], typer.Option("--issues-found", help="Issues found.")] = None,
-              issues_fixed: Annotated[Optional[int], typer.Option("--issues-fixed", help="Issues fixed.")] = None,
-              issue: Annotated[Optional[list[str]], typer.Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
-              reason: Annotated[Optional[str], typer.Option("--reason", help="The user's decision after the FAIL cap.")] = None,
+def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity stage of the run's template (academic-pipeline: 2.5, 4.5).",
+                                                                    autocompletion=completion.stage_ids)],
+              verdict: Annotated[str, Argument(help="PASS, PASS_WITH_NOTES or FAIL.")],
+              refs_total: Annotated[int, Option("--refs-total", help="References checked.")],
+              refs_verified: Annotated[int, Option("--refs-verified", help="References verified.")],
+              issues_found: Annotated[Optional[int], Option("--issues-found", help="Issues found.")] = None,
+              issues_fixed: Annotated[Optional[int], Option("--issues-fixed", help="Issues fixed.")] = None,
+              issue: Annotated[Optional[list[str]], Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
+              reason: Annotated[Optional[str], Option("--reason", help="The user's decision after the FAIL cap.")] = None,
               store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
               expect: ExpectOpt = None) -> None:
     """Record an integrity check (actor integrity_verification).
@@ -124,9 +129,9 @@ def integrity(run_id: RunArg, stage: Annotated[str, typer.Argument(help="An inte
 
 
 @app.command()
-def revision(run_id: RunArg, items_total: Annotated[int, typer.Option("--items-total", help="Roadmap items.")],
-             items_addressed: Annotated[Optional[int], typer.Option("--items-addressed", help="Items addressed.")] = None,
-             pending: Annotated[Optional[list[str]], typer.Option("--pending", help="An item still pending (repeatable).")] = None,
+def revision(run_id: RunArg, items_total: Annotated[int, Option("--items-total", help="Roadmap items.")],
+             items_addressed: Annotated[Optional[int], Option("--items-addressed", help="Items addressed.")] = None,
+             pending: Annotated[Optional[list[str]], Option("--pending", help="An item still pending (repeatable).")] = None,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
              expect: ExpectOpt = None) -> None:
     """Record the revision round of the current revision stage."""
@@ -142,9 +147,9 @@ expect: ExpectOpt = None) -> None:
 
 
 @app.command()
-def observe(run_id: RunArg, stage: Annotated[str, typer.Option("--stage", help="Stage id, or 'pipeline'.")],
-            checkpoint: Annotated[str, typer.Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
-            report: Annotated[str, typer.Option("--report", help="The observer report (YAML or JSON file).")],
+def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage id, or 'pipeline'.")],
+            checkpoint: Annotated[str, Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
+            report: Annotated[str, Option("--report", help="The observer report (YAML or JSON file).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
     """Append an advisory observer report (actor collaboration_depth_agent)."""
@@ -153,8 +158,8 @@ def observe(run_id: RunArg, stage: Annotated[str, typer.Option("--stage", help="
 
 @app.command()
 def confirm(run_id: RunArg,
-            next: Annotated[Optional[str], typer.Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
-            response: Annotated[Optional[str], typer.Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
+            next: Annotated[Optional[str], Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
+            response: Annotated[Optional[str], Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
     """Answer the open checkpoint and start the next stage.
@@ -166,8 +171,8 @@ def confirm(run_id: RunArg,
 
 
 @app.command()
-def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The completed stage to reopen.")],
-         reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
+def redo(run_id: RunArg, stage: Annotated[str, Argument(help="The completed stage to reopen.", autocompletion=completion.stage_ids)],
+         reason: Annotated[str, Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
     """Reopen a completed stage and bump its outputs' versions.
@@ -178,10 +183,10 @@ def redo(run_id: RunArg, stage: Annotated[str, typer.Argument(help="The complete
 
 
 @app.command()
-def resume(run_id: RunArg, hash: Annotated[str, typer.Argument(help="The 12-hex boundary hash.")],
-           stage: Annotated[Optional[str], typer.Option("--stage", help="Override the next stage.")] = None,
-           mode: Annotated[Optional[str], typer.Option("--mode", help="Mode for the resumed stage.")] = None,
-           choice: Annotated[Optional[str], typer.Option("--choice", help="Answer to the boundary's pending decision.")] = None,
+def resume(run_id: RunArg, hash: Annotated[str, Argument(help="The 12-hex boundary hash.")],
+           stage: Annotated[Optional[str], Option("--stage", help="Override the next stage.")] = None,
+           mode: Annotated[Optional[str], Option("--mode", help="Mode for the resumed stage.")] = None,
+           choice: Annotated[Optional[str], Option("--choice", help="Answer to the boundary's pending decision.")] = None,
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
            expect: ExpectOpt = None) -> None:
     """Resume from a reset boundary (consumes it)."""

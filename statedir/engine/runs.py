@@ -153,6 +153,16 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
     return _strict(doc)  # type: ignore[no-any-return]
 
 
+# The keys of a run document (json and ars shapes) that hold its histories.
+HISTORY_KEYS = ("history", "revision_history", "integrity_history", "schema_validation_log",
+                "collaboration_depth_history")
+
+
+def without_histories(doc: dict[str, Any]) -> dict[str, Any]:
+    """The run document without its histories: what a reader of the run's state needs."""
+    return {key: value for key, value in doc.items() if key not in HISTORY_KEYS}
+
+
 def _strict(value: Any) -> Any:
     if isinstance(value, float):
         return int(value) if value.is_integer() else repr(value)

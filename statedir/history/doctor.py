@@ -205,6 +205,9 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         from statedir.merge import checks  # the merge driver's registration, unresolved merges, runs
 
         found += checks.findings(store, actor, timeout)
+        from statedir.history import merge_repair  # merges resolved by hand, re-merged by the driver
+
+        found += merge_repair.findings(store, actor, timeout) + merge_repair.duplicate_sources(store, actor)
         return found
 
     found = examine()

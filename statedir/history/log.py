@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git
+from statedir.gitops import git, objects
 from statedir.store.disk import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
@@ -36,24 +36,29 @@ def since_arg(since: str) -> tuple[str, str | None]:
 
 
 def entries(store: Store, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
-            since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+            since: str | None = None, limit: int | None = None, start: str | None = None,
+            skip: int = 0) -> list[dict[str, Any]]:
     """Every commit touching the store (or the run's folder), newest first, as
     {commit, time, actor, action, run_id, summary, reason, statedir}; a commit without
     statedir's trailers (a hand edit, a `git revert`) is listed with `statedir: false` and
-    its git author as actor."""
+    its git author as actor. From commit `start` (default HEAD), the first `skip` matches left out."""
     if limit is not None and limit < 1:
         raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
     if not git.head(store.worktree):
         return []
     args = ["log", git.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
+    filtered = actor is not None or action is not None
+    if skip and not filtered:
+        args.append(f"--skip={skip}")
+        skip = 0
     after = None
     if since is not None:
         git_since, after = since_arg(since)
         args.append(f"--since={git_since}")
-    if limit is not None and actor is None and action is None:
+    if limit is not None and not filtered:
         args.append(f"-n{limit}")
     spec = store.git_path(store.run_dir(run_id) if run_id else ".")
-    out = git.run(store.worktree, *args, "--", spec, env={"TZ": "UTC"}).stdout.decode(errors="replace")
+    out = git.run(store.worktree, *args, start or "HEAD", "--", spec, env={"TZ": "UTC"}).stdout.decode(errors="replace")
     found = []
     for record in out.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
@@ -67,6 +72,9 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         if after is not None and time < after:
             break  # newest first: every later entry is older still
         if (actor is None or entry["actor"] == actor) and (action is None or entry["action"] == action):
+            if skip:
+                skip -= 1
+                continue
             found.append(entry)
             if limit is not None and len(found) >= limit:
                 break
@@ -79,3 +87,33 @@ def _reason(request: str) -> str | None:
     except (ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None
+
+
+START = "start"  # the first page's cursor: the newest entries
+_CURSOR = re.compile(r"^([0-9a-f]{7,64})\.(\d{1,9})$")
+
+
+def page(store: Store, run_id: str | None = None, *, cursor: str = START, limit: int = 50,
+         **filters: Any) -> dict[str, Any]:
+    """One page of `entries`: {entries, next_cursor}, next_cursor null on the last page. A
+    cursor names the commit the first page was read at and how many entries came before, so
+    commits made meanwhile neither repeat nor hide an entry."""
+    if limit < 1:
+        raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
+    if cursor == START:
+        start, skip = git.head(store.worktree), 0
+        if start is None:
+            return {"entries": [], "next_cursor": None}
+    else:
+        matched = _CURSOR.match(cursor)
+        refused = InvalidValue(f"--cursor {cursor!r} is not a cursor this log gave: use 'start', or a page's "
+                               "next_cursor", cursor=cursor)
+        if matched is None:
+            raise refused
+        try:
+            start, skip = objects.resolve(store.worktree, matched[1]), int(matched[2])
+        except InvalidValue:
+            raise refused from None
+    found = entries(store, run_id, limit=limit + 1, start=start, skip=skip, **filters)
+    more = len(found) > limit
+    return {"entries": found[:limit], "next_cursor": f"{start}.{skip + limit}" if more else None}

@@ -28,8 +28,25 @@ def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
 def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
     """Findings [{commit, kind, file, message}] for one merge commit (two parents; more are
     folded in order, as an octopus merge does)."""
-    store = reader.store
     findings: list[dict[str, Any]] = []
+    for rel, want in sorted(wrong(reader, sha, parents).items()):
+        reason = "cannot be merged by the rules (a conflict resolved by hand?)" if want is False else \
+            "is not what the statedir merge driver gives from the merge's parents (resolved by hand, or merged " \
+            "line by line where the driver was not registered)"
+        findings.append({"commit": sha, "kind": "illegal_merge", "file": rel,
+                         "message": f"the merge's {rel} {reason}"})
+    if len(parents) > 2:
+        findings.append({"commit": sha, "kind": "illegal_merge", "file": None,
+                         "message": f"an octopus merge of {len(parents)} parents; sync merges one remote at a time"})
+    return findings
+
+
+def wrong(reader: Reader, sha: str, parents: list[str]) -> dict[str, bytes | None | bool]:
+    """The store files a two-parent merge commit holds other than the driver gives from its
+    parents: path -> what it should hold (None: absent; False: the rules refuse, no content is
+    legal). Empty for a merge of more than two parents (the octopus is its own finding)."""
+    store = reader.store
+    out: dict[str, bytes | None | bool] = {}
     ours = parents[0]
     for theirs in parents[1:2] if len(parents) == 2 else []:
         proc = git.run(store.worktree, "merge-base", ours, theirs, check=False)
@@ -45,22 +62,15 @@ def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
             b, o, t, m = (f[2] if f and f[1] == "blob" else None for f in found)
             match = VERSIONED.match(rel)
             folder = folders.get(match["run"]) if match else None
+            want: bytes | None | bool
             if folder is not None:  # versions registered on both sides: the run's folder merged whole
                 outcome = folder.get(rel)
                 want = None if outcome is None else outcome.data if outcome.clean else False
             else:
                 want = _expected(rel, b, o, t, reader)
-            if want is None and m is None or want == m:
-                continue
-            reason = "cannot be merged by the rules (a conflict resolved by hand?)" if want is False else \
-                "is not what the statedir merge driver gives from the merge's parents (resolved by hand, or merged " \
-                "line by line where the driver was not registered)"
-            findings.append({"commit": sha, "kind": "illegal_merge", "file": rel,
-                             "message": f"the merge's {rel} {reason}"})
-    if len(parents) > 2:
-        findings.append({"commit": sha, "kind": "illegal_merge", "file": None,
-                         "message": f"an octopus merge of {len(parents)} parents; sync merges one remote at a time"})
-    return findings
+            if not (want is None and m is None or want == m):
+                out[rel] = want
+    return out
 
 
 def _registered_on_both(both: set[str]) -> set[str]:

@@ -35,6 +35,7 @@ class Commit:
     # store-relative path -> (status letter, old blob id, new blob id); a zero id where absent
     changed: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     modes: dict[str, str] = field(default_factory=dict)  # store-relative path -> its new git mode
+    repairs: str | None = None  # a doctor repair commit's Statedir-Repairs-Merge: the merge it repairs
 
     @property
     def parent(self) -> str | None:
@@ -189,10 +190,13 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
 
 def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
     """`doctor --fix`: `.schemas/` copies, each exactly the schema statedir ships; the store's
-    `.gitattributes` exactly as statedir writes it (naming the merge driver); and logs moved
-    into day segments with every entry kept (None: a legacy file it removed)."""
-    from statedir.history import migrate
+    `.gitattributes` exactly as statedir writes it (naming the merge driver); logs moved into
+    day segments with every entry kept (None: a legacy file it removed); or a hand-resolved
+    merge's store files merged again by the driver (statedir.history.merge_repair)."""
+    from statedir.history import merge_repair, migrate
 
+    if commit.repairs:  # a hand-resolved merge's files merged again by the driver
+        return merge_repair.expected(reader, commit)
     out = migrate.check(reader, commit)
     for rel in commit.changed:
         if rel in out:

@@ -12,6 +12,7 @@ from typing import Any
 
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
+from statedir.history import merge_repair
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -21,7 +22,8 @@ from statedir.store.disk import Store
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)")
+           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)")
 _LOG = re.compile(r"^runs/[^/]+/history/")
 _PASSPORT = re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$")
 
@@ -42,8 +44,8 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
         fields = header.split("\x1f")
         if len(fields) != len(_FIELDS):
             raise GitError(f"git log printed a record verify cannot read: {header[:80]!r}")
-        sha, parents, run_id, actor, action, request = (f.strip() for f in fields)
-        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request))
+        sha, parents, run_id, actor, action, request, repairs = (f.strip() for f in fields)
+        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request), repairs=repairs or None)
         tokens = raw.lstrip("\n").split("\0")
         for meta, path in zip(tokens[0::2], tokens[1::2], strict=False):
             parts = meta.split()
@@ -63,8 +65,11 @@ def _json(text: str) -> dict[str, Any] | None:
 
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
-    """{clean, checked, findings: [{commit, kind, file, message}]}: hand_edit, illegal,
-    log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in history order."""
+    """{clean, checked, findings: [{commit, kind, file, message}], repaired}: hand_edit, illegal,
+    log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in history
+    order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each with
+    `repaired_by`; the key only where there is one), not in `findings` (statedir.history.merge_repair)."""
+
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -75,8 +80,9 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
         for commit in history:
             found += _check(reader, commit, removed)
             found += signatures.check(commit)
-        findings = signatures.resolved(found)
-    return {"clean": not findings, "checked": len(history), "findings": findings}
+        findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
+    result: dict[str, Any] = {"clean": not findings, "checked": len(history), "findings": findings}
+    return {**result, "repaired": repaired} if repaired else result
 
 
 def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[str, Any]:

@@ -18,14 +18,15 @@ import typer
 from typer._click.exceptions import BadParameter, ClickException, UsageError
 from typer.core import TyperGroup as Group
 
-from statedir.errors import GitError, InvalidValue, StatedirError
+from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.libgit import Objects
-from statedir.mcp import outputs, vocabulary
+from statedir.mcp import outputs, served_tools, vocabulary
 from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question, question_of
-from statedir.mcp.tools import EXPECT_HEAD, Tool, tools, wording_of
+from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
+from statedir.store.layout import CONFIG
 
 # Capturing stdout is process-wide: calls run one at a time in a process, whichever server
 # (in-process tests hold several) they come from.
@@ -60,13 +61,10 @@ class Served:
 
     def __init__(self, root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:
         self.host = host
-        self.sd = host.open_store(root)
-        self.root = self.sd.store.root
-        # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
-        with contextlib.suppress(InvalidValue, GitError):
-            self.sd.store.objects = Objects(self.sd.store.worktree)
+        self.root = root.absolute()
+        self._sd: Any = None  # opened on the first call that needs it: a bad store is each call's refusal
         self.group = host.group
-        self.tools: dict[str, Tool] = tools(self.group)
+        self.tools: dict[str, Tool] = served_tools.served(self.group)
         self.chosen(groups)
         self._vocabulary: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, Any]]] | None = None
 
@@ -85,8 +83,34 @@ class Served:
                                        for name, tool in self.tools.items()})
         return self._vocabulary[1]
 
+    @property
+    def sd(self) -> Any:
+        """The store, opened once and checked on every call: NOT_A_STORE (with the fix) where
+        there is none, or it went away since, never a crash."""
+        if self._sd is not None and not (self._sd.store.root / CONFIG).is_file():
+            self._sd = None  # gone or moved since: open it again (or say why not)
+        if self._sd is None:
+            self._sd = self._open()
+        return self._sd
+
+    def _open(self) -> Any:
+        try:
+            sd = self.host.open_store(self.root)
+        except NotAStore as exc:
+            raise NotAStore(f"{exc.message}. Over MCP: call the tool `{served_tools.INIT}` to make a store at "
+                            f"{self.root}, or restart the server with --store naming a store",
+                            **{**exc.details, "store": str(self.root), "fix": served_tools.INIT}) from None
+        # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
+        with contextlib.suppress(InvalidValue, GitError):
+            sd.store.objects = Objects(sd.store.worktree)
+        self.root = sd.store.root
+        return sd
+
     def head(self) -> str | None:
-        return git.head(self.sd.store.worktree)
+        if self._sd is None:
+            worktree = git.find_worktree(self.root) if self.root.is_dir() else None
+            return git.head(worktree) if worktree is not None else None
+        return git.head(self._sd.store.worktree)
 
     def refusal(self, exc: StatedirError, name: str | None = None) -> Outcome:
         """A refusal as the CLI prints it with --json, in the tool's words."""
@@ -141,6 +165,10 @@ class Served:
         tool = self.tools.get(name)
         if tool is None:
             raise InvalidValue(f"unknown tool {name!r}; this server serves {', '.join(self.tools)}", tool=name)
+        if name == served_tools.INIT:
+            tool.argv(arguments, self.root)
+            return None, None
+        arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
         tool.argv(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
         head = self.head()
         if tool.path != ("confirm",) or head is None:
@@ -157,7 +185,7 @@ class Served:
 
     def _call(self, name: str, arguments: dict[str, Any], answer: Answer | None) -> Outcome:
         question, seen = self._question(name, arguments)
-        sd: Any = self.sd
+        sd: Any = self._sd
         if answer is not None:
             arguments = answer.arguments(arguments)
             sd = _UsersAnswer(self.sd)
@@ -166,12 +194,15 @@ class Served:
         elif seen is not None:
             # only on the run as it was when found with no MANDATORY checkpoint open (the store checks, under its lock)
             arguments[EXPECT_HEAD] = seen
-        argv = self.tools[name].argv(arguments, self.root)
+        tool = self.tools[name]
+        if name != served_tools.INIT:
+            arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
+        argv = tool.argv(arguments, self.root)
         out = io.StringIO()
         code = 0
         with self.host.serving(sd), contextlib.redirect_stdout(out):
             code = _invoke(self.group, argv)
-        text = out.getvalue().strip()
+        text = served_tools.result_text(tool, out.getvalue().strip())
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
         failed = code != 0 and (_is_error_document(text) or not _is_document(text))

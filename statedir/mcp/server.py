@@ -16,10 +16,12 @@ from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve, build_resolver_plans, resolve_arguments
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 import statedir
 from statedir.errors import InvalidValue, StatedirError
+from statedir.mcp import resources
 from statedir.mcp.calls import Host, Outcome, Served
 from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
@@ -27,7 +29,10 @@ from statedir.mcp.tools import Tool
 
 INSTRUCTIONS = (
     "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
-    "Results are the CLI's --json documents; a refusal is a tool error {error: {code, message, details}}. "
+    "Read the resource statedir://guide, and statedir://templates/<name> for a template's rules; the prompt "
+    "drive_run drives a run. Call `next` for a run's legal moves and take only those it lists. "
+    "Results are JSON documents; a refusal is a tool error {error: {code, message, details}}; NOT_A_STORE: call "
+    "`init`. File arguments are relative to the repository root. "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
     "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it. "
     "Never answer a MANDATORY checkpoint for the user: `confirm` there asks the user through your client's "
@@ -71,7 +76,51 @@ def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> Server[An
                                     structured_content=outcome.structured, _meta=meta)
 
     return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+                  on_list_tools=list_tools, on_call_tool=call_tool, **_reading(served))
+
+
+def _reading(served: Served) -> dict[str, Any]:
+    """The handlers for what an agent reads before it acts: the guide and the templates' rules
+    (resources), and the prompts."""
+    def templates_dir() -> Path:
+        return served.root / "templates"  # the store's own templates (none yet where it is no store)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        found = await anyio.to_thread.run_sync(resources.listed, templates_dir())
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=r.uri, name=r.name, title=r.title, description=r.description, mime_type=r.mime_type)
+            for r in found])
+
+    async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            uri_template=resources.TEMPLATES + "{name}", name="template", title="A template's rules",
+            description="A template's stages, statuses and moves, checkpoints and actors, by its name "
+                        "(the `templates` tool lists them).", mime_type="text/plain")])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        try:
+            text, mime = await anyio.to_thread.run_sync(resources.read, str(params.uri), templates_dir())
+        except StatedirError as exc:
+            raise MCPError(types.INVALID_PARAMS, exc.message, exc.as_json()["error"]) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), mime_type=mime,
+                                                                             text=text)])
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[types.Prompt(
+            name=p.name, title=p.title, description=p.description,
+            arguments=[types.PromptArgument(name=n, description=d, required=r) for n, d, r in p.arguments])
+            for p in resources.PROMPTS.values()])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        try:
+            found, text = resources.prompt(params.name, params.arguments)
+        except StatedirError as exc:
+            raise MCPError(types.INVALID_PARAMS, exc.message, exc.as_json()["error"]) from None
+        return types.GetPromptResult(description=found.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=text))])
+
+    return {"on_list_resources": list_resources, "on_list_resource_templates": list_resource_templates,
+            "on_read_resource": read_resource, "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
 
 
 def _listed(tool: Tool, input_schema: dict[str, Any]) -> types.Tool:

@@ -45,6 +45,17 @@ def create_source(draft: Draft, title: str, *, authors: str | None = None, year:
     return {**record, "duplicate_hint": hint}
 
 
+def record_aliases(draft: Draft) -> dict[str, Any]:
+    """Each Source that names the same document as an earlier one (two machines registered it,
+    a merge brought both) recorded as that one's alias: {aliases: [{id, alias_of, key}]}."""
+    from statedir.research import aliases, integrity
+
+    found = aliases.duplicates(integrity.of_kind(draft.store, SOURCE))
+    for duplicate in found:
+        draft.put(SOURCE, {**draft.require(SOURCE, duplicate["id"]), "alias_of": duplicate["alias_of"]})
+    return {"aliases": found}
+
+
 def _public(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "schema_version"}
 

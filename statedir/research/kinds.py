@@ -73,8 +73,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          updates={"status": RUN_CLOSING_STATUSES, "ended_at": None}),
     Kind("source", "sources", "src",
          ("id", "title", "authors", "year", "doi", "url", "venue", "evidence_tier", "screening_status",
-          "exclusion_reason", "project_id", *_AUDIT), {"project_id": "project"},
-         updates={"screening_status": SCREENING, "exclusion_reason": None, "evidence_tier": None}),
+          "exclusion_reason", "project_id", *_AUDIT), {"project_id": "project", "alias_of": "source"},
+         updates={"screening_status": SCREENING, "exclusion_reason": None, "evidence_tier": None,
+                  "alias_of": None}),  # set once, on a duplicate that arrived by a merge (research.aliases)
     Kind("evidence", "evidence", "evd",
          ("id", "source_id", "question_id", "hypothesis_id", "statement", "stance", "limitations",
           "uncertainty_note", *_AUDIT),

@@ -141,6 +141,15 @@ class Ledger:
         found = integrity.violations(self.store)
         return {"violations": found, "clean": not found}
 
+    def record_aliases(self) -> dict[str, Any]:
+        """Record each duplicate Source (the same DOI or normalized URL, registered on two
+        machines and merged) as an alias of the earliest, in one commit: {aliases, commit}."""
+        with expectation.expecting(self.store, self.expect):
+            return writes.commit(self.store, evidence.record_aliases, actor=self.actor or "state_tracker",
+                                 lock_timeout=self.lock_timeout,
+                                 summary=lambda r: f"research: record {len(r['aliases'])} duplicate source(s) "
+                                                   "as aliases")
+
     def rebuild_index(self, *, full: bool = False) -> dict[str, Any]:
         return query.rebuild(self.store, full=full)
 

@@ -9,7 +9,7 @@ record says is checked against the rules and its schema, not decided again.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from statedir.errors import IllegalTransition, StatedirError
 from statedir.files import schema
@@ -45,12 +45,19 @@ def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
             return commit.changed[rel][0] != "D"
         return commit.parent is not None and reader.objects.read(reader.spec(commit.parent, rel)) is not None
 
+    def read(kind: Kind, entity_id: str) -> dict[str, Any] | None:
+        rel = kind.rel(entity_id)
+        spec = commit.changed[rel][2] if rel in commit.changed else \
+            reader.spec(commit.parent, rel) if commit.parent else None
+        found = reader.objects.read(spec) if spec else None
+        return records.parse(found[2], rel) if found and found[1] == "blob" else None
+
     for rel, (kind, entity_id, old) in written.items():
         try:
             before_raw = reader.raw(old) if old else None
             after = records.parse(reader.raw(commit.changed[rel][2]), rel)
             rules.check(kind, entity_id, records.parse(before_raw, rel) if before_raw is not None else None,
-                        after, exists)
+                        after, exists, read)
             out[rel] = records.encode(kind, after, before_raw)
         except StatedirError as exc:
             exc.details.setdefault("file", rel)

@@ -6,6 +6,8 @@ about to commit against these rules, and verify holds every record a commit wrot
   there (a Question's status to answered or abandoned, a Run's to completed or failed, ...);
   the id, the links and what the record says are fixed when it is made.
 - Every foreign key names a record that exists (in the store or in the same commit).
+- A Source's `alias_of` is set once, to an earlier Source naming the same document
+  (statedir.research.aliases).
 
 What a record may hold at all is its schema's to say (`records.encode` checks it).
 """
@@ -15,15 +17,18 @@ from collections.abc import Callable
 from typing import Any
 
 from statedir.errors import ImmutableField, InvalidValue, StatedirError, ValidationFailed
+from statedir.research import aliases
 from statedir.research.errors import UNKNOWN
 from statedir.research.kinds import KINDS, Kind
 
 Exists = Callable[[Kind, str], bool]
+Read = Callable[[Kind, str], "dict[str, Any] | None"]
 
 
 def check(kind: Kind, entity_id: str, before: dict[str, Any] | None, after: dict[str, Any],
-          exists: Exists) -> None:
-    """Refuse (a StatedirError) a write turning the record `before` (None: none yet) into `after`."""
+          exists: Exists, read: Read | None = None) -> None:
+    """Refuse (a StatedirError) a write turning the record `before` (None: none yet) into `after`
+    (`read`: a record as the write leaves it, for a Source's alias; without it no alias is set)."""
     rel = kind.rel(entity_id)
     if after.get("id") != entity_id:
         raise ValidationFailed(f"{rel} holds the id {after.get('id')!r}; a record's file is named by its id",
@@ -35,6 +40,12 @@ def check(kind: Kind, entity_id: str, before: dict[str, Any] | None, after: dict
         if value is not None and not exists(KINDS[target], value):
             raise UNKNOWN[target](f"{kind.name} {entity_id}: {field} names {value!r}, which does not exist",
                                   file=rel, **{field: value})
+    if kind.name == "source":
+        try:
+            aliases.check(entity_id, before, after, lambda other: read(kind, other) if read else None)
+        except StatedirError as exc:
+            exc.details.setdefault("file", rel)
+            raise
 
 
 def _update(kind: Kind, entity_id: str, before: dict[str, Any], after: dict[str, Any]) -> None:

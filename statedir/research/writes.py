@@ -53,7 +53,8 @@ class Draft:
 
         for rel, (kind, record) in self.items.items():
             raw = self.store.read_bytes(rel)
-            rules.check(kind, record["id"], records.parse(raw, rel) if raw is not None else None, record, exists)
+            rules.check(kind, record["id"], records.parse(raw, rel) if raw is not None else None, record, exists,
+                        self.get)
 
     def lookup(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows from the index, brought up to HEAD first (the lock is held, so HEAD holds

@@ -31,3 +31,13 @@ def locate(start: Path) -> Path:
         if (directory / CONFIG).is_file():
             return directory
     raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
+
+
+def given_or_nearest(store: Path | None) -> Path:
+    """--store / STATEDIR_STORE, else the nearest store at or above the current directory. A
+    given path that is no store but holds `state/statedir.yaml` (a repository root) means that."""
+    if store is None:
+        return locate(Path.cwd())
+    if not (store / CONFIG).is_file() and (store / "state" / CONFIG).is_file():
+        return store / "state"
+    return store

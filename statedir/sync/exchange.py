@@ -152,7 +152,21 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
         raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
                            "nothing was changed",
                            conflicts=[], findings=findings)
+    _record_aliases(store, ours, actor)
     return "fast_forward" if fast else "merged"
+
+
+def _record_aliases(store: Store, ours: str | None, actor: str) -> None:
+    """Sources the merge brought that name a document this branch registered too (the same DOI
+    or URL on two machines): each later one recorded as the earlier's alias, one commit."""
+    if ours is None:
+        return
+    added = _git(store, "diff", "--name-only", "--diff-filter=A", ours, "HEAD", "--",
+                 store.git_path("research/sources")).stdout.strip()
+    if added:
+        from statedir.research import Ledger
+
+        Ledger(store, actor=actor).record_aliases()
 
 
 def _nothing_staged(store: Store, name: str, branch: str) -> None:

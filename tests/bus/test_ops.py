@@ -205,9 +205,9 @@ def test_a_hand_edited_session_is_read_and_rewritten_in_statedirs_form(repo: Pat
 def test_the_readme_python_example_runs(repo: Path, sd: api.StateDir) -> None:
     import re
 
-    from conftest import ROOT
+    from tests.docs_text import page
 
-    section = (ROOT / "README.md").read_text().split("## The handoff bus", 1)[1].split("\n## ", 1)[0]
+    section = page("bus")
     code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
-    exec(compile(code, "README.md", "exec"), {})  # cwd is the repository holding ./state
+    exec(compile(code, "docs/bus.md", "exec"), {})  # cwd is the repository holding ./state
     assert sd.bus(S).get("phases.1-design") == {"evidence": [".ai_log/phase-1-design.md"], "status": "done"}

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json
+from conftest import cli, cli_json
 
 S = "2026-06-30-member-blog-gating"
 ODD = 'tab\there del\x7f esc\x1b emoji \U0001f600 "q" \\ back'
@@ -145,8 +145,10 @@ def test_side_by_side_with_the_seed_script(repo: Path, store: Path) -> None:
 
 
 def readme_example() -> str:
-    """The README's worked orchestrator/worker example, verbatim."""
-    section = (ROOT / "README.md").read_text().split("## The handoff bus", 1)[1].split("\n## ", 1)[0]
+    """docs/bus.md's worked orchestrator/worker example, verbatim."""
+    from tests.docs_text import page
+
+    section = page("bus")
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
     return next(b for b in blocks if "STATE_FILE=$(statedir bus init" in b)
 

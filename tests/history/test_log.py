@@ -74,3 +74,35 @@ def test_bad_filters_are_bad_input(sd: api.StateDir, repo: Path) -> None:
         assert code == 2 and out["error"]["code"] == "INVALID_VALUE", args
     assert cli_json("log", "p9", cwd=repo)[1]["error"]["code"] == "UNKNOWN_RUN"
     assert cli_json("log", "../x", cwd=repo)[1]["error"]["code"] == "INVALID_ID"
+
+
+def test_pages_cover_the_log_once_whatever_is_committed_between_them(sd: api.StateDir, repo: Path) -> None:
+    """A cursor names the commit the first page was read at and how many entries came before:
+    every entry once, in order, with commits made between pages (and a merge's other side) unseen."""
+    drive(sd, repo / "draft.md", 7)
+    everything = sd.log()
+    for filters in ({}, {"run_id": "p1"}, {"action": "stage"}, {"actor": INTEGRITY}):
+        wanted = sd.log(**filters)
+        page = sd.log_page(limit=2, **filters)
+        seen = list(page["entries"])
+        while page["next_cursor"] is not None:
+            sd.set("p1", "topic", f"meanwhile {len(seen)}", reason="a write between pages")
+            page = sd.log_page(cursor=page["next_cursor"], limit=2, **filters)
+            seen += page["entries"]
+        assert seen == wanted, filters
+    assert sd.log_page(limit=len(everything))["next_cursor"] is not None  # the writes meanwhile
+    last = sd.log_page(limit=1000)
+    assert last["next_cursor"] is None and last["entries"] == sd.log()
+
+
+def test_a_cursor_the_log_did_not_give_is_bad_input_and_the_text_log_names_the_next(
+        sd: api.StateDir, repo: Path) -> None:
+    drive(sd, repo / "draft.md", 3)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for cursor in ("HEAD", "HEAD~1.2", f"{head}", f"{head}.-1", "0" * 40 + ".1", f"{head}.1.2"):
+        code, out = cli_json("log", "--cursor", cursor, cwd=repo)
+        assert code == 2 and out["error"]["code"] == "INVALID_VALUE", cursor
+    code, page = cli_json("log", "--cursor", f"{head}.1", "--limit", "1", cwd=repo)
+    assert code == 0 and page["entries"] == sd.log()[1:2]
+    text = cli("log", "--cursor", "start", "--limit", "2", cwd=repo).stdout
+    assert f"more: --cursor {head}.2" in text

@@ -109,11 +109,11 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
                 "1": "completed", "2": "completed", "2.5": "completed", "3": "completed", "4": "completed",
                 "3p": "completed", "4p": "skipped", "4.5": "completed", "5": "completed", "6": "completed"}
             assert await a("validate") == {"valid": True, "errors": []}
-            log = await a("log", run_id="p")
+            log = (await a("log", run_id="p"))["entries"]
             assert log[0]["commit"] == w.head == git.head(repo)
             assert len(log) == w.writes == 31
             assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
-            answered = [e for e in (await a("show", run_id="p"))["history"]["checkpoints"]
+            answered = [e for e in (await a("show", run_id="p", history=True))["history"]["checkpoints"]
                         if e["event"] == "answered"]
             assert [(e["stage"], e["answered_by"]) for e in answered if e["type"] == "MANDATORY"] == [
                 ("2.5", "user"), ("3", "user"), ("3p", "user"), ("4.5", "user")]

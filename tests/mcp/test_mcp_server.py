@@ -36,7 +36,8 @@ def test_tools_are_listed_with_schemas_and_read_only_annotations(store: Path, mo
         async with agent(store, mode) as a:
             listed = {t.name: t for t in (await a.client.list_tools()).tools}
             assert {"new", "stage", "confirm", "show", "status", "log", "validate"} <= set(listed)
-            assert "mcp" not in listed and "demo" not in listed and "init" not in listed
+            assert "mcp" not in listed and "demo" not in listed and "research" not in listed
+            assert "init" in listed and "research_start_run" in listed
             assert listed["show"].annotations.read_only_hint is True
             assert listed["stage"].annotations.read_only_hint is False
             assert listed["stage"].input_schema["required"] == ["run_id", "stage", "status"]
@@ -54,10 +55,12 @@ def test_results_are_the_json_the_cli_prints(store: Path, repo: Path) -> None:
             assert set(made) >= {"run_id", "commit", "summary"} and made["commit"] == git.head(repo) == a.head
             await a("stage", run_id="r1", stage="1", status="in_progress", mode="socratic")
             for name, arguments, argv in [
-                    ("show", {"run_id": "r1"}, ["r1"]),
-                    ("show", {"run_id": "r1", "format": "ars"}, ["r1", "--format", "ars"]),
+                    ("show", {"run_id": "r1"}, ["r1", "--no-history"]),
+                    ("show", {"run_id": "r1", "history": True}, ["r1"]),
+                    ("show", {"run_id": "r1", "format": "ars"}, ["r1", "--format", "ars", "--no-history"]),
                     ("get", {"run_id": "r1", "path": "stages.1.status"}, ["r1", "stages.1.status"]),
-                    ("status", {"run_id": "r1"}, ["r1"]), ("runs", {}, []), ("log", {"run_id": "r1"}, ["r1"]),
+                    ("status", {"run_id": "r1"}, ["r1"]), ("runs", {}, []),
+                    ("log", {"run_id": "r1"}, ["r1", "--cursor", "start", "--limit", "50"]),
                     ("prereq", {"run_id": "r1", "stage": "3"}, ["r1", "3"]), ("validate", {}, []),
                     ("graph", {"run_id": "r1", "format": "dot"}, ["r1", "--format", "dot"])]:
                 result = await a.raw(name, **arguments)
@@ -160,6 +163,7 @@ def test_concurrent_calls_from_several_clients_all_land(store: Path, repo: Path)
 
 def test_one_store_is_kept_open(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     served = Served(store, mcp_host())
+    assert not served.call("runs", {}).is_error  # opened on the first call
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the store was opened again")
@@ -255,7 +259,7 @@ def test_a_value_the_cli_refuses_is_named_by_the_tool_argument(store: Path) -> N
 def test_no_error_quotes_a_file_an_agent_names_that_is_not_a_key_or_yaml(store: Path, tmp_path: Path) -> None:
     """The tools take paths; the server may read files the agent may not (`signers_add x
     /etc/shadow`): the refusal says what the file is not, never what it holds."""
-    secret = tmp_path / "shadow"
+    secret = store.parent / "shadow"  # in the repository: a path leading out of it is refused unread
     secret.write_text("root:$6$S3CRET:19000:0:99999:7:::\ntoken: S3CRET\ntoken: S3CRET2\n")
 
     async def main() -> None:

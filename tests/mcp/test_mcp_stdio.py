@@ -254,9 +254,3 @@ def test_without_the_sdk_the_command_says_what_to_install(store: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 3
     assert proc.stdout == "" and "pip install 'statedir[mcp]'" in proc.stderr and "MISSING_DEPENDENCY" in proc.stderr
-
-
-def test_no_store_is_exit_3_before_any_protocol(isolated: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "statedir", "mcp", "--store", str(isolated / "nowhere")],
-                          input="", capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 3 and proc.stdout == "" and "NOT_A_STORE" in proc.stderr

@@ -34,6 +34,9 @@ def test_help_lists_every_seed_flag_and_the_readme_documents_the_command() -> No
     assert proc.returncode == 0 and "Usage:" in proc.stdout
     for flag in ACTION_FLAGS + VALUE_FLAGS:
         assert re.search(rf"^\s+{re.escape(flag)}\b", proc.stdout, re.M), flag
+    from tests.docs_text import page
+
+    assert "statedir research --start-run" in page("research")
     assert "statedir research" in (ROOT / "README.md").read_text()
 
 

@@ -1,12 +1,15 @@
 """Sources and their deduplication, Evidence and its stance, Results and Claims (immutable)."""
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
 from conftest import snapshot
 
+from statedir import api
 from statedir.errors import StatedirError
+from statedir.files import yaml
 from statedir.research import Ledger
 from statedir.research.dedup import hint_key, normalize_url
 
@@ -65,6 +68,28 @@ def test_dedup_sees_sources_committed_on_another_branch_and_merged(ledger: Ledge
     subprocess.run(["git", "merge", "-q", "--no-edit", "other"], cwd=repo, check=True)
     again = ledger.create_source("Theirs again", doi="10.5/theirs")
     assert again["id"] == theirs["id"] and again["commit"] is None
+
+
+def test_the_default_project_made_on_two_branches_merges_as_one_made_at_the_earlier_time(
+        sd: api.StateDir, ledger: Ledger, store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each branch's first source makes proj_default, in different seconds: git merges the two
+    with the statedir driver (registered by init) into one project, created at the earlier time."""
+    import subprocess
+
+    from statedir.research import writes
+
+    repo = store.parent
+    for switch, branch, second in (("-c", "other", 0), ("", "main", 5)):
+        subprocess.run(["git", "switch", "-q", *filter(None, [switch]), branch], cwd=repo, check=True)
+        monkeypatch.setattr(writes, "now", lambda s=second: datetime.datetime(2026, 3, 1, 9, 0, s,
+                                                                               tzinfo=datetime.timezone.utc))
+        ledger.create_source(f"On {branch}", doi=f"10.5/{branch}")
+    merged = subprocess.run(["git", "merge", "--no-edit", "other"], cwd=repo, capture_output=True, text=True)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    project = yaml.to_plain(yaml.load((store / "research/projects/proj_default.yaml").read_bytes(), "p.yaml"))
+    assert project["created_at"] == "2026-03-01T09:00:00Z"
+    assert ledger.validate()["clean"] and sd.validate()["valid"]
+    assert sd.verify()["clean"]
 
 
 def test_source_screening_and_evidence_tier(ledger: Ledger, store: Path) -> None:

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
+from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from statedir.history.signatures import split
@@ -294,8 +294,10 @@ def test_list_through_the_cli(bound: api.StateDir, repo: Path, keys: dict[str, P
     assert "alice@lab" in cli("signers", "list", cwd=repo).stdout
 
 
-def test_every_signers_command_has_help_and_is_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_every_signers_command_has_help_and_is_documented() -> None:
+    from tests.docs_text import page
+
+    readme = page("signing")
     for command in ("add", "remove", "list"):
         proc = cli("signers", command, "--help")
         assert proc.returncode == 0 and "Usage:" in proc.stdout, command

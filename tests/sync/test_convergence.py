@@ -158,3 +158,23 @@ def test_a_material_registered_on_both_machines_becomes_two_versions(tmp_path: P
     assert files == ["a.md", "b.md", "c.md"]  # numbered in the order they were registered
     registered = [e for e in entries(c["a"], "r1") if e["action"] == "material"]
     assert {e["request_id"] for e in registered} == {v["passport"]["request_id"] for v in versions}
+
+
+def test_checkpoints_opened_counts_each_opening_once_after_both_machines_opened_one(tmp_path: Path) -> None:
+    """Both machines open stage 1's checkpoint: one opening of the run, made twice (both log
+    entries kept); the next checkpoint after the merge is the run's second, not its third."""
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "stage", "r1", "1", "in_progress")
+    ok(c["a"], "material", "r1", *STAGE_ONE)
+    _converge(c, ("a", "b"))
+    ok(c["a"], "stage", "r1", "1", "completed")
+    ok(c["b"], "stage", "r1", "1", "completed")
+    _converge(c, ("a", "b", "a"))
+    assert _doc(c["a"], "runs/r1/state.yaml")["checkpoints_opened"] == 1
+    ok(c["b"], "confirm", "r1", "--response", "continue")
+    ok(c["b"], "stage", "r1", "2", "completed")
+    _converge(c, ("b", "a"))
+    state = _doc(c["a"], "runs/r1/state.yaml")
+    opened = [e["stage"] for e in entries(c["a"], "r1", "checkpoints") if e["event"] == "opened"]
+    assert sorted(opened) == ["1", "1", "2"]  # every machine's record kept
+    assert state["checkpoints_opened"] == 2 and state["checkpoint"]["stage"] == "2"

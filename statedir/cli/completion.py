@@ -1,0 +1,74 @@
+"""Shell completion of run ids, stage ids and statuses: read from the store's folder names and the
+compiled schemas its files point at, never through git, so a tab press stays instant."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+_MODELINE = re.compile(r"\$schema=(\S+)")
+
+
+def _store(ctx: Any) -> Path | None:
+    given = (ctx.params.get("store") if ctx is not None else None) or os.environ.get("STATEDIR_STORE")
+    from statedir.errors import StatedirError
+    from statedir.store.discovery import given_or_nearest
+
+    try:
+        return given_or_nearest(Path(given) if given else None)
+    except StatedirError:
+        return None
+
+
+def _run_dir(ctx: Any) -> Path | None:
+    store, run_id = _store(ctx), ctx.params.get("run_id") if ctx is not None else None
+    return store / "runs" / run_id if store is not None and isinstance(run_id, str) and run_id else None
+
+
+def _schema_enum(file: Path, field: str) -> list[str]:
+    """The values the schema named by `file`'s first line allows for `field` (a compiled template schema)."""
+    try:
+        with file.open(encoding="utf-8") as handle:
+            found = _MODELINE.search(handle.readline())
+        schema = json.loads((file.parent / found[1]).read_text()) if found else {}
+    except (OSError, ValueError):
+        return []
+    values = schema.get("properties", {}).get(field, {}).get("enum", [])
+    return [v for v in values if isinstance(v, str)]
+
+
+def run_ids(ctx: Any, incomplete: str) -> list[str]:
+    """The store's run ids that start with what was typed."""
+    store = _store(ctx)
+    try:
+        names = sorted(p.name for p in (store / "runs").iterdir() if p.is_dir()) if store is not None else []
+    except OSError:
+        return []
+    return [name for name in names if name.startswith(incomplete)]
+
+
+def stage_ids(ctx: Any, incomplete: str) -> list[str]:
+    """The run's stage ids (one file each under stages/), in the template's order."""
+    run = _run_dir(ctx)
+    files = sorted((run / "stages").glob("*.yaml")) if run is not None and (run / "stages").is_dir() else []
+    order = _schema_enum(files[0], "id") if files else []
+    stems = sorted((f.stem for f in files), key=lambda s: (order.index(s) if s in order else len(order), s))
+    return [stem for stem in stems if stem.startswith(incomplete)]
+
+
+def statuses(ctx: Any, incomplete: str) -> list[str]:
+    """The stage statuses of the run's template."""
+    run, stage = _run_dir(ctx), ctx.params.get("stage") if ctx is not None else None
+    files = sorted((run / "stages").glob("*.yaml")) if run is not None and (run / "stages").is_dir() else []
+    chosen = [f for f in files if f.stem == stage] or files[:1]
+    values = _schema_enum(chosen[0], "status") if chosen else []
+    return [value for value in values if value.startswith(incomplete)]
+
+
+def pipeline_states(ctx: Any, incomplete: str) -> list[str]:
+    """The pipeline states of the run's template."""
+    run = _run_dir(ctx)
+    values = _schema_enum(run / "state.yaml", "pipeline_state") if run is not None else []
+    return [value for value in values if value.startswith(incomplete)]

@@ -1,0 +1,34 @@
+"""The CLI's parameters as plain data: `Option` and `Argument` take typer's arguments and hold
+them, so a command module loads without typer; the registry makes typer's own from them
+(`registry.typed`) and `direct` parses a simple call with them. Imports nothing of statedir."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class Param:
+    """A typer.Option or typer.Argument, written down: its declarations and settings."""
+
+    __slots__ = ("decls", "settings")
+    kind = ""
+
+    def __init__(self, *decls: str, **settings: Any) -> None:
+        self.decls = decls
+        self.settings = settings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(map(repr, self.decls))}, **{self.settings!r})"
+
+
+class Option(Param):
+    """typer.Option's arguments: `Annotated[str, Option("--reason", help=...)]`."""
+
+    __slots__ = ()
+    kind = "option"
+
+
+class Argument(Param):
+    """typer.Argument's arguments: `Annotated[str, Argument(help=...)]`."""
+
+    __slots__ = ()
+    kind = "argument"

@@ -1,0 +1,106 @@
+"""What an agent may read before it acts, served as MCP resources and prompts: the agents guide
+(statedir://guide), each template's rules (statedir://templates/<name>), and prompts that set an
+agent to drive a run by `next` alone. Plain data; no MCP SDK here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from statedir import agents
+from statedir.engine import template, template_catalog
+from statedir.errors import InvalidValue
+
+GUIDE = "statedir://guide"
+TEMPLATES = "statedir://templates/"
+
+
+@dataclass(frozen=True)
+class Resource:
+    uri: str
+    name: str
+    title: str
+    description: str
+    mime_type: str
+
+
+def listed(templates_dir: Path | None) -> list[Resource]:
+    """The guide, then one resource per template (shipped, then the store's own)."""
+    out = [Resource(GUIDE, "guide", "The agents guide", "Which tool when, exit and error codes, reading a refusal, "
+                    "and the rule: never answer a MANDATORY checkpoint for the user.", "text/markdown")]
+    names = dict.fromkeys(row["name"] for row in template_catalog.listed(templates_dir)
+                          if not row["source"].endswith("(kept for its runs)"))
+    for name in names:
+        out.append(Resource(TEMPLATES + name, f"template {name}", f"Template {name}: its rules",
+                            f"The {name} template's stages, statuses and their moves, checkpoints, pipeline states, "
+                            "actors and their actions.", "text/plain"))
+    return out
+
+
+def read(uri: str, templates_dir: Path | None) -> tuple[str, str]:
+    """The resource's text and MIME type; INVALID_VALUE for a URI that names none."""
+    if uri == GUIDE:
+        return agents.guide(), "text/markdown"
+    if uri.startswith(TEMPLATES):
+        name = uri[len(TEMPLATES):]
+        t = template.load(name, templates_dir, allow_path=False)  # a name only: a resource reads no file by path
+        return template_catalog.render(template_catalog.describe(t)), "text/plain"
+    raise InvalidValue(f"no resource {uri!r}: read {GUIDE} or {TEMPLATES}<name>", uri=uri)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    title: str
+    description: str
+    arguments: tuple[tuple[str, str, bool], ...]  # (name, description, required)
+    text: str
+
+    def render(self, arguments: dict[str, str] | None) -> str:
+        given = {k: v for k, v in (arguments or {}).items() if isinstance(v, str)}
+        missing = [name for name, _, required in self.arguments if required and not given.get(name)]
+        if missing:
+            raise InvalidValue(f"prompt {self.name} needs {', '.join(missing)}", argument=missing[0])
+        unknown = sorted(set(given) - {name for name, _, _ in self.arguments})
+        if unknown:
+            raise InvalidValue(f"prompt {self.name} takes no argument {', '.join(unknown)}", argument=unknown[0])
+        return self.text.format(**{name: given.get(name, "") for name, _, _ in self.arguments})
+
+
+_DRIVE = """Drive run {run_id} to its end with statedir's tools, taking only moves statedir lists.
+
+1. Read the rules once: the resource statedir://guide, and statedir://templates/<the run's template>.
+2. Loop: call `next` with run_id {run_id}. Take one of the moves it lists, with the arguments it
+   names and only their allowed values, by the actor it names; pass expect_head (the commit your
+   last write returned) so you never write on a state you did not see. A blocked move says what it
+   needs (a material, a verdict): do that work first. Files you name are relative to the
+   repository root.
+3. A refusal is a tool error {{error: {{code, message, details}}}}: its details carry the legal
+   moves; read them and choose again. HEAD_MOVED: read the run again (`status`) before retrying.
+4. At a MANDATORY checkpoint call `confirm`: the user is asked through your client and their
+   answer is recorded. Never answer it for them; if it is refused (USER_ANSWER_REQUIRED,
+   USER_DECLINED), show the user the run's `status` and ask what they want.
+5. Stop when the run is completed or aborted (`next` lists no move), and tell the user where it ended.
+"""
+
+_START = """Start a run {run_id} about: {topic}
+Call `new` with run_id {run_id} and topic as given (template {template}; empty: the store's default),
+then drive it as the prompt drive_run says: take only the moves `next` lists, and never answer a
+MANDATORY checkpoint for the user.
+"""
+
+PROMPTS = {p.name: p for p in (
+    Prompt("drive_run", "Drive a run by `next` alone", "Take a run to completed or aborted, choosing each move "
+           "from those `next` lists; MANDATORY checkpoints left to the user.",
+           (("run_id", "The run to drive.", True),), _DRIVE),
+    Prompt("start_run", "Start a run", "Create a run, then drive it by `next` alone.",
+           (("run_id", "The new run's id.", True), ("topic", "What the run is about.", True),
+            ("template", "A template's name (default: the store's).", False)), _START),
+)}
+
+
+def prompt(name: str, arguments: dict[str, str] | None) -> tuple[Prompt, str]:
+    """The prompt and its text for these arguments; INVALID_VALUE for an unknown prompt or argument."""
+    found = PROMPTS.get(name)
+    if found is None:
+        raise InvalidValue(f"no prompt {name!r}: one of {', '.join(PROMPTS)}", prompt=name)
+    return found, found.render(arguments)

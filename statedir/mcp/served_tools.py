@@ -1,0 +1,124 @@
+"""The tools the server offers, as an agent needs them rather than as the CLI spells them: the
+research ledger one tool per action, `init`, file arguments relative to the repository root, and
+reads paged by default (`log` a page at a time, `show` without the histories unless asked).
+Built on statedir.mcp.tools (the CLI's commands as tools); no MCP SDK here."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from typer.core import TyperGroup as Group
+
+from statedir.errors import InvalidValue
+from statedir.mcp.research_tools import ResearchTool, research_tools
+from statedir.mcp.tools import Tool, tool_of, tools
+
+INIT = "init"
+# Arguments naming a file or folder: over MCP relative to the repository root (never the server's
+# working directory), and refused where they lead out of the repository.
+FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",),
+    "new": ("passport",), "validate": ("files",)}
+# Arguments taking a path or else a name (a template's) or a text (a key's): a value with no blank
+# that holds a '/' or ends as a file does (.yaml, .pub, ...) is a path, read as the ones above.
+PATH_OR_NAME: dict[str, tuple[str, ...]] = {
+    "new": ("template",), "graph": ("template",), "templates": ("name",), "signers_add": ("key",),
+    "signers_remove": ("key",), **{f"bus_{verb}": ("session",) for verb in ("init", "set", "append", "get", "clear")}}
+_FILE_SUFFIX = re.compile(r"\.(ya?ml|json|pub|md|txt)$", re.IGNORECASE)
+IN_REPOSITORY = ("A path relative to the repository root (an absolute path must lie inside it); a path leading "
+                 "out of the repository is refused.")
+AS_A_PATH = ("As a path (no blank, a '/' or a file's suffix): relative to the repository root; a path leading "
+             "out of the repository is refused.")
+# Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
+MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
+    ("show", "history"): (False, "Include the run's histories (they grow with every transition; default false)."),
+    ("log", "limit"): (50, "At most this many entries, the newest first (default 50)."),
+    ("log", "cursor"): ("start", "Where the page starts: 'start' (the newest), or the next_cursor of the page "
+                                 "before. The result is {entries, next_cursor}; next_cursor null on the last page."),
+}
+
+
+def served(group: Group) -> dict[str, Tool]:
+    """Every tool the server offers, by name."""
+    out = {name: tool for name, tool in tools(group).items() if name != "research"}
+    out.update(research_tools(group.commands["research"]))
+    out[INIT] = _init_tool(group.commands["init"])
+    return {name: _as_served(tool) for name, tool in sorted(out.items())}
+
+
+def _init_tool(command: Any) -> Tool:
+    """`init` on the served store: no directory to choose, the server serves one path."""
+    tool = tool_of(INIT, (INIT,), command)
+    schema = {**tool.input_schema, "properties": {k: v for k, v in tool.input_schema["properties"].items()
+                                                  if k != "directory"}}
+    schema.pop("required", None)
+    description = ("Make the store the server was started on (git init first where needed); on an existing store "
+                   "changes nothing and says so (created: false). Other tools answer NOT_A_STORE until it exists.")
+    return dataclasses.replace(tool, description=description, input_schema=schema)
+
+
+def _as_served(tool: Tool) -> Tool:
+    properties = tool.input_schema["properties"]
+    changed = {}
+    for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
+        said = properties[name].get("description", "")
+        where = IN_REPOSITORY if name in FILE_ARGUMENTS.get(tool.name, ()) else AS_A_PATH
+        changed[name] = {**properties[name], "description": f"{said} {where}".strip()}
+    for (tool_name, name), (value, description) in MCP_DEFAULTS.items():
+        if tool_name == tool.name:
+            changed[name] = {**properties[name], "default": value, "description": description}
+    if not changed:
+        return tool
+    return dataclasses.replace(tool, input_schema={**tool.input_schema, "properties": {**properties, **changed}})
+
+
+def prepare(tool: Tool, arguments: dict[str, Any], worktree: Path | None) -> dict[str, Any]:
+    """The call's arguments as the CLI takes them: the MCP defaults filled in, file arguments
+    made absolute under the repository root (refused where they leave it)."""
+    out = dict(arguments)
+    for (tool_name, name), (value, _) in MCP_DEFAULTS.items():
+        if tool_name == tool.name and out.get(name) is None:
+            out[name] = value
+    if worktree is None:
+        return out
+    problems: dict[str, str] = {}
+    for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
+        value = out.get(name)
+        if name in PATH_OR_NAME.get(tool.name, ()) and not (isinstance(value, str) and _is_path(value)):
+            continue  # a template's name, a key's text
+        if isinstance(value, str):
+            out[name], problem = _in_repository(name, value, worktree)
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            resolved = [_in_repository(name, item, worktree) for item in value]
+            out[name], problem = [path for path, _ in resolved], next((p for _, p in resolved if p), None)
+        else:
+            continue  # left out, or of the wrong type: the tool's own check says so
+        if problem:
+            problems[name] = problem
+    if problems:
+        more = {"arguments": list(problems)} if len(problems) > 1 else {}
+        raise InvalidValue(f"{tool.name}: {'; '.join(problems.values())}", argument=next(iter(problems)), **more)
+    return out
+
+
+def _is_path(value: str) -> bool:
+    return not any(c.isspace() for c in value) and ("/" in value or os.sep in value or bool(_FILE_SUFFIX.search(value)))
+
+
+def _in_repository(name: str, value: str, worktree: Path) -> tuple[str, str | None]:
+    """`value` relative to the repository root as an absolute path, and what is wrong with it."""
+    joined = Path(os.path.normpath(worktree / value))
+    # the path as written, and where its links lead
+    for candidate, root in ((joined, worktree), (joined.resolve(), worktree.resolve())):
+        if not candidate.is_relative_to(root):
+            return value, (f"{name} {value!r} leads out of the repository; name a path inside it, relative to "
+                           "the repository root")
+    return str(joined), None
+
+
+def result_text(tool: Tool, text: str) -> str:
+    """The command's output as the tool's result: a research refusal in the common error shape."""
+    return tool.common_shape(text) if isinstance(tool, ResearchTool) else text

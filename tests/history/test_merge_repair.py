@@ -1,0 +1,122 @@
+"""doctor --fix re-merges a merge resolved by hand (issue 22, point 4): a clone without the
+merge driver merged store files line by line, someone kept both sides and committed with
+--no-verify; every other clone's sync was refused from then on. Real clones of one bare
+remote, the real CLI, plain git for what a person does by hand."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from statedir.gitops import git as git_mod
+from tests.conftest import cli, snapshot
+from tests.sync.helpers import clean, entries, git, network, ok, sd, store_files
+
+
+def _keep_both_sides(clone: Path) -> str:
+    """What a person does without the driver: `git pull`, a textual conflict, both sides' lines
+    kept (the markers deleted), committed with --no-verify and pushed. Returns the merge's sha."""
+    git(clone, "config", "--remove-section", "merge.statedir")  # a clone without the driver
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit"], cwd=clone, capture_output=True, text=True)
+    assert pull.returncode != 0 and "CONFLICT (content)" in pull.stdout, pull.stdout + pull.stderr
+    for rel in git(clone, "diff", "--name-only", "--diff-filter=U").splitlines():
+        path = clone / rel
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if not line.startswith(("<<<<<<< ", "=======", ">>>>>>> "))))
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "--no-verify", "--no-edit")
+    git(clone, "push", "-q")
+    return git(clone, "rev-parse", "HEAD")
+
+
+def _hand_merged(tmp_path: Path) -> tuple[dict[str, Path], str]:
+    """Clone a starts stage 1, clone b retitles the run; b merges by hand keeping both sides:
+    state.yaml gets two `updated_at` keys, the log both entries in the wrong order."""
+    c = network(tmp_path, ("a", "b", "c"))
+    ok(c["a"], "stage", "r1", "1", "in_progress", "--reason", "A starts")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "from B", "--reason", "B retitles")
+    return c, _keep_both_sides(c["b"])
+
+
+def test_doctor_fix_re_merges_a_hand_merge_in_one_commit_and_every_clone_syncs_again(tmp_path: Path) -> None:
+    c, merge = _hand_merged(tmp_path)
+    validate = sd(c["b"], "validate")
+    assert validate.returncode == 1 and "duplicate key" in validate.stdout
+    found = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)["findings"]
+    assert {(f["commit"], f["kind"]) for f in found} == {(merge, "illegal_merge")}
+    ok(c["c"], "stage", "r1", "1", "in_progress", "--reason", "C starts too")  # c has its own work to merge
+    head = git(c["c"], "rev-parse", "HEAD")
+    refused = cli("sync", "--json", cwd=c["c"])
+    assert refused.returncode == 1 and json.loads(refused.stdout)["error"]["code"] == "MERGE_REFUSED"
+    assert git(c["c"], "rev-parse", "HEAD") == head and git(c["c"], "status", "--porcelain") == ""
+
+    report = cli("doctor", "--json", cwd=c["b"])
+    hand = [f for f in json.loads(report.stdout)["findings"] if f["kind"] == "hand_merge"]
+    assert report.returncode == 1 and len(hand) == 1 and hand[0]["commit"] == merge
+    assert "re-merge its store files" in hand[0]["fix"]
+    fixed = cli("doctor", "--fix", "--json", cwd=c["b"])
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "hand_merge" in {f["kind"] for f in json.loads(fixed.stdout)["repaired"]}
+    # one new commit on top of the merge, naming it; history is not rewritten
+    assert git(c["b"], "rev-parse", "HEAD~1") == merge
+    message = git(c["b"], "log", "-1", "--format=%B")
+    assert f"Statedir-Repairs-Merge: {merge}" in message and "Statedir-Action: doctor" in message
+    assert sorted(git(c["b"], "diff", "--name-only", "HEAD~1", "HEAD").splitlines()) == [
+        f"state/runs/r1/history/transitions/{entries_day(c['b'])}.yaml", "state/runs/r1/state.yaml"]
+    assert sd(c["b"], "validate").returncode == 0
+    verified = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)
+    assert verified["clean"] and verified["findings"] == []
+    repair = git(c["b"], "rev-parse", "HEAD")
+    assert {(f["commit"], f["repaired_by"]) for f in verified["repaired"]} == {(merge, repair)}
+    assert "repaired" in cli("verify", cwd=c["b"]).stdout
+    ok(c["b"], "sync")
+    for name in ("c", "a", "b"):
+        ok(c[name], "sync")
+    files = store_files(c["a"])
+    for clone in c.values():
+        assert store_files(clone) == files
+        clean(clone)
+        assert sd(clone, "doctor").returncode == 0 or clone == c["b"]
+    reasons = sorted(e["reason"] for e in entries(c["a"], "r1") if e.get("reason"))
+    assert reasons == ["A starts", "B retitles", "C starts too"]
+
+
+def entries_day(clone: Path) -> str:
+    return next((clone / "state/runs/r1/history/transitions").glob("*.yaml")).stem
+
+
+def test_a_hand_merge_whose_parents_conflict_is_named_and_nothing_changes(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "from A", "--reason", "A retitles")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "from B", "--reason", "B retitles")
+    merge = _keep_both_sides(c["b"])
+    assert sd(c["b"], "doctor", "--fix").returncode == 1  # registers the driver; the merge stays
+    before = snapshot(c["b"])
+    proc = cli("doctor", "--fix", "--json", cwd=c["b"])
+    assert proc.returncode == 1
+    hand = [f for f in json.loads(proc.stdout)["findings"] if f["kind"] == "hand_merge"]
+    assert len(hand) == 1 and hand[0]["commit"] == merge
+    assert hand[0]["fix"].startswith("none: doctor cannot re-merge it")
+    assert "conflict on it" in hand[0]["fix"] and "nothing is changed" in hand[0]["fix"]
+    assert snapshot(c["b"]) == before and git(c["b"], "rev-parse", "HEAD") == merge
+
+
+def test_a_forged_repair_commit_repairs_nothing(tmp_path: Path) -> None:
+    """A commit that names the merge in the trailer but holds other content is illegal, and
+    the merge stays a finding."""
+    c, merge = _hand_merged(tmp_path)
+    state = c["b"] / "state/runs/r1/state.yaml"
+    lines = state.read_text().splitlines(keepends=True)
+    state.write_text("".join(line for i, line in enumerate(lines) if not (line.startswith("updated_at:")
+                                                                          and i == len(lines) - 1)))
+    git(c["b"], "add", "-A")
+    message = git_mod.message(f"doctor: re-merge {merge[:10]}", "-", "state_tracker", "doctor",
+                              trailers={"Statedir-Repairs-Merge": merge})
+    git(c["b"], "commit", "-q", "--no-verify", "-m", message)
+    assert sd(c["b"], "validate").returncode == 0  # valid YAML now, but not what the driver gives
+    verified = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)
+    kinds = {(f["commit"], f["kind"]) for f in verified["findings"]}
+    assert (merge, "illegal_merge") in kinds and (git(c["b"], "rev-parse", "HEAD"), "illegal") in kinds
+    assert "repaired" not in verified

@@ -1,0 +1,222 @@
+"""What an agent reads over MCP stays small, and what it names is found where it says: `log` a page
+at a time (limit + cursor, next_cursor), `show` without the histories unless asked, file arguments
+relative to the repository root (never the server's working directory), a path leaving the
+repository refused with nothing changed."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import cli, snapshot
+from mcp import Client, StdioServerParameters
+from mcp_session import ToolError, agent
+
+from statedir import api
+from statedir.gitops import git
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    api.init(repo / "state")
+    sd = api.StateDir(repo / "state")
+    sd.new("r1", topic="T")
+    sd.stage("r1", "1", "in_progress")
+    return repo / "state"
+
+
+def test_log_is_read_a_page_at_a_time_and_a_commit_meanwhile_shifts_nothing(store: Path, repo: Path) -> None:
+    sd = api.StateDir(store)
+    for n in range(5):
+        sd.set("r1", "topic", f"T{n}", reason="retitled")
+    everything = sd.log()
+    assert len(everything) == 8
+
+    async def main() -> list[dict[str, Any]]:
+        async with agent(store) as a:
+            page = await a("log", limit=3)
+            assert set(page) == {"entries", "next_cursor"} and len(page["entries"]) == 3
+            seen = list(page["entries"])
+            sd.set("r1", "topic", "later", reason="meanwhile")  # a new commit between pages
+            while page["next_cursor"] is not None:
+                page = await a("log", limit=3, cursor=page["next_cursor"])
+                seen += page["entries"]
+            newest = (await a("log"))["entries"][0]  # by default, from the newest
+            assert newest["summary"] == sd.log(limit=1)[0]["summary"]
+            with pytest.raises(ToolError) as refused:
+                await a("log", cursor="HEAD~2")
+            assert refused.value.code == "INVALID_VALUE"
+            return seen
+    seen = anyio.run(main)
+    assert seen == everything
+
+
+def test_log_pages_filter_too_and_the_cli_pages_with_cursor(store: Path) -> None:
+    sd = api.StateDir(store)
+    for n in range(3):
+        sd.set("r1", "topic", f"T{n}", reason="retitled")
+    sets = sd.log(action="set")
+
+    async def main() -> list[dict[str, Any]]:
+        async with agent(store) as a:
+            first = await a("log", action="set", limit=2)
+            second = await a("log", action="set", limit=2, cursor=first["next_cursor"])
+            assert second["next_cursor"] is None
+            return first["entries"] + second["entries"]
+    assert anyio.run(main) == sets
+    proc = cli("log", "--cursor", "start", "--limit", "2", "--json", "--store", str(store))
+    page = json.loads(proc.stdout)
+    assert proc.returncode == 0 and len(page["entries"]) == 2 and page["next_cursor"]
+    unchanged = json.loads(cli("log", "--limit", "2", "--json", "--store", str(store)).stdout)
+    assert unchanged == page["entries"]  # without --cursor, the CLI's list as before
+
+
+def test_show_leaves_the_histories_out_unless_asked(store: Path) -> None:
+    sd = api.StateDir(store)
+    sd.set("r1", "topic", "T2", reason="retitled")
+    whole = sd.show("r1")
+    assert whole["history"]
+
+    async def main() -> None:
+        async with agent(store) as a:
+            brief = await a("show", run_id="r1")
+            assert "history" not in brief and brief["stages"] == whole["stages"]
+            assert (await a("show", run_id="r1", history=True)) == whole
+            ars = await a("show", run_id="r1", format="ars")
+            assert "revision_history" not in ars and "integrity_history" not in ars
+    anyio.run(main)
+    assert json.loads(cli("show", "r1", "--json", "--store", str(store)).stdout) == whole  # the CLI: unchanged
+    assert "history" not in json.loads(cli("show", "r1", "--no-history", "--json", "--store", str(store)).stdout)
+
+
+def test_file_arguments_say_they_are_relative_to_the_repository_root(store: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            listed = {t.name: t.input_schema["properties"] for t in (await a.client.list_tools()).tools}
+            for tool, argument in [("material", "file"), ("observe", "report"), ("seal", "artifact_root"),
+                                   ("seal", "bindings"), ("bus_init", "clean")]:
+                assert "relative to the repository root" in listed[tool][argument]["description"], (tool, argument)
+    anyio.run(main)
+
+
+def test_a_file_is_found_at_the_repository_root_whatever_the_servers_directory(
+        store: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "drafts").mkdir()
+    (repo / "drafts" / "rq.md").write_text("RQ\n")
+    elsewhere = repo / "state" / "runs"
+    monkeypatch.chdir(elsewhere)  # the server's working directory is not the repository root
+
+    async def main() -> None:
+        async with agent(store) as a:
+            made = await a("material", run_id="r1", names=["rq_brief"], file=["drafts/rq.md"])
+            assert made["version_label"] == "research_v1"
+    anyio.run(main)
+    passport = api.StateDir(store).show("r1")["passports"]
+    assert json.dumps(passport).count('"drafts/rq.md"') == 1
+
+
+def test_a_path_leaving_the_repository_is_refused_and_nothing_changes(store: Path, repo: Path,
+                                                                      tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret\n")
+    (repo / "link.md").symlink_to(outside)
+    (repo / "report.json").write_text("{}")
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store) as a:
+            for arguments, argument in [
+                    ({"names": ["rq_brief"], "file": ["../outside.md"]}, "file"),
+                    ({"names": ["rq_brief"], "file": [str(outside)]}, "file"),
+                    ({"names": ["rq_brief"], "file": ["link.md"]}, "file"),
+                    ({"names": ["rq_brief"], "file": ["drafts/../../outside.md"]}, "file")]:
+                with pytest.raises(ToolError) as refused:
+                    await a("material", run_id="r1", **arguments)
+                error = refused.value.doc["error"]
+                assert error["code"] == "INVALID_VALUE" and error["details"]["argument"] == argument, error
+                assert "leads out of the repository" in error["message"]
+            with pytest.raises(ToolError) as refused:
+                await a("observe", run_id="r1", stage="1", checkpoint="FULL", report="/etc/passwd")
+            assert refused.value.doc["error"]["details"]["argument"] == "report"
+    anyio.run(main)
+    assert snapshot(repo) == saved
+
+
+@pytest.mark.slow  # a server process over stdio
+def test_over_stdio_files_resolve_against_the_repository_not_the_servers_cwd(store: Path, repo: Path) -> None:
+    (repo / "notes.md").write_text("notes\n")
+    (store / "runs" / "notes.md").write_text("a decoy in the server's working directory\n")
+    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store)],
+                                   env=dict(os.environ), cwd=store / "runs")
+
+    async def main() -> None:
+        async with Client(server) as client:
+            result = await client.call_tool("material", {"run_id": "r1", "names": ["rq_brief"], "file": ["notes.md"]})
+            assert not result.is_error, result.content[0].text
+            page = json.loads((await client.call_tool("log", {"limit": 1})).content[0].text)
+            assert page["entries"][0]["commit"] == git.head(repo) and page["next_cursor"]
+    anyio.run(main)
+    files = api.StateDir(store).show("r1")["passports"]
+    assert '"notes.md"' in json.dumps(files) and "runs/notes.md" not in json.dumps(files)
+
+
+def test_an_argument_taking_a_path_or_a_name_reads_only_the_path_from_the_repository_root(
+        store: Path, repo: Path) -> None:
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store) as a:
+            for tool, arguments in [("signers_add", {"bound": "x", "key": "../id.pub"}),
+                                    ("new", {"run_id": "r2", "topic": "T", "template": "/etc/statedir.yaml"})]:
+                with pytest.raises(ToolError) as refused:
+                    await a(tool, **arguments)
+                assert "leads out of the repository" in refused.value.doc["error"]["message"], tool
+            assert snapshot(repo) == saved
+            made = await a("new", run_id="r2", topic="T", template="academic-pipeline")  # a name: untouched
+            assert made["run_id"] == "r2"
+    anyio.run(main)
+
+
+# Arguments whose help speaks of a path or a file that are not one the server reads: a path inside
+# the artifact root or a role, a dotted path, flags about files.
+NOT_A_FILE = {("bind", "path"), ("bus_append", "check_path"), ("get", "path"), ("research_rebuild_index", "full"),
+              ("research_record_result", "artifact_path"), ("signers_list", "allowed_signers"),
+              ("validate", "schema"), ("validate", "skip_outside_stores"), ("validate", "verbose")}
+
+
+def test_every_argument_naming_a_file_is_read_from_the_repository_root() -> None:
+    """A table names the file arguments; this finds any the table forgot (a new command's)."""
+    import re
+
+    from statedir.cli.common import mcp_host
+    from statedir.mcp.served_tools import FILE_ARGUMENTS, PATH_OR_NAME, served
+
+    for name, tool in served(mcp_host().group).items():
+        for argument, schema in tool.input_schema["properties"].items():
+            said = schema.get("description", "").split(". A path relative")[0].split(" As a path")[0]
+            if (name, argument) in NOT_A_FILE or not re.search(r"file|folder|director|path", said, re.I):
+                continue
+            assert argument in FILE_ARGUMENTS.get(name, ()) + PATH_OR_NAME.get(name, ()), (name, argument)
+            assert "relative to the repository root" in schema["description"], (name, argument)
+
+
+def test_a_bus_session_named_by_its_files_path_is_found_from_the_repository_root(
+        store: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(store / "runs")
+    session = "2026-06-30-handoff"
+
+    async def main() -> None:
+        async with agent(store) as a:
+            made = await a("bus_init", session=session)
+            await a("bus_set", session=made["path"], field="owner", value="ana")
+            relative = Path(made["path"]).relative_to(repo).as_posix()
+            await a("bus_set", session=relative, field="topic", value="t")
+            assert json.loads((await a.raw("bus_get", session=session)).content[0].text)["owner"] == "ana"
+            with pytest.raises(ToolError) as refused:
+                await a("bus_get", session="../elsewhere/2026-06-30-handoff.yaml")
+            assert refused.value.doc["error"]["details"]["argument"] == "session"
+    anyio.run(main)

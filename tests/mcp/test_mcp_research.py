@@ -1,0 +1,92 @@
+"""The research ledger over MCP: one tool per action, each with only its own arguments (enums where
+the ledger has a vocabulary), refusals in the common {error: {code, message, details}} shape; the
+CLI's `research` keeps the seed's flat errors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import cli, snapshot
+from mcp_session import ToolError, agent
+
+from statedir import api
+from statedir.cli.common import mcp_host
+from statedir.mcp import served_tools
+from statedir.mcp.research_tools import ACTIONS
+from statedir.research.actions import ACTIONS as CLI_ACTIONS
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    api.init(repo / "state")
+    return repo / "state"
+
+
+def test_every_research_action_is_a_tool_and_the_flat_tool_is_gone() -> None:
+    served = served_tools.served(mcp_host().group)
+    assert "research" not in served
+    assert set(ACTIONS) == set(CLI_ACTIONS)
+    research = {name: tool for name, tool in served.items() if name.startswith("research_")}
+    assert set(research) == {"research_" + a.replace("-", "_") for a in CLI_ACTIONS}
+    for name, tool in research.items():
+        schema = tool.input_schema
+        text = json.dumps(schema) + tool.description
+        assert "--" not in text, name  # no CLI flag in what the agent reads
+        assert len(json.dumps(schema)) < 1500, name  # the whole flat tool was 5.6 kB
+        assert not any(p.get("type") == "boolean" and p.get("description", "").startswith("Action")
+                       for p in schema["properties"].values()), name
+        assert ("expect_head" in schema["properties"]) == (not tool.read_only), name
+    start = research["research_start_run"].input_schema
+    assert start["required"] == ["skill"] and "statement" not in start["properties"]
+    assert research["research_complete_run"].input_schema["properties"]["status"]["enum"] == ["completed", "failed"]
+    assert research["research_create_evidence"].input_schema["properties"]["stance"]["enum"] == [
+        "supports", "refutes", "mixed"]
+    assert research["research_validate"].input_schema["properties"] == {}
+
+
+def test_a_research_run_through_its_tools(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            run = await a("research_start_run", skill="deep-research", question="Does X cause Y?")
+            claim = await a("research_record_claim", run_id=run["id"], statement="X causes Y", confidence="low",
+                            evidence="doi:10/xyz")
+            assert claim["run_id"] == run["id"]
+            closed = await a("research_complete_run", run_id=run["id"], status="completed")
+            assert closed["status"] == "completed"
+            found = await a("research_query", run_id=run["id"])
+            assert found["claims"][0]["statement"] == "X causes Y"
+            assert (await a("research_validate")) is not None
+    anyio.run(main)
+
+
+def test_research_refusals_have_the_common_shape_and_change_nothing(store: Path, repo: Path) -> None:
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store) as a:
+            cases = [("research_complete_run", {"run_id": "run_nowhere", "status": "completed"}, "UNKNOWN_RUN"),
+                     ("research_start_run", {"question": "Q"}, "INVALID_VALUE"),  # skill left out
+                     ("research_start_run", {"skill": "  "}, "INVALID_VALUE"),
+                     ("research_complete_run", {"run_id": "r", "status": "completed", "statement": "x"},
+                      "INVALID_VALUE"),  # not this action's argument
+                     ("research_query", {"run_id": "a", "question_id": "b"}, "INVALID_VALUE")]
+            for name, arguments, code in cases:
+                with pytest.raises(ToolError) as refused:
+                    await a(name, **arguments)
+                error = refused.value.doc["error"]
+                assert set(error) == {"code", "message", "details"} and error["code"] == code, (name, error)
+                assert "--" not in error["message"] or code == "INVALID_VALUE" and name == "research_query", error
+            with pytest.raises(ToolError) as refused:
+                await a("research_start_run", question="Q")
+            assert refused.value.doc["error"]["details"] == {"argument": "skill"}
+    anyio.run(main)
+    assert snapshot(repo) == saved
+
+
+def test_the_cli_keeps_the_seeds_flat_error(store: Path) -> None:
+    proc = cli("research", "--complete-run", "--run-id", "run_nowhere", "--status", "completed", "--store",
+               str(store))
+    doc = json.loads(proc.stdout)
+    assert proc.returncode != 0 and doc["error"] == "UNKNOWN_RUN" and isinstance(doc["message"], str)

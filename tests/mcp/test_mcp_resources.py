@@ -1,0 +1,159 @@
+"""What an agent reads before it acts, over MCP: the agents guide and each template's rules as
+resources, prompts that set it to drive a run by `next` alone, server instructions carrying the
+checkpoint rule; and a run driven through the tools taking only the moves `next` lists, to completed."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_session import User, agent
+
+from statedir import agents, api
+from statedir.engine import template, template_catalog
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    api.init(repo / "state")
+    return repo / "state"
+
+
+def test_the_guide_and_each_templates_rules_are_resources(store: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            listed = {str(r.uri): r for r in (await a.client.list_resources()).resources}
+            assert set(listed) >= {"statedir://guide", "statedir://templates/academic-pipeline",
+                                   "statedir://templates/linear"}
+            guide = (await a.client.read_resource("statedir://guide")).contents[0]
+            assert guide.text == agents.guide() and guide.mime_type == "text/markdown"
+            rules = (await a.client.read_resource("statedir://templates/academic-pipeline")).contents[0].text
+            expected = template_catalog.render(template_catalog.describe(template.load("academic-pipeline")))
+            assert rules == expected and "MANDATORY" in rules
+            kinds = (await a.client.list_resource_templates()).resource_templates
+            assert [k.uri_template for k in kinds] == ["statedir://templates/{name}"]
+            for uri in ("statedir://templates/nowhere", "statedir://templates/../../etc/passwd", "statedir://x"):
+                with pytest.raises(MCPError) as refused:
+                    await a.client.read_resource(uri)
+                assert refused.value.data["code"] == "INVALID_VALUE", uri
+    anyio.run(main)
+
+
+def test_a_template_the_store_holds_is_a_resource_too(store: Path) -> None:
+    shipped = template.shipped()["linear"].read_text().replace("name: linear", "name: house")
+    (store / "templates").mkdir(exist_ok=True)
+    (store / "templates" / "house.yaml").write_text(shipped)
+
+    async def main() -> None:
+        async with agent(store) as a:
+            uris = {str(r.uri) for r in (await a.client.list_resources()).resources}
+            assert "statedir://templates/house" in uris
+            assert (await a.client.read_resource("statedir://templates/house")).contents[0].text.startswith("house")
+    anyio.run(main)
+
+
+def test_prompts_set_an_agent_to_drive_a_run_by_next_alone(store: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            prompts = {p.name: p for p in (await a.client.list_prompts()).prompts}
+            assert set(prompts) == {"drive_run", "start_run"}
+            assert [(x.name, x.required) for x in prompts["drive_run"].arguments] == [("run_id", True)]
+            text = (await a.client.get_prompt("drive_run", {"run_id": "r9"})).messages[0].content.text
+            assert "run_id r9" in text and "`next`" in text and "Never answer it for them" in text
+            assert "{" not in text.replace("{error: {code, message, details}}", "")
+            with pytest.raises(MCPError):
+                await a.client.get_prompt("drive_run", {})
+            with pytest.raises(MCPError):
+                await a.client.get_prompt("nowhere", {})
+    anyio.run(main)
+
+
+@pytest.mark.slow  # a server process over stdio
+def test_over_stdio_the_instructions_carry_the_checkpoint_rule_and_the_guide_is_read(store: Path) -> None:
+    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store)],
+                                   env=dict(os.environ))
+
+    async def main() -> None:
+        async with Client(server) as client:
+            instructions = client.instructions or ""
+            assert "Never answer a MANDATORY checkpoint for the user" in instructions
+            assert "statedir://guide" in instructions and "`next`" in instructions
+            assert (await client.read_resource("statedir://guide")).contents[0].text == agents.guide()
+            assert "drive_run" in {p.name for p in (await client.list_prompts()).prompts}
+    anyio.run(main)
+
+
+# The driver's taste: the command it prefers (completing before starting), and the values it takes
+# where a move allows several; otherwise the first allowed value.
+PREFERRED = [("confirm", None), ("stage", "completed"), ("integrity", None), ("revision", None),
+             ("stage", "in_progress")]
+TASTE = {"decision": ["accept"], "verdict": ["PASS"], "response": ["continue"]}
+FREE = {"refs_total": 10, "refs_verified": 10, "items_total": 3, "reason": "the user's decision"}
+
+
+def pick(moves: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for command, status in PREFERRED:
+        options = [m for m in moves if m["command"] == command
+                   and (status is None or m["allowed"].get("status") == [status])]
+        if options:
+            return sorted(options, key=lambda m: ("leads_to" not in m,
+                                                  -sum(any(v in m["allowed"].get(n, []) for v in vs)
+                                                       for n, vs in TASTE.items())))[0]
+    return None
+
+
+def values_for(move: dict[str, Any]) -> dict[str, Any]:
+    chosen: dict[str, Any] = {}
+    for name in [*move["args"], *(n for n in move["allowed"] if n not in move["args"])]:
+        options = move["allowed"].get(name)
+        if options is None:
+            chosen[name] = FREE[name]
+            continue
+        liked = [v for v in TASTE.get(name, []) if v in options]
+        if liked or name in move["args"]:
+            chosen[name] = liked[0] if liked else options[0]
+    return chosen
+
+
+def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path, repo: Path) -> None:
+    """The agent knows nothing but what `next` says: each step it takes a listed move, by the
+    actor listed, with the listed values, guarded by expect_head; where nothing it prefers is
+    listed, it registers the materials a blocked move names. MANDATORY checkpoints go to the user."""
+    user = User()
+
+    async def main() -> list[tuple[str, Any]]:
+        taken: list[tuple[str, Any]] = []
+        async with agent(store, user=user) as a:
+            await a("new", run_id="r", topic="T")
+            for _ in range(120):
+                out = await a("next", run_id="r")
+                if out["pipeline_state"] == "completed":
+                    return taken
+                head = a.head
+                move = pick(out["moves"])
+                if move is None:
+                    wanted = [e for e in out["blocked"] if e.get("materials")]
+                    assert wanted, out
+                    material = next(m for m in out["moves"] if m["command"] == "material")
+                    for names in wanted[0]["materials"]:
+                        assert names[0] in material["allowed"]["names"]
+                        await a("material", run_id="r", names=[names[0]], actor=material["actor"], expect_head=head)
+                        head = a.head
+                        taken.append(("material", names[0]))
+                    continue
+                values = values_for(move)
+                await a(move["command"], run_id="r", actor=move["actor"], expect_head=head, **values)
+                taken.append((move["command"], values.get("stage") or values.get("next")))
+        raise AssertionError(f"the run did not end: {taken}")
+    taken = anyio.run(main)
+    sd = api.StateDir(store)
+    assert sd.get("r", "pipeline_state") == "completed"
+    assert user.asked, "MANDATORY checkpoints were the user's"
+    answered = [e for e in sd.show("r")["history"].get("checkpoints", []) if e.get("answered_by") == "user"]
+    assert len(answered) == len(user.asked)
+    assert sum(command == "confirm" for command, _ in taken) >= 6 and ("integrity", "4.5") in taken, taken

@@ -1,0 +1,105 @@
+"""The same document registered as a Source on two machines (issue 22, point 5): the merge
+brings two Sources; `research --validate` names the later one, sync (or doctor --fix after a
+plain git merge) records it as the earlier's alias, and verify holds the alias to the rules.
+Real clones of one bare remote, the real CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from statedir.gitops import git as git_mod
+from statedir.research.aliases import duplicates
+from tests.conftest import cli
+from tests.sync.helpers import clean, git, network, ok, store_files
+
+
+def _sources(clone: Path) -> dict[str, dict]:
+    from statedir.files import yaml
+
+    folder = clone / "state/research/sources"
+    return {p.stem: yaml.to_plain(yaml.load(p.read_bytes(), p.name)) for p in sorted(folder.glob("*.yaml"))}
+
+
+def _register(clone: Path, title: str, **flags: str) -> str:
+    args = [f"--{k}={v}" for k, v in flags.items()]
+    return ok(clone, "research", "--create-source", "--title", title, *args)["id"]
+
+
+def _validate(clone: Path) -> dict:
+    return json.loads(cli("research", "--validate", cwd=clone).stdout)
+
+
+def test_duplicates_group_by_doi_or_normalized_url_and_keep_the_earliest() -> None:
+    made = {
+        "src_b": {"id": "src_b", "doi": "10.5/x", "url": None, "created_at": "2026-01-01T00:00:02Z"},
+        "src_a": {"id": "src_a", "doi": None, "url": "https://Example.org/p/?utm_source=m",
+                  "created_at": "2026-01-01T00:00:03Z"},
+        "src_c": {"id": "src_c", "doi": "10.5/x", "url": "http://example.org/p", "created_at": "2026-01-01T00:00:01Z"},
+        "src_d": {"id": "src_d", "doi": "10.5/other", "url": None, "created_at": "2026-01-01T00:00:00Z"},
+        "src_e": {"id": "src_e", "doi": "10.5/x", "url": None, "created_at": "2026-01-01T00:00:00Z",
+                  "alias_of": "src_c"},  # recorded already
+    }
+    assert [(d["id"], d["alias_of"]) for d in duplicates(made)] == [("src_a", "src_c"), ("src_b", "src_c")]
+
+
+def test_a_doi_registered_on_two_machines_is_one_source_and_an_alias_after_sync(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    first = _register(c["a"], "Paper", doi="10.5/same")
+    second = _register(c["b"], "The paper", doi="10.5/same", url="https://example.org/paper")
+    _register(c["b"], "Another", url="https://example.org/another")
+    ok(c["a"], "sync")
+    ok(c["b"], "sync")  # merges both Sources and records the later one as the earlier's alias
+    ok(c["a"], "sync")
+    assert store_files(c["a"]) == store_files(c["b"])
+    sources = _sources(c["a"])
+    made = {sid: sources[sid]["created_at"] for sid in (first, second)}
+    earlier, later = sorted(made, key=lambda sid: (made[sid], sid))
+    assert sources[later]["alias_of"] == earlier and sources[earlier].get("alias_of") is None
+    assert sum(1 for s in sources.values() if s.get("alias_of")) == 1
+    message = git(c["b"], "log", "-1", "--format=%B", "--", "state/research/sources")
+    assert "duplicate source(s) as aliases" in message and "Statedir-Action: research" in message
+    for clone in c.values():
+        assert _validate(clone) == {"violations": [], "clean": True}
+        clean(clone)
+    # registering it again on either machine answers the Source that stays
+    assert ok(c["b"], "research", "--create-source", "--title", "Again", "--doi", "10.5/same")["commit"] is None
+
+
+def test_after_a_plain_git_merge_validate_names_the_duplicate_and_doctor_records_the_alias(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    first = _register(c["a"], "Paper", url="https://example.org/p?utm_source=feed")
+    ok(c["a"], "sync")
+    second = _register(c["b"], "Paper", url="http://EXAMPLE.org/p/")
+    git(c["b"], "pull", "-q", "--no-rebase", "--no-edit")  # git's merge, with the driver: no statedir step
+    found = _validate(c["b"])
+    assert not found["clean"]
+    assert found["violations"] == [{"entity": "source", "id": max(first, second, key=lambda s: (
+        _sources(c["b"])[s]["created_at"], s)), "field": "url", "duplicate_of": min(first, second, key=lambda s: (
+            _sources(c["b"])[s]["created_at"], s))}]
+    doctor = json.loads(cli("doctor", "--json", cwd=c["b"]).stdout)
+    assert [f["kind"] for f in doctor["findings"]] == ["duplicate_source"]
+    fixed = cli("doctor", "--fix", "--json", cwd=c["b"])
+    assert fixed.returncode == 0, fixed.stdout
+    assert _validate(c["b"])["clean"]
+    clean(c["b"])
+    ok(c["b"], "sync")
+    ok(c["a"], "sync")
+    clean(c["a"])
+
+
+def test_an_alias_the_rules_do_not_allow_is_illegal_to_verify(tmp_path: Path) -> None:
+    """An alias to another document, or to a later Source, written by hand in a research commit."""
+    c = network(tmp_path, ("a",))
+    older = _register(c["a"], "One", doi="10.5/one")
+    newer = _register(c["a"], "Two", doi="10.5/two")
+    for source, target in ((newer, older), (older, newer)):
+        path = c["a"] / f"state/research/sources/{source}.yaml"
+        kept = path.read_text()
+        path.write_text(kept.replace("created_at:", f"alias_of: {target}\ncreated_at:"))
+        git(c["a"], "commit", "-qam", git_mod.message(f"research: alias {source}", "-", "user", "research"))
+        found = json.loads(cli("verify", "--json", cwd=c["a"]).stdout)["findings"]
+        assert [(f["kind"], f["file"]) for f in found] == [("illegal", f"research/sources/{source}.yaml")], found
+        assert "alias_of names" in found[0]["message"]
+        git(c["a"], "reset", "-q", "--hard", "HEAD~1")
+        subprocess.run(["git", "status"], cwd=c["a"], capture_output=True, check=True)
