@@ -347,3 +347,24 @@ def test_every_flag_of_every_tool_reads_as_its_argument_name() -> None:
     assert said == "unknown stage '--next'; the topic \"use statedir new\" stays; pass next"
     said = wording.say("run `statedir bus set S F V --actor a`")
     assert said == "run `bus_set {session: S, field: F, value: V, actor: a}`"
+
+
+def test_no_refusal_of_any_tool_speaks_the_command_line(store: Path) -> None:
+    """Every tool called with nothing, with "nope" for each text argument, and so on a run that
+    exists: whatever it refuses says so in the tools' words (values quoted back aside)."""
+    from statedir.mcp.calls import Served
+
+    api.StateDir(store).new("r1", topic="T")
+    served = Served(store, mcp_host())
+    refused = 0
+    for name, tool in served.tools.items():
+        texts = [arg for arg, prop in tool.input_schema["properties"].items()
+                 if prop.get("type") == "string" and arg != "expect_head"]
+        nope = {arg: "nope" for arg in texts}
+        for arguments in ({}, nope, {**nope, **({"run_id": "r1"} if "run_id" in texts else {})}):
+            outcome = served.call(name, arguments)
+            if outcome.is_error:
+                refused += 1
+                message = re.sub(r"'[^']*'", "", outcome.structured["error"]["message"])  # type: ignore[index]
+                assert not _speaks_cli(message), (name, arguments, message)
+    assert refused > 100
