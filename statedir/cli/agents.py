@@ -10,18 +10,25 @@ from statedir.cli.registry import app
 
 
 @app.command()
-def mcp(store: StoreOpt = None) -> None:
+def mcp(store: StoreOpt = None,
+        tools: Annotated[Optional[str], Option(
+            "--tools", metavar="GROUP,...",
+            help="Serve only these groups of tools: pipeline, history, bus, research, signing, sync "
+                 "(default: all).")] = None) -> None:
     """Serve the store to an agent host over MCP on stdio (needs `pip install 'statedir[mcp]'`).
 
-    One tool per command, results the --json documents, errors carrying statedir's codes;
-    write tools take expect_head (their --expect). A MANDATORY checkpoint's confirm asks the user
-    through the client's form (elicitation). Nothing but protocol goes to stdout.
+    One tool per command, results the --json documents (also as structured content), errors
+    carrying statedir's codes; write tools take expect_head (their --expect). A MANDATORY
+    checkpoint's confirm asks the user through the client's form (elicitation). Nothing but
+    protocol goes to stdout.
 
     A path that is no store yet (or none found) is served all the same: every tool answers
     NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
     """
     from statedir.errors import MissingDependency, NotAStore
+    from statedir.mcp import catalog
 
+    groups = catalog.chosen_groups(tools) if tools is not None else catalog.GROUPS
     try:
         root = store_path(store)
     except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
@@ -30,7 +37,7 @@ def mcp(store: StoreOpt = None) -> None:
         from statedir.mcp import server
     except ImportError as exc:
         raise MissingDependency(f"the MCP SDK is not installed ({exc.name}): pip install 'statedir[mcp]'") from None
-    server.serve(root, mcp_host())
+    server.serve(root, mcp_host(), groups)
 
 
 @app.command()

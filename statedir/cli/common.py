@@ -74,11 +74,15 @@ def warn_unregistered(root: Path) -> None:
 
 @contextlib.contextmanager
 def serving(sd: Any) -> Iterator[None]:
-    """Commands run in-process meanwhile use `sd` (the store a long-lived caller keeps open)."""
-    token = SERVED.set(sd)
+    """Commands run in-process meanwhile use `sd` (the store a long-lived caller keeps open), and
+    word their refusals as the command line does (`--topic`): the server says them in its tools' words."""
+    from statedir.argument_checks import CLI_WORDING
+
+    token, wording = SERVED.set(sd), CLI_WORDING.set(True)
     try:
         yield
     finally:
+        CLI_WORDING.reset(wording)
         SERVED.reset(token)
 
 

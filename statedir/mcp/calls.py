@@ -21,9 +21,10 @@ from typer.core import TyperGroup as Group
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.libgit import Objects
-from statedir.mcp import served_tools
+from statedir.mcp import outputs, served_tools, vocabulary
+from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question, question_of
-from statedir.mcp.tools import EXPECT_HEAD, Tool
+from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
 from statedir.store.layout import CONFIG
 
@@ -51,19 +52,37 @@ class Outcome:
     is_error: bool
     head: str | None
     exit_code: int = 0
+    structured: dict[str, Any] | None = None  # the document as the tool's output schema says
 
 
 class Served:
     """One store held open for a server's lifetime and the CLI's commands as tools; a call
     runs the command in-process with stdout captured, one call at a time."""
 
-    def __init__(self, root: Path, host: Host) -> None:
+    def __init__(self, root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:
         self.host = host
         self.root = root.absolute()
         self._sd: Any = None  # opened on the first call that needs it: a bad store is each call's refusal
         self._config = b""  # its statedir.yaml as opened
         self.group = host.group
         self.tools: dict[str, Tool] = served_tools.served(self.group)
+        self.chosen(groups)
+        self._vocabulary: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, Any]]] | None = None
+
+    def chosen(self, groups: tuple[str, ...]) -> None:
+        """Serve only the tools of `groups`; messages still name any command in its tool's words."""
+        self.wording = wording_of(self.tools)
+        self.tools = {name: tool for name, tool in self.tools.items() if tool.kind.group in groups}
+
+    def input_schemas(self) -> dict[str, dict[str, Any]]:
+        """Each tool's input schema with the enums of the templates the store holds now (read
+        again only when the store's own templates change)."""
+        seen = vocabulary.signature(self.root)
+        if self._vocabulary is None or self._vocabulary[0] != seen:
+            vocab = vocabulary.vocabularies(vocabulary.held(self.root))
+            self._vocabulary = (seen, {name: vocabulary.with_enums(name, tool.input_schema, vocab)
+                                       for name, tool in self.tools.items()})
+        return self._vocabulary[1]
 
     @property
     def sd(self) -> Any:
@@ -105,10 +124,35 @@ class Served:
             return git.head(worktree) if worktree is not None else None
         return git.head(self._sd.store.worktree)
 
-    def refusal(self, exc: StatedirError) -> Outcome:
-        """A refusal as the CLI prints it with --json."""
-        text = json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":"))
-        return Outcome(text, True, self.head(), exc.exit_code)
+    def refusal(self, exc: StatedirError, name: str | None = None) -> Outcome:
+        """A refusal as the CLI prints it with --json, in the tool's words."""
+        return self._outcome(name, json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":")), True,
+                             exc.exit_code)
+
+    def _outcome(self, name: str | None, text: str, is_error: bool, code: int) -> Outcome:
+        """A result as the agent reads it: the command line's words in the tool's (messages,
+        warnings), and its structured content."""
+        try:
+            doc = json.loads(text) if text else None
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and {"error", "warning", "warnings"} & set(doc):
+            doc = self._worded(doc, name)
+            text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        return Outcome(text, is_error, self.head(), code, outputs.structured(name or "", text, is_error))
+
+    def _worded(self, doc: dict[str, Any], name: str | None) -> dict[str, Any]:
+        say = self.wording.say
+        out = dict(doc)
+        if isinstance(out.get("error"), dict) and isinstance(out["error"].get("message"), str):
+            out["error"] = {**out["error"], "message": say(out["error"]["message"], name)}
+        elif isinstance(out.get("error"), str) and isinstance(out.get("message"), str):  # the research CLI's flat shape
+            out["message"] = say(out["message"], name)
+        if isinstance(out.get("warning"), str):
+            out["warning"] = say(out["warning"], name)
+        if isinstance(out.get("warnings"), list):
+            out["warnings"] = [say(w, name) if isinstance(w, str) else w for w in out["warnings"]]
+        return out
 
     def question(self, name: str, arguments: dict[str, Any] | None) -> Question | Outcome | None:
         """The user's question where this call would answer a MANDATORY checkpoint (the server
@@ -117,7 +161,7 @@ class Served:
             with _ONE_AT_A_TIME:
                 return self._question(name, dict(arguments or {}))[0]
         except StatedirError as exc:
-            return self.refusal(exc)
+            return self.refusal(exc, name)
 
     def call(self, name: str, arguments: dict[str, Any] | None, answer: Answer | None = None) -> Outcome:
         """Run one tool call; `answer` is the user's, to the question `question()` gave."""
@@ -125,14 +169,14 @@ class Served:
             with _ONE_AT_A_TIME:
                 return self._call(name, dict(arguments or {}), answer)
         except StatedirError as exc:
-            return self.refusal(exc)
+            return self.refusal(exc, name)
 
     def _question(self, name: str, arguments: dict[str, Any]) -> tuple[Question | None, str | None]:
         """The question (None where the call answers no MANDATORY checkpoint) and the HEAD it was
         read at; the call's own refusals (its arguments, its expect_head) first."""
         tool = self.tools.get(name)
         if tool is None:
-            raise InvalidValue(f"unknown tool {name!r}", tool=name)
+            raise InvalidValue(f"unknown tool {name!r}; this server serves {', '.join(self.tools)}", tool=name)
         if name == served_tools.INIT:
             tool.argv(arguments, self.root)
             return None, None
@@ -174,7 +218,7 @@ class Served:
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
         failed = code != 0 and (_is_error_document(text) or not _is_document(text))
-        return Outcome(text, failed, self.head(), code)
+        return self._outcome(name, text, failed, code)
 
 
 class _UsersAnswer:

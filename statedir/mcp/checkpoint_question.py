@@ -41,8 +41,9 @@ class Question:
         return UserAnswerRequired(
             f"the checkpoint after stage {self.stage} of run {self.run_id} is MANDATORY: only the user may answer "
             "it, and this client cannot ask them (it does not support elicitation). Ask the user: show them "
-            f"`statedir status {self.run_id}`, and have them answer it themselves with `statedir confirm "
-            f"{self.run_id} --response {' | '.join(self.responses)}`; do not answer it for them",
+            f"`status {{run_id: {self.run_id}}}`, and have them answer it themselves (a client that can show them "
+            f"the form, or statedir's command line), with response {' or '.join(self.responses)}; do not answer "
+            "it for them",
             run_id=self.run_id, stage=self.stage, responses=list(self.responses), choices=list(self.choices))
 
     def declined(self, action: str) -> StatedirError:

@@ -23,7 +23,9 @@ import statedir
 from statedir.errors import InvalidValue, StatedirError
 from statedir.mcp import resources
 from statedir.mcp.calls import Host, Outcome, Served
+from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
+from statedir.mcp.tools import Tool
 
 INSTRUCTIONS = (
     "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
@@ -42,16 +44,14 @@ HEAD_META = "statedir/head"  # the result's _meta key holding the repository's H
 EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
 
 
-def build(root: Path, host: Host) -> Server[Any]:
-    """An MCP server for the store at `root`, its tools generated from the CLI's commands."""
-    served = Served(root, host)
-    listed = [types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema,
-                         annotations=types.ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False))
-              for tool in served.tools.values()]
+def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> Server[Any]:
+    """An MCP server for the store at `root`, its tools (those of `groups`) generated from the CLI's commands."""
+    served = Served(root, host, groups)
     one_at_a_time = anyio.Lock()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        schemas = served.input_schemas()
+        return types.ListToolsResult(tools=[_listed(tool, schemas[tool.name]) for tool in served.tools.values()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> CallResult:
         async with one_at_a_time:
@@ -64,7 +64,7 @@ def build(root: Path, host: Host) -> Server[Any]:
             if isinstance(got, types.InputRequiredResult):  # protocol 2026-07-28: the client asks, then calls again
                 return got
             if isinstance(got, StatedirError):
-                return _result(served.refusal(got))
+                return _result(served.refusal(got, params.name))
             answer = got
         async with one_at_a_time:
             outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments, answer)
@@ -73,7 +73,7 @@ def build(root: Path, host: Host) -> Server[Any]:
     def _result(outcome: Outcome) -> types.CallToolResult:
         meta = {HEAD_META: outcome.head, EXIT_META: outcome.exit_code}
         return types.CallToolResult(content=[types.TextContent(text=outcome.text)], is_error=outcome.is_error,
-                                    _meta=meta)
+                                    structured_content=outcome.structured, _meta=meta)
 
     return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool, **_reading(served))
@@ -121,6 +121,15 @@ def _reading(served: Served) -> dict[str, Any]:
 
     return {"on_list_resources": list_resources, "on_list_resource_templates": list_resource_templates,
             "on_read_resource": read_resource, "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+
+
+def _listed(tool: Tool, input_schema: dict[str, Any]) -> types.Tool:
+    """The tool as listed: its title (once: the client reads it before the annotations') and four hints."""
+    kind = tool.kind
+    hints = types.ToolAnnotations(read_only_hint=kind.read_only, destructive_hint=kind.destructive,
+                                  idempotent_hint=kind.idempotent, open_world_hint=kind.open_world)
+    return types.Tool(name=tool.name, title=kind.title, description=tool.description, input_schema=input_schema,
+                      output_schema=tool.output_schema, annotations=hints)
 
 
 def _can_elicit(ctx: Any) -> bool:
@@ -172,10 +181,10 @@ async def _ask_user(ctx: Any, params: types.CallToolRequestParams,
     return Answer(question, data.response, getattr(data, "next", None))
 
 
-def serve(root: Path, host: Host) -> None:
+def serve(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:
     """Serve the store on stdin/stdout until the client closes stdin or goes away; logs go to stderr."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="statedir mcp: %(levelname)s %(message)s")
-    server = build(root, host)
+    server = build(root, host, groups)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

@@ -7,6 +7,7 @@ arguments become the argv the CLI itself parses. This module does not import the
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,9 @@ from typer.core import TyperArgument as Argument
 from typer.core import TyperGroup as Group
 
 from statedir.errors import InvalidValue
+from statedir.mcp import outputs
+from statedir.mcp.catalog import READ_ONLY, Kind, kind_of
+from statedir.mcp.wording import Wording
 
 # Commands that make no sense for a server holding one store open: the server itself, making a
 # store, the throwaway demo, writing agent instructions into the user's files, the merge
@@ -26,11 +30,6 @@ from statedir.errors import InvalidValue
 NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver", "serve"})
 # Parameters the server fills in: its own store, and --json (results are always the JSON).
 SERVED = frozenset({"store", "json", "help"})
-# Commands that only read. Every other command is annotated as one that may write; a write's
-# --expect is its `expect_head`; a command with --actor is a transition and never read-only, and
-# every command that is not read-only takes --expect (tests check both).
-READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "next", "prereq", "log", "validate", "graph",
-                       "diff", "versions", "verify", "bus_get", "signers_list"})
 # Options a person uses, never an agent: acknowledging a verify finding is a review's verdict
 # (the `verify` tool stays read-only).
 PERSON_ONLY = frozenset({("verify", "acknowledge"), ("verify", "reason"), ("verify", "actor")})
@@ -53,6 +52,15 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     read_only: bool
+
+    @property
+    def kind(self) -> Kind:
+        """Its group, title and hints (statedir.mcp.catalog)."""
+        return kind_of(self.name, self.path, self.read_only)
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return outputs.schema_of(self.name)
 
     def argv(self, arguments: dict[str, Any], store: Path) -> list[str]:
         """The command line the CLI would be given for these arguments (options, then `--`,
@@ -200,8 +208,22 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
     return Tool(name, path, command, _description(command), schema, read_only=not writes)
 
 
+def worded(tool: Tool, wording: Wording) -> Tool:
+    """The tool with its description and its arguments' in its own words (no flags, no `statedir X`)."""
+    properties = {arg: {**prop, "description": wording.say(prop["description"], tool.name)}
+                  if "description" in prop else prop for arg, prop in tool.input_schema["properties"].items()}
+    return dataclasses.replace(tool, description=wording.say(tool.description, tool.name),
+                               input_schema={**tool.input_schema, "properties": properties})
+
+
+def wording_of(served: dict[str, Tool]) -> Wording:
+    """The table translating the command line's words into these tools'."""
+    return Wording({name: (tool.path, tool.command) for name, tool in served.items()})
+
+
 def tools(root: Group) -> dict[str, Tool]:
-    """Every command of the CLI as a tool, a sub-group's commands included, by tool name."""
+    """Every command of the CLI as a tool, a sub-group's commands included, by tool name, each
+    described in its own words."""
     out: dict[str, Tool] = {}
 
     def walk(group: Group, path: tuple[str, ...]) -> None:
@@ -216,4 +238,5 @@ def tools(root: Group) -> dict[str, Tool]:
                 out[name] = tool_of(name, here, command)
 
     walk(root, ())
-    return out
+    wording = wording_of(out)
+    return {name: worded(tool, wording) for name, tool in out.items()}

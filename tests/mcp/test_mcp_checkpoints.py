@@ -101,7 +101,8 @@ def test_a_client_that_cannot_ask_its_user_is_told_to_ask_them(store: Path, repo
             assert caught.value.code == "USER_ANSWER_REQUIRED"
             message = caught.value.doc["error"]["message"]
             assert "only the user may answer" in message and "Ask the user" in message
-            assert "statedir confirm p --response continue | review" in message
+            assert "with response continue or review; do not answer it for them" in message
+            assert "statedir confirm" not in message and "--response" not in message
 
     anyio.run(main)
     assert snapshot(repo) == saved

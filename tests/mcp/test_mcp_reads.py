@@ -186,7 +186,8 @@ def test_an_argument_taking_a_path_or_a_name_reads_only_the_path_from_the_reposi
 
 # Arguments whose help speaks of a path or a file that are not one the server reads: a path inside
 # the artifact root or a role, a dotted path, flags about files.
-NOT_A_FILE = {("bind", "path"), ("bus_append", "check_path"), ("get", "path"), ("research_rebuild_index", "full"),
+NOT_A_FILE = {("bind", "path"), ("init", "branch"), ("bus_append", "check_path"), ("get", "path"),
+              ("research_rebuild_index", "full"),
               ("research_record_result", "artifact_path"), ("signers_list", "allowed_signers"),
               ("validate", "schema"), ("validate", "skip_outside_stores"), ("validate", "verbose")}
 

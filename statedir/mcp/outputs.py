@@ -1,0 +1,89 @@
+"""Each tool's output schema, and a result's structured content: the --json document the command
+prints. A JSON object is itself the structured content; any other document (a list, a value) is
+`{"result": document}`, as are `get` and `bus_get` always (their value may be anything); text that
+is not JSON is `{"text": ...}`. A refusal's is the common error document. No MCP SDK here.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_S: dict[str, Any] = {"type": "string"}
+_S_NULL: dict[str, Any] = {"type": ["string", "null"]}
+_B: dict[str, Any] = {"type": "boolean"}
+_I: dict[str, Any] = {"type": "integer"}
+_OBJECTS: dict[str, Any] = {"type": "array", "items": {"type": "object"}}
+_STRINGS: dict[str, Any] = {"type": "array", "items": _S}
+
+
+def _object(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+def _wrapped(result: dict[str, Any]) -> dict[str, Any]:
+    return _object(("result",), result=result)
+
+
+ERROR = _object(("error",), error=_object(("code", "message", "details"), code=_S, message=_S,
+                                          details={"type": "object"}))
+# A transition of a run: the commit it made (null: nothing to change), what it did, warnings.
+TRANSITION = _object(("run_id", "commit", "summary"), run_id=_S, commit=_S_NULL, summary=_S, warnings=_STRINGS)
+_BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, path=_S, field=_S, summary=_S,
+                     changed=_B, commit=_S_NULL)
+_SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S, signers=_I)
+_ANY_OBJECT: dict[str, Any] = {"type": "object"}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    **{name: TRANSITION for name in ("new", "stage", "confirm", "material", "output", "integrity", "revision",
+                                     "loop", "observe", "pipeline", "set", "redo", "resume", "rollback")},
+    "bind": _object(("summary",), run_id=_S, commit=_S_NULL, summary=_S),
+    "seal": _object(("summary",), run_id=_S, commit=_S_NULL, summary=_S),
+    "bus_init": _BUS_WRITE, "bus_set": _BUS_WRITE, "bus_append": _BUS_WRITE, "bus_clear": _BUS_WRITE,
+    "bus_get": _wrapped({"description": "The session (an object) or the field's value; null when missing."}),
+    "get": _wrapped({"description": "The value at the path: any JSON value."}),
+    "signers_add": _SIGNERS_WRITE, "signers_remove": _SIGNERS_WRITE,
+    "signers_list": _object(result=_OBJECTS, text=_S),
+    "sync": _object(("remote", "branch", "status", "pushed", "commit", "summary"), remote=_S, branch=_S,
+                    status={"enum": ["up_to_date", "pushed", "fast_forward", "merged"]}, pushed=_B, commit=_S_NULL,
+                    attempts=_I, summary=_S),
+    "doctor": _object(("findings",), findings=_OBJECTS, repaired={"type": ["array", "boolean", "integer"]},
+                      backup=_S_NULL),
+    "runs": _object(result=_OBJECTS),
+    "templates": _object(result=_OBJECTS, name=_S, stages=_OBJECTS, statuses=_OBJECTS,
+                         pipeline_states={"type": "object"}, checkpoint_responses=_STRINGS),
+    "show": _object(run_id=_S, template=_S, pipeline_state=_S, current_stage=_S_NULL, stages={"type": "object"}),
+    "status": _object(("run_id", "pipeline_state", "line", "dashboard", "stages"), run_id=_S, template=_S,
+                      pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
+                      checkpoint={"type": ["object", "null"]}),
+    "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,
+                    moves=_OBJECTS, blocked=_OBJECTS),
+    "prereq": _object(("prerequisites_met", "missing_required", "missing_recommended"), prerequisites_met=_B,
+                      missing_required={"type": "array"}, missing_recommended={"type": "array"}, warning=_S_NULL),
+    "log": _object(result=_OBJECTS, entries=_OBJECTS, next_cursor=_S_NULL),  # a list, or a page of one
+    "init": _object(("store", "created"), store=_S, created=_B, commit=_S_NULL),
+    "validate": _object(("valid", "errors"), valid=_B, checked=_I, errors=_OBJECTS),
+    "graph": _object(("format", "graph"), run_id=_S_NULL, template=_S, format=_S, graph=_S),
+    "diff": _object(("run_id", "changes"), run_id=_S, changes=_OBJECTS),
+    "versions": _object(("result",), result=_OBJECTS),
+    "verify": _object(("clean", "findings"), clean=_B, checked=_I, findings=_OBJECTS),
+}
+ALWAYS_WRAPPED = frozenset({"get", "bus_get"})
+
+
+def schema_of(name: str) -> dict[str, Any]:
+    """Tool `name`'s output schema (a tool not in the table: any object, e.g. text as {"text": ...})."""
+    return SCHEMAS.get(name, _ANY_OBJECT)
+
+
+def structured(name: str, text: str, is_error: bool = False) -> dict[str, Any]:
+    """The structured content of a result printed as `text` (a refusal: its error document)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:  # text, or nothing (allowed_signers with no signer)
+        return {"text": text}
+    if isinstance(doc, dict) and (is_error or name not in ALWAYS_WRAPPED):
+        return doc
+    return {"result": doc}

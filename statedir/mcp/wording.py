@@ -1,0 +1,124 @@
+"""What an MCP agent reads, in its own words: the command line's `--flag` and `statedir X`
+in descriptions and messages become the tool's argument name and the tool `x`, translated at
+the boundary from a table of the commands' own parameters. No MCP SDK here.
+
+`statedir pipeline RUN running` in backquotes becomes `pipeline {run_id: RUN, state: running}`:
+its words are read as the command line reads them (options by name, positionals in order).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+
+from typer._click.core import Command, Parameter
+from typer.core import TyperArgument as Argument
+
+EXPECT, EXPECT_HEAD = "expect", "expect_head"
+_SPAN = re.compile(r"`statedir ([^`]*)`")
+_BARE = re.compile(r"\bstatedir ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)\b(?: ([A-Z][A-Z_]*)\b)?")  # a flag and its metavar
+_WORD = re.compile(r"\b[A-Z][A-Z_]+\b")
+# Spans translated as a whole or not at all: a command line in backquotes, a value quoted back ('x', "x")
+_KEPT = re.compile(r"`[^`]*`|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])|(?<![A-Za-z])\"[^\"\n]*\"(?![A-Za-z])")
+_SERVED = frozenset({"store", "json", "help"})
+
+
+def _name(param: Parameter) -> str:
+    return EXPECT_HEAD if param.name == EXPECT else str(param.name)
+
+
+def _metavar(param: Parameter) -> str:
+    return str(getattr(param, "metavar", None) or str(param.name).upper())
+
+
+class Wording:
+    """The table: each tool's flags and positionals by name, the words that name each tool."""
+
+    def __init__(self, commands: Mapping[str, tuple[tuple[str, ...], Command]]) -> None:
+        self.tools = {path: name for name, (path, _) in commands.items()}
+        self.flags: dict[str, dict[str, str]] = {}
+        self.switches: dict[str, set[str]] = {}  # flags that take no value
+        self.positionals: dict[str, list[str]] = {}
+        self.metavars: dict[str, dict[str, str]] = {}  # a tool's placeholders (RUN, FIELD, REV) -> arguments
+        common: dict[str, str] = {}
+        for name, (_, command) in commands.items():
+            params = [p for p in command.params if p.name and p.name not in _SERVED]
+            own = {opt: _name(p) for p in params if not isinstance(p, Argument)
+                   for opt in [*p.opts, *(getattr(p, "secondary_opts", None) or [])] if opt.startswith("--")}
+            self.flags[name] = own
+            self.switches[name] = {opt for p in params if getattr(p, "is_flag", False) for opt in p.opts}
+            self.positionals[name] = [_name(p) for p in params if isinstance(p, Argument)]
+            self.metavars[name] = {_metavar(p): _name(p) for p in params
+                                   if p.name != EXPECT and (isinstance(p, Argument) or getattr(p, "metavar", None))}
+            for opt, arg in own.items():
+                common.setdefault(opt, arg)
+        self.common = common
+
+    def say(self, text: str, tool: str | None = None) -> str:
+        """`text` with the command line's words put as the tool's (`tool`: whose flags come first).
+        A value quoted back ('--next', a topic) is the caller's own and stays as it was written."""
+        out, at = [], 0
+        for match in _KEPT.finditer(text):
+            out += [self._prose(text[at:match.start()], tool), self._quoted(match.group(0))]
+            at = match.end()
+        return "".join([*out, self._prose(text[at:], tool)])
+
+    def _quoted(self, span: str) -> str:
+        found = _SPAN.fullmatch(span)
+        return self._call(found.group(1), span) if found else span
+
+    def _prose(self, text: str, tool: str | None) -> str:
+        text = _BARE.sub(self._bare, text)
+        text = _FLAG.sub(lambda m: self._flag(m, tool), text)
+        placeholders = self.metavars.get(tool or "", {})
+        return _WORD.sub(lambda m: placeholders.get(m.group(0), m.group(0)), text) if placeholders else text
+
+    def _flag(self, match: re.Match[str], tool: str | None) -> str:
+        """`--flag` as its argument's name; its placeholder after it (`--at REV`) dropped."""
+        flag, placeholder = match.group(1), match.group(2)
+        name = self.flags.get(tool or "", {}).get(flag) or self.common.get(flag)
+        if name is None:
+            return match.group(0)
+        drop = placeholder is not None and placeholder in (name.upper(), "REV", "N", "DATE", "FILE", "TEXT")
+        return name if drop or placeholder is None else f"{name} {placeholder}"
+
+    def _tool(self, words: list[str]) -> tuple[str, int] | None:
+        for size in (2, 1):
+            name = self.tools.get(tuple(words[:size]))
+            if name is not None and len(words) >= size:
+                return name, size
+        return None
+
+    def _bare(self, match: re.Match[str]) -> str:
+        found = self._tool(match.group(1).split())
+        if found is None:
+            return match.group(0)
+        name, size = found
+        rest = match.group(1).split()[size:]
+        return " ".join([name, *rest])
+
+    def _call(self, words: str, whole: str) -> str:
+        """One backquoted command line as a tool call: `tool {argument: value, ...}`."""
+        try:
+            tokens = shlex.split(words)
+        except ValueError:
+            tokens = words.split()
+        found = self._tool(tokens)
+        if found is None:
+            return whole
+        name, size = found
+        flags, switches, positionals = self.flags[name], self.switches[name], list(self.positionals[name])
+        given: list[str] = []
+        rest = tokens[size:]
+        while rest:
+            token = rest.pop(0)
+            flag, _, inline = token.partition("=")
+            if flag in flags:
+                value = inline or ("true" if flag in switches or not rest else rest.pop(0))
+                given.append(f"{flags[flag]}: {value}")
+            elif token.startswith("-") or not positionals:
+                given.append(token)
+            else:
+                given.append(f"{positionals.pop(0)}: {token}")
+        return f"`{name} {{{', '.join(given)}}}`" if given else f"`{name}`"
