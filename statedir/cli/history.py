@@ -57,9 +57,28 @@ def rollback(run_id: RunArg,
 @app.command()
 def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.")] = None,
            since: Annotated[Optional[str], Option("--since", metavar="REV", help="Only commits after REV.")] = None,
+           pushed: Annotated[bool, Option(
+               "--pushed", help="Only what the push being made sends, as the pre-commit framework's pre-push stage "
+               "says (PRE_COMMIT_LOCAL_BRANCH, PRE_COMMIT_FROM_REF, PRE_COMMIT_TO_REF): the commits after the "
+               "remote's; nothing where the store is on a branch of its own that the push does not send.")] = False,
            store: StoreOpt = None, json: JsonOpt = False) -> int:
     """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings."""
-    result = open_store(store).verify(run_id, since=since)
+    sd = open_store(store)
+    if pushed:
+        import os
+
+        from statedir.history import pushed as pushed_mod
+
+        sent = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+        wanted, since = pushed_mod.scope(sd.store, sent, os.environ.get("PRE_COMMIT_FROM_REF"),
+                                         os.environ.get("PRE_COMMIT_TO_REF"))
+        if not wanted:
+            if json:
+                emit_json({"clean": True, "checked": 0, "findings": [], "pushed": False})
+            else:
+                print(f"verify: the push sends {sent}, which holds none of the store's commits; nothing to verify")
+            return 0
+    result = sd.verify(run_id, since=since)
     if json:
         emit_json(result)
     else:

@@ -15,6 +15,33 @@ from statedir.gitops import git, merge_driver, worktrees
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
 
+# Committed on the store's branch at its root: the pre-commit framework reads the config of the work
+# tree it commits or pushes in, and the store's has no other (the user's hooks are shared by both).
+# `language: system`: the statedir the user runs, no URL or pin to keep up to date.
+VALIDATED_FILES = (r"(^|/)(statedir\.yaml|templates/[^/]+\.ya?ml|runs/[^/]+/(state|stages/[^/]+|materials/[^/]+|"
+                   r"history/[^/]+(/[0-9]{4}-[0-9]{2}-[0-9]{2})?)\.yaml|bus/[0-9]{4}-[0-9]{2}-[0-9]{2}-[^/]+\.yaml|"
+                   r"research/[^/]+/[^/]+\.yaml)$")
+PRE_COMMIT_CONFIG = f"""\
+# statedir: the hooks of the store's work tree (statedir init --branch); see docs/branch.md.
+# Installed with `pre-commit install` (and `--hook-type pre-push`) in your work tree, they run here too.
+repos:
+  - repo: local
+    hooks:
+      - id: statedir-validate
+        name: statedir validate
+        entry: statedir validate --skip-outside-stores
+        language: system
+        files: '{VALIDATED_FILES}'
+        types: [yaml]
+      - id: statedir-verify
+        name: statedir verify
+        entry: statedir verify --pushed
+        language: system
+        pass_filenames: false
+        always_run: true
+        stages: [pre-push]
+"""
+
 
 def init(directory: Path, branch: str) -> dict[str, Any]:
     """Make (or check out again) the store on `branch` at `directory`: {store, branch, created,
@@ -50,7 +77,8 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     try:
         if source is None:
             worktrees.add_orphan(user_tree, directory, branch)
-            result = {**populate(directory, created=False), "attached": False}
+            result = {**populate(directory, created=False, extra={layout.PRE_COMMIT_CONFIG: PRE_COMMIT_CONFIG}),
+                      "attached": False}
         else:
             worktrees.add_existing(user_tree, directory, branch, remote)
             merge_driver.register(directory)  # a fresh clone has no registration (git copies no config)

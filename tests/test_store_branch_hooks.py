@@ -1,0 +1,134 @@
+"""The hooks on a store on a branch of its own (`init --branch`): the real pre-commit framework
+commits and pushes in the store's work tree and in the user's, against a real bare remote."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import cli, cli_json
+
+from tests.test_store_branch import B, git, user_repo
+
+USERS_CONFIG = """\
+repos:
+  - repo: local
+    hooks:
+      - id: no-todo
+        name: no TODO in notes
+        entry: TODO
+        language: pygrep
+        files: '\\.md$'
+      - id: statedir-verify
+        name: statedir verify
+        entry: statedir verify --pushed
+        language: system
+        pass_filenames: false
+        always_run: true
+        stages: [pre-push]
+"""
+
+
+def env() -> dict[str, str]:
+    """`statedir` and `pre-commit` of this environment on PATH, as where the user commits."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), cwd=cwd, capture_output=True, text=True, env=env(), timeout=300)
+
+
+def hooked_repo(repo: Path, *hook_types: str) -> Path:
+    """The user's repository with their own pre-commit config, hooks installed, the store on B."""
+    user_repo(repo)
+    (repo / ".pre-commit-config.yaml").write_text(USERS_CONFIG)
+    git(repo, "add", ".pre-commit-config.yaml", "notes.md")
+    git(repo, "commit", "-q", "-m", "the user's hooks")
+    for hook_type in hook_types:
+        assert run(repo, "pre-commit", "install", "--hook-type", hook_type).returncode == 0
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    assert cli_json("new", "r1", "--topic", "x", cwd=repo)[0] == 0
+    return repo
+
+
+@pytest.mark.slow  # pre-commit builds its environments once per test's HOME
+def test_pre_commit_validates_hand_edits_in_the_stores_work_tree(repo: Path) -> None:
+    hooked_repo(repo, "pre-commit")
+    state = repo / "state"
+    assert git(repo, "ls-tree", "--name-only", B, ".pre-commit-config.yaml") == ".pre-commit-config.yaml"
+    assert git(repo, "status", "--porcelain") == ""  # the store's config stays on B, out of the user's tree
+    run_file = state / "runs" / "r1" / "state.yaml"
+    good = run_file.read_text()
+    run_file.write_text(good.replace("topic: x", "topic: [not, a, string]"))
+    refused = run(state, "git", "commit", "-qam", "a broken hand edit")
+    assert refused.returncode != 0 and "statedir validate" in refused.stdout + refused.stderr, refused
+    assert "runs/r1/state.yaml" in refused.stdout + refused.stderr
+    head = git(repo, "rev-parse", B)
+    run_file.write_text(good.replace("topic: x", "topic: by hand"))
+    passed = run(state, "git", "commit", "-qam", "a valid hand edit")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert git(repo, "rev-parse", f"{B}~1") == head
+    # the user's own commits: their config, their hooks, nothing of the store's
+    (repo / "notes.md").write_text("TODO\n")
+    assert run(repo, "git", "commit", "-qam", "a todo").returncode != 0  # their hook runs
+    (repo / "notes.md").write_text("done\n")
+    mine = run(repo, "git", "commit", "-qam", "my work")
+    assert mine.returncode == 0 and "statedir" not in mine.stdout, mine
+    assert git(repo, "rev-list", "--count", "main") == "3" and git(repo, "rev-list", "--count", B) == "3"
+
+
+@pytest.mark.slow  # pre-commit and four real pushes
+def test_the_pre_push_hook_verifies_only_the_store_commits_a_push_sends(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    hooked_repo(repo, "pre-push")
+    git(repo, "remote", "add", "origin", str(remote))
+    state = repo / "state"
+    pushed = run(state, "git", "push", "-q", "origin", B)  # the store's first push: all of it, clean
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    run_file = state / "runs" / "r1" / "state.yaml"
+    run_file.write_text(run_file.read_text().replace("topic: x", "topic: by hand"))
+    git(state, "commit", "-qam", "a hand edit")
+    refused = run(state, "git", "push", "-q", "origin", B)
+    assert refused.returncode != 0 and "hand_edit" in refused.stdout + refused.stderr, refused
+    assert git(remote, "rev-parse", B) != git(repo, "rev-parse", B)
+    from_main = run(repo, "git", "push", "-q", "origin", B)  # the same push from the user's work tree
+    assert from_main.returncode != 0 and "hand_edit" in from_main.stdout + from_main.stderr, from_main
+    # the user's branch holds none of the store's commits: pushed, the finding in the store aside
+    mine = run(repo, "git", "push", "-q", "origin", "main")
+    assert mine.returncode == 0, mine.stdout + mine.stderr
+    assert git(remote, "rev-parse", "main") == git(repo, "rev-parse", "main")
+    # reviewed and pushed past the hook, the hand edit is on the remote: later pushes verify only theirs
+    assert run(state, "git", "push", "-q", "--no-verify", "origin", B).returncode == 0
+    assert cli_json("stage", "r1", "1", "in_progress", cwd=repo)[0] == 0
+    later = run(state, "git", "push", "origin", B)
+    assert later.returncode == 0, later.stdout + later.stderr
+    assert git(remote, "rev-parse", B) == git(repo, "rev-parse", B)
+    whole = cli("verify", cwd=repo)
+    assert whole.returncode == 1 and "hand_edit" in whole.stdout  # what --pushed left aside is still there
+
+
+def test_verify_pushed_reads_what_pre_commit_says_is_pushed(repo: Path) -> None:
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    first = cli_json("new", "r1", "--topic", "x", cwd=repo)[1]["commit"]  # type: ignore[index]
+    run_file = repo / "state" / "runs" / "r1" / "state.yaml"
+    run_file.write_text(run_file.read_text().replace("topic: x", "topic: by hand"))
+    git(repo / "state", "commit", "-qam", "a hand edit")
+    tip = git(repo, "rev-parse", B)
+    cases = [({"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"}, 0, 0),
+             ({"PRE_COMMIT_LOCAL_BRANCH": "refs/tags/v1"}, 0, 0),
+             ({"PRE_COMMIT_LOCAL_BRANCH": f"refs/heads/{B}", "PRE_COMMIT_FROM_REF": tip,
+               "PRE_COMMIT_TO_REF": tip}, 0, 0),
+             ({"PRE_COMMIT_LOCAL_BRANCH": f"refs/heads/{B}", "PRE_COMMIT_FROM_REF": first,
+               "PRE_COMMIT_TO_REF": tip}, 1, 1),
+             ({"PRE_COMMIT_LOCAL_BRANCH": "HEAD", "PRE_COMMIT_FROM_REF": first, "PRE_COMMIT_TO_REF": tip}, 1, 1),
+             ({"PRE_COMMIT_LOCAL_BRANCH": f"refs/heads/{B}"}, 1, 3),  # a new branch: all of it
+             ({}, 1, 3)]
+    for given, code, checked in cases:
+        proc = cli("verify", "--pushed", "--json", cwd=repo, env=given)
+        assert proc.returncode == code, (given, proc.stdout, proc.stderr)
+        assert json.loads(proc.stdout)["checked"] == checked, (given, proc.stdout)
