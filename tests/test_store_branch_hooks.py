@@ -132,3 +132,23 @@ def test_verify_pushed_reads_what_pre_commit_says_is_pushed(repo: Path) -> None:
         proc = cli("verify", "--pushed", "--json", cwd=repo, env=given)
         assert proc.returncode == code, (given, proc.stdout, proc.stderr)
         assert json.loads(proc.stdout)["checked"] == checked, (given, proc.stdout)
+
+
+def test_sync_reaches_a_remote_given_as_a_path_relative_to_the_users_work_tree(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", "../remote.git")  # as the user sees it from their work tree
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    cli_json("new", "r1", "--topic", "x", cwd=repo)
+    code, synced = cli_json("sync", cwd=repo / "state")
+    assert code == 0 and synced["status"] == "pushed", synced  # type: ignore[index]
+    assert git(remote, "rev-parse", B) == git(repo, "rev-parse", B)
+    assert not (repo / "remote.git").exists() and not (repo / "state" / "remote.git").exists()
+    git(tmp_path, "clone", "-q", "--branch", B, str(remote), "other")  # another machine moves the store on
+    other = tmp_path / "other"
+    assert cli_json("stage", "r1", "1", "in_progress", cwd=other)[0] == 0
+    git(other, "push", "-q", "origin", B)
+    code, fetched = cli_json("sync", cwd=repo)
+    assert code == 0 and fetched["status"] == "fast_forward", fetched  # type: ignore[index]
+    assert git(repo, "rev-parse", B) == git(remote, "rev-parse", B)
