@@ -152,3 +152,49 @@ def test_sync_reaches_a_remote_given_as_a_path_relative_to_the_users_work_tree(r
     code, fetched = cli_json("sync", cwd=repo)
     assert code == 0 and fetched["status"] == "fast_forward", fetched  # type: ignore[index]
     assert git(repo, "rev-parse", B) == git(remote, "rev-parse", B)
+
+
+@pytest.mark.slow  # two clones, a sync
+def test_init_branch_in_a_clone_made_before_the_store_was_pushed_takes_the_remotes(repo: Path,
+                                                                                   tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))  # before the store's branch exists anywhere
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    cli_json("new", "a1", "--topic", "from A", cwd=repo)
+    assert cli_json("sync", cwd=repo)[0] == 0
+    assert git(other, "branch", "-a", "--list", f"*{B}") == ""  # never fetched there
+    code, attached = cli_json("init", "--branch", B, cwd=other)
+    assert code == 0 and attached["attached"] is True and attached["created"] is False, attached  # type: ignore[index]
+    assert git(other, "rev-parse", B) == git(remote, "rev-parse", B)
+    assert [r["run_id"] for r in cli_json("runs", cwd=other)[1]] == ["a1"]  # type: ignore[index]
+    cli_json("new", "b1", "--topic", "from B", cwd=other)
+    code, synced = cli_json("sync", cwd=other)  # one history: sync takes it, as it refused two
+    assert code == 0 and synced["status"] == "pushed", synced  # type: ignore[index]
+
+
+def test_init_branch_makes_a_store_with_a_warning_where_the_remote_cannot_be_asked(repo: Path,
+                                                                                   tmp_path: Path) -> None:
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(tmp_path / "gone.git"))
+    code, made = cli_json("init", "--branch", B, cwd=repo)
+    assert code == 0 and made["created"] is True, made  # type: ignore[index]
+    assert any("could not ask remote origin" in w for w in made["warnings"]), made  # type: ignore[index]
+    proc = cli("init", "elsewhere", "--branch", "other-state", cwd=repo)
+    assert "could not ask remote origin" in proc.stderr, proc.stderr
+
+
+def test_a_remote_branch_without_a_store_is_refused_and_forgotten(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", f"main:refs/heads/{B}")  # a branch NAME of code, not a store ...
+    git(repo, "update-ref", "-d", f"refs/remotes/origin/{B}")  # ... that this clone has not fetched
+    code, out = cli_json("init", "--branch", B, cwd=repo)
+    assert code == 2 and "holds no statedir store" in out["error"]["message"], out  # type: ignore[index]
+    assert git(repo, "for-each-ref", "refs/remotes") == "" and not (repo / "state").exists()

@@ -67,8 +67,14 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     refuse_occupied(directory)
     local = worktrees.commit_of(user_tree, f"refs/heads/{branch}")
     remote = None if local else next(iter(worktrees.remote_branches(user_tree, branch)), None)
+    fetched, warnings = None, []
+    if local is None and remote is None:  # a clone made before NAME was pushed, or never fetched since
+        fetched, warnings = worktrees.fetch_remote_branch(worktrees.main_worktree(user_tree), branch)
+        remote = fetched
     source = local or remote
     if source is not None and not worktrees.holds_file(user_tree, source, layout.CONFIG):
+        if fetched is not None:
+            worktrees.forget(user_tree, f"refs/remotes/{fetched}")
         raise InvalidValue(f"branch {remote or branch} exists and holds no statedir store at its root; "
                            "choose another name", branch=branch)
     existed = directory.exists()
@@ -91,6 +97,8 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
             directory.mkdir(parents=True, exist_ok=True)
         raise
     result["branch"] = branch
+    if warnings:
+        result["warnings"] = [*result.get("warnings", []), *warnings]
     return result
 
 
