@@ -15,13 +15,23 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import types
 import typing
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from statedir.errors import InvalidValue
+from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
+
+# Who is calling: the command line sets it, so a refusal names its flags (`--topic`); a Python
+# caller reads the same refusal with the method's own argument names (`topic=`).
+CLI_WORDING: ContextVar[bool] = ContextVar("statedir_cli_wording", default=False)
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)")
+# Flags whose method argument has another name (a repeatable flag is a list argument).
+_ARGUMENT_OF_FLAG = {"file": "files", "output": "outputs", "issue": "issues", "upstream": "upstream",
+                     "start-run": "start_run()", "query": "query()", "create-evidence": "create_evidence()"}
 
 # One free-text argument (a reason, a topic, a statement, a path): at most this many bytes of
 # UTF-8. A log entry holds a few of them, so it stays far below what any reader accepts.
@@ -128,9 +138,30 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
                     value[key] = _checked(function.__name__, key, item, hints().get(name))
             else:
                 bound.arguments[name] = _checked(function.__name__, name, value, hints().get(name))
-        return function(*bound.args, **bound.kwargs)
+        try:
+            return function(*bound.args, **bound.kwargs)
+        except StatedirError as exc:
+            if not CLI_WORDING.get():
+                api_wording(exc)
+            raise
 
     return checked
+
+
+def api_wording(exc: StatedirError) -> None:
+    """Reword a refusal for a Python caller: each `--flag` becomes the argument it is (`flag=`)."""
+    def argument(match: re.Match[str]) -> str:
+        flag = match[1]
+        named = _ARGUMENT_OF_FLAG.get(flag, flag.replace("-", "_"))
+        return named if named.endswith("()") else f"{named}="
+
+    if exc.exit_code not in (REFUSED, BAD_INPUT):  # an environment error may quote a git command line
+        return
+    parts = exc.message.split("`")  # a command quoted whole (`statedir redo R S --reason R`) stays as it is
+    worded = "`".join(part if n % 2 else _FLAG.sub(argument, part) for n, part in enumerate(parts))
+    if worded != exc.message:
+        exc.message = worded
+        exc.args = (worded, *exc.args[1:])
 
 
 def _checked(function: str, name: str, value: Any, hint: Any) -> Any:

@@ -50,3 +50,20 @@ def test_the_user_answer_replays_and_older_entries_stay_valid(sd: api.StateDir, 
     assert statedir.open(sd.store.root).validate()["valid"]
     result = sd.verify()
     assert result["clean"], result["findings"]
+
+
+def test_confirm_and_stage_completed_at_the_terminal_acknowledgement_are_one_refusal(sd: api.StateDir,
+                                                                                     repo: Path) -> None:
+    """Stage 6 in progress awaits `confirm --response done`: `confirm` without a response and
+    `stage 6 completed` are the same situation, refused alike (exit 1, ILLEGAL_TRANSITION)."""
+    from conftest import cli_json, snapshot
+
+    from tests.history.helpers import drive, script
+
+    drive(sd, repo / "draft.md", len(script(repo / "draft.md")) - 1)
+    assert sd.get("p1", "current_stage") == "6" and sd.get("p1", "stages.6.status") == "in_progress"
+    before = snapshot(repo)
+    answers = [cli_json("confirm", "p1", cwd=repo), cli_json("stage", "p1", "6", "completed", cwd=repo)]
+    assert [(code, out["error"]["code"]) for code, out in answers] == [(1, "ILLEGAL_TRANSITION")] * 2  # type: ignore[index]
+    assert all("--response done" in out["error"]["message"] for _, out in answers)  # type: ignore[index]
+    assert snapshot(repo) == before

@@ -65,3 +65,27 @@ def test_redo_names_what_it_resets(store: Path) -> None:
     assert out["summary"] == "redo stage plan; reset to todo: stage build (was in_progress)"  # type: ignore[index]
     assert cli("get", "r", "stages.build.status", cwd=store).stdout == "todo\n"
     assert cli("verify", cwd=store).returncode == 0  # replay agrees with what was written
+
+
+def test_a_transition_over_a_hand_edited_run_warns_naming_the_file_and_the_rule(repo: Path) -> None:
+    """A stage set in progress by hand and committed with --no-verify: the next transition goes
+    through the rules, leaves that file alone and says on stderr (and in --json) what is wrong."""
+    import subprocess
+
+    sd = statedir.open(statedir.init(repo / "state")["store"])
+    sd.new("r1", topic="t")
+    stage3 = repo / "state/runs/r1/stages/3.yaml"
+    stage3.write_text(stage3.read_text().replace("status: pending", "status: in_progress"))
+    subprocess.run(["git", "commit", "-qam", "quick fix", "--no-verify"], cwd=repo, check=True)
+    edited = stage3.read_bytes()
+    proc = cli("stage", "r1", "1", "in_progress", cwd=repo)
+    assert proc.returncode == 0 and proc.stdout.startswith("ok")
+    warning = "runs/r1/stages/3.yaml::$.status: stage 3 is in_progress, but the run's current stage is '1'"
+    assert f"warning: {warning}" in proc.stderr and "statedir validate" in proc.stderr
+    code, out = cli_json("set", "r1", "topic", "u", "--reason", "r", cwd=repo)
+    assert code == 0 and any(w.startswith(warning) for w in out["warnings"])  # type: ignore[index]
+    assert stage3.read_bytes() == edited  # the transition rewrote only what it changed
+    assert sd.set("r1", "topic", "v", reason="r")["warnings"][0].startswith(warning)  # the API's result too
+    stage3.write_text(stage3.read_text().replace("status: in_progress", "status: pending"))
+    subprocess.run(["git", "commit", "-qam", "undo the quick fix", "--no-verify"], cwd=repo, check=True)
+    assert "warning" not in cli("set", "r1", "topic", "x", "--reason", "r", cwd=repo).stderr

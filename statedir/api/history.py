@@ -90,6 +90,24 @@ class History:
             layout.check_run_id(run_id)
         return verify.verify(self.store, run_id, since)
 
+    def acknowledge(self, commit: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
+        """Record, in one commit, that `commit`'s verify findings were reviewed and are accepted
+        (`reason`: what the review found); verify then lists them as acknowledged, not as findings."""
+        from statedir.errors import InvalidValue
+        from statedir.gitops import git, objects
+        from statedir.history import acknowledgements, verify
+
+        if not reason.strip():
+            raise InvalidValue("acknowledging a finding needs a reason (what the review found)", argument="reason")
+        sha = objects.resolve(self.store.worktree, commit)
+        parents = git.run(self.store.worktree, "rev-list", "--parents", "-n1", sha).stdout.decode().split()[1:]
+        found = verify.verify(self.store, since=parents[0] if parents else None)
+        mine = [f for f in found["findings"] + found.get("acknowledged", []) if f["commit"] == sha]
+        if not mine:
+            raise InvalidValue(f"verify finds nothing to acknowledge in {sha[:10]} (a commit of the current "
+                               "branch with a finding: `statedir verify` lists them)", commit=sha)
+        return acknowledgements.record(self.store, sha, mine, reason, self._actor(actor), timeout=self.lock_timeout)
+
     def doctor(self, *, fix: bool = False, expect: str | None = None) -> dict[str, Any]:
         """What a crash, a clone or a hand edit left behind; repaired with `fix`."""
         from statedir.history import doctor

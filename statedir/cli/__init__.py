@@ -10,7 +10,16 @@ from statedir.errors import BAD_INPUT, InvalidValue, StatedirError
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every StatedirError becomes its exit code and one JSON object or stderr line."""
-    args = sys.argv[1:] if argv is None else argv
+    from statedir.argument_checks import CLI_WORDING
+
+    wording = CLI_WORDING.set(True)  # refusals name the flags (`--topic`), not the API's arguments
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        CLI_WORDING.reset(wording)
+
+
+def _main(args: list[str]) -> int:
     if args == ["--version"]:  # answered before typer is loaded
         from statedir import __version__
 
@@ -30,6 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     as_json = "--json" in args
     # The except clauses below name typer's and click's errors through _typer() and _click(), evaluated only
     # when an exception gets that far: a call read without typer never loads it.
+    if sys.stderr.isatty():  # a person watching: a wait for the store lock must not look like a hang
+        from statedir.store import locking
+
+        locking.ON_WAIT.set(lambda limit: sys.stderr.write(
+            f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
             raise InvalidValue("an argument contains a NUL byte")
@@ -57,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
     except _click().exceptions.ClickException as exc:
         code = render.error(InvalidValue(exc.format_message()), as_json)
+    except SystemExit:
+        if isinstance(sys.stdout, _click().utils.PacifyFlushWrapper):  # click met a closed pipe and exits 1:
+            raise BrokenPipeError from None  # ... a reader going away is one exit status, 141, every time
+        raise
     sys.stdout.flush()
     return code
 

@@ -8,6 +8,7 @@ from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, Run
 from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
+from statedir.errors import InvalidValue
 
 
 @app.command()
@@ -56,22 +57,36 @@ def rollback(run_id: RunArg,
 
 @app.command()
 def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.")] = None,
-           since: Annotated[Optional[str], Option("--since", metavar="REV", help="Only commits after REV.")] = None,
+           since: Annotated[Optional[str], Option(
+               "--since", metavar="REV", envvar="PRE_COMMIT_FROM_REF", show_envvar=True,
+               help="Only commits after REV (as a pre-commit pre-push hook: what the push sends).")] = None,
+           acknowledge: Annotated[Optional[str], Option(
+               "--acknowledge", metavar="SHA", help="Record (one commit, in acknowledged.yaml) that SHA's findings "
+               "were reviewed and are accepted; needs --reason. verify then lists them apart and exits 0 for them.")] = None,
+           reason: Annotated[Optional[str], Option("--reason", help="With --acknowledge: what the review found.")] = None,
            pushed: Annotated[bool, Option(
                "--pushed", help="Only what the push being made sends, as the pre-commit framework's pre-push stage "
                "says (PRE_COMMIT_LOCAL_BRANCH, PRE_COMMIT_FROM_REF, PRE_COMMIT_TO_REF): the commits after the "
                "remote's; nothing where the store is on a branch of its own that the push does not send.")] = False,
-           store: StoreOpt = None, json: JsonOpt = False) -> int:
-    """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings."""
+           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> int:
+    """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings.
+
+    A finding you reviewed and accept (a hand edit you checked, say) is acknowledged once with
+    `statedir verify --acknowledge SHA --reason R`; later runs list it as acknowledged, not as a finding.
+    """
     sd = open_store(store)
+    if acknowledge is not None:
+        if not reason:
+            raise InvalidValue("--acknowledge needs --reason (what the review found)", argument="reason")
+        done(sd.acknowledge(acknowledge, reason=reason, actor=actor), json)
+        return 0
     if pushed:
         import os
 
         from statedir.history import pushed as pushed_mod
 
         sent = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
-        wanted, since = pushed_mod.scope(sd.store, sent, os.environ.get("PRE_COMMIT_FROM_REF"),
-                                         os.environ.get("PRE_COMMIT_TO_REF"))
+        wanted, since = pushed_mod.scope(sd.store, sent, since, os.environ.get("PRE_COMMIT_TO_REF"))
         if not wanted:
             if json:
                 emit_json({"clean": True, "checked": 0, "findings": [], "pushed": False})
@@ -88,6 +103,8 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
             print(f"{f['commit'][:10]}  repaired      {f['file']}: a hand-resolved merge, re-merged by doctor's "
                   f"commit {f['repaired_by'][:10]}")
         verdict = "clean" if result["clean"] else f"{len(result['findings'])} finding(s)"
+        if result.get("acknowledged"):
+            verdict += f" ({len(result['acknowledged'])} acknowledged finding(s) left out)"
         print(f"verified {result['checked']} commit(s): {verdict}")
     return 0 if result["clean"] else 1
 

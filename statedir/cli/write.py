@@ -149,10 +149,22 @@ expect: ExpectOpt = None) -> None:
 @app.command()
 def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage id, or 'pipeline'.")],
             checkpoint: Annotated[str, Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
-            report: Annotated[str, Option("--report", help="The observer report (YAML or JSON file).")],
+            report: Annotated[str, Option("--report", help="The observer report, a YAML or JSON file: a mapping "
+                                                "with advisory_only: true and at most timestamp (UTC ISO 8601; default now), "
+                                                "dialogue_log_ref, zone, scores (a mapping), cross_model_divergence.")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
-    """Append an advisory observer report (actor collaboration_depth_agent)."""
+    """Append an advisory observer report (actor collaboration_depth_agent).
+
+    The report file, e.g.:
+
+    \b
+        advisory_only: true
+        zone: productive
+        scores: {depth: 4, independence: 3}
+
+    Any other key is refused; observer reports are never taken at MANDATORY checkpoints.
+    """
     done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor, expect=expect), json)
 
 

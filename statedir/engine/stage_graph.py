@@ -131,9 +131,10 @@ def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> d
 
 def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any], response: str | None,
                   now: str, answered_by: dict[str, Any]) -> Change:
-    if response is None:
-        raise InvalidValue(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "
-                           f"--response {ack['responses'][0]} ends the run")
+    if response is None:  # refused by the rules, as `stage ... completed` and a MANDATORY checkpoint are
+        raise IllegalTransition(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "
+                                f"--response {ack['responses'][0]} ends the run", stage=stage_id,
+                                responses=list(ack["responses"]))
     done = response in ack["responses"]
     if done:
         draft.stage(stage_id).update(status=t.status["done"], completed_at=now, checkpoint_confirmed=True)

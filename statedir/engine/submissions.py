@@ -181,10 +181,12 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
     extra = sorted(set(report) - set(OBSERVER_FIELDS) - {"stage_id", "checkpoint_type"})
     if extra:  # not named: the report may be any file the caller named
         raise PermissionDenied(f"an observer report changes nothing else: it holds only "
-                               f"{', '.join(OBSERVER_FIELDS)}; this one has {len(extra)} other field(s)",
+                               f"{', '.join(OBSERVER_FIELDS)} (advisory_only: true required); this one has "
+                               f"{len(extra)} other field(s)",
                                allowed=list(OBSERVER_FIELDS))
     if report.get("advisory_only") is not True:
-        raise PermissionDenied("an observer report must carry advisory_only: true")
+        raise PermissionDenied("an observer report must carry advisory_only: true (its keys: "
+                               f"{', '.join(OBSERVER_FIELDS)})", allowed=list(OBSERVER_FIELDS))
     if stage_id is not None:
         declared = t.stage(stage_id).get("checkpoint")
         recorded = run.stages[stage_id].get("checkpoint_type")

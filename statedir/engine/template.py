@@ -80,7 +80,8 @@ class Template:
     # --- materials -------------------------------------------------------------------------
     def check_material(self, name: str) -> str:
         if name not in self.materials:
-            raise UnknownMaterial(f"unknown material {name!r} for template {self.name}",
+            raise UnknownMaterial(f"unknown material {name!r} for template {self.name}; its materials: "
+                                  f"{', '.join(self.materials)}",
                                   material=name, known=self.materials)
         return name
 
@@ -161,12 +162,18 @@ def shipped() -> dict[str, Path]:
     return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml"))}
 
 
-@functools.cache
 def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) -> Template:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise BadFile(f"cannot read template {path}: {exc.strerror}", file=str(path)) from None
+    # Remembered by content, not by path: a long-lived caller (the API, the MCP server) sees an
+    # edited template file, or the store's copy a sync or `new --template` replaced, as it is now.
+    return _parsed_file(raw, path, cache_dir, quote)
+
+
+@functools.cache
+def _parsed_file(raw: bytes, path: Path, cache_dir: Path | None, quote: bool) -> Template:
     if cache_dir is None:
         return _parsed(raw, str(path), quote)
     from statedir.files.parse_cache import ParseCache

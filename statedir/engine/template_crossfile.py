@@ -136,3 +136,20 @@ def run_flow(t: Template, base: str, state: dict[str, Any], records: dict[str, d
         out.append(Problem(rel, "$.checkpoint", f"a checkpoint is open, but the run is {pipeline_state}, "
                                                 f"not {awaiting}"))
     return out
+
+
+def loaded_run(t: Template, base: str, state: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[Problem]:
+    """What a transition can see wrong in the files it has read (state.yaml and its stages),
+    without reading a log: the checks of `validate` that need nothing more."""
+    out = []
+    for stage_id, record in records.items():
+        if record.get("id") != stage_id:
+            out.append(Problem(f"{base}/stages/{stage_id}.yaml", "$.id",
+                               f"is {record.get('id')!r}, but the file is stage {stage_id!r}'s"))
+        out += stage_fields(t, base, stage_id, record)
+    counters = state.get("version_counters") or {}
+    for series, label in sorted((state.get("current_version") or {}).items()):
+        if isinstance(label, str) and _number(label) > counters.get(series, 0):
+            out.append(Problem(f"{base}/state.yaml", f"$.version_counters.{series}",
+                               f"is {counters.get(series, 0)}, behind the current version {label}"))
+    return out + run_flow(t, base, state, records)

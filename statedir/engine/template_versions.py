@@ -33,10 +33,41 @@ def run_template(store: Store, name: str, version: str | None) -> Template:
         return template.load(str(folder / f"{name}@{version}.yaml"), cache_dir=store.cache_dir)
     t = template.load(name, folder, store.cache_dir, allow_path=False)
     if version is not None and t.doc.get("version") != version:
-        raise CorruptStore(f"a run uses template {name!r} version {version}, but the store holds version "
-                           f"{t.doc.get('version')} only; restore templates/{name}@{version}.yaml from git",
-                           template=name, version=version)
+        # The store's copy was edited in place and its version bumped (not through `new --template`,
+        # which keeps the old one as name@version.yaml): the run's version is in git's history.
+        older = from_history(store, name, version, "HEAD")
+        if older is None:
+            raise CorruptStore(f"a run uses template {name!r} version {version}, but the store holds version "
+                               f"{t.doc.get('version')} only and its history has no version {version}; restore "
+                               f"templates/{name}@{version}.yaml from git", template=name, version=version)
+        return older
     return t
+
+
+def from_history(store: Store, name: str, version: str, rev: str) -> Template | None:
+    """Version `version` of the store's template `name` as a commit up to `rev` held it at
+    `templates/<name>.yaml` (the newest such commit), or None. Read only where the kept file is
+    missing, so no other command pays for it."""
+    from statedir.errors import StatedirError
+    from statedir.gitops import git, objects
+
+    path = store.git_path(f"templates/{name}.yaml")
+    try:
+        shas = git.run(store.worktree, "log", "--format=%H", rev, "--", path).stdout.decode().split()
+        with objects.Objects(store.worktree) as objs:
+            for start in range(0, len(shas), 50):
+                for found in objs.read_many([f"{sha}:{path}" for sha in shas[start:start + 50]]):
+                    if found is None:
+                        continue
+                    try:
+                        held = template.parse(found[2], f"templates/{name}.yaml@{version}")
+                    except StatedirError:
+                        continue
+                    if str(held.doc.get("version")) == version:
+                        return held
+    except StatedirError:
+        return None
+    return None
 
 
 def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:

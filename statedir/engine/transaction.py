@@ -202,10 +202,25 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
             refusal.details.setdefault("moves", legal_moves(store, t, run, now)["moves"])
             raise
         if change is None or change.noop:
-            return {"run_id": run_id, "commit": None, "changed": False,
-                    "summary": change.summary if change is not None else "nothing to change"}
-        return apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t), scope=scope_of(t),
-                     declared=t.logs)
+            result = {"run_id": run_id, "commit": None, "changed": False,
+                      "summary": change.summary if change is not None else "nothing to change"}
+        else:
+            result = apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t),
+                           scope=scope_of(t), declared=t.logs)
+        return _warn_of_hand_edits(t, run, store.run_dir(run_id), result)
+
+
+def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A run whose files break a rule (a hand edit committed with --no-verify) is still moved
+    only by the rules; the result says what was wrong, which file, and how to look further."""
+    from statedir.engine import template_crossfile
+
+    found = template_crossfile.loaded_run(t, base, run.state, run.stages)
+    if found:
+        result.setdefault("warnings", []).extend(
+            f"{problem} (as committed before this transition, which changed only what the rules allow; "
+            "`statedir validate` lists every problem, `statedir log` shows who made it)" for problem in found)
+    return result
 
 
 def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, Any]:

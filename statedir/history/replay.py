@@ -218,6 +218,13 @@ def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return manage.replay(reader, commit)
 
 
+def _acknowledge(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    """`verify --acknowledge`: the recorded findings appended to the parent's acknowledged.yaml."""
+    from statedir.history import acknowledgements
+
+    return acknowledgements.replay(reader, commit)
+
+
 def _bus(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
     """`bus-<verb>`: decided again with the bus's own rules (a verb it lacks is refused there)."""
     from statedir.bus import replay as bus
@@ -236,6 +243,7 @@ def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
 REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
     "init": _init, "doctor": _doctor, "signers": _signers, "research": _research,
+    "acknowledge": _acknowledge,
 }
 
 

@@ -102,8 +102,24 @@ class Reader:
         """Remember that blob `oid` holds `plain`, as statedir wrote it (a replay proved it)."""
         self._parsed.setdefault((layout.schema_ref(rel), oid), (plain, True))
 
-    def template(self, commit: str, name: str) -> Template:
-        """The template `name` as the store held it at `commit`, else the one statedir ships."""
+    def template(self, commit: str, name: str, version: str | None = None) -> Template:
+        """The template `name` as the store held it at `commit` (in `version`, where the run names
+        one: kept beside it, or earlier in history), else the one statedir ships."""
+        t = self._template(commit, name)
+        if version is None or str(t.doc.get("version")) == version:
+            return t
+        key = f"{name}@{version}@{commit}"
+        if key not in self._templates:
+            from statedir.engine import template as template_mod
+            from statedir.engine import template_versions
+
+            kept = self.objects.read(self.spec(commit, template_versions.kept_rel(name, version)))
+            older = (template_mod.parse(kept[2], template_versions.kept_rel(name, version)) if kept else
+                     template_versions.from_history(self.store, name, version, commit))
+            self._templates[key] = older or t  # none: the rules of the version at hand, as before
+        return self._templates[key]
+
+    def _template(self, commit: str, name: str) -> Template:
         from statedir.engine import template as template_mod
 
         rel = f"templates/{name}.yaml"
@@ -132,7 +148,7 @@ class Reader:
         if f"{base}/state.yaml" not in files:
             raise UnknownRun(f"no run {run_id!r} at {commit[:10]}", run_id=run_id, commit=commit)
         state = self.plain(f"{base}/state.yaml", files[f"{base}/state.yaml"])
-        t = self.template(commit, state["template"])
+        t = self.template(commit, state["template"], state.get("template_version"))
 
         def need(rel: str) -> Any:
             if rel not in files:

@@ -12,7 +12,7 @@ from typing import Any
 
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
-from statedir.history import merge_repair
+from statedir.history import acknowledgements, merge_repair
 from statedir.history.replay import Commit, blob_id, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -65,11 +65,11 @@ def _json(text: str) -> dict[str, Any] | None:
 
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
-    """{clean, checked, findings: [{commit, kind, file, message}], repaired}: hand_edit, illegal,
-    log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in history
-    order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each with
-    `repaired_by`; the key only where there is one), not in `findings` (statedir.history.merge_repair)."""
-
+    """{clean, checked, findings: [{commit, kind, file, message}], repaired, acknowledged}: hand_edit,
+    illegal, log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in
+    history order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each
+    with `repaired_by`; statedir.history.merge_repair), a finding acknowledged.yaml names (as of HEAD)
+    in `acknowledged`, not in `findings`; each key only where it has an entry."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -81,8 +81,15 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
             found += _check(reader, commit, removed)
             found += signatures.check(commit)
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
+        accepted = acknowledgements.at_head(reader) if findings else set()
+    acknowledged = [f for f in findings if acknowledgements.key(f) in accepted]
+    findings = [f for f in findings if acknowledgements.key(f) not in accepted]
     result: dict[str, Any] = {"clean": not findings, "checked": len(history), "findings": findings}
-    return {**result, "repaired": repaired} if repaired else result
+    if repaired:
+        result["repaired"] = repaired
+    if acknowledged:  # the contract's three keys, and these only where they have an entry
+        result["acknowledged"] = acknowledged
+    return result
 
 
 def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[str, Any]:

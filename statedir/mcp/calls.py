@@ -61,6 +61,7 @@ class Served:
         self.host = host
         self.root = root.absolute()
         self._sd: Any = None  # opened on the first call that needs it: a bad store is each call's refusal
+        self._config = b""  # its statedir.yaml as opened
         self.group = host.group
         self.tools: dict[str, Tool] = served_tools.served(self.group)
 
@@ -68,16 +69,26 @@ class Served:
     def sd(self) -> Any:
         """The store, opened once and checked on every call: NOT_A_STORE (with the fix) where
         there is none, or it went away since, never a crash."""
-        if self._sd is not None and not (self._sd.store.root / CONFIG).is_file():
-            self._sd = None  # gone or moved since: open it again (or say why not)
+        if self._sd is not None and not self._unchanged():
+            self._sd = None  # gone, moved or edited since: open it again (or say why not)
         if self._sd is None:
             self._sd = self._open()
         return self._sd
+
+    def _unchanged(self) -> bool:
+        """The store's configuration is as it was opened, in a work tree still there."""
+        store = self._sd.store
+        try:
+            return (store.worktree / ".git").exists() and (store.root / CONFIG).read_bytes() == self._config
+        except OSError:
+            return False
 
     def _open(self) -> Any:
         try:
             sd = self.host.open_store(self.root)
         except NotAStore as exc:
+            if (self.root / CONFIG).is_file():
+                raise  # a store's folder in no work tree (its repository gone): `init` would change nothing
             raise NotAStore(f"{exc.message}. Over MCP: call the tool `{served_tools.INIT}` to make a store at "
                             f"{self.root}, or restart the server with --store naming a store",
                             **{**exc.details, "store": str(self.root), "fix": served_tools.INIT}) from None
@@ -85,6 +96,7 @@ class Served:
         with contextlib.suppress(InvalidValue, GitError):
             sd.store.objects = Objects(sd.store.worktree)
         self.root = sd.store.root
+        self._config = (self.root / CONFIG).read_bytes()
         return sd
 
     def head(self) -> str | None:

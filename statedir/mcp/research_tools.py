@@ -5,6 +5,7 @@ flag. No MCP SDK here."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from statedir.mcp.tools import EXPECT_HEAD, Tool, tool_of
 from statedir.research import evidence, kinds
 
 PREFIX = "research_"
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+_METHOD = re.compile(r"\b([a-z][a-z_]*)\(\)")
+_KEYWORD = re.compile(r"\b([a-z][a-z_]*)=(?=[\s,;:)]|$)")
 # Arguments whose CLI help speaks of other flags, as the tools' own argument names say it.
 _WORDED = {"actor": "The commit's author (default: skill, else user).",
            "full": "Reread every research file, not only those changed since the index was built."}
@@ -102,8 +106,25 @@ class ResearchTool(Tool):
             return text
         if not (isinstance(doc, dict) and isinstance(doc.get("error"), str)):
             return text
-        error = {"code": doc["error"], "message": doc.get("message", ""), "details": doc.get("details") or {}}
+        error = {"code": doc["error"], "message": self._worded(str(doc.get("message", ""))),
+                 "details": doc.get("details") or {}}
         return json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":"))
+
+    def _worded(self, message: str) -> str:
+        """The ledger's message in the tools' words: an action flag is its tool, a value flag its argument."""
+        names = {p.name for p in self.command.params}
+
+        def word(found: re.Match[str]) -> str:
+            flag = found[1]
+            if flag in ACTIONS:
+                return PREFIX + flag.replace("-", "_")
+            return flag.replace("-", "_") if flag.replace("-", "_") in names else found[0]
+
+        def keyword(found: re.Match[str]) -> str:  # the API's `question=` is the tool's `question`
+            return found[1] if found[1] in names else found[0]
+        def method(found: re.Match[str]) -> str:  # the API's `query()` is the tool `research_query`
+            return PREFIX + found[1] if found[1].replace("_", "-") in ACTIONS else found[0]
+        return _METHOD.sub(method, _KEYWORD.sub(keyword, _FLAG.sub(word, message)))
 
 
 def research_tools(command: Command) -> dict[str, Tool]:

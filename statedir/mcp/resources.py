@@ -27,8 +27,9 @@ def listed(templates_dir: Path | None) -> list[Resource]:
     """The guide, then one resource per template (shipped, then the store's own)."""
     out = [Resource(GUIDE, "guide", "The agents guide", "Which tool when, exit and error codes, reading a refusal, "
                     "and the rule: never answer a MANDATORY checkpoint for the user.", "text/markdown")]
-    names = dict.fromkeys(row["name"] for row in template_catalog.listed(templates_dir)
-                          if not row["source"].endswith("(kept for its runs)"))
+    # by file name, none of them parsed: a broken one is listed too, and reading it says what is wrong
+    held = sorted(templates_dir.glob("*.yaml")) if templates_dir is not None and templates_dir.is_dir() else []
+    names = dict.fromkeys([*template.shipped(), *(p.stem for p in held if "@" not in p.stem)])  # @: kept for old runs
     for name in names:
         out.append(Resource(TEMPLATES + name, f"template {name}", f"Template {name}: its rules",
                             f"The {name} template's stages, statuses and their moves, checkpoints, pipeline states, "

@@ -31,6 +31,9 @@ SERVED = frozenset({"store", "json", "help"})
 # every command that is not read-only takes --expect (tests check both).
 READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "next", "prereq", "log", "validate", "graph",
                        "diff", "versions", "verify", "bus_get", "signers_list"})
+# Options a person uses, never an agent: acknowledging a verify finding is a review's verdict
+# (the `verify` tool stays read-only).
+PERSON_ONLY = frozenset({("verify", "acknowledge"), ("verify", "reason"), ("verify", "actor")})
 EXPECT = "expect"  # the command's --expect REV
 EXPECT_HEAD = "expect_head"  # ... as the tool's argument
 EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit you last read: HEAD_MOVED if this run or session "
@@ -181,7 +184,8 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in command.params:
-        if param.name in SERVED or param.name is None or getattr(param, "hidden", False):
+        if param.name in SERVED or param.name is None or getattr(param, "hidden", False) or \
+                (name, param.name) in PERSON_ONLY:
             continue
         if param.name == EXPECT:
             properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)

@@ -1,4 +1,4 @@
-"""The seed's `state.py` vocabulary: one action name and its flag values -> one Ledger call.
+"""`state.py`'s vocabulary: one action name and its flag values -> one Ledger call.
 
 Kept apart from the typer callback so the flag-to-argument mapping is plain, testable code.
 """
@@ -34,7 +34,7 @@ def run(ledger: Ledger, action: str, v: dict[str, Any]) -> Any:
     if action == "start-run":
         _need(v, "skill")
         return ledger.start_run(v["skill"], mode=v.get("mode"), question_id=v.get("question_id"),
-                                question_text=v.get("question"), hypothesis_id=v.get("hypothesis_id"),
+                                question=v.get("question"), hypothesis_id=v.get("hypothesis_id"),
                                 experiment_id=v.get("experiment_id"), project_id=v.get("project_id"))
     if action == "complete-run":
         _need(v, "run_id", "status")
@@ -49,7 +49,7 @@ def run(ledger: Ledger, action: str, v: dict[str, Any]) -> Any:
     if action == "record-claim":
         _need(v, "run_id", "statement")
         return ledger.record_claim(v["run_id"], v["statement"], confidence=v.get("confidence"),
-                                   evidence_ref=v.get("evidence"), evidence_id=v.get("evidence_id"))
+                                   evidence=v.get("evidence"), evidence_id=v.get("evidence_id"))
     if action == "create-hypothesis":
         _need(v, "question_id", "statement")
         return ledger.create_hypothesis(v["question_id"], v["statement"], created_by=by)

@@ -7,9 +7,35 @@ from statedir.errors import NotAStore
 from statedir.store.layout import CONFIG
 
 
+def stores_below(root: Path, depth: int = 3, most: int = 3) -> list[Path]:
+    """Stores in the folders below `root`, nearest first (at most `depth` levels down, hidden
+    folders and other stores' insides skipped): what a repository root given as --store means."""
+    found: list[Path] = []
+    level = [root] if root.is_dir() else []
+    budget = 2000  # folders looked into: an error message never walks a whole monorepo
+    for _ in range(depth):
+        following = []
+        for folder in level[:budget]:
+            budget -= 1
+            try:
+                children = sorted(c for c in folder.iterdir() if c.is_dir() and not c.name.startswith(".")
+                                  and not c.is_symlink())
+            except OSError:
+                continue
+            for child in children:
+                if (child / CONFIG).is_file():
+                    found.append(child)
+                else:
+                    following.append(child)
+        if len(found) >= most:
+            break
+        level = following
+    return found[:most]
+
+
 def not_a_store(root: Path) -> str:
     """Why `root` is no store, and the likeliest fix: a store below it, or one above, or init."""
-    below = sorted(p.parent for p in root.glob(f"*/{CONFIG}"))[:3] if root.is_dir() else []
+    below = stores_below(root)
     if below:
         return (f"{root} is not a statedir store (no {CONFIG}), but {', '.join(map(str, below))} is: "
                 "pass that as --store (STATEDIR_STORE)")
@@ -34,6 +60,12 @@ def locate(start: Path) -> Path:
     bound = _bound(start)
     if bound is not None:
         return bound
+    below = stores_below(start)
+    if below:  # a store in a folder below (a repository's pipeline/state): name it, never suggest a second
+        listed = ", ".join(map(str, below))
+        named = f"{listed} is one: pass it" if len(below) == 1 else f"these are: {listed}; pass one"
+        raise NotAStore(f"no statedir store at or above {start}, but {named} as --store (or STATEDIR_STORE), or run "
+                        "the command inside it", below=list(map(str, below)))
     raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
 
 

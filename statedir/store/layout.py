@@ -29,6 +29,7 @@ DAY_SEGMENT = r"(?P<day>\d{4}-\d{2}-\d{2})(?:\.(?P<part>[2-9]|[1-9]\d+))?\.yaml"
 SCHEMA_OF = (
     (re.compile(r"^statedir\.yaml$"), "store-config"),
     (re.compile(r"^signers\.yaml$"), "signers"),
+    (re.compile(r"^acknowledged\.yaml$"), "log-acknowledged"),  # verify findings a person accepted
     (re.compile(r"^templates/[^/]+\.yaml$"), "template"),
     (re.compile(r"^runs/[^/]+/state\.yaml$"), "run-state"),
     (re.compile(r"^runs/[^/]+/stages/[^/]+\.yaml$"), "stage"),

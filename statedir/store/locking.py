@@ -14,15 +14,23 @@ import errno
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from statedir.errors import LockTimeout, WriteFailed
+
+# Told once when a taker has waited NOTICE_AFTER seconds (the command line says so at a terminal:
+# a lock held for up to its timeout must not look like a hang); called with the time limit.
+ON_WAIT: ContextVar[Callable[[float], None] | None] = ContextVar("statedir_on_lock_wait", default=None)
+NOTICE_AFTER = 0.5
 
 
 def take(fd: int, mode: int, deadline: float, limit: float) -> None:
     """flock `fd` in `mode` (LOCK_SH or LOCK_EX), polling until the deadline; LOCK_TIMEOUT after."""
     delay = 0.002
+    notice = ON_WAIT.get()
+    notice_at = time.monotonic() + NOTICE_AFTER if notice is not None else None
     while True:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -32,6 +40,10 @@ def take(fd: int, mode: int, deadline: float, limit: float) -> None:
                 raise WriteFailed(f"cannot lock the store: {exc.strerror}") from None
         if time.monotonic() >= deadline:
             raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s", timeout=limit)
+        if notice_at is not None and time.monotonic() >= notice_at and notice is not None:
+            ON_WAIT.set(None)  # one line per command, however many locks it then waits for
+            notice_at = None
+            notice(limit)
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
 

@@ -57,9 +57,9 @@ def render(t: Template, run: RunData) -> str:
     state = run.state
     rule, double = "+" + "-" * WIDTH + "+", "+" + "=" * WIDTH + "+"
     lines = [double, f"|   {t.doc.get('dashboard_title', t.doc.get('title', t.name))}".ljust(WIDTH + 1) + "|",
-             double, *(_wrapped(f"Topic: {state['topic']}") if state.get("topic") else []), rule]
+             double, *([*_wrapped(f"Topic: {state['topic']}"), rule] if state.get("topic") else [])]  # no empty box
     markers = t.doc["statuses"].get("markers", {})
-    # The seed's columns (4 and 18 wide) fit the academic pipeline; longer ids or names widen them.
+    # The State Tracker's columns (4 and 18 wide) fit the academic pipeline; longer ids or names widen them.
     id_width = max(4, *(len(t.display(sid)) + 1 for sid in t.stage_ids))
     name_width = max(18, *(len(t.stage(sid).get("label", t.stage(sid)["name"])) + 2 for sid in t.stage_ids))
     for sid in t.stage_ids:

@@ -29,12 +29,18 @@ def _status(exc: StatedirError) -> int:
     return {BAD_INPUT: 400, REFUSED: 409}.get(exc.exit_code, 500)
 
 
-def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> Guard:
-    """The whole ASGI app for the store at `root`, answering only as `host:port`."""
+def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+          warm: bool = False) -> Guard:
+    """The whole ASGI app for the store at `root`, answering only as `host:port`; `warm` does the
+    first page's once-only work now (templates compiled, schemas loaded, the first runs read)."""
     reader = Reader(root)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["short"] = lambda sha: (sha or "")[:10]
+    if warm:
+        for name in env.list_templates():
+            env.get_template(name)
+        reader.runs_page()
     store_name = str(reader.sd.store.root)
 
     def page(request: Request, name: str, title: str, **context: Any) -> HTMLResponse:

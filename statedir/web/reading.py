@@ -15,6 +15,8 @@ from statedir.errors import InvalidValue, StatedirError
 from statedir.store import layout
 
 PAGE = 50
+HISTORY = 200  # commits a run's history page shows (and verify replays), newest first
+LOG_ENTRIES = 200  # entries of each log a run's page shows, newest first
 SCAN_SECONDS = 0.5  # how long a filtered listing reads runs before it answers with what it found
 SCAN_BATCH = 20  # runs read between two looks at the clock
 _COMMIT = re.compile(r"[0-9a-f]{4,40}")
@@ -113,24 +115,29 @@ class Reader:
         with self.lock, self.sd.reading():
             status = self.sd.status(run_id)
             t, run, _ = self.sd.load(run_id)
+            histories = self.sd.histories(run_id, t)
             return {"status": status, "next": self.sd.next(run_id), "passports": self.sd.passports(run_id, t),
-                    "histories": self.sd.histories(run_id, t), "graph": stage_svg.draw(t, run),
-                    "summary": self.sd.run_summary(run_id)}
+                    "histories": {name: {"total": len(entries), "newest": entries[-LOG_ENTRIES:][::-1]}
+                                  for name, entries in histories.items()},
+                    "graph": stage_svg.draw(t, run), "summary": self.sd.run_summary(run_id)}
 
     def history(self, run_id: str) -> dict[str, Any]:
-        """The run's commits, newest first, each with its verify findings and whether it is signed."""
+        """The run's newest HISTORY commits, newest first, each with its verify findings (verify
+        replays the commits shown) and whether it is signed."""
         layout.check_run_id(run_id)
         with self.lock:
-            entries = self.sd.log(run_id)
-            checked = self.sd.verify(run_id)
-            signed = self.sd.signed(run_id)
+            entries = self.sd.log(run_id, limit=HISTORY + 1)
+            older = entries[HISTORY]["commit"] if len(entries) > HISTORY else None
+            entries = entries[:HISTORY]
+            checked = self.sd.verify(run_id, since=older)
+            signed = self.sd.signed(run_id, limit=HISTORY)
         findings: dict[str, list[dict[str, Any]]] = {}
         for finding in checked["findings"]:
             findings.setdefault(finding.get("commit") or "", []).append(finding)
         for entry in entries:
             entry["findings"] = findings.get(entry["commit"], [])
             entry["signed"] = entry["commit"] in signed
-        return {"entries": entries, "verify": checked}
+        return {"entries": entries, "verify": checked, "truncated": older is not None}
 
     def diff(self, run_id: str, commit: str) -> dict[str, Any]:
         """What `commit` changed in the run (from its parent; a run's first commit: from nothing)."""

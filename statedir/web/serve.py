@@ -51,7 +51,7 @@ def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: 
     sock = listen(host, port)
     port = int(sock.getsockname()[1])
     try:
-        app = build(root, host=host, port=port, token=token)  # opens the store: NOT_A_STORE before any request
+        app = build(root, host=host, port=port, token=token, warm=True)  # NOT_A_STORE before any request
     except BaseException:
         sock.close()
         raise

@@ -38,3 +38,32 @@ def test_pre_push_runs_verify(sd: api.StateDir, repo: Path, tmp_path: Path) -> N
     assert f"{edit[:10]}  hand_edit" in refused.stdout + refused.stderr
     assert "verified 2 commit(s)" in refused.stdout + refused.stderr  # only what the remote lacks
     assert drive_more["commit"] != git(remote, "rev-parse", "main").strip()
+
+
+def test_a_reviewed_finding_is_acknowledged_once_and_then_pushes(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
+    """The hand edit refused above, reviewed and acknowledged (one commit): the push goes through;
+    a new branch then replays only what the remote lacks, not the acknowledged edit's history."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    hook = repo / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    shutil.copy(ROOT / "examples" / "pre-push", hook)
+    drive(sd, repo / "draft.md", 3)
+    path = repo / "state/runs/p1/state.yaml"
+    path.write_text(path.read_text().replace("topic: AI and QA", "topic: by hand"))
+    edit = hand_commit(repo)
+    assert push(repo).returncode != 0
+    from conftest import cli
+
+    assert cli("verify", "--acknowledge", edit, cwd=repo).returncode == 2  # a reason is required
+    done = cli("verify", "--acknowledge", edit, "--reason", "reviewed: the topic was mistyped", cwd=repo)
+    assert done.returncode == 0 and "acknowledge 1 verify finding(s)" in done.stdout, done.stderr
+    pushed = push(repo)
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    git(repo, "checkout", "-q", "-b", "topic")
+    sd.stage("p1", "1", "completed")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    branch = subprocess.run(["git", "push", "-q", "origin", "topic"], cwd=repo, capture_output=True, text=True,
+                            env=env)
+    assert branch.returncode == 0 and "verified 1 commit(s): clean" in branch.stdout + branch.stderr

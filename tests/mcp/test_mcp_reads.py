@@ -159,6 +159,9 @@ def test_over_stdio_files_resolve_against_the_repository_not_the_servers_cwd(sto
             assert not result.is_error, result.content[0].text
             page = json.loads((await client.call_tool("log", {"limit": 1})).content[0].text)
             assert page["entries"][0]["commit"] == git.head(repo) and page["next_cursor"]
+            brief = json.loads((await client.call_tool("show", {"run_id": "r1"})).content[0].text)
+            whole = json.loads((await client.call_tool("show", {"run_id": "r1", "history": True})).content[0].text)
+            assert "history" not in brief and whole["history"] and len(brief) == len(whole) - 1
     anyio.run(main)
     files = api.StateDir(store).show("r1")["passports"]
     assert '"notes.md"' in json.dumps(files) and "runs/notes.md" not in json.dumps(files)

@@ -77,10 +77,16 @@ def test_research_refusals_have_the_common_shape_and_change_nothing(store: Path,
                     await a(name, **arguments)
                 error = refused.value.doc["error"]
                 assert set(error) == {"code", "message", "details"} and error["code"] == code, (name, error)
-                assert "--" not in error["message"] or code == "INVALID_VALUE" and name == "research_query", error
+                assert "--" not in error["message"], error  # the ledger's flags in the tools' words
             with pytest.raises(ToolError) as refused:
                 await a("research_start_run", question="Q")
             assert refused.value.doc["error"]["details"] == {"argument": "skill"}
+            with pytest.raises(ToolError) as refused:
+                await a("research_start_run", skill="s", question="Q", question_id="q1")
+            assert refused.value.doc["error"]["message"] == "question and question_id are mutually exclusive"
+            with pytest.raises(ToolError) as refused:
+                await a("research_query", run_id="a", question_id="b")
+            assert "research_query takes exactly one of run_id, question_id" in refused.value.doc["error"]["message"]
     anyio.run(main)
     assert snapshot(repo) == saved
 

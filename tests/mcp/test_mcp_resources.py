@@ -157,3 +157,17 @@ def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path,
     answered = [e for e in sd.show("r")["history"].get("checkpoints", []) if e.get("answered_by") == "user"]
     assert len(answered) == len(user.asked)
     assert sum(command == "confirm" for command, _ in taken) >= 6 and ("integrity", "4.5") in taken, taken
+
+
+def test_a_broken_template_of_the_stores_is_listed_and_reading_it_names_the_problem(store: Path) -> None:
+    (store / "templates").mkdir(exist_ok=True)
+    (store / "templates" / "broken.yaml").write_text("name: broken\nstages: [\n")
+
+    async def main() -> None:
+        async with agent(store) as a:
+            uris = {str(r.uri) for r in (await a.client.list_resources()).resources}
+            assert {"statedir://guide", "statedir://templates/academic-pipeline", "statedir://templates/broken"} <= uris
+            with pytest.raises(MCPError) as refused:
+                await a.client.read_resource("statedir://templates/broken")
+            assert refused.value.data["code"] == "BAD_FILE" and refused.value.data["details"]["line"] == 3
+    anyio.run(main)

@@ -49,6 +49,11 @@ def test_a_path_that_is_no_store_is_served_and_each_call_says_how_to_fix_it(repo
             assert not failed and made["commit"] == git.head(repo)
             failed, again = await call(client, "init")
             assert not failed and again["created"] is False
+            failed, run = await call(client, "research_start_run", skill="deep-research", question="Q?")
+            assert not failed and run["skill"] == "deep-research"
+            failed, doc = await call(client, "research_complete_run", run_id="run_nowhere", status="completed")
+            assert failed and doc["error"]["code"] == "UNKNOWN_RUN" and set(doc["error"]) == {"code", "message",
+                                                                                                "details"}
     anyio.run(main)
     assert (store / "statedir.yaml").is_file()
 
@@ -93,4 +98,31 @@ def test_a_store_that_goes_away_is_each_calls_error_and_comes_back_with_init(rep
                 assert refused.value.code == "NOT_A_STORE" and refused.value.doc["error"]["details"]["fix"] == "init"
             assert (await a("init"))["created"] is True
             assert (await a("runs")) == []
+    anyio.run(main)
+
+
+def test_a_store_edited_or_cut_from_its_repository_since_is_read_again(repo: Path) -> None:
+    """The server reads the store's configuration again when it changed: a broken one is each
+    call's error until it is mended; a store whose repository went away is NOT_A_STORE saying so
+    (no `init` fix: it would change nothing there)."""
+    store = repo / "state"
+    api.init(store)
+    config = (store / "statedir.yaml").read_bytes()
+
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            (store / "statedir.yaml").write_text("default_template: [")
+            with pytest.raises(ToolError) as refused:
+                await a("new", run_id="r2", topic="T")
+            assert refused.value.code in ("CORRUPT_STORE", "BAD_FILE")
+            (store / "statedir.yaml").write_bytes(config)
+            assert (await a("new", run_id="r2", topic="T"))["run_id"] == "r2"
+            shutil.rmtree(repo / ".git")
+            for _ in range(2):
+                with pytest.raises(ToolError) as refused:
+                    await a("status", run_id="r1")
+                error = refused.value.doc["error"]
+                assert error["code"] == "NOT_A_STORE" and "git work tree" in error["message"], error
+                assert "fix" not in error["details"]
     anyio.run(main)

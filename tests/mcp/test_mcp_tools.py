@@ -13,7 +13,7 @@ from statedir.cli.registry import COMMANDS, GROUPS
 from statedir.cli.registry import command_group as cli_group
 from statedir.errors import InvalidValue
 from statedir.mcp import tools as tools_mod
-from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, READ_ONLY, tools
+from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, PERSON_ONLY, READ_ONLY, tools
 
 
 def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
@@ -23,7 +23,7 @@ def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
     assert set(served) == {name for name in COMMANDS if name not in NOT_TOOLS} | grouped
     for name, tool in served.items():
         command = tool.command
-        params = {p.name for p in command.params} - {"store", "json", "help"}
+        params = {p.name for p in command.params} - {"store", "json", "help"} - {o for c, o in PERSON_ONLY if c == name}
         schema = tool.input_schema
         assert set(schema["properties"]) == {EXPECT_HEAD if p == "expect" else p for p in params}, name
         assert set(schema.get("required", [])) == {p.name for p in command.params if p.required}, name

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -116,6 +117,19 @@ def test_the_history_links_every_commit_to_its_diff_and_state(client: TestClient
     assert "checkpoint" in diff and "completed" in diff
     at = client.get(f"/runs/paper-a/at/{commits[-1]}").text  # the run as `new` made it
     assert "initializing" in at and "awaiting_confirmation" not in at
+
+
+def test_long_histories_and_logs_show_their_newest(client: TestClient, filled: tuple[Path, dict[str, str]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from statedir.web import reading
+
+    monkeypatch.setattr(reading, "HISTORY", 2)
+    monkeypatch.setattr(reading, "LOG_ENTRIES", 2)
+    commits = _commits(filled[0], "paper-a")
+    page = client.get("/runs/paper-a/history").text
+    assert "The newest 2 commits" in page and commits[1] in page and commits[2] not in page
+    run = client.get("/runs/paper-a").text
+    assert f"The newest 2 of {len(commits)} entries" in run  # one transitions entry a commit
 
 
 def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> None:
@@ -245,6 +259,21 @@ def test_a_port_in_use_is_an_error_naming_it(filled: tuple[Path, dict[str, str]]
 def test_no_store_is_an_error_not_a_server(tmp_path: Path) -> None:
     code, out = cli_json("serve", "--store", str(tmp_path))
     assert code == 3 and out["error"]["code"] == "NOT_A_STORE"
+
+
+def test_open_hands_the_address_to_the_browser(filled: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """--open runs the user's browser ($BROWSER here: a script that writes down what it was given)."""
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {opened}\n")
+    browser.chmod(0o755)
+    with serving(filled[0] / "state", "--open", env={"BROWSER": f"{browser} %s"}) as url:
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.1)
+        assert opened.read_text() == url
+        assert httpx.get(url).status_code == 200
 
 
 def test_the_real_server_streams_head_as_transitions_land(filled: tuple[Path, dict[str, str]]) -> None:
