@@ -67,7 +67,8 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     refuse_occupied(directory)
     local = worktrees.commit_of(user_tree, f"refs/heads/{branch}")
     remote = None if local else next(iter(worktrees.remote_branches(user_tree, branch)), None)
-    fetched, warnings = None, []
+    fetched: str | None = None
+    warnings: list[str] = []
     if local is None and remote is None:  # a clone made before NAME was pushed, or never fetched since
         fetched, warnings = worktrees.fetch_remote_branch(worktrees.main_worktree(user_tree), branch)
         remote = fetched
