@@ -33,7 +33,7 @@ def isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for var in ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_LOCK_TIMEOUT", "GIT_DIR", "GIT_INDEX_FILE",
-                "ARS_PASSPORT_RESET", "PRE_COMMIT_FROM_REF"):
+                "ARS_PASSPORT_RESET", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH"):
         monkeypatch.delenv(var, raising=False)
 
 

@@ -64,6 +64,10 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
                "--acknowledge", metavar="SHA", help="Record (one commit, in acknowledged.yaml) that SHA's findings "
                "were reviewed and are accepted; needs --reason. verify then lists them apart and exits 0 for them.")] = None,
            reason: Annotated[Optional[str], Option("--reason", help="With --acknowledge: what the review found.")] = None,
+           pushed: Annotated[bool, Option(
+               "--pushed", help="Only what the push being made sends, as the pre-commit framework's pre-push stage "
+               "says (PRE_COMMIT_LOCAL_BRANCH, PRE_COMMIT_FROM_REF, PRE_COMMIT_TO_REF): the commits after the "
+               "remote's; nothing where the store is on a branch of its own that the push does not send.")] = False,
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR) -> int:
     """Replay history: exit 0 when every commit that touched the store is a legal transition, 1 with findings.
 
@@ -76,6 +80,19 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
             raise InvalidValue("--acknowledge needs --reason (what the review found)", argument="reason")
         done(sd.acknowledge(acknowledge, reason=reason, actor=actor), json)
         return 0
+    if pushed:
+        import os
+
+        from statedir.history import pushed as pushed_mod
+
+        sent = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+        wanted, since = pushed_mod.scope(sd.store, sent, since, os.environ.get("PRE_COMMIT_TO_REF"))
+        if not wanted:
+            if json:
+                emit_json({"clean": True, "checked": 0, "findings": [], "pushed": False})
+            else:
+                print(f"verify: the push sends {sent}, which holds none of the store's commits; nothing to verify")
+            return 0
     result = sd.verify(run_id, since=since)
     if json:
         emit_json(result)

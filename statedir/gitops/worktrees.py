@@ -55,6 +55,30 @@ def remote_branches(worktree: Path, name: str) -> list[str]:
     return sorted(refs, key=lambda ref: (ref != f"origin/{name}", ref))
 
 
+def fetch_remote_branch(worktree: Path, name: str) -> tuple[str | None, list[str]]:
+    """Branch `name` on a remote (`origin` first) that has not been fetched, fetched now: (its
+    remote-tracking ref, or None; a warning for each remote that could not be asked)."""
+    out = git.run(worktree, "remote").stdout.decode().split()
+    warnings: list[str] = []
+    quiet = {"GIT_TERMINAL_PROMPT": "0"}  # an https remote asking for a password is one that cannot be asked
+    for remote in sorted(out, key=lambda r: (r != "origin", r)):
+        heads = git.run(worktree, "ls-remote", "--heads", remote, f"refs/heads/{name}", env=quiet, check=False)
+        if heads.returncode != 0:
+            warnings.append(f"could not ask remote {remote} for branch {name} ({git.gist(heads.stderr)}); "
+                            f"if it holds the store, fetch it and run init --branch again (docs/branch.md)")
+            continue
+        if f"\trefs/heads/{name}" not in heads.stdout.decode():
+            continue
+        ref = f"refs/remotes/{remote}/{name}"
+        git.run(worktree, "fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{name}:{ref}", env=quiet)
+        return f"{remote}/{name}", warnings
+    return None, warnings
+
+
+def forget(worktree: Path, ref: str) -> None:
+    git.run(worktree, "update-ref", "-d", ref, check=False)
+
+
 def holds_file(worktree: Path, rev: str, path: str) -> bool:
     return git.run(worktree, "cat-file", "-e", f"{rev}:{path}", check=False).returncode == 0
 

@@ -181,7 +181,7 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
     """`init`: the store's own files, made once, in a commit whose parent has no store."""
     if commit.parent and reader.objects.read(reader.spec(commit.parent, layout.CONFIG)):
         raise ValidationFailed("init of a store that already existed")
-    allowed = {layout.CONFIG, ".gitignore", ".gitattributes"}
+    allowed = {layout.CONFIG, ".gitignore", ".gitattributes", layout.PRE_COMMIT_CONFIG}
     odd = [rel for rel in commit.changed if rel not in allowed and not rel.startswith(".schemas/")]
     if odd or any(status != "A" for status, _, _ in commit.changed.values()):
         raise ValidationFailed(f"init wrote {', '.join(odd) or 'over existing files'}")

@@ -15,6 +15,33 @@ from statedir.gitops import git, merge_driver, worktrees
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
 
+# Committed on the store's branch at its root: the pre-commit framework reads the config of the work
+# tree it commits or pushes in, and the store's has no other (the user's hooks are shared by both).
+# `language: system`: the statedir the user runs, no URL or pin to keep up to date.
+VALIDATED_FILES = (r"(^|/)(statedir\.yaml|templates/[^/]+\.ya?ml|runs/[^/]+/(state|stages/[^/]+|materials/[^/]+|"
+                   r"history/[^/]+(/[0-9]{4}-[0-9]{2}-[0-9]{2})?)\.yaml|bus/[0-9]{4}-[0-9]{2}-[0-9]{2}-[^/]+\.yaml|"
+                   r"research/[^/]+/[^/]+\.yaml)$")
+PRE_COMMIT_CONFIG = f"""\
+# statedir: the hooks of the store's work tree (statedir init --branch); see docs/branch.md.
+# Installed with `pre-commit install` (and `--hook-type pre-push`) in your work tree, they run here too.
+repos:
+  - repo: local
+    hooks:
+      - id: statedir-validate
+        name: statedir validate
+        entry: statedir validate --skip-outside-stores
+        language: system
+        files: '{VALIDATED_FILES}'
+        types: [yaml]
+      - id: statedir-verify
+        name: statedir verify
+        entry: statedir verify --pushed
+        language: system
+        pass_filenames: false
+        always_run: true
+        stages: [pre-push]
+"""
+
 
 def init(directory: Path, branch: str) -> dict[str, Any]:
     """Make (or check out again) the store on `branch` at `directory`: {store, branch, created,
@@ -40,8 +67,15 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     refuse_occupied(directory)
     local = worktrees.commit_of(user_tree, f"refs/heads/{branch}")
     remote = None if local else next(iter(worktrees.remote_branches(user_tree, branch)), None)
+    fetched: str | None = None
+    warnings: list[str] = []
+    if local is None and remote is None:  # a clone made before NAME was pushed, or never fetched since
+        fetched, warnings = worktrees.fetch_remote_branch(worktrees.main_worktree(user_tree), branch)
+        remote = fetched
     source = local or remote
     if source is not None and not worktrees.holds_file(user_tree, source, layout.CONFIG):
+        if fetched is not None:
+            worktrees.forget(user_tree, f"refs/remotes/{fetched}")
         raise InvalidValue(f"branch {remote or branch} exists and holds no statedir store at its root; "
                            "choose another name", branch=branch)
     existed = directory.exists()
@@ -50,7 +84,8 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     try:
         if source is None:
             worktrees.add_orphan(user_tree, directory, branch)
-            result = {**populate(directory, created=False), "attached": False}
+            result = {**populate(directory, created=False, extra={layout.PRE_COMMIT_CONFIG: PRE_COMMIT_CONFIG}),
+                      "attached": False}
         else:
             worktrees.add_existing(user_tree, directory, branch, remote)
             merge_driver.register(directory)  # a fresh clone has no registration (git copies no config)
@@ -63,6 +98,8 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
             directory.mkdir(parents=True, exist_ok=True)
         raise
     result["branch"] = branch
+    if warnings:
+        result["warnings"] = [*result.get("warnings", []), *warnings]
     return result
 
 

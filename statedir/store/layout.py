@@ -14,6 +14,7 @@ CONFIG = "statedir.yaml"
 LOCK = ".statedir.lock"
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"  # a store on a branch of its own: the hooks of its work tree
 GITATTRIBUTES = (  # the merge driver is registered in the repository's config by statedir.gitops.merge_driver
     "# statedir: YAML state, diffed as text, merged by `statedir merge-driver`: each field by its\n"
     "# schema's x-merge rule, append-only logs as the union of their entries (see README, sync)\n"
@@ -50,7 +51,7 @@ def unwritten(rel: str, mode: str = "100644") -> str | None:
         return "a symbolic link"
     if mode.startswith("160"):
         return "a submodule"
-    if rel in (CONFIG, ".gitignore", ".gitattributes"):
+    if rel in (CONFIG, ".gitignore", ".gitattributes", PRE_COMMIT_CONFIG):
         return None
     if name.startswith(".git"):
         return f"a {name} file inside the store (git would take it to change how the store's files are merged, " \

@@ -20,13 +20,13 @@ def refuse_occupied(directory: Path) -> None:
         raise InvalidValue(f"{directory} exists and is neither empty nor a statedir store", path=str(directory))
 
 
-def populate(directory: Path, created: bool) -> dict[str, Any]:
-    """Write a new store's files into `directory` (in a git work tree) and commit them; on a
-    failure what this call wrote goes again (`directory` itself too where `created`)."""
+def populate(directory: Path, created: bool, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write a new store's files (and `extra`: path -> text) into `directory` (in a git work tree)
+    and commit them; on a failure what this call wrote goes again (`directory` too where `created`)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         files = {".gitignore": layout.GITIGNORE, ".gitattributes": layout.GITATTRIBUTES,
-                 layout.CONFIG: yaml.dump(CONFIG_DEFAULTS, layout.schema_ref(layout.CONFIG))}
+                 layout.CONFIG: yaml.dump(CONFIG_DEFAULTS, layout.schema_ref(layout.CONFIG)), **(extra or {})}
         for rel, text in files.items():
             (directory / rel).write_text(text)
         store = Store(directory)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import git, merge_driver
+from statedir.gitops import git, merge_driver, worktrees
 from statedir.merge import driver
 from statedir.store.disk import Store
 from statedir.sync import checkpoint, versions
@@ -28,6 +28,18 @@ def _out(store: Store, *args: str) -> str:
 def _rev(store: Store, ref: str) -> str | None:
     proc = _git(store, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def _remote_dir(store: Store, name: str) -> Any:
+    """Where git runs to reach remote `name`: the store's work tree, except where the remote is a
+    relative path and the store is a linked work tree (`init --branch`). git takes such a path from
+    the work tree it runs in, and the user added it from the main one: that is where it is meant."""
+    url = _git(store, "remote", "get-url", name, check=False).stdout.decode().strip()
+    local_path = "://" not in url and ("/" in url.partition(":")[0] or ":" not in url)  # git's test, not scp-like
+    bound = worktrees.binding(store.worktree) if url and local_path and not url.startswith("/") else None
+    if bound is None or bound[1].resolve() != store.worktree.resolve():
+        return store.worktree
+    return worktrees.main_worktree(store.worktree)
 
 
 def target(store: Store, remote: str | None) -> tuple[str, str]:
@@ -82,8 +94,9 @@ def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any
         head = _rev(store, "HEAD")
         if head is None or head == theirs:
             return _result(name, branch, status, head, attempt, pushed=False)
-        push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
-                    f"HEAD:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
+        local = _out(store, "symbolic-ref", "HEAD")  # named, not HEAD: git may run in another work tree
+        push = git.run(_remote_dir(store, name), "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
+                       f"{local}:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
         if push.returncode == 0:
             return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
                            pushed=True)
@@ -113,7 +126,7 @@ def _result(name: str, branch: str, status: str, head: str | None, attempts: int
 
 
 def _fetch(store: Store, name: str, branch: str) -> None:
-    proc = _git(store, "fetch", "--quiet", name, check=False)
+    proc = git.run(_remote_dir(store, name), "fetch", "--quiet", name, check=False)
     if proc.returncode != 0:
         raise GitError(f"git fetch {name} failed: {git.gist(proc.stderr)}", remote=name)
 
