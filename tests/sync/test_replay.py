@@ -161,3 +161,27 @@ def test_a_replayed_bus_append_and_a_rollback(tmp_path: Path) -> None:
     assert session["notes"] == ["first"] and session["phase"] == "two"
     clean(b)
     assert subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=b).returncode == 0
+
+
+def test_a_run_level_field_names_statedir_set_and_the_api_replays(tmp_path: Path) -> None:
+    """Two topics: the refusal names `statedir set`; the API's sync(replay=True) lands this side's."""
+    import statedir
+
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    error = _refused(c["b"])
+    assert "statedir sync --replay" in error["message"] and "statedir set r1 topic VALUE" in error["message"]
+    result = statedir.open(c["b"] / "state").sync(replay=True)
+    assert result["status"] == "replayed" and [r["action"] for r in result["replayed"]] == ["set"]
+    assert json.loads(cli("show", "r1", "--json", cwd=c["b"]).stdout)["topic"] == "topic B"
+    clean(c["b"])
+
+
+def test_sync_replay_is_an_mcp_argument() -> None:
+    from statedir.cli.registry import command_group
+    from statedir.mcp.tools import tools
+
+    schema = tools(command_group())["sync"].input_schema["properties"]
+    assert schema["replay"]["type"] == "boolean" and "refs/statedir/replayed/" in schema["replay"]["description"]
