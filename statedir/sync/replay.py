@@ -56,6 +56,7 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
     git.run(store.worktree, "update-index", "-q", "--refresh", check=False)  # stat data only: a restore rewrote files
     git.run(store.worktree, "read-tree", "-m", "-u", ours, theirs)  # as `git checkout` would: keeps what is staged
     git.run(store.worktree, "update-ref", "-m", f"statedir sync --replay: onto {name}/{branch}", "HEAD", theirs, ours)
+    _require_legal(store, name, branch, ours)
     done: list[dict[str, Any]] = []
     not_applied: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
@@ -79,6 +80,26 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
     git.run(store.worktree, "update-ref", "-m", "statedir sync --replay: the originals", kept, ours, "")
     return {"replayed": done, "refused": not_applied, "skipped": skipped, "kept": kept, "original": ours,
             "onto": theirs}
+
+
+def _require_legal(store: Store, name: str, branch: str, ours: str) -> None:
+    """The remote's side as a plain sync holds it before it takes it: its new commits verify and
+    the files that differ from ours validate (the merge was refused before it checked them)."""
+    from statedir.engine import validate
+    from statedir.history.verify import verify
+
+    findings = verify(store, None, ours)["findings"]
+    if findings:
+        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
+                           "nothing was changed", conflicts=[], findings=findings)
+    out = git.run(store.worktree, "diff", "--name-only", "--no-renames", "-z", ours, "HEAD", "--",
+                  store.git_path(".")).stdout.decode("utf-8", "surrogateescape")
+    prefix = "" if store.prefix == "." else store.prefix + "/"
+    rels = [n[len(prefix):] for n in out.split("\0") if n.startswith(prefix) and n.endswith(".yaml")]
+    problems = [str(p) for p in validate.opened_store(store, rels)]
+    if problems:
+        raise MergeRefused(f"the state of {name}/{branch} is not a legal store: {problems[0]}; nothing was changed",
+                           conflicts=[], problems=problems)
 
 
 def forget(store: Store, kept: str) -> None:

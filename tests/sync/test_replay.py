@@ -185,3 +185,19 @@ def test_sync_replay_is_an_mcp_argument() -> None:
 
     schema = tools(command_group())["sync"].input_schema["properties"]
     assert schema["replay"]["type"] == "boolean" and "refs/statedir/replayed/" in schema["replay"]["description"]
+
+
+def test_a_replay_takes_no_remote_history_a_plain_sync_would_refuse(tmp_path: Path) -> None:
+    """The merge was refused before it verified the incoming history: the replay verifies it."""
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
+    path = c["a"] / "state" / "runs" / "r1" / "state.yaml"
+    path.write_text(path.read_text().replace("language: en", "language: xx"))
+    git(c["a"], "commit", "-q", "-am", "a hand edit")
+    git(c["a"], "push", "-q", "origin", "HEAD:main")
+    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    before = _as_it_was(c["b"])
+    error = _refused(c["b"], "--replay")
+    assert "does not verify" in error["message"] and error["details"]["findings"][0]["kind"] == "hand_edit"
+    assert _as_it_was(c["b"]) == before
+    assert git(c["b"], "for-each-ref", "refs/statedir/") == ""
