@@ -201,3 +201,18 @@ def test_a_replay_takes_no_remote_history_a_plain_sync_would_refuse(tmp_path: Pa
     assert "does not verify" in error["message"] and error["details"]["findings"][0]["kind"] == "hand_edit"
     assert _as_it_was(c["b"]) == before
     assert git(c["b"], "for-each-ref", "refs/statedir/") == ""
+
+
+def test_a_replay_waiting_for_the_lock_changes_nothing(tmp_path: Path) -> None:
+    from statedir.store.disk import Store
+
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    before = _as_it_was(c["b"])
+    with Store(c["b"] / "state").locked():
+        proc = cli("sync", "--replay", "--json", cwd=c["b"], env={"STATEDIR_LOCK_TIMEOUT": "1"})
+    assert proc.returncode == 3 and json.loads(proc.stdout)["error"]["code"] == "LOCK_TIMEOUT", proc.stdout
+    assert _as_it_was(c["b"]) == before
+    assert git(c["b"], "for-each-ref", "refs/statedir/") == ""
