@@ -14,7 +14,7 @@ from typing import Any
 
 from statedir.engine import rules, transaction
 from statedir.engine.decision import Request
-from statedir.errors import GitError, MergeRefused, StatedirError
+from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
 from statedir.history import rollback
 from statedir.history.replay import Commit
@@ -42,7 +42,8 @@ def unpublished(store: Store, ours: str, theirs: str) -> list[Commit]:
 
 def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[str, Any]:
     """Move the branch to the remote's commit and decide each unpublished transition again on it;
-    {replayed, refused, skipped, kept}: the pushing is the caller's."""
+    {replayed, refused, skipped, kept}: the pushing is the caller's. A refusal by the rules (or of
+    the request's input) is reported; a failure of the environment (git, the disk) surfaces."""
     ours = git.head(store.worktree)
     theirs = _rev(store, f"refs/remotes/{name}/{branch}")
     if ours is None or theirs is None:
@@ -69,6 +70,8 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
         try:
             result = apply(store, commit)
         except StatedirError as exc:
+            if exc.exit_code == ENVIRONMENT:  # not the rules' answer: the whole replay is undone
+                raise
             not_applied.append({"commit": commit.sha, "run": commit.run_id, "action": commit.action,
                                 "code": exc.code, "message": exc.message})
             continue
