@@ -4,16 +4,21 @@
 
 Each round every clone makes a few transitions through the real CLI (appends to one shared bus
 list, its own bus phase, a shared phase's status, versions of a shared run's materials, pauses
-and resumes of that run, outputs of its stage, the topic of a run of its own), all clones alike
-in the same seconds, as one committer; then every clone exchanges with the remote at once (so
+and resumes of that run, outputs of its stage, the topic of a run of its own, and the shared run's
+topic and language: moves two machines make differently, which no merge can take), all clones
+alike in the same seconds, as one committer; then every clone exchanges with the remote at once (so
 pushes race) by `statedir sync`, a plain `git pull` + `git push`, or `git fetch` + a plain
 `git merge` + `git push`, chosen at random. A plain merge git cannot finish (two versions of one
-label: only sync can number them apart) is aborted and the clone syncs instead; a push the
-remote rejects waits for the next round. At the end every clone syncs until all stand at one
-commit, and the invariants are checked:
+label: only sync can number them apart; or a field both sides changed) is aborted and the clone
+syncs instead; a push the remote rejects waits for the next round. A sync the merge refuses
+(MERGE_REFUSED) is resolved by `statedir sync --replay`, never by `git reset`: the clone's
+unpublished transitions are decided again on top of the remote's state. At the end every clone
+syncs until all stand at one commit, and the invariants are checked:
 
 - every clone's tree is the same, and the remote's;
-- every accepted transition's commit is in the history, its request id in exactly one commit,
+- every accepted transition's commit is in the history, or its replay's (following
+  `Statedir-Replayed-From` through replays of replays), or the replay reported the rules refuse it
+  now; its request id in exactly one commit (an original that was replayed: in none),
   and in exactly one entry of its run's transitions log (a material: in exactly one passport,
   each version its own content); every bus append's value is in the list exactly once;
 - `statedir validate` and `statedir verify` are clean.
@@ -52,6 +57,8 @@ class Soak:
         self.env = {"HOME": str(base / "home"), "GIT_CONFIG_NOSYSTEM": "1", "PATH": _path(),
                     "GIT_CONFIG_GLOBAL": str(base / "home" / ".gitconfig")}
         self.accepted: list[dict[str, Any]] = []
+        self.replayed: dict[str, str | None] = {}  # original commit -> its replay (None: no commit needed)
+        self.refused_on_replay: dict[str, str] = {}  # original commit -> the rules' refusal code
         self.figures: Counter[str] = Counter()
         self.rounds = 0
         self.lock = threading.Lock()  # clones act in threads: the ledger and the figures are shared
@@ -96,7 +103,7 @@ class Soak:
         for n in range(rng.randint(1, 3)):
             tag = f"{clone}-r{self.rounds}-{n}"
             kind = rng.choice(["bus-append", "bus-evidence", "bus-own", "bus-shared", "material", "pause",
-                               "resume", "output", "topic"])
+                               "resume", "output", "topic", "shared-topic", "shared-language"])
             args = {
                 "bus-append": ("bus", "append", SESSION, "notes", tag),
                 "bus-evidence": ("bus", "append", SESSION, "phases.1-shared.evidence", f".ai_log/{tag}.md"),
@@ -108,6 +115,8 @@ class Soak:
                 "resume": ("pipeline", SHARED, "running"),
                 "output": ("output", SHARED, "1", "--output", tag),
                 "topic": ("set", f"own-{clone}", "topic", tag, "--reason", tag),
+                "shared-topic": ("set", SHARED, "topic", tag, "--reason", tag),
+                "shared-language": ("set", SHARED, "language", rng.choice(["de", "fr", "en", "ja"]), "--reason", tag),
             }[kind]
             if kind == "material":
                 (self.base / clone / f"{tag}.md").write_text(f"{tag}\n")
@@ -140,16 +149,34 @@ class Soak:
             self.count("plain git push rejected (the remote moved)")
 
     def sync(self, clone: str) -> dict[str, Any]:
-        for _ in range(10):
-            code, out = self.sd(clone, "sync")
-            if code == 3 and "kept moving" in out["error"]["message"]:  # lost every race: as a user would, again
-                self.count("statedir sync gave up on a moving remote, then again")
+        replay = False
+        for _ in range(20):
+            code, out = self.sd(clone, "sync", *(["--replay"] if replay else []))
+            moving = code == 3 and any(m in out["error"]["message"] for m in ("kept moving", "after the replay"))
+            if moving:
+                self.count("statedir sync gave up on a moving remote, then again")  # as a user would
+                continue
+            if code == 1 and out["error"]["code"] == "MERGE_REFUSED" and not replay:
+                if "sync --replay" not in out["error"]["message"]:
+                    raise SystemExit(f"{clone}: the refusal does not name sync --replay: {out['error']['message']}")
+                self.count("statedir sync refused (MERGE_REFUSED), then sync --replay")
+                replay = True
                 continue
             break
         if code != 0:
-            raise SystemExit(f"{clone}: statedir sync refused: {json.dumps(out)[:2000]}")
+            raise SystemExit(f"{clone}: statedir sync{' --replay' if replay else ''} refused: {json.dumps(out)[:2000]}")
         self.count(f"statedir sync {out['status']}")
         self.count("statedir sync pushes rejected (retried)", out["attempts"] - 1)
+        if out["status"] == "replayed":
+            self.count("sync --replay: transitions replayed", sum(1 for r in out["replayed"] if r["commit"]))
+            self.count("sync --replay: already so on the remote's side (no commit)",
+                       sum(1 for r in out["replayed"] if not r["commit"]))
+            for item in out["refused"]:
+                self.count(f"sync --replay: refused now by the rules ({item['code']})")
+            self.count("sync --replay: skipped (hand edits, merges)", len(out["skipped"]))
+            with self.lock:
+                self.replayed.update({r["from"]: r["commit"] for r in out["replayed"]})
+                self.refused_on_replay.update({r["commit"]: r["code"] for r in out["refused"]})
         return dict(out)
 
     def round(self) -> None:
@@ -201,10 +228,21 @@ class Soak:
                  "bus-evidence": session["phases"].get("1-shared", {}).get("evidence", [])}
         registered = Counter(p.get("request_id") for p in passports)
         for made in self.accepted:
-            made_id = ids.get(made["commit"])
+            commit: str | None = made["commit"]
+            while commit not in ids and commit in self.replayed:  # replayed, perhaps more than once
+                original_id = self.request_id(made["clone"], commit)  # replays stay in their clone
+                if per_id[original_id]:
+                    problems.append(f"the replayed original {commit[:10]}'s request {original_id} is in the history")
+                commit = self.replayed[commit]
+            if commit is None or commit in self.refused_on_replay:
+                self.count("accepted transitions a replay found already so, or the rules refused on replay")
+                continue
+            made_id = ids.get(commit)
             if made_id is None:
                 problems.append(f"{made['clone']}'s {made['kind']} {made['commit'][:10]} is not in the history")
                 continue
+            if commit != made["commit"]:
+                self.count("accepted transitions in the history as their replay")
             if per_id[made_id] != 1:
                 problems.append(f"request {made_id} is in {per_id[made_id]} commits")
             if not made["kind"].startswith("bus") and entries[made_id] != 1:
@@ -225,6 +263,11 @@ class Soak:
             if code != 0:
                 problems.append(f"statedir {args[0]}: {json.dumps(out)[:2000]}")
         return problems
+
+
+    def request_id(self, clone: str, commit: str) -> str:
+        return self.run(clone, "git", "log", "-1", "--format=%(trailers:key=Statedir-Request-Id,valueonly)",
+                        commit).stdout.strip()
 
 
 def _path() -> str:

@@ -213,13 +213,16 @@ class StateDir(Views, History, Overview, Adjudication):
         with expectation.expecting(self.store, expect):
             return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
 
-    def sync(self, remote: str | None = None, *, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync)."""
+    def sync(self, remote: str | None = None, *, actor: str | None = None, expect: str | None = None,
+             replay: bool = False) -> dict[str, Any]:
+        """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync); with
+        `replay`, a refused merge is resolved by deciding this branch's unpublished transitions again
+        on top of the remote's state (statedir.sync.replay)."""
         from statedir.sync import exchange
 
         with expectation.expecting(self.store, expect):  # about the whole store
             return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"),
-                                 timeout=self.lock_timeout)
+                                 timeout=self.lock_timeout, replay=replay)
 
     def bus(self, session: str) -> Bus:
         """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear; its

@@ -12,14 +12,20 @@ from statedir.cli.render import done
 @app.command()
 def sync(remote: Annotated[Optional[str], Option(
              "--remote", metavar="NAME", help="The git remote; default: the branch's upstream remote, else origin.")] = None,
+         replay: Annotated[bool, Option(
+             "--replay", help="Where the merge is refused: decide this branch's unpublished transitions again, "
+             "oldest first, on top of the remote's state (each a new commit with Statedir-Replayed-From), report "
+             "those the rules now refuse, keep the originals under refs/statedir/replayed/, and push.")] = False,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> int:
-    """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push."""
+    """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push.
+
+    A refused merge changes nothing and names the next step: `statedir sync --replay`."""
     from statedir.cli import render
     from statedir.errors import MergeRefused
 
     try:
-        result = open_store(store).sync(remote, actor=actor, expect=expect)
+        result = open_store(store).sync(remote, actor=actor, expect=expect, replay=replay)
     except MergeRefused as exc:
         if not json:  # the conflict report is the command's output; the error line goes to stderr
             for item in exc.details.get("conflicts", []):
@@ -32,6 +38,13 @@ def sync(remote: Annotated[Optional[str], Option(
             for finding in exc.details.get("findings", []):
                 print(f"verify    {finding['commit'][:10]} {finding['kind']} {finding['file']}: {finding['message']}")
         return render.error(exc, json)
+    if not json and result.get("status") == "replayed":
+        for item in result["replayed"]:
+            print(f"replayed  {item['from'][:10]} -> {(item['commit'] or 'no commit')[:10]}  {item['summary']}")
+        for item in result["refused"]:
+            print(f"refused   {item['commit'][:10]} {item['action']} on {item['run']}: {item['code']}: {item['message']}")
+        for item in result["skipped"]:
+            print(f"skipped   {item['commit'][:10]} {item['reason']}")
     done(result, json)
     return 0
 

@@ -31,7 +31,7 @@ def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
     """(plain data, canonical) of a store file's bytes, validated against its schema;
     canonical: the bytes are exactly what statedir writes for that data."""
     name = layout.schema_for(rel) or ""
-    ref = layout.schema_ref(rel)
+    ref = layout.own_ref(rel, raw)  # a run file names its template's compiled schema
     is_log = name.startswith("log-")
     own = yaml_own.read_own(raw, ref)
     if own is not yaml_own.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):

@@ -70,6 +70,7 @@ class Store:
         self.standing: list[str] = []  # said of the store itself (a missing merge driver), with every write
         self.objects: Objects | None = None  # in-process commits (statedir.gitops.libgit), for long-lived callers
         self.expected: str | None = None  # the commit a caller last read: checked as its write takes the lock
+        self.trailers: dict[str, str] = {}  # added to every commit made meanwhile (a replay's origin)
 
     @property
     def config(self) -> dict[str, Any]:

@@ -30,6 +30,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     """
     appends = list(appends)
     removes = list(removes)
+    message += "".join(f"{key}: {value}\n" for key, value in store.trailers.items())  # in the trailer block
     for rel, data in writes.items():
         if len(data) > MAX_BYTES:
             raise InvalidValue(f"{rel} would be {len(data)} bytes, more than the {MAX_BYTES} any reader "

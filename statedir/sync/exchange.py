@@ -13,6 +13,7 @@ from statedir.gitops import git, merge_driver, worktrees
 from statedir.merge import driver
 from statedir.store.disk import Store
 from statedir.sync import checkpoint, versions
+from statedir.sync import replay as replaying
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -63,8 +64,11 @@ def _dirty_store(store: Store) -> list[str]:
     return [entry[3:] for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0") if len(entry) > 3]
 
 
-def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None) -> dict[str, Any]:
-    """{remote, branch, status: up_to_date|pushed|fast_forward|merged, pushed, commit, attempts, summary}."""
+def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None,
+         replay: bool = False) -> dict[str, Any]:
+    """{remote, branch, status: up_to_date|pushed|fast_forward|merged|replayed, pushed, commit, attempts,
+    summary}; with `replay`, a refused merge is resolved by replaying (statedir.sync.replay), and
+    the result says what was replayed, refused and skipped, and where the originals are kept."""
     name, branch = target(store, remote)
     with store.locked(timeout):
         for marker, operation in git.IN_PROGRESS:
@@ -77,9 +81,39 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         start = checkpoint.take(store)
         try:
             return _exchange(store, name, branch, actor)
+        except MergeRefused as refusal:
+            checkpoint.put_back(store, start, refusal)
+            if not replay or refusal.details.get("findings"):  # the remote's own history is not legal
+                raise
+            refused = refusal
         except BaseException as failure:  # a refusal, a rejected push, an interrupt: put everything back
             checkpoint.put_back(store, start, failure)
             raise
+        kept = None
+        try:
+            outcome = replaying.replay(store, name, branch, refused)
+            kept = outcome["kept"]
+            return _publish(store, name, branch, outcome)
+        except BaseException as failure:  # the replay undone whole: the originals are the branch again
+            if kept is not None:
+                replaying.forget(store, kept)
+            checkpoint.put_back(store, start, failure)
+            raise
+
+
+def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> dict[str, Any]:
+    """Push the replayed branch; a remote that moved meanwhile undoes the replay (run it again)."""
+    head = _rev(store, "HEAD")
+    push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
+                f"HEAD:refs/heads/{branch}", check=False)
+    if push.returncode != 0:
+        raise GitError(f"git push to {name} failed after the replay: {git.gist(push.stderr)}; nothing was "
+                       "changed (the remote may have moved: run `statedir sync --replay` again)", remote=name)
+    counts = f"{len(outcome['replayed'])} replayed, {len(outcome['refused'])} refused by the rules, " \
+             f"{len(outcome['skipped'])} skipped"
+    return {**_result(name, branch, "replayed", head, 1, pushed=True),
+            "summary": f"replayed this branch's unpublished transitions onto {name}/{branch} and pushed "
+                       f"({counts}); the originals are kept under {outcome['kept']}", **outcome}
 
 
 def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any]:
@@ -117,7 +151,8 @@ def _hooks(store: Store) -> str:
 
 
 def _result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:
-    summary = {"up_to_date": f"up to date with {name}/{branch}", "pushed": f"pushed to {name}/{branch}",
+    summary = {"replayed": f"replayed onto {name}/{branch}",
+               "up_to_date": f"up to date with {name}/{branch}", "pushed": f"pushed to {name}/{branch}",
                "fast_forward": f"fast-forwarded to {name}/{branch}", "merged": f"merged {name}/{branch}"}[status]
     if pushed and status != "pushed":
         summary += " and pushed"
@@ -160,7 +195,7 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}{more}; "
-                           "nothing was changed",
+                           f"nothing was changed. {next_steps([])}",
                            conflicts=[], problems=problems)
     if not fast:
         _git(store, "commit", "--quiet", "--no-edit", "-m", message)
@@ -211,7 +246,23 @@ def _headline(conflicts: list[dict[str, Any]]) -> str:
     fields = ", ".join(f["field"] for f in first["fields"]) or first.get("reason") or "its content"
     where = f"run {first['run']}, {first['file']}" if first["run"] else first["file"]
     more = f" (and {len(conflicts) - 1} more file(s))" if len(conflicts) > 1 else ""
-    return f"merge refused: {where}: {fields} changed on both sides{more}; nothing was changed"
+    return f"merge refused: {where}: {fields} changed on both sides{more}; nothing was changed. {next_steps(conflicts)}"
+
+
+SETTABLE = ("topic", "language", "settings.reset_boundaries")
+
+
+def next_steps(conflicts: list[dict[str, Any]]) -> str:
+    """What resolves a refused merge: the replay, and `statedir set` for a run-level field."""
+    text = ("Next: `statedir sync --replay` decides this machine's unpublished transitions again on top of the "
+            "remote's state (the rules refuse what no longer holds; the originals are kept)")
+    fields = [(c["run"], f["field"]) for c in conflicts if c["run"] and c["file"].endswith("/state.yaml")
+              for f in c["fields"] if f["field"] in SETTABLE or f["field"].startswith("team.")]
+    if fields:
+        run, field = fields[0]
+        text += (f", then `statedir set {run} {field} VALUE --reason R` if {field} should hold another value "
+                 "than the one the replay leaves")
+    return text
 
 
 def _unmerged(store: Store) -> list[dict[str, Any]]:

@@ -136,6 +136,15 @@ def test_verify_a_run_or_since_a_commit(driven: api.StateDir, repo: Path) -> Non
     assert code == 2 and out["error"]["code"] == "INVALID_ID"
 
 
+def test_verify_since_any_commit_of_a_clean_history_is_clean(driven: api.StateDir, repo: Path) -> None:
+    """The files a walk from a later commit reads first name their template's compiled schema:
+    statedir wrote them so (sync verifies from the commit it merges into)."""
+    shas = git(repo, "rev-list", "HEAD").split()
+    for sha in shas[1:]:
+        result = driven.verify(since=sha)
+        assert result["clean"], (sha, result["findings"])
+
+
 def test_a_schema_copy_is_derived_data_but_must_be_a_schema(driven: api.StateDir, repo: Path) -> None:
     """`.schemas/` copies are for editors (no check of statedir's reads them): a copy an older
     statedir compiled differently verifies; a copy that is no JSON Schema at all does not."""
