@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, call, cli, cli_json, on_terminal, snapshot
 
+from statedir import api
+
 COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "next", "stage", "output", "pipeline", "set",
             "bind", "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
             "validate", "resume", "seal", "demo", "diff", "versions", "rollback", "verify", "doctor"]
@@ -21,8 +23,8 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    assert cli("init", cwd=repo).returncode == 0
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one): made by `init`, which tests of its own check."""
     return repo / "state"
 
 
