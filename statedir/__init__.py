@@ -6,10 +6,11 @@
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `statedir --version` loads nothing
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from statedir.api import StateDir
 
 __version__ = "0.1.0"

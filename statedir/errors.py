@@ -1,7 +1,9 @@
 """One exception root with stable codes; the CLI's error handler maps them to exit codes."""
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (`statedir --version` loads nothing)
+if TYPE_CHECKING:
+    from typing import Any
 
 REFUSED, BAD_INPUT, ENVIRONMENT = 1, 2, 3
 

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
+from conftest import call, cli, cli_json
 
 from statedir import agents
 from statedir.cli.registry import TABLE as COMMANDS
@@ -21,7 +21,7 @@ def test_every_command_named_exists_and_takes_the_flags_shown(text: str) -> None
     assert len(named) >= 12
     assert named <= set(COMMANDS), named - set(COMMANDS)
     for command in named:
-        helped = cli(command, "--help").stdout
+        helped = call([command, "--help"])[1]  # the help, printed in this process
         for usage in re.findall(rf"`statedir {command} ([^`]*)`", text):
             for flag in re.findall(r"(--[a-z][a-z-]*)", usage):
                 assert flag in helped, f"statedir {command} has no {flag}"

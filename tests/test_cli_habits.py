@@ -12,13 +12,14 @@ import pytest
 from conftest import cli, cli_json, snapshot
 
 import statedir
+from statedir import api
 
 STATUSES_OF_ACADEMIC = "pending in_progress completed skipped blocked"
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    statedir.init(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one)."""
     return repo / "state"
 
 

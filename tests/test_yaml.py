@@ -69,6 +69,8 @@ plain = st.recursive(
     max_leaves=20)
 
 
+# Slow: a property test (hypothesis: many generated cases), ~2 CPU-s
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.text(min_size=1, max_size=10), plain, max_size=6))
 def test_round_trip_of_any_plain_mapping(data: dict) -> None:

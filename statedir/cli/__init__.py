@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from statedir.errors import BAD_INPUT, InvalidValue, StatedirError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (`statedir --version` loads nothing)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:

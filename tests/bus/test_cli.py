@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
+from statedir import api
+
 S = "2026-06-30-member-blog-gating"
 VERBS = ["init", "set", "append", "get", "clear"]
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    assert cli("init", cwd=repo).returncode == 0
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one): made by `init`, which tests of its own check."""
     return repo / "state"
 
 

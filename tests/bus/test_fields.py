@@ -122,6 +122,8 @@ keys = st.sampled_from(["a", "b", "ev", "phase-0-evidence"])
 ops = st.lists(st.tuples(st.sampled_from(["set", "append"]), keys, st.text(max_size=8)), max_size=12)
 
 
+# Slow: a property test (hypothesis: many generated cases), ~2 CPU-s
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(ops=ops)
 def test_flat_fields_behave_as_the_seeds_jq(ops: list[tuple[str, str, str]]) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import cli, snapshot
 
+from statedir import api
+
 S = "2026-06-30-member-blog-gating"
 
 
@@ -18,9 +20,8 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def scratch(repo: Path) -> Path:
+def scratch(repo: Path, sd: api.StateDir) -> Path:
     """A store, and the seed's scratch folder: `.ai_log/` ignored but for a tracked `.gitkeep`."""
-    assert cli("init", cwd=repo).returncode == 0
     (repo / ".gitignore").write_text("/.ai_log/*\n!/.ai_log/.gitkeep\n")
     (repo / ".ai_log").mkdir()
     (repo / ".ai_log" / ".gitkeep").write_text("")

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import cli, cli_json
 
+from statedir import api
+
 S = "2026-06-30-member-blog-gating"
 ODD = 'tab\there del\x7f esc\x1b emoji \U0001f600 "q" \\ back'
 # (args after the verb, exit code, stdout): stdout None = not compared (it names a path).
@@ -75,8 +77,8 @@ def shim(repo: Path) -> Path:
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    assert cli("init", cwd=repo).returncode == 0
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one): made by `init`, which tests of its own check."""
     return repo / "state"
 
 

@@ -133,6 +133,8 @@ def test_lock_timeout_is_reported_as_json(store: Path) -> None:
     assert research("--start-run", "--skill", "s", cwd=repo)[0] == 0
 
 
+# Slow: eight CLI processes racing for the lock (~3 CPU-s)
+@pytest.mark.slow
 def test_eight_parallel_start_runs_lose_nothing(store: Path) -> None:
     repo = store.parent
     rc, question = research("--create-question", "--question", "Q?", cwd=repo)
@@ -160,6 +162,8 @@ def test_eight_parallel_start_runs_lose_nothing(store: Path) -> None:
     assert git(repo, "status", "--porcelain") == ""
 
 
+# Slow: two clones and a merge through the CLI (~1.5 CPU-s)
+@pytest.mark.slow
 def test_two_machines_adding_entities_merge_without_conflict(store: Path, tmp_path: Path) -> None:
     repo = store.parent
     research("--create-question", "--question", "Shared?", cwd=repo)

@@ -2,6 +2,7 @@
 (statedir's own reader and ruamel agree), and from the index."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,8 @@ from statedir.store.layout import schema_ref
 TEXT = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "")
 
 
+# Slow: a property test (hypothesis: many generated cases)
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(question=TEXT, skill=TEXT, mode=st.one_of(st.none(), TEXT))
 def test_text_round_trips_through_file_and_index(ledger: Ledger, question: str, skill: str, mode: str | None) -> None:

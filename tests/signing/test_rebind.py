@@ -114,6 +114,8 @@ def test_a_rotation_cannot_be_undone_by_another_key(sd: api.StateDir, repo: Path
     assert (back, "signature") in found and (signed, "signature") in found, found
 
 
+# Slow: clones of one remote, a sync and a verify after a pull (~2 CPU-s)
+@pytest.mark.slow
 def test_sync_refuses_a_rebind_and_verify_reports_it_after_a_pull(tmp_path: Path, keys: dict[str, Path]) -> None:
     c = network(tmp_path / "net", ("a", "b", "c"))
     bind(c["a"], keys)

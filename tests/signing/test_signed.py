@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
+from conftest import cli, cli_json, isolate, snapshot
 
 from statedir import api
 from statedir.history.signatures import split
@@ -23,17 +23,36 @@ pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
 ORCH, INTEGRITY = "pipeline_orchestrator", "integrity_verification"
 
 
-@pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
-    """Private key paths (the .pub beside each) of alice, bob and carol."""
-    out = {}
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once for this module: the keys of alice, bob and carol in keys/, and in work/ a
+    repository whose store binds the orchestrator to alice's key and the integrity agent to bob's
+    (through the CLI, as a user binds them)."""
+    root = tmp_path_factory.mktemp("signed")
     for name in ("alice", "bob", "carol"):
-        path = tmp_path / "keys" / name
+        path = root / "keys" / name
         path.parent.mkdir(exist_ok=True)
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(path)],
                        check=True)
-        out[name] = path
-    return out
+    repo = root / "work"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(root, monkeypatch)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        api.init(repo / "state")
+        proc = cli("signers", "add", ORCH, f"{root / 'keys' / 'alice'}.pub", "--actor", ORCH, cwd=repo,
+                   env=as_(root / "keys" / "alice"))
+        assert proc.returncode == 0, proc.stderr
+        proc = cli("signers", "add", INTEGRITY, f"{root / 'keys' / 'bob'}.pub", "--actor", ORCH, cwd=repo,
+                   env=as_(root / "keys" / "alice"))
+        assert proc.returncode == 0, proc.stderr
+    return root
+
+
+@pytest.fixture
+def keys(tmp_path: Path, made: Path) -> dict[str, Path]:
+    """Private key paths (the .pub beside each) of alice, bob and carol: the test's own copies."""
+    shutil.copytree(made / "keys", tmp_path / "keys")
+    return {name: tmp_path / "keys" / name for name in ("alice", "bob", "carol")}
 
 
 def as_(key: Path | None) -> dict[str, str]:
@@ -41,12 +60,10 @@ def as_(key: Path | None) -> dict[str, str]:
 
 
 @pytest.fixture
-def bound(sd: api.StateDir, repo: Path, keys: dict[str, Path]) -> api.StateDir:
-    """A store where the orchestrator is bound to alice's key and the integrity agent to bob's."""
-    proc = cli("signers", "add", ORCH, f"{keys['alice']}.pub", "--actor", ORCH, cwd=repo, env=as_(keys["alice"]))
-    assert proc.returncode == 0, proc.stderr
-    proc = cli("signers", "add", INTEGRITY, f"{keys['bob']}.pub", "--actor", ORCH, cwd=repo, env=as_(keys["alice"]))
-    assert proc.returncode == 0, proc.stderr
+def bound(sd: api.StateDir, repo: Path, keys: dict[str, Path], made: Path) -> api.StateDir:
+    """A store where the orchestrator is bound to alice's key and the integrity agent to bob's:
+    the module's bound store copied over the test's new one."""
+    shutil.copytree(made / "work", repo, symlinks=True, dirs_exist_ok=True)
     return sd
 
 

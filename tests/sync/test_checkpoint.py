@@ -13,6 +13,9 @@ import pytest
 from tests.conftest import cli, snapshot
 from tests.sync.helpers import git, network, ok
 
+# Slow: clones of one remote and syncs refused or failing part way, each checked to change nothing: 1-3 CPU-s a test
+pytestmark = pytest.mark.slow
+
 
 def _state(clone: Path) -> dict[str, Any]:
     """What a failed sync must leave as it found: HEAD, the index, the staged diff, the files."""

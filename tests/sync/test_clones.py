@@ -7,9 +7,15 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from statedir.files import yaml
 from tests.conftest import cli, snapshot
 from tests.sync.helpers import clean, entries, git, network, ok, store_files
+
+# Slow: a network of clones of one remote, each test several CLI syncs (fetch, merge driver,
+# validate, verify, push): 1-6 CPU-s a test.
+pytestmark = pytest.mark.slow
 
 
 def _reasons(clone: Path, run: str) -> Counter[str]:

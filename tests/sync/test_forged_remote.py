@@ -19,6 +19,10 @@ from tests.conftest import cli
 from tests.history.helpers import forge
 from tests.sync.helpers import git, network, ok
 
+# Slow: three clones of one remote; each forgery is pushed, refused by sync and reported by three
+# verify runs: ~1 CPU-s a test.
+pytestmark = pytest.mark.slow
+
 S = "2026-06-30-gating"
 SESSION = f"bus/{S}.yaml"
 TEMPLATE = "templates/mypipe.yaml"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.sync.helpers import entries, git, network, ok, sd
 
 PLANT = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nraise SystemExit(0)\n"
@@ -20,6 +22,8 @@ def _plant(clone: Path, marker: Path) -> None:
     git(clone, "commit", "-q", "-m", "a helpful package")
 
 
+# Slow: three clones of one remote and their syncs (~1.4 CPU-s)
+@pytest.mark.slow
 def test_a_planted_statedir_package_never_runs_on_sync_or_plain_pull(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b", "c"))
     marker = tmp_path / "pwned"

@@ -108,6 +108,8 @@ ENTRY = st.fixed_dictionaries({"at": st.sampled_from(["2026-01-01T00:00:00Z", "2
                               optional={"request_id": st.sampled_from(IDS)})
 
 
+# Slow: a property test (hypothesis: many generated cases)
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5))
 def test_log_merges_are_a_union_in_any_order(a: list, b: list, c: list) -> None:
@@ -129,6 +131,8 @@ def _written(entries: list[dict[str, object]]) -> list[dict[str, object]]:
     return [{**e, "request_id": request_ids.new()} for e in ordered]
 
 
+# Slow: a property test (hypothesis: many generated cases)
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5), st.lists(ENTRY, max_size=5))
 def test_log_merges_keep_every_transition_in_the_order_each_side_wrote_it(a: list, b: list, c: list) -> None:
