@@ -246,7 +246,7 @@ def test_stage_five_accepts_stage_six_then_terminal_ack() -> None:
     assert sim.state["checkpoint"]["type"] == "FULL"
     sim.do("confirm", response="continue")
     assert sim.state["current_stage"] == "6"
-    refused(sim, "INVALID_VALUE", "confirm")
+    refused(sim, "ILLEGAL_TRANSITION", "confirm")  # as `stage 6 completed` is: the rules, not the input
     sim.do("confirm", response="review")
     assert sim.status("6") == "in_progress" and sim.state["pipeline_state"] == "running"
     sim.do("confirm", response="done")

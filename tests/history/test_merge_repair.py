@@ -107,10 +107,8 @@ def test_a_forged_repair_commit_repairs_nothing(tmp_path: Path) -> None:
     """A commit that names the merge in the trailer but holds other content is illegal, and
     the merge stays a finding."""
     c, merge = _hand_merged(tmp_path)
-    state = c["b"] / "state/runs/r1/state.yaml"
-    lines = state.read_text().splitlines(keepends=True)
-    state.write_text("".join(line for i, line in enumerate(lines) if not (line.startswith("updated_at:")
-                                                                          and i == len(lines) - 1)))
+    # the files as b had them before the merge: valid, but not the driver's merge of both sides
+    git(c["b"], "checkout", f"{merge}^1", "--", "state/runs/r1")
     git(c["b"], "add", "-A")
     message = git_mod.message(f"doctor: re-merge {merge[:10]}", "-", "state_tracker", "doctor",
                               trailers={"Statedir-Repairs-Merge": merge})
