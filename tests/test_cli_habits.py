@@ -211,6 +211,25 @@ def test_help_is_plain_text(args: list[str], isolated: Path) -> None:
     assert "Usage: statedir" in out and "╭" not in out and "│" not in out
 
 
+@pytest.mark.parametrize(("args", "usage"), [
+    (["stage"], "statedir stage [OPTIONS] RUN_ID STAGE STATUS"),
+    (["material"], "statedir material [OPTIONS] RUN_ID NAMES..."),
+    (["log"], "statedir log [OPTIONS] [RUN_ID]"),
+    (["bus", "set"], "statedir bus set [OPTIONS] SESSION FIELD [VALUE]"),
+    (["signers", "remove"], "statedir signers remove [OPTIONS] ACTOR [PUBLIC_KEY]"),
+])
+def test_usage_lines_name_arguments_as_help_does(args: list[str], usage: str, isolated: Path) -> None:
+    """RUN_ID STAGE STATUS, as --help's Arguments list names them (typer would print `{run_id}`)."""
+    out = cli(*args, "--help", cwd=isolated).stdout
+    assert out.startswith(f"Usage: {usage}\n") and "{" not in out.splitlines()[0]
+
+
+def test_a_missing_argument_is_named_as_the_usage_line_names_it(isolated: Path) -> None:
+    proc = cli("stage", "r1", cwd=isolated)
+    assert proc.returncode == 2 and "Missing argument 'STAGE'" in proc.stderr
+    assert "Usage: statedir stage [OPTIONS] RUN_ID STAGE STATUS" in proc.stderr
+
+
 def test_messages_say_what_happened(repo: Path) -> None:
     """A filter that matches nothing is not an empty history; a session that never was is not cleared."""
     assert cli("init", cwd=repo).returncode == 0
