@@ -224,6 +224,15 @@ def test_usage_lines_name_arguments_as_help_does(args: list[str], usage: str, is
     assert out.startswith(f"Usage: {usage}\n") and "{" not in out.splitlines()[0]
 
 
+def test_sync_help_words_actor_and_expect_for_a_sync(isolated: Path) -> None:
+    """sync asks no template's roles and writes no one run or bus session: its help says what its options do."""
+    text = " ".join(cli("sync", "--help", cwd=isolated).stdout.split())
+    assert "checked against the template's roles" not in text and "the bus session" not in text
+    assert "named on the merge commit" in text and "anything in the store changed after REV" in text
+    stage = " ".join(cli("stage", "--help", cwd=isolated).stdout.split())
+    assert "checked against the template's roles" in stage and "(the run, the bus session)" in stage
+
+
 def test_a_missing_argument_is_named_as_the_usage_line_names_it(isolated: Path) -> None:
     proc = cli("stage", "r1", cwd=isolated)
     assert proc.returncode == 2 and "Missing argument 'STAGE'" in proc.stderr

@@ -3,17 +3,26 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, JsonOpt, StoreOpt, open_store
 from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
+
+# sync's own words: its actor is only recorded (no template's roles are asked), and its --expect is
+# about the whole store (a sync writes no one run or bus session).
+SyncActorOpt = Annotated[str, Option(
+    "--actor", envvar="STATEDIR_ACTOR", show_envvar=True,
+    help="Who syncs: named on the merge commit (Statedir-Actor); not checked against any template's roles.")]
+SyncExpectOpt = Annotated[Optional[str], Option(
+    "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing fetched into the store, "
+    "nothing merged or pushed) if anything in the store changed after REV, the commit you last read.")]
 
 
 @app.command()
 def sync(remote: Annotated[Optional[str], Option(
              "--remote", metavar="NAME", help="The git remote; default: the branch's upstream remote, else origin.")] = None,
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
-         expect: ExpectOpt = None) -> int:
+         store: StoreOpt = None, json: JsonOpt = False, actor: SyncActorOpt = DEFAULT_ACTOR,
+         expect: SyncExpectOpt = None) -> int:
     """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push."""
     from statedir.cli import render
     from statedir.errors import MergeRefused
