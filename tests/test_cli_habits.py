@@ -269,6 +269,37 @@ def test_a_report_refused_names_the_keys_it_may_have(repo: Path) -> None:
     assert code == 1 and "timestamp, dialogue_log_ref, zone, scores" in out["error"]["message"]  # type: ignore[index]
 
 
+@pytest.mark.parametrize(("text", "says"), [
+    ("- zone: productive\n", "this one is a list"),
+    ("just words\n", "this one is a single str value"),
+    ("zone: productive\nadvisory_only: true\ncurrent_stage: '3'\n7: x\n", "this one also has '7', 'current_stage'"),
+])
+def test_a_mis_shaped_report_is_bad_input_naming_its_keys(repo: Path, text: str, says: str) -> None:
+    statedir.init(repo / "state")
+    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    (repo / "obs.yaml").write_text(text)
+    before = snapshot(repo)
+    code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", "obs.yaml",
+                         "--actor", "collaboration_depth_agent", cwd=repo)
+    error = out["error"]  # type: ignore[index]
+    assert (code, error["code"]) == (2, "INVALID_VALUE") and says in error["message"], error
+    assert "timestamp, dialogue_log_ref, zone, scores, cross_model_divergence, advisory_only" in error["message"]
+    assert snapshot(repo) == before
+
+
+def test_a_report_from_outside_the_repository_has_its_keys_counted_not_repeated(repo: Path, tmp_path: Path) -> None:
+    statedir.init(repo / "state")
+    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("advisory_only: true\nprivate_token: 1\n")
+    (repo / "link.yaml").symlink_to(outside)  # a link in the repository to a file outside it: outside
+    for report in (str(outside), "link.yaml"):
+        code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", report,
+                             "--actor", "collaboration_depth_agent", cwd=repo)
+        message = out["error"]["message"]  # type: ignore[index]
+        assert code == 2 and "1 other key(s)" in message and "private_token" not in json.dumps(out), out
+
+
 def test_an_unknown_material_is_answered_with_the_valid_names(repo: Path) -> None:
     statedir.init(repo / "state")
     assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
