@@ -346,3 +346,30 @@ def test_doctor_restores_the_binding_and_the_exclusion(repo: Path) -> None:
     assert code == 0 and fixed["findings"] == [], fixed  # type: ignore[index]
     assert "?? state/" not in git(repo, "status", "--porcelain")
     assert git(repo, "config", "statedir.branch") == B and git(repo, "config", "statedir.store") == "state"
+
+
+def test_a_second_binding_is_refused_naming_the_first(repo: Path) -> None:
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    config = (repo / ".git" / "config").read_bytes()
+    files = snapshot(repo)
+    for args in (("--branch", "other-state"), ("elsewhere", "--branch", "other-state")):
+        code, out = cli_json("init", *args, cwd=repo)
+        error = out["error"]  # type: ignore[index]
+        assert (code, error["code"]) == (2, "INVALID_VALUE"), out
+        assert f"already on branch {B}" in error["message"] and f"statedir init --branch {B}" in error["message"]
+        assert snapshot(repo) == files and (repo / ".git" / "config").read_bytes() == config
+    assert not (repo / "elsewhere").exists() and git(repo, "branch", "--list", "other-state") == ""
+    proc = cli("init", "--branch", B, cwd=repo)
+    assert proc.returncode == 0 and "nothing changed" in proc.stdout, proc.stdout
+    assert (repo / ".git" / "config").read_bytes() == config
+
+
+def test_init_again_says_what_it_repaired_instead_of_nothing_changed(repo: Path) -> None:
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    git(repo, "config", "--remove-section", "statedir")
+    proc = cli("init", "--branch", B, cwd=repo)
+    assert proc.returncode == 0 and "nothing changed" not in proc.stdout, proc.stdout
+    assert "recorded the store in the repository's config" in proc.stdout
+    assert git(repo, "config", "statedir.branch") == B

@@ -33,6 +33,8 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
         print(f"ok  initialized statedir store in {result['store']}{on}  [{result['commit'][:10]}]")
     elif result.get("attached"):
         print(f"ok  checked out the store's branch {result['branch']} at {result['store']}")
+    elif result.get("repaired"):
+        print(f"ok  {result['store']} is already a statedir store; {'; '.join(result['repaired'])}")
     else:
         print(f"ok  {result['store']} is already a statedir store; nothing changed")
     for message in result.get("warnings", []):
