@@ -373,3 +373,29 @@ def test_init_again_says_what_it_repaired_instead_of_nothing_changed(repo: Path)
     assert proc.returncode == 0 and "nothing changed" not in proc.stdout, proc.stdout
     assert "recorded the store in the repository's config" in proc.stdout
     assert git(repo, "config", "statedir.branch") == B
+
+
+def test_a_fresh_clone_is_pointed_at_the_pushed_store_branch_not_at_a_second_store(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(remote))
+    statedir.init(repo / "state", branch=B)
+    statedir.open(repo / "state").new("r1", topic="x")
+    git(repo, "push", "-q", "origin", "main", B)
+    clone, insisting = tmp_path / "clone", tmp_path / "insisting"
+    for where in (clone, insisting):
+        git(tmp_path, "clone", "-q", str(remote), str(where))
+    files = snapshot(clone)
+    proc = cli("runs", cwd=clone)
+    assert proc.returncode == 3 and f"run `statedir init --branch {B}`" in proc.stderr, proc.stderr
+    code, out = cli_json("init", cwd=clone)
+    error = out["error"]  # type: ignore[index]
+    assert (code, error["code"]) == (2, "INVALID_VALUE") and f"`statedir init --branch {B}`" in error["message"]
+    assert "--new-store" in error["message"] and snapshot(clone) == files
+    assert "--new-store" in cli("init", "--help").stdout
+    assert cli("init", "--branch", B, cwd=clone).returncode == 0
+    assert [r["run_id"] for r in cli_json("runs", cwd=clone)[1]] == ["r1"]  # type: ignore[index]
+    assert git(clone, "rev-list", "--count", "main") == "1"  # nothing committed to the user's branch
+    made = cli_json("init", "--new-store", cwd=insisting)[1]  # they asked for a second store: they get one
+    assert made["created"] is True and git(insisting, "rev-list", "--count", "main") == "2"  # type: ignore[index]

@@ -17,6 +17,10 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
              help="Commit the store to branch NAME, never to the branch you work on: NAME is checked out in "
                   "the directory as a linked work tree that your work tree ignores, and every command finds it. "
                   "Where NAME exists already (a clone), it is checked out again. See docs/branch.md.")] = None,
+         new_store: Annotated[bool, Option(
+             "--new-store", help="Make a store on the branch you work on even where a remote branch holds one "
+                                 "(without it, init refuses there and names `statedir init --branch NAME`, which "
+                                 "checks that store out).")] = False,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Make a store (git init first where needed); an existing store is left as it is.
 
@@ -25,7 +29,8 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
     """
     from statedir import api
 
-    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch)
+    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch,
+                      new_store=new_store)
     if json:
         emit_json(result)
     elif result["created"]:
