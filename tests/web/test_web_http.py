@@ -211,9 +211,16 @@ def test_a_token_is_needed_when_one_is_set(filled: tuple[Path, dict[str, str]]) 
     client = TestClient(build(filled[0] / "state", port=PORT, token=token), base_url=BASE)
     assert client.get("/").status_code == 401
     assert client.get("/", params={"token": "wrong-token-0123456789"}).status_code == 401
-    first = client.get("/", params={"token": token})
-    assert first.status_code == 200 and "HttpOnly" in first.headers["set-cookie"]
+    first = client.get("/runs/paper-a/history", params={"token": token, "page": "2"}, follow_redirects=False)
+    assert first.status_code == 303 and "HttpOnly" in first.headers["set-cookie"]
+    assert first.headers["location"] == "/runs/paper-a/history?page=2"  # the same address, the token left out
+    followed = client.get("/", params={"token": token})
+    assert followed.status_code == 200 and str(followed.url) == f"{BASE}/" and "token" not in str(followed.url)
     assert client.get("/runs/paper-a").status_code == 200  # the cookie carries it now
+    from statedir.web.guard import _without_token
+
+    leading = _without_token({"path": "//elsewhere.example/x", "query_string": b"token=t&a=1"})
+    assert leading == "/elsewhere.example/x?a=1"  # a path, never another host's address
     assert TestClient(build(filled[0] / "state", port=PORT, token=token), base_url=BASE,
                       cookies={"statedir_token": "nope"}).get("/").status_code == 401
 
