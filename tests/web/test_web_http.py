@@ -143,6 +143,21 @@ def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> No
     assert "has-findings" in page and "verify hand_edit" in page
 
 
+def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo: Path) -> None:
+    root = repo / "state"
+    assert cli("init", "--store", str(root)).returncode == 0
+    assert cli("new", "r1", "--topic", "T", "--store", str(root)).returncode == 0
+    state = root / "runs/r1/state.yaml"
+    state.write_text(state.read_text().replace("language: en", "language: de"))
+    subprocess.run(["git", "commit", "-qam", "by hand"], cwd=repo, check=True)
+    edit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    proc = cli("verify", "--acknowledge", edit, "--reason", "reviewed: the language was wrong", "--store", str(root))
+    assert proc.returncode == 0, proc.stderr
+    page = TestClient(build(root, port=PORT), base_url=BASE).get("/runs/r1/history").text
+    assert "has-findings" not in page and "has-acknowledged" in page
+    assert "verify hand_edit · acknowledged" in page and "1 acknowledged" in page
+
+
 def test_bus_sessions_and_the_research_tree(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
     bus = client.get("/bus").text
     assert "2026-06-30-member-blog" in bus and "0-requirements" in bus
