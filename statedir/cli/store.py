@@ -18,9 +18,9 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
                   "the directory as a linked work tree that your work tree ignores, and every command finds it. "
                   "Where NAME exists already (a clone), it is checked out again. See docs/branch.md.")] = None,
          new_store: Annotated[bool, Option(
-             "--new-store", help="Make a store on the branch you work on even where a remote branch holds one "
-                                 "(without it, init refuses there and names `statedir init --branch NAME`, which "
-                                 "checks that store out).")] = False,
+             "--new-store", help="Make a store on the branch you work on even where a remote's branch holds one "
+                                 "(without it, init refuses there and names that branch: checking it out is what "
+                                 "a fresh clone needs).")] = False,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Make a store (git init first where needed); an existing store is left as it is.
 
