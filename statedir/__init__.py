@@ -29,11 +29,12 @@ def open(path: str | Path = "state", *, lock_timeout: float | None = None,  # no
                     inprocess_git=inprocess_git)
 
 
-def init(directory: str | Path = "state", branch: str | None = None) -> dict[str, Any]:
+def init(directory: str | Path = "state", branch: str | None = None, new_store: bool = False) -> dict[str, Any]:
     """Make a store at `directory` and commit it: {store, created, commit[, warnings]}; an
     existing store is left as it is. With `branch`, the store's commits go to that branch of
     its own, checked out at `directory` as a linked work tree (see docs/branch.md); where the
-    branch exists already (a clone), it is checked out there again ({..., attached: true})."""
+    branch exists already (a clone), it is checked out there again ({..., attached: true}).
+    Without `branch`, where a remote branch holds a store, INVALID_VALUE names it (`new_store`: make one anyway)."""
     from statedir.store.create import init as make
 
-    return make(directory, branch)
+    return make(directory, branch, new_store)

@@ -212,6 +212,34 @@ def test_help_is_plain_text(args: list[str], isolated: Path) -> None:
     assert "Usage: statedir" in out and "╭" not in out and "│" not in out
 
 
+@pytest.mark.parametrize(("args", "usage"), [
+    (["stage"], "statedir stage [OPTIONS] RUN_ID STAGE STATUS"),
+    (["material"], "statedir material [OPTIONS] RUN_ID NAMES..."),
+    (["log"], "statedir log [OPTIONS] [RUN_ID]"),
+    (["bus", "set"], "statedir bus set [OPTIONS] SESSION FIELD [VALUE]"),
+    (["signers", "remove"], "statedir signers remove [OPTIONS] ACTOR [PUBLIC_KEY]"),
+])
+def test_usage_lines_name_arguments_as_help_does(args: list[str], usage: str, isolated: Path) -> None:
+    """RUN_ID STAGE STATUS, as --help's Arguments list names them (typer would print `{run_id}`)."""
+    out = cli(*args, "--help", cwd=isolated).stdout
+    assert out.startswith(f"Usage: {usage}\n") and "{" not in out.splitlines()[0]
+
+
+def test_sync_help_words_actor_and_expect_for_a_sync(isolated: Path) -> None:
+    """sync asks no template's roles and writes no one run or bus session: its help says what its options do."""
+    text = " ".join(cli("sync", "--help", cwd=isolated).stdout.split())
+    assert "checked against the template's roles" not in text and "the bus session" not in text
+    assert "named on the merge commit" in text and "anything in the store changed after REV" in text
+    stage = " ".join(cli("stage", "--help", cwd=isolated).stdout.split())
+    assert "checked against the template's roles" in stage and "(the run, the bus session)" in stage
+
+
+def test_a_missing_argument_is_named_as_the_usage_line_names_it(isolated: Path) -> None:
+    proc = cli("stage", "r1", cwd=isolated)
+    assert proc.returncode == 2 and "Missing argument 'STAGE'" in proc.stderr
+    assert "Usage: statedir stage [OPTIONS] RUN_ID STAGE STATUS" in proc.stderr
+
+
 def test_messages_say_what_happened(repo: Path) -> None:
     """A filter that matches nothing is not an empty history; a session that never was is not cleared."""
     assert cli("init", cwd=repo).returncode == 0
@@ -240,6 +268,37 @@ def test_a_report_refused_names_the_keys_it_may_have(repo: Path) -> None:
     code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", "obs.yaml",
                          "--actor", "collaboration_depth_agent", cwd=repo)
     assert code == 1 and "timestamp, dialogue_log_ref, zone, scores" in out["error"]["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("- zone: productive\n", "this one is a list"),
+    ("just words\n", "this one is a single str value"),
+    ("zone: productive\nadvisory_only: true\ncurrent_stage: '3'\n7: x\n", "this one also has '7', 'current_stage'"),
+])
+def test_a_mis_shaped_report_is_bad_input_naming_its_keys(repo: Path, text: str, says: str) -> None:
+    statedir.init(repo / "state")
+    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    (repo / "obs.yaml").write_text(text)
+    before = snapshot(repo)
+    code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", "obs.yaml",
+                         "--actor", "collaboration_depth_agent", cwd=repo)
+    error = out["error"]  # type: ignore[index]
+    assert (code, error["code"]) == (2, "INVALID_VALUE") and says in error["message"], error
+    assert "timestamp, dialogue_log_ref, zone, scores, cross_model_divergence, advisory_only" in error["message"]
+    assert snapshot(repo) == before
+
+
+def test_a_report_from_outside_the_repository_has_its_keys_counted_not_repeated(repo: Path, tmp_path: Path) -> None:
+    statedir.init(repo / "state")
+    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("advisory_only: true\nprivate_token: 1\n")
+    (repo / "link.yaml").symlink_to(outside)  # a link in the repository to a file outside it: outside
+    for report in (str(outside), "link.yaml"):
+        code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", report,
+                             "--actor", "collaboration_depth_agent", cwd=repo)
+        message = out["error"]["message"]  # type: ignore[index]
+        assert code == 2 and "1 other key(s)" in message and "private_token" not in json.dumps(out), out
 
 
 def test_an_unknown_material_is_answered_with_the_valid_names(repo: Path) -> None:

@@ -408,8 +408,8 @@ def test_observer_reports_are_advisory_and_never_at_mandatory_checkpoints() -> N
     refused(sim, "PERMISSION_DENIED", "observe", actor=ORCH, stage="1", checkpoint="FULL", report=report)
     refused(sim, "PERMISSION_DENIED", "observe", actor=OBSERVER, stage="1", checkpoint="FULL",
             report={**report, "advisory_only": False})
-    refused(sim, "PERMISSION_DENIED", "observe", actor=OBSERVER, stage="1", checkpoint="FULL",
-            report={**report, "current_stage": "3"})
+    refused(sim, "INVALID_VALUE", "observe", actor=OBSERVER, stage="1", checkpoint="FULL",
+            report={**report, "current_stage": "3"})  # bad input, not a permission: the report is mis-shaped
     before = sim.run.state
     change = sim.do("observe", actor=OBSERVER, stage="1", checkpoint="FULL", report=report)
     assert change.state is None and not change.stages and sim.run.state == before

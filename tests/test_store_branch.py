@@ -346,3 +346,56 @@ def test_doctor_restores_the_binding_and_the_exclusion(repo: Path) -> None:
     assert code == 0 and fixed["findings"] == [], fixed  # type: ignore[index]
     assert "?? state/" not in git(repo, "status", "--porcelain")
     assert git(repo, "config", "statedir.branch") == B and git(repo, "config", "statedir.store") == "state"
+
+
+def test_a_second_binding_is_refused_naming_the_first(repo: Path) -> None:
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    config = (repo / ".git" / "config").read_bytes()
+    files = snapshot(repo)
+    for args in (("--branch", "other-state"), ("elsewhere", "--branch", "other-state")):
+        code, out = cli_json("init", *args, cwd=repo)
+        error = out["error"]  # type: ignore[index]
+        assert (code, error["code"]) == (2, "INVALID_VALUE"), out
+        assert f"already on branch {B}" in error["message"] and f"statedir init --branch {B}" in error["message"]
+        assert snapshot(repo) == files and (repo / ".git" / "config").read_bytes() == config
+    assert not (repo / "elsewhere").exists() and git(repo, "branch", "--list", "other-state") == ""
+    proc = cli("init", "--branch", B, cwd=repo)
+    assert proc.returncode == 0 and "nothing changed" in proc.stdout, proc.stdout
+    assert (repo / ".git" / "config").read_bytes() == config
+
+
+def test_init_again_says_what_it_repaired_instead_of_nothing_changed(repo: Path) -> None:
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    git(repo, "config", "--remove-section", "statedir")
+    proc = cli("init", "--branch", B, cwd=repo)
+    assert proc.returncode == 0 and "nothing changed" not in proc.stdout, proc.stdout
+    assert "recorded the store in the repository's config" in proc.stdout
+    assert git(repo, "config", "statedir.branch") == B
+
+
+def test_a_fresh_clone_is_pointed_at_the_pushed_store_branch_not_at_a_second_store(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(remote))
+    statedir.init(repo / "state", branch=B)
+    statedir.open(repo / "state").new("r1", topic="x")
+    git(repo, "push", "-q", "origin", "main", B)
+    clone, insisting = tmp_path / "clone", tmp_path / "insisting"
+    for where in (clone, insisting):
+        git(tmp_path, "clone", "-q", str(remote), str(where))
+    files = snapshot(clone)
+    proc = cli("runs", cwd=clone)
+    assert proc.returncode == 3 and f"run `statedir init --branch {B}`" in proc.stderr, proc.stderr
+    code, out = cli_json("init", cwd=clone)
+    error = out["error"]  # type: ignore[index]
+    assert (code, error["code"]) == (2, "INVALID_VALUE") and f"`statedir init --branch {B}`" in error["message"]
+    assert "--new-store" in error["message"] and snapshot(clone) == files
+    assert "--new-store" in cli("init", "--help").stdout
+    assert cli("init", "--branch", B, cwd=clone).returncode == 0
+    assert [r["run_id"] for r in cli_json("runs", cwd=clone)[1]] == ["r1"]  # type: ignore[index]
+    assert git(clone, "rev-list", "--count", "main") == "1"  # nothing committed to the user's branch
+    made = cli_json("init", "--new-store", cwd=insisting)[1]  # they asked for a second store: they get one
+    assert made["created"] is True and git(insisting, "rev-list", "--count", "main") == "2"  # type: ignore[index]

@@ -184,6 +184,7 @@ def test_init_branch_makes_a_store_with_a_warning_where_the_remote_cannot_be_ask
     code, made = cli_json("init", "--branch", B, cwd=repo)
     assert code == 0 and made["created"] is True, made  # type: ignore[index]
     assert any("could not ask remote origin" in w for w in made["warnings"]), made  # type: ignore[index]
+    git(repo, "config", "--remove-section", "statedir")  # unbound, as a second binding's refusal says
     proc = cli("init", "elsewhere", "--branch", "other-state", cwd=repo)
     assert "could not ask remote origin" in proc.stderr, proc.stderr
 

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir.api.adjudication import Adjudication
-from statedir.api.caller_inputs import file_hash, parse_issue, read_yaml_file, resolve
+from statedir.api.caller_inputs import file_hash, lies_in, parse_issue, read_yaml_file, resolve
 from statedir.api.history import History
 from statedir.api.overview import Overview
 from statedir.api.read_views import Views
 from statedir.argument_checks import checked
-from statedir.engine import transaction
+from statedir.engine import submissions, transaction
 from statedir.engine.decision import Request
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError
@@ -306,7 +306,11 @@ class StateDir(Views, History, Overview, Adjudication):
 
     def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        data = read_yaml_file(report) if isinstance(report, str) else report
+        if isinstance(report, str):
+            data = read_yaml_file(report)
+            submissions.check_report(data, name_keys=lies_in(report, self.store.files_worktree))
+        else:
+            data = report
         return self._do(run_id, "observe", actor, expect=expect, stage=stage,
                         checkpoint=checkpoint, report=data)
 

@@ -35,6 +35,12 @@ def in_repository(path: str, worktree: Path) -> str:
                        "clone holds: copy or move it into the repository first", file=path)
 
 
+def lies_in(path: str, worktree: Path) -> bool:
+    """Whether the file `path` names (links followed) is in the repository's work tree: a file of
+    the project, whose contents an error may repeat (not any file the process can read)."""
+    return Path(path).resolve().is_relative_to(worktree.resolve())
+
+
 def file_hash(path: str, worktree: Path) -> dict[str, str]:
     """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory)."""
     import hashlib

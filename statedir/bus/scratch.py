@@ -79,7 +79,7 @@ def _check_contents(top: Path, folder: Path, shown: str) -> None:
     if unignored:
         raise InvalidValue(f"--clean {shown} holds files git does not ignore ({', '.join(unignored[:3])}"
                            f"{', ...' if len(unignored) > 3 else ''}); only git-ignored entries are removed: "
-                           "commit or move them, or ignore them (the seed's .gitignore has `.ai_log/*`)",
+                           "commit or move them, or ignore them (hasbrains-agent-kit's .gitignore has `.ai_log/*`)",
                            path=shown, unignored=unignored[:10])
 
 

@@ -100,18 +100,21 @@ def typed(function: Callable[..., Any]) -> Callable[..., Any]:
 
     import typer
 
-    def convert(hint: Any) -> Any:
+    def convert(parameter: inspect.Parameter) -> Any:
+        hint = hints.get(parameter.name, parameter.annotation)
         if typing.get_origin(hint) is not Annotated:
             return hint
         base, *extras = typing.get_args(hint)
         made = [(typer.Option if e.kind == "option" else typer.Argument)(*e.decls, **e.settings)
                 if isinstance(e, Param) else e for e in extras]
+        for info in made:
+            if isinstance(info, typer.models.ArgumentInfo) and info.metavar is None:
+                info.metavar = _argument_metavar(parameter)
         return Annotated[tuple([base, *made])]  # type: ignore[valid-type]
 
     hints = typing.get_type_hints(function, include_extras=True)
     signature = inspect.signature(function)
-    parameters = [p.replace(annotation=convert(hints.get(p.name, p.annotation)))
-                  for p in signature.parameters.values()]
+    parameters = [p.replace(annotation=convert(p)) for p in signature.parameters.values()]
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -120,6 +123,34 @@ def typed(function: Callable[..., Any]) -> Callable[..., Any]:
     call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     call.__annotations__ = {p.name: p.annotation for p in parameters}
     return call
+
+
+def _argument_metavar(parameter: Any) -> str:
+    """RUN_ID: the argument's name as --help and the MCP server's wording name it (click would
+    print `{run_id}`); the usage line adds [ ] and ... (`_plain_usage`)."""
+    return str(parameter.name).upper()
+
+
+def _plain_usage(cls: type | None) -> type:
+    """`cls` (typer's command class by default) whose usage line names arguments as --help
+    does, `RUN_ID STAGE STATUS`: typer wraps a required one in braces, as click does choices."""
+    import typer.core
+
+    base = cls or typer.core.TyperCommand
+    if getattr(base, "plain_usage", False):
+        return base
+
+    def collect_usage_pieces(self: Any, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            for piece in param.get_usage_pieces(ctx):
+                if param.param_type_name == "argument":
+                    piece = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                    piece += "..." if param.nargs != 1 and not piece.endswith("...") else ""
+                pieces.append(piece)
+        return pieces
+
+    return type(base.__name__, (base,), {"plain_usage": True, "collect_usage_pieces": collect_usage_pieces})
 
 
 def build(names: list[str] | None = None, completion: bool = False) -> typer.Typer:
@@ -137,9 +168,11 @@ def build(names: list[str] | None = None, completion: bool = False) -> typer.Typ
             continue
         if name in COMMANDS:
             function, kwargs = COMMANDS[name]
-            cli.command(name, **kwargs)(typed(function))
+            cli.command(name, **{**kwargs, "cls": _plain_usage(kwargs.get("cls"))})(typed(function))
         else:
             group, kwargs = GROUPS[name]
+            for info in group.registered_commands:
+                info.cls = _plain_usage(info.cls)
             cli.add_typer(group, name=name, **kwargs)
     return cli
 

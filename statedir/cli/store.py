@@ -17,6 +17,10 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
              help="Commit the store to branch NAME, never to the branch you work on: NAME is checked out in "
                   "the directory as a linked work tree that your work tree ignores, and every command finds it. "
                   "Where NAME exists already (a clone), it is checked out again. See docs/branch.md.")] = None,
+         new_store: Annotated[bool, Option(
+             "--new-store", help="Make a store on the branch you work on even where a remote's branch holds one "
+                                 "(without it, init refuses there and names that branch: checking it out is what "
+                                 "a fresh clone needs).")] = False,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Make a store (git init first where needed); an existing store is left as it is.
 
@@ -25,7 +29,8 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
     """
     from statedir import api
 
-    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch)
+    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch,
+                      new_store=new_store)
     if json:
         emit_json(result)
     elif result["created"]:
@@ -33,6 +38,8 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
         print(f"ok  initialized statedir store in {result['store']}{on}  [{result['commit'][:10]}]")
     elif result.get("attached"):
         print(f"ok  checked out the store's branch {result['branch']} at {result['store']}")
+    elif result.get("repaired"):
+        print(f"ok  {result['store']} is already a statedir store; {'; '.join(result['repaired'])}")
     else:
         print(f"ok  {result['store']} is already a statedir store; nothing changed")
     for message in result.get("warnings", []):

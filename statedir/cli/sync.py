@@ -3,10 +3,19 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, JsonOpt, StoreOpt, open_store
 from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
+
+# sync's own words: its actor is only recorded (no template's roles are asked), and its --expect is
+# about the whole store (a sync writes no one run or bus session).
+SyncActorOpt = Annotated[str, Option(
+    "--actor", envvar="STATEDIR_ACTOR", show_envvar=True,
+    help="Who syncs: named on the merge commit (Statedir-Actor); not checked against any template's roles.")]
+SyncExpectOpt = Annotated[Optional[str], Option(
+    "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing fetched into the store, "
+    "nothing merged or pushed) if anything in the store changed after REV, the commit you last read.")]
 
 
 @app.command()
@@ -16,8 +25,8 @@ def sync(remote: Annotated[Optional[str], Option(
              "--replay", help="Where the merge is refused: decide this branch's unpublished transitions again, "
              "oldest first, on top of the remote's state (each a new commit with Statedir-Replayed-From), report "
              "those the rules now refuse, keep the originals under refs/statedir/replayed/, and push.")] = False,
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
-         expect: ExpectOpt = None) -> int:
+         store: StoreOpt = None, json: JsonOpt = False, actor: SyncActorOpt = DEFAULT_ACTOR,
+         expect: SyncExpectOpt = None) -> int:
     """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push.
 
     A refused merge changes nothing and names the next step: `statedir sync --replay`."""

@@ -8,7 +8,7 @@ from typing import Any
 from statedir.engine import materials
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.template import Template
-from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied, ValidationFailed
+from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
 
 VERDICT_ALIASES = {"PASS_WITH_CONDITIONS": "PASS_WITH_NOTES"}
 VERDICTS = ("PASS", "PASS_WITH_NOTES", "FAIL")
@@ -166,6 +166,30 @@ OBSERVER_CHECKPOINTS = ("FULL", "SLIM", "pipeline_completion")
 OBSERVER_FIELDS = ("timestamp", "dialogue_log_ref", "zone", "scores", "cross_model_divergence", "advisory_only")
 
 
+def check_report(report: Any, *, name_keys: bool) -> None:
+    """INVALID_VALUE (bad input, exit 2) unless `report` is a mapping of OBSERVER_FIELDS only;
+    its other keys are named where `name_keys` (not for a file from outside the repository,
+    which may be any file the process can read: its keys are counted, never repeated)."""
+    keys = ", ".join(OBSERVER_FIELDS)
+    if not isinstance(report, dict):
+        raise InvalidValue(f"an observer report is a mapping of {keys} (advisory_only: true required); "
+                           f"this one is {_kind(report)}", allowed=list(OBSERVER_FIELDS))
+    extra = sorted(str(key) for key in set(report) - set(OBSERVER_FIELDS) - {"stage_id", "checkpoint_type"})
+    if extra:
+        named = ", ".join(repr(key) for key in extra[:10]) + (", ..." if len(extra) > 10 else "")
+        raise InvalidValue(f"an observer report may have only the keys {keys} (advisory_only: true required); "
+                           "this one also has "
+                           + (named if name_keys else f"{len(extra)} other key(s) (not repeated: the file is "
+                                                       "outside the repository)"),
+                           allowed=list(OBSERVER_FIELDS), **({"unknown": extra[:10]} if name_keys else {}))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    return "empty" if value is None else f"a single {type(value).__name__} value"
+
+
 def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
     """append_observer_report: append-only, advisory only, never at MANDATORY checkpoints."""
     if not t.may(req.actor, "observe"):
@@ -176,14 +200,7 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
         raise InvalidValue("--checkpoint takes FULL, SLIM or pipeline_completion")
     if (stage_id is None) != (kind == "pipeline_completion"):
         raise InvalidValue("--stage pipeline goes with --checkpoint pipeline_completion, and only with it")
-    if not isinstance(report, dict):
-        raise ValidationFailed("the observer report must be a mapping")
-    extra = sorted(set(report) - set(OBSERVER_FIELDS) - {"stage_id", "checkpoint_type"})
-    if extra:  # not named: the report may be any file the caller named
-        raise PermissionDenied(f"an observer report changes nothing else: it holds only "
-                               f"{', '.join(OBSERVER_FIELDS)} (advisory_only: true required); this one has "
-                               f"{len(extra)} other field(s)",
-                               allowed=list(OBSERVER_FIELDS))
+    check_report(report, name_keys=True)
     if report.get("advisory_only") is not True:
         raise PermissionDenied("an observer report must carry advisory_only: true (its keys: "
                                f"{', '.join(OBSERVER_FIELDS)})", allowed=list(OBSERVER_FIELDS))

@@ -55,6 +55,26 @@ def remote_branches(worktree: Path, name: str) -> list[str]:
     return sorted(refs, key=lambda ref: (ref != f"origin/{name}", ref))
 
 
+def remote_stores(worktree: Path, config: str) -> list[str]:
+    """The branches (`statedir-state`, as `init --branch` takes them) that a remote-tracking ref
+    holds with `config` at its root, `origin`'s first: a store on a branch of its own, pushed
+    from another clone. One git process, however many refs; the current branch's name left out
+    (its store is the one checked out)."""
+    out = git.run(worktree, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode()
+    refs = [ref for ref in out.splitlines() if ref.count("/") >= 3 and not ref.endswith("/HEAD")]
+    if not refs:
+        return []
+    asked = "".join(f"{ref}:{config}\n" for ref in refs).encode()
+    answers = git.run(worktree, "cat-file", "--batch-check", stdin=asked, check=False).stdout.decode().splitlines()
+    current = current_branch(worktree)
+    found: list[tuple[bool, str]] = []
+    for ref, answer in zip(refs, answers, strict=False):  # git answers one line per ref asked
+        name = ref.split("/", 3)[3]
+        if answer.split(" ")[1:2] == ["blob"] and name != current:
+            found.append((not ref.startswith("refs/remotes/origin/"), name))
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
 def fetch_remote_branch(worktree: Path, name: str) -> tuple[str | None, list[str]]:
     """Branch `name` on a remote (`origin` first) that has not been fetched, fetched now: (its
     remote-tracking ref, or None; a warning for each remote that could not be asked)."""

@@ -52,6 +52,13 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     if user_tree is not None and worktrees.current_branch(user_tree) == branch:
         raise InvalidValue(f"{branch} is the branch you work on; the store's branch must be another one, "
                            "so that its commits stay out of yours", branch=branch)
+    bound = worktrees.binding(user_tree) if user_tree is not None else None
+    if bound is not None and bound[0] != branch:
+        raise InvalidValue(f"this repository's store is already on branch {bound[0]} (at {bound[1]}); one "
+                           f"repository, one store: run `statedir init --branch {bound[0]}`, or to move to "
+                           f"another branch, first `git config --unset {worktrees.BRANCH_KEY}` and "
+                           f"`git config --unset {worktrees.STORE_KEY}`", branch=branch, bound=bound[0],
+                           store=str(bound[1]))
     if (directory / layout.CONFIG).is_file():
         return _existing(directory, branch)
     if user_tree is None:
@@ -113,12 +120,16 @@ def _existing(directory: Path, branch: str) -> dict[str, Any]:
         raise InvalidValue(f"{directory} is already a statedir store whose commits go {where}, not to a branch "
                            f"{branch} of its own; see docs/branch.md to move a store to a branch of its own",
                            store=str(directory), branch=branch)
+    repaired = []  # said, never done quietly: "nothing changed" is true where this stays empty
     if worktrees.binding(directory) != (branch, directory):
         worktrees.bind(directory, directory, branch)
+        repaired.append(f"recorded the store in the repository's config "
+                        f"({worktrees.BRANCH_KEY}, {worktrees.STORE_KEY})")
     outer = git.find_worktree(directory.parent)
-    if outer is not None:
-        worktrees.exclude(outer, directory)
-    return {"store": str(directory), "branch": branch, "created": False, "attached": False, "commit": None}
+    if outer is not None and worktrees.exclude(outer, directory):
+        repaired.append("listed its work tree in .git/info/exclude")
+    return {"store": str(directory), "branch": branch, "created": False, "attached": False, "commit": None,
+            "repaired": repaired}
 
 
 def problems(root: Path) -> list[tuple[str, str, str, Callable[[], None]]]:

@@ -12,14 +12,16 @@ from statedir.store.skeleton import CONFIG_DEFAULTS, populate, refuse_occupied, 
 __all__ = ["CONFIG_DEFAULTS", "init", "other_stores"]
 
 
-def init(directory: str | Path, branch: str | None = None) -> dict[str, Any]:
+def init(directory: str | Path, branch: str | None = None, new_store: bool = False) -> dict[str, Any]:
     """Make a store at `directory` (git init first where it is in no work tree); commits it.
 
     An existing store is left as it is; anything else already at `directory` is refused, and
     a failure part way removes what this call created. Where the repository already holds
     another store, the result carries a warning naming it (one repository, one store, is
     what discovery and the pre-commit hook expect). With `branch`, the store is a linked work
-    tree on that branch of its own (statedir.store.branch).
+    tree on that branch of its own (statedir.store.branch). Where a remote branch holds a store
+    (a clone of a repository whose store is on a branch of its own), a new one on the user's
+    branch is refused unless `new_store`: `init --branch` checks that one out.
     """
     if not isinstance(directory, str | Path):
         raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}", argument="directory")
@@ -35,6 +37,8 @@ def init(directory: str | Path, branch: str | None = None) -> dict[str, Any]:
     refuse_occupied(directory)
     created = not directory.exists()
     worktree = git.find_worktree(directory)
+    if worktree is not None and not new_store:
+        _refuse_beside_a_pushed_store(worktree, directory)
     others = other_stores(worktree) if worktree is not None else []
     if worktree is None:
         try:
@@ -49,6 +53,17 @@ def init(directory: str | Path, branch: str | None = None) -> dict[str, Any]:
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def _refuse_beside_a_pushed_store(worktree: Path, directory: Path) -> None:
+    from statedir.gitops import worktrees
+
+    pushed = worktrees.remote_stores(worktree, layout.CONFIG)
+    if pushed:
+        raise InvalidValue(f"this repository's store is on branch {pushed[0]} (a remote holds it): run "
+                           f"`statedir init --branch {pushed[0]}` to check it out, instead of a second store "
+                           f"at {directory} committed to the branch you work on (to make one anyway: "
+                           "init --new-store)", branches=pushed[:3])
 
 
 def other_stores(worktree: Path) -> list[Path]:

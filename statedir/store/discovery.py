@@ -66,7 +66,21 @@ def locate(start: Path) -> Path:
         named = f"{listed} is one: pass it" if len(below) == 1 else f"these are: {listed}; pass one"
         raise NotAStore(f"no statedir store at or above {start}, but {named} as --store (or STATEDIR_STORE), or run "
                         "the command inside it", below=list(map(str, below)))
+    pushed = _remote_stores(start)
+    if pushed:  # a fresh clone of a repository whose store is on a branch of its own: never a second store
+        named = " or ".join(f"`statedir init --branch {name}`" for name in pushed[:3])
+        raise NotAStore(f"no statedir store at or above {start}; this repository's store is on branch "
+                        f"{pushed[0]} (a remote holds it): run {named} to check it out here",
+                        branches=pushed[:3])
     raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
+
+
+def _remote_stores(start: Path) -> list[str]:
+    """The store branches the remotes of the repository holding `start` have (only on the error path)."""
+    from statedir.gitops import git, worktrees
+
+    tree = git.find_worktree(start)
+    return worktrees.remote_stores(tree, CONFIG) if tree is not None else []
 
 
 def given_or_nearest(store: Path | None) -> Path:

@@ -7,7 +7,7 @@ import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, quote, urlencode
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -56,23 +56,33 @@ class Guard:
             return await _plain(send, 405, "read-only: only GET and HEAD\n", [(b"allow", b"GET, HEAD")])
         if self.hosts is not None and headers.get("host", "").lower() not in self.hosts:
             return await _plain(send, 421, "this server answers only to the address it is bound to\n")
-        extra: list[tuple[bytes, bytes]] = []
         if self.token is not None:
             given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [None])[0]
             cookie = SimpleCookie(headers.get("cookie", ""))
             held = cookie[TOKEN_COOKIE].value if TOKEN_COOKIE in cookie else None
             if given is not None and hmac.compare_digest(given.encode(), self.token.encode()):
                 cookie_text = f"{TOKEN_COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
-                extra.append((b"set-cookie", cookie_text.encode()))
-            elif held is None or not hmac.compare_digest(held.encode(), self.token.encode()):
+                # the same address without the token: it leaves the address bar, the history and bookmarks
+                return await _plain(send, 303, "the token is kept in a cookie now\n",
+                                    [(b"location", _without_token(scope).encode()),
+                                     (b"set-cookie", cookie_text.encode()), (b"cache-control", b"no-store")])
+            if held is None or not hmac.compare_digest(held.encode(), self.token.encode()):
                 return await _plain(send, 401, "a token is needed: open the address `statedir serve` printed\n")
 
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *HEADERS, *extra]
+                message["headers"] = [*message.get("headers", []), *HEADERS]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _without_token(scope: Scope) -> str:
+    """The request's path and query, the token left out (a relative URL: the Host is not repeated)."""
+    query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+             if k != "token"]
+    path = quote(scope.get("path", "/"), safe="/:@!$&'()*+,;=-._~")
+    return "/" + path.lstrip("/") + (f"?{urlencode(query)}" if query else "")
 
 
 async def _plain(send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:

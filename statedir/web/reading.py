@@ -134,6 +134,8 @@ class Reader:
         findings: dict[str, list[dict[str, Any]]] = {}
         for finding in checked["findings"]:
             findings.setdefault(finding.get("commit") or "", []).append(finding)
+        for finding in checked.get("acknowledged", []):  # reviewed and accepted: marked, as such
+            findings.setdefault(finding.get("commit") or "", []).append({**finding, "acknowledged": True})
         for entry in entries:
             entry["findings"] = findings.get(entry["commit"], [])
             entry["signed"] = entry["commit"] in signed

@@ -156,13 +156,20 @@ def readme_example() -> str:
 
 
 def test_the_readme_worked_example_runs(repo: Path, store: Path) -> None:
-    (repo / ".ai_log").mkdir()
+    """As written, twice over (the second run's --clean finds the first's evidence): the example
+    ignores its scratch folder itself, once."""
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", "set -euo pipefail\n" + readme_example()], cwd=repo, capture_output=True,
+                              text=True, env={**os.environ, "PATH": f"{shim(repo)}:{os.environ['PATH']}",
+                                              "USER_REQUEST": "Gate the member blog."}, timeout=300)
+
+    assert not (repo / ".gitignore").exists()
+    first = run()
+    assert first.returncode == 0, first.stderr
     (repo / ".ai_log" / "stale-from-last-run.log").write_text("x")
-    (repo / ".gitignore").write_text("/.ai_log/*\n")
-    proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + readme_example()], cwd=repo, capture_output=True,
-                          text=True, env={**os.environ, "PATH": f"{shim(repo)}:{os.environ['PATH']}",
-                                          "USER_REQUEST": "Gate the member blog."}, timeout=300)
+    proc = run()
     assert proc.returncode == 0, proc.stderr
+    assert (repo / ".gitignore").read_text() == ".ai_log/*\n"
     assert not (repo / ".ai_log" / "stale-from-last-run.log").exists()
     assert '[".ai_log/phase-0-pm-prd.md"]' in proc.stdout.replace("\n", "").replace(" ", "")
     code, session = cli_json("bus", "get", S, cwd=repo)

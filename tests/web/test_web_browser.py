@@ -164,3 +164,28 @@ def _reachable_and_named(page: Any, url: str) -> None:
     assert page.evaluate("document.documentElement.lang") == "en"
     assert page.evaluate("[...document.querySelectorAll('svg')].every(s => s.getAttribute('role') === 'img' "
                          "&& s.querySelector('title'))")
+
+
+@pytest.mark.parametrize("width", [1200, 900, 360])
+def test_the_dashboard_stays_inside_its_frame(browser: Any, store: Path, width: int) -> None:
+    """A wide Progress Dashboard scrolls inside its own frame: the page never scrolls sideways."""
+    topic = "A topic long enough to widen the dashboard: " + "checkpoints, handoffs and reviews " * 4
+    assert cli("new", "paper-wide", "--topic", topic, "--store", str(store)).returncode == 0
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        with serving(store) as url:
+            page.goto(url + "runs/paper-wide")
+            sizes = page.evaluate("""() => {
+              const pre = document.querySelector('pre.dashboard'), frame = pre.getBoundingClientRect();
+              return {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,
+                      right: frame.right, inner: pre.scrollWidth, shown: pre.clientWidth,
+                      wide: [...document.querySelectorAll('body *')]  // what sticks out, to name in a failure
+                        .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth)
+                        .slice(0, 5).map(e => e.tagName + '.' + e.className)};
+            }""")
+            page.screenshot(path=str(ARTIFACTS / f"run-{width}.png"), full_page=True)
+    finally:
+        context.close()
+    assert sizes["page"] <= sizes["view"] and sizes["right"] <= sizes["view"], sizes["wide"]
+    assert sizes["inner"] > sizes["shown"] or width > 360, sizes  # narrower than it: the frame scrolls, not the page

@@ -143,6 +143,21 @@ def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> No
     assert "has-findings" in page and "verify hand_edit" in page
 
 
+def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo: Path) -> None:
+    root = repo / "state"
+    assert cli("init", "--store", str(root)).returncode == 0
+    assert cli("new", "r1", "--topic", "T", "--store", str(root)).returncode == 0
+    state = root / "runs/r1/state.yaml"
+    state.write_text(state.read_text().replace("language: en", "language: de"))
+    subprocess.run(["git", "commit", "-qam", "by hand"], cwd=repo, check=True)
+    edit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    proc = cli("verify", "--acknowledge", edit, "--reason", "reviewed: the language was wrong", "--store", str(root))
+    assert proc.returncode == 0, proc.stderr
+    page = TestClient(build(root, port=PORT), base_url=BASE).get("/runs/r1/history").text
+    assert "has-findings" not in page and "has-acknowledged" in page
+    assert "verify hand_edit · acknowledged" in page and "1 acknowledged" in page
+
+
 def test_bus_sessions_and_the_research_tree(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
     bus = client.get("/bus").text
     assert "2026-06-30-member-blog" in bus and "0-requirements" in bus
@@ -211,9 +226,16 @@ def test_a_token_is_needed_when_one_is_set(filled: tuple[Path, dict[str, str]]) 
     client = TestClient(build(filled[0] / "state", port=PORT, token=token), base_url=BASE)
     assert client.get("/").status_code == 401
     assert client.get("/", params={"token": "wrong-token-0123456789"}).status_code == 401
-    first = client.get("/", params={"token": token})
-    assert first.status_code == 200 and "HttpOnly" in first.headers["set-cookie"]
+    first = client.get("/runs/paper-a/history", params={"token": token, "page": "2"}, follow_redirects=False)
+    assert first.status_code == 303 and "HttpOnly" in first.headers["set-cookie"]
+    assert first.headers["location"] == "/runs/paper-a/history?page=2"  # the same address, the token left out
+    followed = client.get("/", params={"token": token})
+    assert followed.status_code == 200 and str(followed.url) == f"{BASE}/" and "token" not in str(followed.url)
     assert client.get("/runs/paper-a").status_code == 200  # the cookie carries it now
+    from statedir.web.guard import _without_token
+
+    leading = _without_token({"path": "//elsewhere.example/x", "query_string": b"token=t&a=1"})
+    assert leading == "/elsewhere.example/x?a=1"  # a path, never another host's address
     assert TestClient(build(filled[0] / "state", port=PORT, token=token), base_url=BASE,
                       cookies={"statedir_token": "nope"}).get("/").status_code == 401
 
