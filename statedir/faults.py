@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 
 POINTS = ("before_write", "between_files", "after_write", "during_commit", "after_commit")
 _armed: dict[str, str] = {}
@@ -33,4 +32,6 @@ def point(name: str) -> None:
         from statedir.errors import GitError
 
         raise GitError(f"injected git failure at {name}")
+    import signal
+
     os.kill(os.getpid(), signal.SIGKILL)

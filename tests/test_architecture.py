@@ -142,3 +142,35 @@ def test_a_transition_and_a_status_line_load_no_typer_nor_any_library_they_do_no
     loaded = set(eval(last[len("[0, 0] "):]))
     assert not {"typer", "click", "rich", "ruamel", "jsonschema", "git", "pygit2", "deepdiff"} & loaded, loaded
     assert "statedir" in loaded
+
+
+def test_a_transition_loads_only_its_own_action_rules_and_no_rarely_needed_module(repo: Path) -> None:
+    """`set` loads neither the other actions' rules nor store creation, nor shutil (copies on rare
+    paths only) and its compression modules: what a CLI transition pays for is its own."""
+    statedir.init(repo / "state")
+    statedir.open(repo / "state").new("r1", topic="t")
+    code = ("import sys\nfrom statedir.cli import main\n"
+            "code = main(['set', 'r1', 'topic', 'u', '--reason', 'r'])\n"
+            "print(code, sorted(sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("0 "), proc.stdout + proc.stderr
+    loaded = set(eval(last[len("0 "):]))
+    assert "statedir.engine.rules" in loaded
+    unneeded = {"shutil", "bz2", "lzma", "statedir.store.create", "statedir.store.skeleton",
+                "statedir.api.caller_inputs", "statedir.engine.submissions", "statedir.engine.stage_graph",
+                "statedir.engine.reset_boundaries",
+                "statedir.engine.adjudication_rules", "statedir.engine.adjudication_contract", "statedir.engine.runs",
+                "statedir.engine.materials"}
+    assert not unneeded & loaded, unneeded & loaded
+
+
+def test_a_plain_bus_call_loads_no_typer(repo: Path) -> None:
+    statedir.init(repo / "state")
+    code = ("import sys\nfrom statedir.cli import main\n"
+            "codes = [main(['bus', 'set', '2026-06-30-s', 'vars.topic', 'x']), main(['bus', 'get', '2026-06-30-s'])]\n"
+            "print(codes, sorted({m.split('.')[0] for m in sys.modules}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("[0, 0] "), proc.stdout + proc.stderr
+    assert not {"typer", "click", "rich"} & set(eval(last[len("[0, 0] "):]))

@@ -17,9 +17,9 @@ WORDS = ["r1", "1", "2.5", "in_progress", "", "-", "x y", "a=b", "-5", "-x", "--
 NUMBERS = ["12", "0", "-5", "+3", " 7", "1_0", "x", "007", "1.5"]
 
 
-def _typer_reads(function: Any, argv: list[str]) -> dict[str, Any] | None:
+def _typer_reads(function: Any, argv: list[str], cls: Any = None) -> dict[str, Any] | None:
     """The keyword arguments typer calls the command with for argv, or None where it calls nothing
-    (a usage error, help)."""
+    (a usage error, help); `cls`: the command class typer is given (the bus's)."""
     import typer
     import typer.main
     from typer import _click as click  # the click typer runs on (as statedir.cli.main names its errors)
@@ -33,7 +33,7 @@ def _typer_reads(function: Any, argv: list[str]) -> dict[str, Any] | None:
     record.__signature__ = converted.__signature__  # type: ignore[attr-defined]
     record.__annotations__ = converted.__annotations__
     app = typer.Typer(add_completion=False)
-    app.command()(record)
+    app.command(**({"cls": cls} if cls else {}))(record)
     command = typer.main.get_command(app)
     try:
         command.main(args=list(argv), prog_name="statedir", standalone_mode=False)
@@ -122,3 +122,46 @@ def test_the_plain_calls_programs_make_are_read_without_typer(argv: list[str]) -
 ])
 def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
     assert direct.parse(registry.COMMANDS[argv[0]][0], argv[1:]) is None
+
+
+BUS = sorted(registry.SUBCOMMANDS["bus"])
+
+
+@pytest.mark.parametrize("name", BUS)
+def test_what_direct_reads_of_a_bus_call_typer_reads_alike(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bus's commands take every word but their options as an argument (a value may start
+    with '-'): wherever direct reads a call, typer with the bus's command class reads the same."""
+    from statedir.cli import bus
+
+    function = registry.SUBCOMMANDS["bus"][name]
+    verbatim = bus._verbatim()
+    rng = random.Random(f"bus {name}")
+    read = 0
+    for n, argv in enumerate(_argvs(function, rng, 80)):
+        for var in ("STATEDIR_STORE", "STATEDIR_ACTOR"):
+            if n % 3 == 0:
+                monkeypatch.setenv(var, rng.choice(["", "some/where", "observer"]))
+            else:
+                monkeypatch.delenv(var, raising=False)
+        ours = direct.parse(function, argv)
+        if ours is None:
+            continue
+        read += 1
+        theirs = _typer_reads(function, argv, verbatim)
+        assert theirs is not None, f"typer refuses {argv!r}, direct read {ours!r}"
+        assert {k: _typed(v) for k, v in ours.items()} == {k: _typed(v) for k, v in theirs.items()}, argv
+    assert read, f"direct read none of bus {name}'s calls"
+
+
+@pytest.mark.parametrize("argv", [
+    ["set", "2026-06-30-s", "phases.1-design.status", "done"], ["get", "2026-06-30-s", "vars.topic"],
+    ["append", "2026-06-30-s", "evidence", "docs/a.md", "--check-path"], ["init", "2026-06-30-s", "--json"],
+    ["clear", "2026-06-30-s", "--actor", "observer"], ["get", "2026-06-30-s"], ["set", "s", "f", "--", "-x"],
+])
+def test_the_plain_bus_calls_are_read_without_typer(argv: list[str]) -> None:
+    from statedir.cli import bus
+
+    function = registry.SUBCOMMANDS["bus"][argv[0]]
+    ours = direct.parse(function, argv[1:])
+    assert ours is not None
+    assert ours == _typer_reads(function, argv[1:], bus._verbatim())

@@ -16,22 +16,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir.api.adjudication import Adjudication
-from statedir.api.caller_inputs import file_hash, lies_in, parse_issue, read_yaml_file, resolve
 from statedir.api.history import History
 from statedir.api.overview import Overview
 from statedir.api.read_views import Views
 from statedir.argument_checks import checked
-from statedir.engine import submissions, transaction
+from statedir.engine import transaction
 from statedir.engine.decision import Request
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError
 from statedir.store import expectation, layout
-from statedir.store.create import CONFIG_DEFAULTS, init
 from statedir.store.disk import Store
 from statedir.store.journal import JOURNAL
 
 if TYPE_CHECKING:
+    from statedir.api.caller_inputs import read_yaml_file, resolve
     from statedir.bus import Bus
+    from statedir.store.create import CONFIG_DEFAULTS, init
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -51,7 +51,23 @@ RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `
 __all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file", "resolve"]
 
 
+def __getattr__(name: str) -> Any:
+    """`init` and `CONFIG_DEFAULTS` (statedir.store.create), `read_yaml_file` and `resolve`
+    (statedir.api.caller_inputs), loaded when first asked for: a transition uses none of them."""
+    if name in ("init", "CONFIG_DEFAULTS"):
+        from statedir.store import create
+
+        return getattr(create, name)
+    if name in ("read_yaml_file", "resolve"):
+        from statedir.api import caller_inputs
+
+        return getattr(caller_inputs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _passport(path: str) -> dict[str, Any]:
+    from statedir.api.caller_inputs import read_yaml_file
+
     data = read_yaml_file(path)
     if not isinstance(data, dict):
         raise InvalidValue(f"--passport {path} is not a Material Passport (a YAML mapping)", file=path)
@@ -164,6 +180,7 @@ class StateDir(Views, History, Overview, Adjudication):
     @_reads
     def get(self, run_id: str, path: str, *, at: str | None = None) -> Any:
         """One value of the run document by dotted path; a key holding a dot matches whole."""
+        from statedir.api.caller_inputs import resolve
         from statedir.engine import runs
 
         if at is not None:
@@ -282,6 +299,8 @@ class StateDir(Views, History, Overview, Adjudication):
                  origin_skill: str | None = None, origin_mode: str | None = None,
                  upstream: list[str] | None = None, actor: str | None = None,
                  expect: str | None = None) -> dict[str, Any]:
+        from statedir.api.caller_inputs import file_hash
+
         hashed = [file_hash(f, self.store.files_worktree) for f in files or []]
         return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
                         origin_mode=origin_mode, upstream=upstream or [])
@@ -290,6 +309,8 @@ class StateDir(Views, History, Overview, Adjudication):
                   issues_found: int | None = None, issues_fixed: int | None = None,
                   issues: list[str] | None = None, reason: str | None = None,
                   actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        from statedir.api.caller_inputs import parse_issue
+
         parsed = [parse_issue(i) for i in issues or []]
         return self._do(run_id, "integrity", actor, reason, expect=expect, stage=stage,
                         verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
@@ -306,6 +327,9 @@ class StateDir(Views, History, Overview, Adjudication):
 
     def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        from statedir.api.caller_inputs import lies_in, read_yaml_file
+        from statedir.engine import submissions
+
         if isinstance(report, str):
             data = read_yaml_file(report)
             submissions.check_report(data, name_keys=lies_in(report, self.store.files_worktree))

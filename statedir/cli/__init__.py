@@ -85,23 +85,37 @@ def _main(args: list[str]) -> int:
 def _run(args: list[str]) -> object:
     """The named command called straight from argv where `direct` reads the call (no typer),
     else the app typer builds of the commands the call needs."""
-    from statedir.cli.registry import COMMANDS, TABLE, build, load
+    from statedir.cli.registry import TABLE, build, load
 
     named = [a for a in args[:1] if a in TABLE]
     if named and "_STATEDIR_COMPLETE" not in os.environ:
         from statedir.cli import direct
 
         load(named)
-        command = COMMANDS.get(named[0])  # None: a group (bus, signers), typer's to read
-        if command is not None and not command[1]:  # no typer settings (a command class) of its own
-            function = command[0]
-            kwargs = direct.parse(function, args[1:])
+        function, rest = _plain(named[0], args[1:])
+        if function is not None:
+            kwargs = direct.parse(function, rest)
             if kwargs is not None:
                 return function(**kwargs)
     # Shell completion is typer's own, built only when no command is named (the top-level
     # help, --show-completion, a shell asking through _STATEDIR_COMPLETE): a command's
     # start-up stays the cost of that one command.
     return build(named or None, completion=not named)(args=args, prog_name="statedir", standalone_mode=False)
+
+
+def _plain(name: str, rest: list[str]) -> tuple[Any, list[str]]:
+    """The function a call names and the words for its parameters, where `direct` may read them: a
+    command without typer settings (a command class) of its own, or a group's declared command
+    (`bus set ...`); else None (signers, research: typer's to read)."""
+    from statedir.cli.registry import COMMANDS, SUBCOMMANDS
+
+    if name in COMMANDS:
+        function, settings = COMMANDS[name]
+        return (None if settings else function), rest
+    group = SUBCOMMANDS.get(name, {})
+    if rest and rest[0] in group:
+        return group[rest[0]], rest[1:]
+    return None, rest
 
 
 def _typer() -> Any:

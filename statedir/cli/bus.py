@@ -4,61 +4,75 @@ from __future__ import annotations
 
 import json as json_mod
 from pathlib import Path
-from typing import Annotated, Any, Optional
-
-import typer
-from typer._click.exceptions import BadOptionUsage
-from typer.core import TyperCommand
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.registry import app, typed
+from statedir.cli.params import Argument, Option
+from statedir.cli.registry import SUBCOMMANDS, app, typed
 from statedir.cli.render import emit_json
+
+if TYPE_CHECKING:
+    import typer
 
 HELP = ("The handoff bus: run variables, per-phase outputs and evidence paths that an orchestrator and its "
         "agents pass by lookup (drop-in for hasbrains-agent-kit's pipeline-state.sh). Each change is one commit of "
         "bus/<SESSION>.yaml of the store `statedir init` makes once.")
 
 
-class Verbatim(TyperCommand):
-    """A command that takes every word but its own options as an argument, in order: a value
-    may start with '-' (a negative number, a user's "- fix the login bug" request, which click
-    would read as the short options -f -i -x ... -h, printing help and storing nothing), as
-    pipeline-state.sh takes any value."""
+def _verbatim() -> type:
+    """typer's command class for the bus: every word but the command's own options is an argument,
+    in order, so a value may start with '-' (a negative number, a user's "- fix the login bug"
+    request, which click would read as the short options -f -i -x ... -h, printing help and storing
+    nothing), as pipeline-state.sh takes any value. Made when typer reads a call (`direct` reads
+    the plain ones the same way without it)."""
+    from typer.core import TyperCommand
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        flags: set[str] = set()
-        valued: set[str] = set()
-        for param in self.get_params(ctx):
-            if getattr(param, "param_type_name", "") == "option":
-                (flags if getattr(param, "is_flag", False) else valued).update(
-                    [*param.opts, *param.secondary_opts])
-        options: list[str] = []
-        words: list[str] = []
-        rest = iter(args)
-        for word in rest:
-            if word == "--":
-                words.extend(rest)
-            elif word in flags or (word.startswith("--") and word.partition("=")[0] in valued and "=" in word):
-                options.append(word)
-            elif word in valued:
-                value = next(rest, None)
-                if value is None:
-                    raise BadOptionUsage(word, f"Option '{word}' requires an argument.", ctx)
-                options.extend([word, value])
-            else:
-                words.append(word)
-        return super().parse_args(ctx, [*options, "--", *words])
+    class Verbatim(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            flags: set[str] = set()
+            valued: set[str] = set()
+            for param in self.get_params(ctx):
+                if getattr(param, "param_type_name", "") == "option":
+                    (flags if getattr(param, "is_flag", False) else valued).update(
+                        [*param.opts, *param.secondary_opts])
+            options: list[str] = []
+            words: list[str] = []
+            rest = iter(args)
+            for word in rest:
+                if word == "--":
+                    words.extend(rest)
+                elif word in flags or (word.startswith("--") and word.partition("=")[0] in valued and "=" in word):
+                    options.append(word)
+                elif word in valued:
+                    value = next(rest, None)
+                    if value is None:  # click's own "Option '--actor' requires an argument."
+                        return super().parse_args(ctx, [*options, word])
+                    options.extend([word, value])
+                else:
+                    words.append(word)
+            return super().parse_args(ctx, [*options, "--", *words])
+
+    return Verbatim
 
 
-bus = typer.Typer(name="bus", help=HELP, no_args_is_help=True, add_completion=False,
-                  context_settings={"help_option_names": ["-h", "--help"]})
+def _group() -> typer.Typer:
+    """The bus's typer sub-group, built when typer reads a call."""
+    import typer
 
-SessionArg = Annotated[str, typer.Argument(
+    bus = typer.Typer(name="bus", help=HELP, no_args_is_help=True, add_completion=False,
+                      context_settings={"help_option_names": ["-h", "--help"]})
+    verbatim = _verbatim()
+    for name, function in SUBCOMMANDS["bus"].items():
+        bus.command(name, cls=verbatim)(typed(function))
+    return bus
+
+
+SessionArg = Annotated[str, Argument(
     help="The session label <YYYY-MM-DD>-<slug>, e.g. 2026-06-30-member-blog-gating (or the path of its file, "
          "as `init` prints it).", show_default=False)]
-FieldArg = Annotated[str, typer.Argument(
+FieldArg = Annotated[str, Argument(
     help="The field; dots reach nested entries: phases.1-design.status.", show_default=False)]
-ValueArg = Annotated[str, typer.Argument(help="The value (a string; empty when left out, as in pipeline-state.sh).")]
+ValueArg = Annotated[str, Argument(help="The value (a string; empty when left out, as in pipeline-state.sh).")]
 
 
 def _open(store: Path | None, session: str) -> Any:
@@ -75,10 +89,9 @@ def _raw(value: Any) -> str:
     return value if isinstance(value, str) else _jq(value)
 
 
-@bus.command("init", cls=Verbatim)
-@typed
+@app.subcommand("bus", "init")
 def init(session: SessionArg,
-         clean: Annotated[Optional[Path], typer.Option(
+         clean: Annotated[Optional[Path], Option(
              "--clean", help="Also empty this scratch folder (e.g. .ai_log) of what git ignores, keeping .gitkeep: pipeline-state.sh's "
                              "cleanup, opt-in; refused, removing nothing, outside the repository, where git tracks files, where "
                              "a file is neither tracked nor ignored, or where it holds a git repository.")] = None,
@@ -95,8 +108,7 @@ def init(session: SessionArg,
         print(result["path"])
 
 
-@bus.command("set", cls=Verbatim)
-@typed
+@app.subcommand("bus", "set")
 def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
@@ -109,10 +121,9 @@ def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
         emit_json(result)
 
 
-@bus.command("append", cls=Verbatim)
-@typed
+@app.subcommand("bus", "append")
 def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
-           check_path: Annotated[bool, typer.Option(
+           check_path: Annotated[bool, Option(
                "--check-path", help="Refuse a VALUE that is not an existing path inside the repository "
                                     "(relative to its top), so gates rest on evidence.")] = False,
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -123,10 +134,9 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
         emit_json(result)
 
 
-@bus.command("get", cls=Verbatim)
-@typed
+@app.subcommand("bus", "get")
 def get(session: SessionArg,
-        field: Annotated[Optional[str], typer.Argument(
+        field: Annotated[Optional[str], Argument(
             help="The field (dotted for nested entries); left out: the whole session.", show_default=False)] = None,
         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Print FIELD's value raw (a list or mapping as JSON; nothing for a missing field), or the
@@ -140,8 +150,7 @@ def get(session: SessionArg,
         print(_raw(value))
 
 
-@bus.command("clear", cls=Verbatim)
-@typed
+@app.subcommand("bus", "clear")
 def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
           actor: ActorOpt = DEFAULT_ACTOR, expect: ExpectOpt = None) -> None:
     """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""
@@ -152,4 +161,4 @@ def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
         print(f"cleared {result['path']}" if result.get("commit") else result["summary"])
 
 
-app.group("bus", bus, help=HELP)
+app.group("bus", _group, help=HELP)

@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 
 HELP = "Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."
 COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
-GROUPS: dict[str, tuple[typer.Typer, dict[str, Any]]] = {}  # sub-groups: `statedir bus init ...`
+# Sub-groups (`statedir bus init ...`): a typer.Typer, or a function that makes one when typer reads a call.
+GROUPS: dict[str, tuple[typer.Typer | Callable[[], typer.Typer], dict[str, Any]]] = {}
+# A sub-group's commands declared with statedir.cli.params, by group: `direct` reads their plain calls.
+SUBCOMMANDS: dict[str, dict[str, Callable[..., Any]]] = {}
 # Every command (or group) and the module of statedir.cli that registers it, in the order
 # `statedir --help` lists them (everyday commands first): a call loads its command's module only.
 TABLE = {
@@ -83,9 +86,16 @@ class _Registry:
             return function
         return register
 
-    def group(self, name: str, group: typer.Typer, **kwargs: Any) -> None:
-        """Register a typer sub-group of commands under `name`."""
+    def group(self, name: str, group: typer.Typer | Callable[[], typer.Typer], **kwargs: Any) -> None:
+        """Register a typer sub-group of commands under `name` (or the function that builds it)."""
         GROUPS[name] = (group, kwargs)
+
+    def subcommand(self, group: str, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register `statedir GROUP NAME`'s function (its group's builder hands it to typer)."""
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            SUBCOMMANDS.setdefault(group, {})[name] = function
+            return function
+        return register
 
 
 app = _Registry()
@@ -171,6 +181,7 @@ def build(names: list[str] | None = None, completion: bool = False) -> typer.Typ
             cli.command(name, **{**kwargs, "cls": _plain_usage(kwargs.get("cls"))})(typed(function))
         else:
             group, kwargs = GROUPS[name]
+            group = group if isinstance(group, typer.Typer) else group()
             for info in group.registered_commands:
                 info.cls = _plain_usage(info.cls)
             cli.add_typer(group, name=name, **kwargs)

@@ -5,14 +5,13 @@ a file, the clock or git. Stage-specific behaviour comes from the template, neve
 """
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import adjudication_rules as ars
-from statedir.engine import reset_boundaries, stage_graph, submissions, template_conditions
+from statedir.engine import template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
-from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 
@@ -23,7 +22,7 @@ TURNS_RE = re.compile(r"^#?(\d+)\.\.#?(\d+)$")
 def decide(t: Template, run: RunData, req: Request, now: str) -> Change | None:
     """The one entry point: permission, liveness, then the action's own rules (None: a
     repeated seal, nothing to change)."""
-    handler = HANDLERS[req.action]
+    handler = handler_for(req.action)
     stage_id = t.resolve_stage(req.args["stage"]) if req.args.get("stage") not in (None, "pipeline") else None
     if req.action != "observe":
         require_permission(t, req.actor, req.action, stage_id)
@@ -94,6 +93,8 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
         if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
             raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
                                     "`statedir confirm` first")
+        from statedir.engine import stage_graph
+
         warning = stage_graph.start(t, draft, stage_id, now)["warning"]
     elif target == t.status["done"]:
         _complete(t, draft, stage_id, req, now)
@@ -161,6 +162,8 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
     if kind == "FULL" and (state.get("settings", {}).get("reset_boundaries") or req.args.get("reset_boundaries")):
+        from statedir.engine import reset_boundaries
+
         reset_boundaries.append_boundary(t, draft, stage_id, choices, default, now)
 
 
@@ -217,6 +220,9 @@ def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) 
 
 # --- redo: the one way back from completed -------------------------------------------------------
 def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    from statedir.engine import submissions
+    from statedir.engine.runs import new_stage
+
     assert stage_id is not None
     draft = Draft(run)
     if run.stages[stage_id]["status"] != t.status["done"]:
@@ -240,10 +246,18 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
     return draft.change(summary, now, bumped=bumped, reset=reset)
 
 
-HANDLERS: dict[str, Callable[..., Change | None]] = {
-    "stage": stage, "confirm": stage_graph.confirm, "pipeline": pipeline, "set": set_field, "redo": redo,
-    "output": submissions.output, "material": submissions.material, "integrity": submissions.integrity,
-    "revision": submissions.revision, "loop": submissions.loop, "observe": submissions.observe,
-    "bind": ars.bind, "seal": ars.seal,
-    "resume": reset_boundaries.resume,
+# Each action and the function of statedir.engine that decides it ("module:function"): a transition
+# loads its own action's module alone (a CLI call pays for no other action's rules).
+HANDLERS: dict[str, str] = {
+    "stage": "rules:stage", "confirm": "stage_graph:confirm", "pipeline": "rules:pipeline", "set": "rules:set_field",
+    "redo": "rules:redo", "output": "submissions:output", "material": "submissions:material",
+    "integrity": "submissions:integrity", "revision": "submissions:revision", "loop": "submissions:loop",
+    "observe": "submissions:observe", "bind": "adjudication_rules:bind", "seal": "adjudication_rules:seal",
+    "resume": "reset_boundaries:resume",
 }
+
+
+def handler_for(action: str) -> Callable[..., Change | None]:
+    """The function that decides `action` (its module loaded on first use)."""
+    module, _, name = HANDLERS[action].partition(":")
+    return getattr(importlib.import_module(f"statedir.engine.{module}"), name)  # type: ignore[no-any-return]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,7 +175,9 @@ class Index:
                 os.link(self.index, self.next)  # git writes the next index anew, so the link costs no copy
             except FileNotFoundError:
                 self.base = None
-            except OSError:
+            except OSError:  # a file system without hard links (rare): shutil is loaded for it alone
+                import shutil
+
                 shutil.copyfile(self.index, self.next)
 
     def current(self) -> bool:

@@ -42,17 +42,50 @@ def unsafe(value: str) -> bool:
 
 
 def configured(worktree: Path) -> str | None:
-    """The registered driver command, or None. The repository's config file is read first (no
-    git process in the common case); only where it has no such section is git asked."""
+    """The registered driver command, or None. Where the repository's own config file sets it
+    plainly, that file is the answer (no git process per command); anything else asks git."""
     try:
         text = (git.common_dir(git.git_dir(worktree)) / "config").read_text(errors="replace")
     except OSError:
         text = ""
-    if _SECTION not in text:
-        proc = git.run(worktree, "config", "--get", f"merge.{DRIVER}.driver", check=False)
-        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    value = _set_plainly(text)
+    if value is not _ASK_GIT:
+        return value  # type: ignore[return-value]
     proc = git.run(worktree, "config", "--get", f"merge.{DRIVER}.driver", check=False)
-    return proc.stdout.decode().strip() or None
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+_ASK_GIT = object()
+
+
+def _set_plainly(text: str) -> str | None | object:
+    """The driver as `git config --get` prints it, read from the repository's config file where
+    that is certain: our section sets it with a plain value (no quotes, escapes, comments,
+    continuations or control characters) and nothing outranks the file (no include, no
+    per-worktree config, no config given through the environment). Else _ASK_GIT."""
+    if any(os.environ.get(name) for name in ("GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")):
+        return _ASK_GIT
+    if "\\" in text or "\r" in text or "worktreeconfig" in text.lower():
+        return _ASK_GIT
+    value: str | None | object = _ASK_GIT
+    ours = False
+    for line in text.split("\n"):
+        stripped = line.strip(" \t")
+        if stripped.startswith("["):
+            lowered = stripped.lower()
+            if "include" in lowered or (stripped != _SECTION and DRIVER in lowered):
+                return _ASK_GIT  # an include, or our section written another way
+            if not stripped.endswith("]") or stripped.count("]") != 1:
+                return _ASK_GIT  # a key on the header's line
+            ours = stripped == _SECTION
+        elif ours and stripped and stripped[0] not in "#;":
+            key, equals, raw = stripped.partition("=")
+            if key.strip(" \t").lower() != "driver":
+                continue
+            if not equals or any(c in '"#;' or not (c.isprintable() or c == "\t") for c in raw):
+                return _ASK_GIT
+            value = raw.strip(" \t").replace("\t", " ") or None
+    return value
 
 
 def stale(value: str) -> bool:

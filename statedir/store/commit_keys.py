@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,6 +72,8 @@ def usable(worktree: Path, trusted: set[str], why: str, **details: str) -> str:
     spec, source = configured(worktree)
     if spec is None:
         raise SigningKeyMissing(f"{why}, and no signing key is set: {HOW}; nothing was changed", **details)
+    import shutil
+
     if shutil.which("ssh-keygen") is None:
         raise MissingDependency("signing needs ssh-keygen (OpenSSH's client tools), which is not on PATH; "
                                 "nothing was changed")

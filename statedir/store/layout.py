@@ -3,7 +3,6 @@ the `$schema` reference on a file's first line, and the schema copies in `.schem
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from statedir.errors import InvalidId
@@ -108,6 +107,8 @@ def own_ref(rel: str, raw: bytes | None) -> str:
 
 def copy_schemas(root: Path) -> list[str]:
     """Refresh `.schemas/` from the package; returns the store-relative paths written."""
+    import shutil
+
     target = root / ".schemas"
     target.mkdir(parents=True, exist_ok=True)
     written = []

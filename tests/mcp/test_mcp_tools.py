@@ -19,7 +19,8 @@ from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, PERSON_ONLY, READ_ONLY, t
 def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
     group = cli_group()
     served = tools(group)
-    grouped = {f"{g}_{c}" for g, (sub, _) in GROUPS.items() for c in typer.main.get_group(sub).commands}
+    subs = {g: sub if isinstance(sub, typer.Typer) else sub() for g, (sub, _) in GROUPS.items()}
+    grouped = {f"{g}_{c}" for g, sub in subs.items() for c in typer.main.get_group(sub).commands}
     assert set(served) == {name for name in COMMANDS if name not in NOT_TOOLS} | grouped
     for name, tool in served.items():
         command = tool.command
