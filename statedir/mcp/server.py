@@ -140,7 +140,8 @@ def _can_elicit(ctx: Any) -> bool:
 
 
 def _form(question: Question) -> type[BaseModel]:
-    """The client's form: the response, and the next stage where the graph leaves one, each an enum."""
+    """The client's form: the response (no default: the user picks it), and the next stage where the
+    graph leaves one (the template's default preset), each an enum."""
     def field(values: tuple[str, ...], default: str | None, title: str, description: str) -> Any:
         def enum(schema: dict[str, Any]) -> None:  # one value too: an enum the client lists, not a const
             schema.pop("const", None)
@@ -148,7 +149,7 @@ def _form(question: Question) -> type[BaseModel]:
         kind: Any = Literal[values]
         return (kind, Field(default if default is not None else ..., title=title, description=description,
                             json_schema_extra=enum))
-    fields = {"response": field(question.responses, question.response_default, "Your answer",
+    fields = {"response": field(question.responses, None, "Your answer",
                                 "How the pipeline goes on (the message says what each means)")}
     if question.choices:
         fields["next"] = field(question.choices, question.next_default, "Next stage", "Where the pipeline goes next")

@@ -43,7 +43,8 @@ class Agent:
 
 class User:
     """The person behind the client, answering the server's questions (elicitation): `action`
-    accept, decline or cancel; an accepted form takes its defaults, then `answers`."""
+    accept, decline or cancel; an accepted form takes `answers`, else a field's default, else its
+    first choice (the user picks one: the form presets no response)."""
 
     def __init__(self, action: str = "accept", **answers: str) -> None:
         self.action = action
@@ -55,7 +56,7 @@ class User:
         if self.action != "accept":
             return types.ElicitResult(action=self.action)
         fields = params.requested_schema["properties"]
-        content = {name: spec["default"] for name, spec in fields.items() if "default" in spec}
+        content = {name: spec.get("default", spec["enum"][0]) for name, spec in fields.items()}
         return types.ElicitResult(action="accept", content={**content, **self.answers})
 
 
