@@ -9,7 +9,7 @@ from typing import Any
 from statedir.engine import stage_graph
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
-from statedir.errors import StatedirError, UserAnswerRequired, UserDeclined
+from statedir.errors import InvalidValue, StatedirError, UserAnswerRequired, UserDeclined
 from statedir.mcp.tools import EXPECT_HEAD
 from statedir.views import dashboard
 
@@ -45,6 +45,19 @@ class Question:
             f"the form, or statedir's command line), with response {' or '.join(self.responses)}; do not answer "
             "it for them",
             run_id=self.run_id, stage=self.stage, responses=list(self.responses), choices=list(self.choices))
+
+    def misfit(self, wrong: dict[str, Any]) -> StatedirError:
+        """The refusal for an accepted form whose answer it does not take: `wrong` maps each field
+        to the value given (None: left out); nothing changed."""
+        allowed = {"response": list(self.responses), "next": list(self.choices)}
+        said = "; ".join(f"{name} was left out" if given is None else f"{name} {given!r} is not one of the choices"
+                         for name, given in wrong.items())
+        choices = "; ".join(f"{name}: {', '.join(allowed.get(name, []))}" for name in wrong)
+        return InvalidValue(f"the user's answer did not fit the checkpoint's form ({said}; the choices are "
+                            f"{choices}); nothing changed. Ask the user again",
+                            run_id=self.run_id, stage=self.stage,
+                            fields={name: {"given": given, "allowed": allowed.get(name, [])}
+                                    for name, given in wrong.items()})
 
     def declined(self, action: str) -> StatedirError:
         """The refusal for a question the user declined or cancelled: nothing changed."""

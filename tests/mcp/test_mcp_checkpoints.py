@@ -100,7 +100,10 @@ def test_an_answer_the_form_does_not_take_changes_nothing(store: Path, repo: Pat
             with pytest.raises(ToolError) as caught:
                 await a("confirm", run_id="p", response="continue")
             assert caught.value.code == "INVALID_VALUE"
-            assert "did not fit the form" in caught.value.doc["error"]["message"]
+            error = caught.value.doc["error"]
+            assert "did not fit the checkpoint's form" in error["message"] and "'done'" in error["message"]
+            assert "Resolver" not in error["message"] and "statedir.mcp" not in error["message"]
+            assert error["details"]["fields"] == {"response": {"given": "done", "allowed": ["continue", "review"]}}
 
     anyio.run(main)
     assert snapshot(repo) == saved
