@@ -55,7 +55,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "templates": _object(result=_OBJECTS, name=_S, stages=_OBJECTS, statuses=_OBJECTS,
                          pipeline_states={"type": "object"}, checkpoint_responses=_STRINGS),
     "show": _object(run_id=_S, template=_S, pipeline_state=_S, current_stage=_S_NULL, stages={"type": "object"}),
-    "status": _object(("run_id", "pipeline_state", "line", "dashboard", "stages"), run_id=_S, template=_S,
+    "status": _object(("run_id", "line"), run_id=_S, template=_S,
                       pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
                       checkpoint={"type": ["object", "null"]}),
     "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,
