@@ -110,6 +110,24 @@ def test_after_a_pass_with_an_open_issue_final_integrity_is_checked_again(sd: ap
     assert find(moves_of(repo), "confirm")[0]["leads_to"]["current_stage"] == "5"
 
 
+def test_an_integrity_move_says_which_verdicts_let_its_stage_complete(sd: api.StateDir, repo: Path) -> None:
+    """Stage 4.5 lists PASS, PASS_WITH_NOTES and FAIL, but completes only on a PASS with no open
+    issue: the move's note says so, from the template's completion conditions, and a recorded
+    verdict that cannot lead on comes back with a warning (one that can, without)."""
+    to_integrity(sd, "4.5")
+    [move] = find(moves_of(repo), "integrity", stage="4.5")
+    assert move["allowed"]["verdict"] == ["PASS", "PASS_WITH_NOTES", "FAIL"]
+    assert move["note"] == "stage 4.5 completes only with verdict in PASS; issues_open = 0"
+    assert "note: stage 4.5 completes only with verdict in PASS" in cli("next", RUN, cwd=repo).stdout
+    noted = sd.integrity(RUN, "4.5", "PASS_WITH_NOTES", refs_total=1, refs_verified=1, issues=["minor:style:x"],
+                         actor=INTEGRITY)
+    assert noted["commit"] and noted["warning"] == (
+        "stage 4.5 cannot complete on this record: it completes only with verdict in PASS; issues_open = 0")
+    passed = sd.integrity(RUN, "4.5", "PASS", refs_total=1, refs_verified=1, actor=INTEGRITY)
+    assert "warning" not in passed
+    sd.stage(RUN, "4.5", "completed")
+
+
 def test_every_refusal_carries_the_moves_next_lists(sd: api.StateDir, repo: Path) -> None:
     past_stage_one(sd, RUN, "t")
     listed = moves_of(repo)["moves"]

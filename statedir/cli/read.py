@@ -104,11 +104,11 @@ def status(run_id: RunArg, line: Annotated[bool, Option("--line", help="Only the
     """The Progress Dashboard (--line: the one-line form).
 
     --json adds its structure beside the text: stages with status, label and marker, the open
-    checkpoint, the pipeline state.
+    checkpoint, the pipeline state; with --line too, only {run_id, line}.
     """
     report = open_store(store).status(run_id)
     if json:
-        emit_json(report)
+        emit_json({"run_id": report["run_id"], "line": report["line"]} if line else report)
     else:
         print(report["line"] if line else report["dashboard"])
 

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir.engine import admission, rules, submissions
+from statedir.engine import admission, rules, submissions, template_conditions
 from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
@@ -209,9 +209,23 @@ def moves(t: Template, run: RunData, now: str) -> dict[str, Any]:
     taken = {_identity(f.candidate) for f in legal}
     refused = [f for f in refused if _identity(f.candidate) not in taken]
     return {"run_id": run.run_id, "current_stage": run.state.get("current_stage"),
-            "pipeline_state": run.state["pipeline_state"], "moves": _grouped(legal),
+            "pipeline_state": run.state["pipeline_state"], "moves": [_noted(t, m) for m in _grouped(legal)],
             "blocked": [{"move": _without_leads(move), "needs": list(needs), **extra}
                         for move, needs, extra in _grouped_blocked(refused)]}
+
+
+def _noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:
+    """An integrity move with a `note` saying what lets its stage complete (the stage's completion
+    conditions, as the template writes them): a verdict it lists may be legal and still not lead on."""
+    if move["command"] != "integrity":
+        return move
+    notes = []
+    for stage_id in move["allowed"].get("stage", []):
+        completion = t.stage(t.resolve_stage(stage_id)).get("completion")
+        if completion:
+            notes.append(f"stage {t.display(t.resolve_stage(stage_id))} completes only with "
+                         f"{template_conditions.describe(completion)}")
+    return {**move, "note": "; ".join(notes)} if notes else move
 
 
 def _leads_to(run: RunData, change: Change) -> dict[str, Any] | None:

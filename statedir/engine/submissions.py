@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials
+from statedir.engine import materials, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
@@ -124,8 +124,13 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
         "at": now, "stage": stage_id, "mode": mode, "verdict": verdict, "refs_total": total,
         "refs_verified": verified, "issues_found": found, "issues_fixed": fixed, "retry_count": retries,
         "issues_detail": issues, "report": label, "decision": decision})
-    return draft.change(f"integrity {t.display(stage_id)} {verdict} ({verified}/{total} refs, {found} issues)",
-                        now, version_label=label)
+    change = draft.change(f"integrity {t.display(stage_id)} {verdict} ({verified}/{total} refs, {found} issues)",
+                          now, version_label=label)
+    completion = t.stage(stage_id).get("completion", [])
+    if completion and not template_conditions.all_hold(completion, rec, draft.state):
+        change.result["warning"] = (f"stage {t.display(stage_id)} cannot complete on this record: it completes "
+                                    f"only with {template_conditions.describe(completion)}")
+    return change
 
 
 def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:

@@ -136,7 +136,7 @@ class Served:
             doc = json.loads(text) if text else None
         except ValueError:
             doc = None
-        if isinstance(doc, dict) and {"error", "warning", "warnings"} & set(doc):
+        if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
             doc = self._worded(doc, name)
             text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
         return Outcome(text, is_error, self.head(), code, outputs.structured(name or "", text, is_error))
@@ -152,7 +152,7 @@ class Served:
             out["warning"] = say(out["warning"], name)
         if isinstance(out.get("warnings"), list):
             out["warnings"] = [say(w, name) if isinstance(w, str) else w for w in out["warnings"]]
-        return out
+        return _needs_worded(out, lambda text: say(text, name))
 
     def question(self, name: str, arguments: dict[str, Any] | None) -> Question | Outcome | None:
         """The user's question where this call would answer a MANDATORY checkpoint (the server
@@ -262,6 +262,17 @@ def _is_document(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _needs_worded(doc: Any, say: Any) -> Any:
+    """`doc` with what blocks a move (each `needs` list, in a refusal's details or `next`'s
+    blocked moves) in the tools' words: `(statedir revision)` names the tool `revision`."""
+    if isinstance(doc, list):
+        return [_needs_worded(item, say) for item in doc]
+    if not isinstance(doc, dict):
+        return doc
+    return {key: [say(n) if isinstance(n, str) else n for n in value] if key == "needs" and isinstance(value, list)
+            else _needs_worded(value, say) for key, value in doc.items()}
 
 
 def _is_error_document(text: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 from statedir.engine import stage_graph
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
-from statedir.errors import StatedirError, UserAnswerRequired, UserDeclined
+from statedir.errors import InvalidValue, StatedirError, UserAnswerRequired, UserDeclined
 from statedir.mcp.tools import EXPECT_HEAD
 from statedir.views import dashboard
 
@@ -17,15 +17,15 @@ from statedir.views import dashboard
 @dataclass(frozen=True)
 class Question:
     """What the user is asked: the message, the responses the checkpoint takes and the stages
-    `next` may name (the agent's own proposal as the defaults), HEAD when it was asked and the
-    run's state then (its folder's tree): the answer is written only on the run as the user saw it."""
+    `next` may name (the template's default stage preset, never anything the agent proposed: the
+    form is the user's), HEAD when it was asked and the run's state then (its folder's tree): the
+    answer is written only on the run as the user saw it."""
 
     run_id: str
     stage: str
     message: str
     responses: tuple[str, ...]
     choices: tuple[str, ...]
-    response_default: str | None
     next_default: str | None
     head: str | None
     state: str | None = None
@@ -45,6 +45,19 @@ class Question:
             f"the form, or statedir's command line), with response {' or '.join(self.responses)}; do not answer "
             "it for them",
             run_id=self.run_id, stage=self.stage, responses=list(self.responses), choices=list(self.choices))
+
+    def misfit(self, wrong: dict[str, Any]) -> StatedirError:
+        """The refusal for an accepted form whose answer it does not take: `wrong` maps each field
+        to the value given (None: left out); nothing changed."""
+        allowed = {"response": list(self.responses), "next": list(self.choices)}
+        said = "; ".join(f"{name} was left out" if given is None else f"{name} {given!r} is not one of the choices"
+                         for name, given in wrong.items())
+        choices = "; ".join(f"{name}: {', '.join(allowed.get(name, []))}" for name in wrong)
+        return InvalidValue(f"the user's answer did not fit the checkpoint's form ({said}; the choices are "
+                            f"{choices}); nothing changed. Ask the user again",
+                            run_id=self.run_id, stage=self.stage,
+                            fields={name: {"given": given, "allowed": allowed.get(name, [])}
+                                    for name, given in wrong.items()})
 
     def declined(self, action: str) -> StatedirError:
         """The refusal for a question the user declined or cancelled: nothing changed."""
@@ -72,14 +85,12 @@ class Answer:
 
 def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
                 state: str | None = None) -> Question | None:
-    """The user's question where run `run` holds an open MANDATORY checkpoint (None otherwise)."""
+    """The user's question where run `run` holds an open MANDATORY checkpoint (None otherwise).
+    The agent's `arguments` never fill the user's form: its response is not the user's answer."""
     asked = stage_graph.users_question(t, run)
     if asked is None:
         return None
     responses, choices = tuple(asked["responses"]), tuple(asked["choices"])
-    proposed = arguments.get("next")
-    if proposed is not None and proposed not in choices:
-        proposed = next((c for c in choices if c not in t.terminal_targets and t.display(c) == proposed), None)
     checkpoint = run.state["checkpoint"]
     lines = [f"Run {run.run_id}: stage {_name(t, asked['stage'])} is complete. Its checkpoint is MANDATORY: "
              "it is yours to answer, not the agent's.", dashboard.line(t, run)]
@@ -94,8 +105,7 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
     if choices:
         lines.append("Next: " + ", ".join(_name(t, c) for c in choices) + ".")
     return Question(run.run_id, t.display(asked["stage"]), "\n".join(lines), responses, choices,
-                    arguments.get("response") if arguments.get("response") in responses else None,
-                    proposed or asked["default"], head, state)
+                    asked["default"], head, state)
 
 
 def _name(t: Template, stage_id: str) -> str:

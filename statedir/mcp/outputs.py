@@ -29,17 +29,25 @@ def _wrapped(result: dict[str, Any]) -> dict[str, Any]:
 
 ERROR = _object(("error",), error=_object(("code", "message", "details"), code=_S, message=_S,
                                           details={"type": "object"}))
-# A transition of a run: the commit it made (null: nothing to change), what it did, warnings.
-TRANSITION = _object(("run_id", "commit", "summary"), run_id=_S, commit=_S_NULL, summary=_S, warnings=_STRINGS)
-_BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, path=_S, field=_S, summary=_S,
-                     changed=_B, commit=_S_NULL)
+_ANY: dict[str, Any] = {}
+# A transition of a run: the commit it made (null: nothing to change), what it did, and each field
+# a command adds (engine/rules.py and its neighbours: `draft.change(summary, now, **result)`):
+# `warning` one sentence (recommended materials missing), `warnings` a list (the store's, hand edits).
+_TRANSITION_FIELDS: dict[str, dict[str, Any]] = {
+    "run_id": _S, "commit": _S_NULL, "summary": _S, "changed": _B, "warnings": _STRINGS, "warning": _S,
+    "missing_recommended": _STRINGS, "next": _S, "version_label": _S, "stale": _STRINGS, "round": _I,
+    "loop_count": _I, "bumped": _ANY, "reset": _ANY}
+TRANSITION = _object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS)
+_BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
+                     value=_ANY, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)
 _SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S, signers=_I)
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     **{name: TRANSITION for name in ("new", "stage", "confirm", "material", "output", "integrity", "revision",
                                      "loop", "observe", "pipeline", "set", "redo", "resume", "rollback")},
-    "bind": _object(("summary",), run_id=_S, commit=_S_NULL, summary=_S),
+    "bind": _object(("summary",), **_TRANSITION_FIELDS, family=_S, capture_state=_S, artifacts=_I, dropped=_ANY,
+                    sources=_ANY),
     "seal": _object(("summary",), run_id=_S, commit=_S_NULL, summary=_S),
     "bus_init": _BUS_WRITE, "bus_set": _BUS_WRITE, "bus_append": _BUS_WRITE, "bus_clear": _BUS_WRITE,
     "bus_get": _wrapped({"description": "The session (an object) or the field's value; null when missing."}),
@@ -54,8 +62,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "runs": _object(result=_OBJECTS),
     "templates": _object(result=_OBJECTS, name=_S, stages=_OBJECTS, statuses=_OBJECTS,
                          pipeline_states={"type": "object"}, checkpoint_responses=_STRINGS),
-    "show": _object(run_id=_S, template=_S, pipeline_state=_S, current_stage=_S_NULL, stages={"type": "object"}),
-    "status": _object(("run_id", "pipeline_state", "line", "dashboard", "stages"), run_id=_S, template=_S,
+    # the run's whole state document (its fields are the run schema's, statedir://templates/<name>)
+    "show": {**_object(run_id=_S, template=_S, pipeline_state=_S, current_stage=_S_NULL,
+                       stages={"type": "object"}), "additionalProperties": True},
+    "status": _object(("run_id", "line"), run_id=_S, template=_S, topic=_S,
                       pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
                       checkpoint={"type": ["object", "null"]}),
     "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,

@@ -14,7 +14,7 @@ from typer.core import TyperGroup as Group
 
 from statedir.errors import InvalidValue
 from statedir.mcp.research_tools import ResearchTool, research_tools
-from statedir.mcp.tools import Tool, tool_of, tools
+from statedir.mcp.tools import Tool, tool_of, tools, worded, wording_of
 
 INIT = "init"
 # Arguments naming a file or folder: over MCP relative to the repository root (never the server's
@@ -57,7 +57,8 @@ def _init_tool(command: Any) -> Tool:
     schema.pop("required", None)
     description = ("Make the store the server was started on (git init first where needed); on an existing store "
                    "changes nothing and says so (created: false). Other tools answer NOT_A_STORE until it exists.")
-    return dataclasses.replace(tool, description=description, input_schema=schema)
+    tool = dataclasses.replace(tool, description=description, input_schema=schema)
+    return worded(tool, wording_of({INIT: tool}))
 
 
 def _as_served(tool: Tool) -> Tool:

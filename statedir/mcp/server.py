@@ -17,10 +17,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve, build_resolver_plans, resolve_arguments
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 import statedir
-from statedir.errors import InvalidValue, StatedirError
+from statedir.errors import StatedirError
 from statedir.mcp import resources
 from statedir.mcp.calls import Host, Outcome, Served
 from statedir.mcp.catalog import GROUPS
@@ -140,7 +140,8 @@ def _can_elicit(ctx: Any) -> bool:
 
 
 def _form(question: Question) -> type[BaseModel]:
-    """The client's form: the response, and the next stage where the graph leaves one, each an enum."""
+    """The client's form: the response (no default: the user picks it), and the next stage where the
+    graph leaves one (the template's default preset), each an enum."""
     def field(values: tuple[str, ...], default: str | None, title: str, description: str) -> Any:
         def enum(schema: dict[str, Any]) -> None:  # one value too: an enum the client lists, not a const
             schema.pop("const", None)
@@ -148,7 +149,7 @@ def _form(question: Question) -> type[BaseModel]:
         kind: Any = Literal[values]
         return (kind, Field(default if default is not None else ..., title=title, description=description,
                             json_schema_extra=enum))
-    fields = {"response": field(question.responses, question.response_default, "Your answer",
+    fields = {"response": field(question.responses, None, "Your answer",
                                 "How the pipeline goes on (the message says what each means)")}
     if question.choices:
         fields["next"] = field(question.choices, question.next_default, "Next stage", "Where the pipeline goes next")
@@ -171,7 +172,7 @@ async def _ask_user(ctx: Any, params: types.CallToolRequestParams,
         resolved = await resolve_arguments(wanted, build_resolver_plans(wanted, set()), {},
                                            Context(request_context=ctx, input_params=params))
     except ToolError as exc:  # accepted with content that does not fit the form
-        return InvalidValue(f"the user's answer did not fit the form ({exc}); nothing changed")
+        return question.misfit(_misfits(exc))
     if isinstance(resolved, types.InputRequiredResult):
         return resolved
     outcome = resolved["answer"]
@@ -179,6 +180,21 @@ async def _ask_user(ctx: Any, params: types.CallToolRequestParams,
         return question.declined(outcome.action)
     data = outcome.data
     return Answer(question, data.response, getattr(data, "next", None))
+
+
+def _misfits(exc: BaseException) -> dict[str, Any]:
+    """The form's fields an accepted answer got wrong, and what was given for each (None: left out),
+    from the validation error behind the SDK's refusal (its wording names the SDK's own resolver)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ValidationError):
+        cause = cause.__cause__
+    if cause is None:
+        return {"answer": None}
+    wrong: dict[str, Any] = {}
+    for error in cause.errors():
+        name = ".".join(str(part) for part in error["loc"]) or "answer"
+        wrong[name] = None if error["type"] == "missing" else error.get("input")
+    return wrong
 
 
 def serve(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:

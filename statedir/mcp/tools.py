@@ -21,7 +21,7 @@ from typer.core import TyperGroup as Group
 from statedir.errors import InvalidValue
 from statedir.mcp import outputs
 from statedir.mcp.catalog import READ_ONLY, Kind, kind_of
-from statedir.mcp.wording import Wording
+from statedir.mcp.wording import DESCRIPTIONS, Wording
 
 # Commands that make no sense for a server holding one store open: the server itself, making a
 # store, the throwaway demo, writing agent instructions into the user's files, the merge
@@ -210,9 +210,10 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
 
 def worded(tool: Tool, wording: Wording) -> Tool:
     """The tool with its description and its arguments' in its own words (no flags, no `statedir X`)."""
-    properties = {arg: {**prop, "description": wording.say(prop["description"], tool.name)}
+    properties = {arg: {**prop, "description": wording.describe(prop["description"], tool.name)}
                   if "description" in prop else prop for arg, prop in tool.input_schema["properties"].items()}
-    return dataclasses.replace(tool, description=wording.say(tool.description, tool.name),
+    own = DESCRIPTIONS.get(tool.name, tool.description)
+    return dataclasses.replace(tool, description=wording.describe(own, tool.name),
                                input_schema={**tool.input_schema, "properties": properties})
 
 

@@ -22,6 +22,29 @@ _WORD = re.compile(r"\b[A-Z][A-Z_]+\b")
 # Spans translated as a whole or not at all: a command line in backquotes, a value quoted back ('x', "x")
 _KEPT = re.compile(r"`[^`]*`|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])|(?<![A-Za-z])\"[^\"\n]*\"(?![A-Za-z])")
 _SERVED = frozenset({"store", "json", "help"})
+# Where the command line's help speaks of exit codes and printing, MCP's own phrasing (results,
+# is_error): a tool's description in place of its command's first paragraph.
+DESCRIPTIONS = {
+    "bus_get": "The field's value (a list or mapping as JSON; null for a missing field), or the whole session. "
+               "A missing session is an error.",
+    "bus_init": "Start session fresh ({session, phases: {}}); the result's `path` is its file (pass it on as "
+                "state_file).",
+    "material": "Register the next version of a material; the result's `version_label` names it.",
+    "prereq": "Check the prerequisites for entering a stage: `prerequisites_met` false, and what is missing, "
+              "when not met (a result, not an error).",
+    "validate": "Check files against their schemas: `valid`, and the `errors` (file, path, message) when not "
+                "(a result, not an error).",
+    "verify": "Replay history: `clean` when every commit that touched the store is a legal transition, its "
+              "`findings` when not (a result, not an error).",
+    "sync": "Fetch, merge (never rebase) with the store's merge driver, validate and verify, push.",
+    "templates": "List the built-in templates and the store's own; with name, describe that one.",
+}
+# Words of the command line's help that say nothing over MCP (an array takes many values anyway;
+# the docs folder is not the agent's to read) or name the wrong tool (the bus's `init`).
+_DROPPED = re.compile(r" \(repeatable\)| ?See docs/[\w./-]+\.md\.?|,? ?see docs/[\w./-]+\.md")
+_BUS_INIT = re.compile(r"as `init` prints it")
+# The served `init` takes no directory: the server serves one path.
+_INIT_CALL = re.compile(r"run `statedir init[^`]*`")
 
 
 def _name(param: Parameter) -> str:
@@ -58,11 +81,19 @@ class Wording:
     def say(self, text: str, tool: str | None = None) -> str:
         """`text` with the command line's words put as the tool's (`tool`: whose flags come first).
         A value quoted back ('--next', a topic) is the caller's own and stays as it was written."""
+        text = _INIT_CALL.sub("call the tool `init`", text)
         out, at = [], 0
         for match in _KEPT.finditer(text):
             out += [self._prose(text[at:match.start()], tool), self._quoted(match.group(0))]
             at = match.end()
         return "".join([*out, self._prose(text[at:], tool)])
+
+    def describe(self, text: str, tool: str) -> str:
+        """A tool's or argument's description over MCP: its own phrasing where the command line's
+        speaks of exit codes or printing, then in the tool's words (`say`)."""
+        text = _BUS_INIT.sub("as `bus_init` returns it", _DROPPED.sub("", text)) if tool.startswith("bus_") \
+            else _DROPPED.sub("", text)
+        return self.say(text, tool)
 
     def _quoted(self, span: str) -> str:
         found = _SPAN.fullmatch(span)

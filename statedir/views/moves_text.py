@@ -60,6 +60,8 @@ def render(result: dict[str, Any]) -> str:
             then = f"  -> {_where(leads['current_stage'], leads['pipeline_state'])}" if leads else ""
             lines.append(f"  {move['actor'].ljust(width)}  {text}{then}")
             lines += [f"  {' ' * width}      {line}" for line in long]
+            if move.get("note"):
+                lines.append(f"  {' ' * width}      note: {move['note']}")
     if result["blocked"]:
         lines.append("blocked:")
         for entry in result["blocked"]:

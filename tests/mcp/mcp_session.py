@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import mcp_types as types
 from mcp import Client
 
@@ -22,11 +23,13 @@ class ToolError(Exception):
 
 
 class Agent:
-    """An MCP client as an agent uses it: call a tool, get the JSON, a refusal raised as ToolError."""
+    """An MCP client as an agent uses it: call a tool, get the JSON, a refusal raised as ToolError.
+    Every result is held to its tool's output schema, and must declare every field it returns."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self.head: str | None = None
+        self.schemas: dict[str, dict[str, Any]] = {}
 
     async def raw(self, name: str, **arguments: Any) -> Any:
         return await self.client.call_tool(name, arguments)
@@ -38,12 +41,26 @@ class Agent:
         doc = json.loads(text) if text else None
         if result.is_error:
             raise ToolError(doc)
+        await self.keeps_to_its_schema(name, result.structured_content)
         return doc
+
+    async def keeps_to_its_schema(self, name: str, content: dict[str, Any] | None) -> None:
+        """The result fits its tool's output schema, and the schema names each field the result has
+        (a field the schema leaves out, or names under another spelling, is a schema that lies)."""
+        if not self.schemas:
+            self.schemas = {t.name: t.output_schema or {} for t in (await self.client.list_tools()).tools}
+        schema = self.schemas.get(name, {})
+        assert content is not None, name
+        jsonschema.validate(content, schema)
+        declared = schema.get("properties")
+        if declared and schema.get("additionalProperties") is not True:  # true: an open document (`show`)
+            assert set(content) <= set(declared), (name, sorted(set(content) - set(declared)))
 
 
 class User:
     """The person behind the client, answering the server's questions (elicitation): `action`
-    accept, decline or cancel; an accepted form takes its defaults, then `answers`."""
+    accept, decline or cancel; an accepted form takes `answers`, else a field's default, else its
+    first choice (the user picks one: the form presets no response)."""
 
     def __init__(self, action: str = "accept", **answers: str) -> None:
         self.action = action
@@ -55,7 +72,7 @@ class User:
         if self.action != "accept":
             return types.ElicitResult(action=self.action)
         fields = params.requested_schema["properties"]
-        content = {name: spec["default"] for name, spec in fields.items() if "default" in spec}
+        content = {name: spec.get("default", spec["enum"][0]) for name, spec in fields.items()}
         return types.ElicitResult(action="accept", content={**content, **self.answers})
 
 

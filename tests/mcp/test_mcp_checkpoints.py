@@ -49,11 +49,27 @@ def test_the_user_is_asked_and_their_answer_recorded(store: Path, repo: Path, mo
     [asked] = user.asked
     assert "MANDATORY" in asked.message and "yours to answer" in asked.message and "3 REVIEW" in asked.message
     fields = asked.requested_schema["properties"]
-    assert fields["response"]["enum"] == ["continue", "review"] and fields["response"]["default"] == "continue"
+    assert fields["response"]["enum"] == ["continue", "review"]
     assert fields["next"]["enum"] == ["3"]
     entry = answered(store)[-1]
     assert (entry["stage"], entry["response"], entry["answered_by"]) == ("2.5", "review", "user")
     assert api.StateDir(store).verify()["clean"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("proposed", ["review", "continue"])
+def test_the_agents_response_never_fills_the_users_form(store: Path, mode: str, proposed: str) -> None:
+    user = User(response="continue")
+
+    async def main() -> None:
+        async with agent(store, mode, user) as a:
+            await a("confirm", run_id="p", response=proposed, next="3")
+
+    anyio.run(main)
+    [asked] = user.asked
+    fields = asked.requested_schema["properties"]
+    assert "default" not in fields["response"] and "response" in asked.requested_schema["required"]
+    assert answered(store)[-1]["response"] == "continue"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -84,7 +100,10 @@ def test_an_answer_the_form_does_not_take_changes_nothing(store: Path, repo: Pat
             with pytest.raises(ToolError) as caught:
                 await a("confirm", run_id="p", response="continue")
             assert caught.value.code == "INVALID_VALUE"
-            assert "did not fit the form" in caught.value.doc["error"]["message"]
+            error = caught.value.doc["error"]
+            assert "did not fit the checkpoint's form" in error["message"] and "'done'" in error["message"]
+            assert "Resolver" not in error["message"] and "statedir.mcp" not in error["message"]
+            assert error["details"]["fields"] == {"response": {"given": "done", "allowed": ["continue", "review"]}}
 
     anyio.run(main)
     assert snapshot(repo) == saved

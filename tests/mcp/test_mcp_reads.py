@@ -224,3 +224,16 @@ def test_a_bus_session_named_by_its_files_path_is_found_from_the_repository_root
                 await a("bus_get", session="../elsewhere/2026-06-30-handoff.yaml")
             assert refused.value.doc["error"]["details"]["argument"] == "session"
     anyio.run(main)
+
+
+def test_status_line_returns_only_the_line_over_mcp_and_with_the_clis_json(store: Path) -> None:
+    whole = api.StateDir(store).status("r1")
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with agent(store) as a:
+            return await a("status", run_id="r1", line=True), await a("status", run_id="r1")
+    short, full = anyio.run(main)
+    assert short == {"run_id": "r1", "line": whole["line"]}
+    assert full["dashboard"] == whole["dashboard"] and full["stages"]
+    assert json.loads(cli("status", "r1", "--line", "--json", "--store", str(store)).stdout) == short
+    assert json.loads(cli("status", "r1", "--json", "--store", str(store)).stdout)["dashboard"] == whole["dashboard"]

@@ -50,7 +50,7 @@ def test_typed_parameters_have_json_types() -> None:
     props = served["integrity"].input_schema["properties"]
     assert props["refs_total"]["type"] == "integer"
     assert props["issue"] == {"type": "array", "items": {"type": "string"},
-                              "description": "SEVERITY:TYPE:DESCRIPTION (repeatable)."}
+                              "description": "SEVERITY:TYPE:DESCRIPTION."}
     assert served["new"].input_schema["properties"]["confirm_skip"]["type"] == "boolean"
     assert served["validate"].input_schema["properties"]["files"]["type"] == "array"
 

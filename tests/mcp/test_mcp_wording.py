@@ -1,0 +1,65 @@
+"""What an MCP agent reads names tools and results, never the command line's exit codes,
+printing, repeated flags, docs folder or `statedir X`: every tool's description and its arguments',
+NOT_A_STORE's fix, and what blocks a move (`needs`) in `next` and in a refusal's details."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp_session import ToolError, agent
+
+from statedir import api
+from statedir.cli.common import mcp_host
+from statedir.mcp.calls import Served, _needs_worded
+
+CLI_WORDS = re.compile(r"exit [0-9]|exits [0-9]|\bprints?\b|\(repeatable\)|docs/|statedir |`init` prints")
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    api.init(repo / "state")
+    return repo / "state"
+
+
+def test_no_tool_description_speaks_the_command_lines_words(store: Path) -> None:
+    async def main() -> list[Any]:
+        async with agent(store) as a:
+            return list((await a.client.list_tools()).tools)
+    tools = anyio.run(main)
+    said = {(t.name, "description"): t.description or "" for t in tools}
+    said.update({(t.name, arg): prop.get("description", "") for t in tools
+                 for arg, prop in t.input_schema["properties"].items()})
+    assert len(said) > 100
+    wrong = {where: CLI_WORDS.search(text).group(0) for where, text in said.items() if CLI_WORDS.search(text)}
+    assert wrong == {}
+    by_name = {t.name: t for t in tools}
+    assert "is_error" not in by_name["prereq"].description and "not an error" in by_name["prereq"].description
+    assert "`bus_init`" in by_name["bus_set"].input_schema["properties"]["session"]["description"]
+
+
+def test_not_a_store_says_to_call_the_init_tool(repo: Path) -> None:
+    async def main() -> None:
+        async with agent(repo / "not-yet") as a:
+            with pytest.raises(ToolError) as caught:
+                await a("runs")
+            message = caught.value.doc["error"]["message"]
+            assert caught.value.code == "NOT_A_STORE" and "call the tool `init`" in message
+            assert "directory" not in message and "statedir " not in message.replace("statedir store", "")
+    anyio.run(main)
+
+
+def test_what_blocks_a_move_names_the_tool_that_unblocks_it(store: Path) -> None:
+    """A template's completion message (the academic stage 4's "(statedir revision)", 4.5's
+    "`statedir integrity`") reaches `next`'s blocked moves and a refusal's details as `needs`."""
+    served = Served(store, mcp_host())
+    doc = {"error": {"code": "ILLEGAL_TRANSITION", "message": "stage 4 cannot complete", "details": {
+        "needs": ["its revision round recorded (statedir revision)"],
+        "moves": [{"command": "stage"}]}},
+        "blocked": [{"move": {"command": "stage"}, "needs": ["a PASS, recorded with `statedir integrity`"]}]}
+    worded = _needs_worded(doc, lambda text: served.wording.say(text, "stage"))
+    assert worded["error"]["details"]["needs"] == ["its revision round recorded (revision)"]
+    assert worded["blocked"][0]["needs"] == ["a PASS, recorded with `integrity`"]
+    assert worded["error"]["details"]["moves"] == doc["error"]["details"]["moves"]
