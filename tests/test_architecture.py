@@ -129,17 +129,26 @@ def test_a_command_loads_only_its_own_module() -> None:
     assert not {"statedir.cli.write", "statedir.cli.bus", "statedir.cli.research", "statedir.cli.history"} & set(loaded)
 
 
+def _loaded_by(repo: Path, *calls: list[str]) -> set[str]:
+    """The modules a fresh process has loaded after `statedir.cli.main` ran each call (all exit 0)."""
+    code = ("import sys\nfrom statedir.cli import main\n"
+            f"codes = [main(call) for call in {list(calls)!r}]\n"
+            "print(codes, sorted(sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    codes, _, modules = proc.stdout.strip().splitlines()[-1].partition("] ")
+    assert codes == "[" + ", ".join("0" for _ in calls), proc.stdout + proc.stderr
+    return set(eval(modules))
+
+
+def _tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
 def test_a_transition_and_a_status_line_load_no_typer_nor_any_library_they_do_not_use(repo: Path) -> None:
     """The CLI's cost is the command's own: no typer, click, ruamel, jsonschema, gitpython, pygit2."""
     statedir.init(repo / "state")
     statedir.open(repo / "state").new("r1", topic="t")
-    code = ("import sys\nfrom statedir.cli import main\n"
-            "codes = [main(['stage', 'r1', '1', 'in_progress']), main(['status', 'r1', '--line'])]\n"
-            "print(codes, sorted({m.split('.')[0] for m in sys.modules}))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
-    last = proc.stdout.strip().splitlines()[-1]
-    assert last.startswith("[0, 0] "), proc.stdout + proc.stderr
-    loaded = set(eval(last[len("[0, 0] "):]))
+    loaded = _tops(_loaded_by(repo, ["stage", "r1", "1", "in_progress"], ["status", "r1", "--line"]))
     assert not {"typer", "click", "rich", "ruamel", "jsonschema", "git", "pygit2", "deepdiff"} & loaded, loaded
     assert "statedir" in loaded
 
@@ -149,13 +158,7 @@ def test_a_transition_loads_only_its_own_action_rules_and_no_rarely_needed_modul
     paths only) and its compression modules: what a CLI transition pays for is its own."""
     statedir.init(repo / "state")
     statedir.open(repo / "state").new("r1", topic="t")
-    code = ("import sys\nfrom statedir.cli import main\n"
-            "code = main(['set', 'r1', 'topic', 'u', '--reason', 'r'])\n"
-            "print(code, sorted(sys.modules))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
-    last = proc.stdout.strip().splitlines()[-1]
-    assert last.startswith("0 "), proc.stdout + proc.stderr
-    loaded = set(eval(last[len("0 "):]))
+    loaded = _loaded_by(repo, ["set", "r1", "topic", "u", "--reason", "r"])
     assert "statedir.engine.rules" in loaded
     unneeded = {"shutil", "bz2", "lzma", "statedir.store.create", "statedir.store.skeleton",
                 "statedir.api.caller_inputs", "statedir.engine.submissions", "statedir.engine.stage_graph",
@@ -167,10 +170,5 @@ def test_a_transition_loads_only_its_own_action_rules_and_no_rarely_needed_modul
 
 def test_a_plain_bus_call_loads_no_typer(repo: Path) -> None:
     statedir.init(repo / "state")
-    code = ("import sys\nfrom statedir.cli import main\n"
-            "codes = [main(['bus', 'set', '2026-06-30-s', 'vars.topic', 'x']), main(['bus', 'get', '2026-06-30-s'])]\n"
-            "print(codes, sorted({m.split('.')[0] for m in sys.modules}))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
-    last = proc.stdout.strip().splitlines()[-1]
-    assert last.startswith("[0, 0] "), proc.stdout + proc.stderr
-    assert not {"typer", "click", "rich"} & set(eval(last[len("[0, 0] "):]))
+    loaded = _tops(_loaded_by(repo, ["bus", "set", "2026-06-30-s", "vars.topic", "x"], ["bus", "get", "2026-06-30-s"]))
+    assert not {"typer", "click", "rich"} & loaded
