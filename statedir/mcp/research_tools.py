@@ -18,8 +18,6 @@ from statedir.research import evidence, kinds
 
 PREFIX = "research_"
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
-_METHOD = re.compile(r"\b([a-z][a-z_]*)\(\)")
-_KEYWORD = re.compile(r"\b([a-z][a-z_]*)=(?=[\s,;:)]|$)")
 # Arguments whose CLI help speaks of other flags, as the tools' own argument names say it.
 _WORDED = {"actor": "The commit's author (default: skill, else user).",
            "full": "Reread every research file, not only those changed since the index was built."}
@@ -120,11 +118,7 @@ class ResearchTool(Tool):
                 return PREFIX + flag.replace("-", "_")
             return flag.replace("-", "_") if flag.replace("-", "_") in names else found[0]
 
-        def keyword(found: re.Match[str]) -> str:  # the API's `question=` is the tool's `question`
-            return found[1] if found[1] in names else found[0]
-        def method(found: re.Match[str]) -> str:  # the API's `query()` is the tool `research_query`
-            return PREFIX + found[1] if found[1].replace("_", "-") in ACTIONS else found[0]
-        return _METHOD.sub(method, _KEYWORD.sub(keyword, _FLAG.sub(word, message)))
+        return _FLAG.sub(word, message)
 
 
 def research_tools(command: Command) -> dict[str, Tool]:
