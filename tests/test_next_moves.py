@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import cli, cli_json, past_stage_one
+from next_driver import choose, pick
 
 from statedir import api
 
@@ -155,42 +156,6 @@ def test_an_unknown_run_is_bad_input_and_the_mcp_tool_only_reads(sd: api.StateDi
 
 
 # --- a whole run, taking only listed moves ---------------------------------------------------------
-# The driver's taste, deterministic: the command it prefers (status for `stage`), and values it
-# prefers where a move allows several; otherwise the first allowed value.
-PREFERRED = [("confirm", None), ("stage", "completed"), ("integrity", None), ("revision", None),
-             ("stage", "in_progress")]
-FREE = {"refs_total": 10, "refs_verified": 10, "items_total": 3, "reason": "the user's decision"}
-
-
-def _pick(out: dict[str, Any], taste: dict[str, list[str]]) -> dict[str, Any] | None:
-    """The first preferred command listed; among its moves, one that leads somewhere, then the
-    one allowing most of the values the driver likes."""
-    for command, status in PREFERRED:
-        options = [m for m in out["moves"] if m["command"] == command
-                   and (status is None or m["allowed"].get("status") == [status])]
-        if options:
-            def score(move: dict[str, Any]) -> tuple[bool, int]:
-                liked = sum(any(v in move["allowed"].get(name, []) for v in values) for name, values in taste.items())
-                return "leads_to" not in move, -liked
-            return sorted(options, key=score)[0]
-    return None
-
-
-def _choose(move: dict[str, Any], taste: dict[str, list[str]]) -> dict[str, Any]:
-    """A value for each required argument (liked, else the first allowed) and for an optional
-    one the driver likes."""
-    chosen = {}
-    for name in [*move["args"], *(n for n in move["allowed"] if n not in move["args"])]:
-        options = move["allowed"].get(name)
-        if options is None:
-            chosen[name] = FREE[name]
-            continue
-        liked = [v for v in taste.get(name, []) if v in options]
-        if liked or name in move["args"]:
-            chosen[name] = liked[0] if liked else options[0]
-    return chosen
-
-
 def _take(sd: api.StateDir, move: dict[str, Any], values: dict[str, Any], issues: tuple[int, int]) -> None:
     command, actor = move["command"], move["actor"]
     if command == "stage":
@@ -226,7 +191,7 @@ def test_a_whole_run_reaches_completed_taking_only_listed_moves(sd: api.StateDir
         out = sd.next(RUN)
         if out["pipeline_state"] == "completed":
             break
-        move = _pick(out, taste)
+        move = pick(out["moves"], taste)
         if move is None:
             wanted = [e for e in out["blocked"] if e.get("materials")]
             assert wanted, out
@@ -236,7 +201,7 @@ def test_a_whole_run_reaches_completed_taking_only_listed_moves(sd: api.StateDir
                 _take(sd, material, {"names": names[0]}, (0, 0))
                 taken.append(("material", names[0]))
             continue
-        values = _choose(move, taste)
+        values = choose(move, taste)
         issues = (0, 0)
         if move["command"] == "integrity":
             seen = checks[values["stage"]] = checks.get(values["stage"], 0) + 1

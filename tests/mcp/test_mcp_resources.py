@@ -13,6 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_session import User, agent
+from next_driver import choose, pick
 
 from statedir import agents, api
 from statedir.engine import template, template_catalog
@@ -88,36 +89,7 @@ def test_over_stdio_the_instructions_carry_the_checkpoint_rule_and_the_guide_is_
     anyio.run(main)
 
 
-# The driver's taste: the command it prefers (completing before starting), and the values it takes
-# where a move allows several; otherwise the first allowed value.
-PREFERRED = [("confirm", None), ("stage", "completed"), ("integrity", None), ("revision", None),
-             ("stage", "in_progress")]
 TASTE = {"decision": ["accept"], "verdict": ["PASS"], "response": ["continue"]}
-FREE = {"refs_total": 10, "refs_verified": 10, "items_total": 3, "reason": "the user's decision"}
-
-
-def pick(moves: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for command, status in PREFERRED:
-        options = [m for m in moves if m["command"] == command
-                   and (status is None or m["allowed"].get("status") == [status])]
-        if options:
-            return sorted(options, key=lambda m: ("leads_to" not in m,
-                                                  -sum(any(v in m["allowed"].get(n, []) for v in vs)
-                                                       for n, vs in TASTE.items())))[0]
-    return None
-
-
-def values_for(move: dict[str, Any]) -> dict[str, Any]:
-    chosen: dict[str, Any] = {}
-    for name in [*move["args"], *(n for n in move["allowed"] if n not in move["args"])]:
-        options = move["allowed"].get(name)
-        if options is None:
-            chosen[name] = FREE[name]
-            continue
-        liked = [v for v in TASTE.get(name, []) if v in options]
-        if liked or name in move["args"]:
-            chosen[name] = liked[0] if liked else options[0]
-    return chosen
 
 
 def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path, repo: Path) -> None:
@@ -135,7 +107,7 @@ def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path,
                 if out["pipeline_state"] == "completed":
                     return taken
                 head = a.head
-                move = pick(out["moves"])
+                move = pick(out["moves"], TASTE)
                 if move is None:
                     wanted = [e for e in out["blocked"] if e.get("materials")]
                     assert wanted, out
@@ -146,7 +118,7 @@ def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path,
                         head = a.head
                         taken.append(("material", names[0]))
                     continue
-                values = values_for(move)
+                values = choose(move, TASTE)
                 await a(move["command"], run_id="r", actor=move["actor"], expect_head=head, **values)
                 taken.append((move["command"], values.get("stage") or values.get("next")))
         raise AssertionError(f"the run did not end: {taken}")

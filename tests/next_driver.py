@@ -1,0 +1,40 @@
+"""A driver that knows nothing but what `next` lists: which listed move it takes and with which
+values. Shared by the run driven through the API (test_next_moves) and through MCP (test_mcp_resources)."""
+from __future__ import annotations
+
+from typing import Any
+
+# The driver's taste, deterministic: the command it prefers (status for `stage`), and values it
+# prefers where a move allows several; otherwise the first allowed value.
+PREFERRED = [("confirm", None), ("stage", "completed"), ("integrity", None), ("revision", None),
+             ("stage", "in_progress")]
+FREE = {"refs_total": 10, "refs_verified": 10, "items_total": 3, "reason": "the user's decision"}
+
+
+def pick(moves: list[dict[str, Any]], taste: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The first preferred command listed; among its moves, one that leads somewhere, then the
+    one allowing most of the values the driver likes."""
+    for command, status in PREFERRED:
+        options = [m for m in moves if m["command"] == command
+                   and (status is None or m["allowed"].get("status") == [status])]
+        if options:
+            def score(move: dict[str, Any]) -> tuple[bool, int]:
+                liked = sum(any(v in move["allowed"].get(name, []) for v in values) for name, values in taste.items())
+                return "leads_to" not in move, -liked
+            return sorted(options, key=score)[0]
+    return None
+
+
+def choose(move: dict[str, Any], taste: dict[str, list[str]]) -> dict[str, Any]:
+    """A value for each required argument (liked, else the first allowed) and for an optional
+    one the driver likes."""
+    chosen = {}
+    for name in [*move["args"], *(n for n in move["allowed"] if n not in move["args"])]:
+        options = move["allowed"].get(name)
+        if options is None:
+            chosen[name] = FREE[name]
+            continue
+        liked = [v for v in taste.get(name, []) if v in options]
+        if liked or name in move["args"]:
+            chosen[name] = liked[0] if liked else options[0]
+    return chosen
