@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from statedir.errors import GitError
-from statedir.gitops import index_lock, indexfile
-from statedir.gitops.git import LOCK_RETRY_SECONDS, git_dir, head, update_index
+from statedir.gitops import git, index_lock, indexfile
+from statedir.gitops.git import git_dir, head, update_index
 from statedir.gitops.plumbing import Plumbing, with_identity
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     made = store.prepare(root, parent, text, env, sign)
     try:
         _next_index(worktree, gitdir, index, paths, blobs, large, parent)
-        with index_lock.held(gitdir, LOCK_RETRY_SECONDS):
+        with index_lock.held(gitdir, git.LOCK_RETRY_SECONDS):
             if not index.current():  # the user's git wrote the index meanwhile: begin again from theirs
                 _next_index(worktree, gitdir, index, paths, blobs, large, parent)
             index.publish()  # before HEAD moves
@@ -89,7 +89,7 @@ def _porcelain(worktree: Path, index: index_lock.Index, paths: list[str], text: 
     gitdir = index.index.parent
     try:
         _next_index(worktree, gitdir, index, paths, {}, False, parent)
-        with index_lock.held(gitdir, LOCK_RETRY_SECONDS):
+        with index_lock.held(gitdir, git.LOCK_RETRY_SECONDS):
             if not index.current():  # the user's git wrote the index meanwhile: begin again from theirs
                 _next_index(worktree, gitdir, index, paths, {}, False, parent)
             index.publish()  # before HEAD moves
