@@ -60,6 +60,7 @@ def test_init_makes_a_store_and_is_idempotent(isolated: Path) -> None:
     assert git(isolated, "rev-parse", "HEAD") == head and snapshot(isolated) == before
 
 
+@pytest.mark.slow  # a whole run, stage by stage through the CLI
 def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
     repo = store.parent
     draft = repo / "draft.md"

@@ -151,6 +151,7 @@ def test_a_reader_that_goes_away_stops_the_output_quietly(store: Path, args: lis
     assert stderr == ""
 
 
+@pytest.mark.slow  # the demo run three times into a closed pipe
 def test_demo_into_a_closed_pipe_exits_141_every_time(isolated: Path) -> None:
     """`statedir demo | head`: the reader leaves mid-output; never exit 1 (a refusal), never a traceback."""
     for _ in range(3):
@@ -314,7 +315,7 @@ def test_waiting_for_the_store_lock_says_so_once_at_a_terminal(repo: Path) -> No
 
     sd = statedir.open(statedir.init(repo / "state")["store"])
     sd.new("r1", topic="t")
-    env = {"STATEDIR_LOCK_TIMEOUT": "1.5"}
+    env = {"STATEDIR_LOCK_TIMEOUT": "0.8"}  # over locking.NOTICE_AFTER (0.5 s)
     with sd.store.locked():
         piped = cli("set", "r1", "topic", "u", "--reason", "r", cwd=repo, env=env)
         main, child = pty.openpty()

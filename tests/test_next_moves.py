@@ -177,8 +177,8 @@ def _take(sd: api.StateDir, move: dict[str, Any], values: dict[str, Any], issues
 
 @pytest.mark.parametrize("taste", [
     {"decision": ["accept"], "verdict": ["PASS"], "response": ["continue"]},
-    {"decision": ["major_revision"], "verdict": ["PASS_WITH_NOTES", "PASS"], "response": ["review"],
-     "next": ["completed"]},
+    pytest.param({"decision": ["major_revision"], "verdict": ["PASS_WITH_NOTES", "PASS"], "response": ["review"],
+                  "next": ["completed"]}, marks=pytest.mark.slow),  # two revision rounds: the long way round
 ], ids=["accept-at-review", "two-revisions-notes-at-integrity"])
 def test_a_whole_run_reaches_completed_taking_only_listed_moves(sd: api.StateDir, taste: dict[str, list[str]]) -> None:
     """Each step: ask `next`, take a listed move (the driver's preference among them), or where

@@ -142,6 +142,7 @@ def _git_commands_reading_an_index(trace: Path) -> tuple[list[str], set[str]]:
     return list(names.values()), readers
 
 
+@pytest.mark.slow  # a 14,000-file repository
 def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Building the commit costs the trees on the changed paths, not the tracked files: in a

@@ -375,6 +375,7 @@ def test_init_again_says_what_it_repaired_instead_of_nothing_changed(repo: Path)
     assert git(repo, "config", "statedir.branch") == B
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_fresh_clone_is_pointed_at_the_pushed_store_branch_not_at_a_second_store(repo: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))

@@ -134,6 +134,7 @@ def test_verify_pushed_reads_what_pre_commit_says_is_pushed(repo: Path) -> None:
         assert json.loads(proc.stdout)["checked"] == checked, (given, proc.stdout)
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_sync_reaches_a_remote_given_as_a_path_relative_to_the_users_work_tree(repo: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))

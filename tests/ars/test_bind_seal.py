@@ -69,6 +69,7 @@ def test_a_new_run_starts_with_five_not_applicable_rows(sd: api.StateDir) -> Non
                      "reason_code": "not_applicable_for_run", "artifacts": []} for r in rows)
 
 
+@pytest.mark.slow  # a whole run, stage by stage through the CLI
 def test_a_full_run_sealed_and_exported_passes_the_upstream_rules(sealed: tuple[api.StateDir, Path],
                                                                    repo: Path) -> None:
     sd, root = sealed

@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from statedir.gitops import git as git_mod
 from tests.conftest import cli, snapshot
 from tests.sync.helpers import clean, entries, git, network, ok, sd, store_files
@@ -39,6 +41,7 @@ def _hand_merged(tmp_path: Path) -> tuple[dict[str, Path], str]:
     return c, _keep_both_sides(c["b"])
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_doctor_fix_re_merges_a_hand_merge_in_one_commit_and_every_clone_syncs_again(tmp_path: Path) -> None:
     c, merge = _hand_merged(tmp_path)
     validate = sd(c["b"], "validate")
@@ -89,6 +92,7 @@ def entries_day(clone: Path) -> str:
     return next((clone / "state/runs/r1/history/transitions").glob("*.yaml")).stem
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_hand_merge_whose_parents_conflict_is_named_and_nothing_changes(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
     ok(c["a"], "set", "r1", "topic", "from A", "--reason", "A retitles")

@@ -14,6 +14,7 @@ from statedir.errors import IllegalTransition
 from tests.history.helpers import drive, git
 
 
+@pytest.mark.slow  # a whole run, stage by stage through the CLI
 def test_a_whole_academic_run_then_its_seal_verify_clean(sd: api.StateDir, repo: Path) -> None:
     (repo / "report.json").write_text("{}\n")
     drive(sd, repo / "draft.md")

@@ -37,6 +37,7 @@ def forge(repo: Path, edit: tuple[str, str, str]) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+@pytest.mark.slow  # a whole run, stage by stage through the CLI
 def test_a_whole_run_verifies_clean_through_the_cli(driven: api.StateDir, repo: Path) -> None:
     code, out = cli_json("verify", cwd=repo)
     assert code == 0 and out == {"clean": True, "checked": 12, "findings": []}  # init + 11 transitions

@@ -36,6 +36,7 @@ class Guarded:
         return out
 
 
+@pytest.mark.slow  # a whole run through MCP
 def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
     api.init(repo / "state")
     store = repo / "state"

@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from statedir.gitops import git as git_mod
 from statedir.research.aliases import duplicates
 from tests.conftest import cli
@@ -43,6 +45,7 @@ def test_duplicates_group_by_doi_or_normalized_url_and_keep_the_earliest() -> No
     assert [(d["id"], d["alias_of"]) for d in duplicates(made)] == [("src_a", "src_c"), ("src_b", "src_c")]
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_doi_registered_on_two_machines_is_one_source_and_an_alias_after_sync(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
     first = _register(c["a"], "Paper", doi="10.5/same")
@@ -66,6 +69,7 @@ def test_a_doi_registered_on_two_machines_is_one_source_and_an_alias_after_sync(
     assert ok(c["b"], "research", "--create-source", "--title", "Again", "--doi", "10.5/same")["commit"] is None
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_after_a_plain_git_merge_validate_names_the_duplicate_and_doctor_records_the_alias(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
     first = _register(c["a"], "Paper", url="https://example.org/p?utm_source=feed")

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import cli, snapshot
 from tests.sync.helpers import clean, entries, git, network, ok, store_files
 
@@ -58,6 +60,7 @@ def _review(tmp_path: Path) -> dict[str, Path]:
     return c
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_two_decisions_on_one_review_are_resolved_by_replaying(tmp_path: Path) -> None:
     c = _review(tmp_path)
     b = c["b"]
@@ -104,6 +107,7 @@ def test_two_decisions_on_one_review_are_resolved_by_replaying(tmp_path: Path) -
     assert actions.count("material") == 1 + 1 + 2 + 2 and actions.count("set") == 1
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_replay_is_shown_to_people_and_needs_refusing_merge(tmp_path: Path) -> None:
     c = _review(tmp_path)
     human = cli("sync", "--replay", cwd=c["b"])
@@ -132,6 +136,7 @@ def test_nothing_to_replay_leaves_everything_as_it_was(tmp_path: Path) -> None:
     assert git(c["b"], "for-each-ref", "refs/statedir/") == ""
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_replay_whose_push_is_rejected_leaves_everything_as_it_was(tmp_path: Path) -> None:
     c = _review(tmp_path)
     b = c["b"]
@@ -149,6 +154,7 @@ def test_a_replay_whose_push_is_rejected_leaves_everything_as_it_was(tmp_path: P
     assert git(b, "for-each-ref", "refs/statedir/") == ""
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_replayed_bus_append_and_a_rollback(tmp_path: Path) -> None:
     """Bus commits record no request: the field they changed is set or appended again."""
     c = _review(tmp_path)
@@ -163,6 +169,7 @@ def test_a_replayed_bus_append_and_a_rollback(tmp_path: Path) -> None:
     assert subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=b).returncode == 0
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_run_level_field_names_statedir_set_and_the_api_replays(tmp_path: Path) -> None:
     """Two topics: the refusal names `statedir set`; the API's sync(replay=True) lands this side's."""
     import statedir
@@ -187,6 +194,7 @@ def test_sync_replay_is_an_mcp_argument() -> None:
     assert schema["replay"]["type"] == "boolean" and "refs/statedir/replayed/" in schema["replay"]["description"]
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_replay_takes_no_remote_history_a_plain_sync_would_refuse(tmp_path: Path) -> None:
     """The merge was refused before it verified the incoming history: the replay verifies it."""
     c = network(tmp_path, ("a", "b"))
@@ -203,6 +211,7 @@ def test_a_replay_takes_no_remote_history_a_plain_sync_would_refuse(tmp_path: Pa
     assert git(c["b"], "for-each-ref", "refs/statedir/") == ""
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_replay_waiting_for_the_lock_changes_nothing(tmp_path: Path) -> None:
     from statedir.store.disk import Store
 
