@@ -13,6 +13,9 @@ import statedir
 from statedir import api
 
 ROOT = Path(__file__).resolve().parent.parent
+# pip's cache of downloaded wheels, taken before any test moves HOME: pre-commit installs statedir's hook
+# environment with pip, and a test's new HOME would make it download every dependency again.
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -23,8 +26,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(str(ROOT / "statedir"), quiet=1)
 
 
-def isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """HOME at root/home with the tests' git identity and config; nothing from the real one."""
+def isolate(root: Path, monkeypatch: pytest.MonkeyPatch, pre_commit_home: Path | None = None) -> None:
+    """HOME at root/home with the tests' git identity and config; nothing from the real one. The
+    caches that only save time are shared: pip's, and pre-commit's environments (`pre_commit_home`,
+    one per test session: a hook's environment is built once, not once per test)."""
     home = root / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.invalid\n"
@@ -32,15 +37,18 @@ def isolate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("PIP_CACHE_DIR", PIP_CACHE)
+    if pre_commit_home is not None:
+        monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
     for var in ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_LOCK_TIMEOUT", "GIT_DIR", "GIT_INDEX_FILE",
                 "ARS_PASSPORT_RESET", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH"):
         monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
-    isolate(tmp_path, monkeypatch)
+    isolate(tmp_path, monkeypatch, tmp_path_factory.getbasetemp() / "pre-commit-home")
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

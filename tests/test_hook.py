@@ -26,7 +26,7 @@ def test_a_real_commit_through_the_hook(repo: Path, tmp_path: Path) -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if not head:
         pytest.skip("the hook is installed from a committed revision of this repository")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache")}
+    env = dict(os.environ)  # PRE_COMMIT_HOME: the session's (conftest.isolate), built once
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
     (repo / ".pre-commit-config.yaml").write_text(

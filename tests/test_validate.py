@@ -62,7 +62,7 @@ def test_the_pre_commit_hook_with_the_real_pre_commit(repo: Path, tmp_path: Path
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
-    env_home = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache")}
+    env_home: dict[str, str] = {}  # pre-commit's environments: the session's (conftest.isolate)
     stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
     stage.write_text(stage.read_text().replace("status: pending", "status: {x: 1}"))
     (repo / "notes.yaml").write_text("not: [a store file\n")
@@ -106,7 +106,7 @@ def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> No
     stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
     stage.write_text(stage.read_text().replace("status: pending", "status: {x: 1}"))
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+    env = {**os.environ,
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     run = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, capture_output=True,
                          text=True, timeout=300, env=env)
