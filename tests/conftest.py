@@ -82,17 +82,35 @@ def sd(isolated: Path, fresh_store: Path) -> api.StateDir:
     return statedir.open(isolated / "state")
 
 
+_LARGE: dict[str, Path] = {}
+
+
 def make_large(repo: Path) -> Path:
-    """Commit 14,000 empty files: the repository's index grows past the size above which
-    statedir commits with plumbing instead of `git commit --only`."""
+    """Give `repo` (just made by `git init`) 14,000 committed empty files: the repository's index
+    grows past the size above which statedir commits with plumbing instead of `git commit --only`.
+    Built once per test process and copied: its .git copied, the empty files hard-linked (git never
+    writes into a work tree file, it replaces it, so no test can change the ones it shares)."""
+    import atexit
+    import shutil
+    import tempfile
+
     from statedir.gitops import store_commit
 
-    bulk = repo / "bulk"
-    bulk.mkdir()
-    for n in range(14_000):
-        (bulk / f"f{n:05d}").write_bytes(b"")
-    subprocess.run(["git", "add", "bulk"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=repo, check=True)
+    if "large" not in _LARGE:
+        built = Path(tempfile.mkdtemp(prefix="statedir-large-"))
+        atexit.register(shutil.rmtree, built, True)
+        subprocess.run(["git", "init", "-q", str(built)], check=True)
+        bulk = built / "bulk"
+        bulk.mkdir()
+        for n in range(14_000):
+            (bulk / f"f{n:05d}").write_bytes(b"")
+        subprocess.run(["git", "add", "bulk"], cwd=built, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "bulk"], cwd=built, check=True)
+        _LARGE["large"] = built
+    built = _LARGE["large"]
+    shutil.rmtree(repo / ".git")
+    subprocess.run(["cp", "-a", str(built / ".git"), str(repo / ".git")], check=True)
+    subprocess.run(["cp", "-al", str(built / "bulk"), str(repo / "bulk")], check=True)
     assert (repo / ".git" / "index").stat().st_size > store_commit.PLUMBING_INDEX_BYTES
     return repo
 
@@ -116,12 +134,16 @@ def snapshot(root: Path, objects: bool = True) -> dict[str, bytes]:
     for a git command that failed half way: git's object store (where it leaves unreachable
     blobs) is left out and the index is compared by its entries, not its stat caches."""
     out = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).parts
-        if rel[:2] == (".git", "statedir") or (not objects and rel[:2] == (".git", "objects")):
-            continue
-        if path.is_file() and path.name != ".statedir.lock":
-            out[str(path.relative_to(root))] = path.read_bytes()
+    skipped = {os.path.join(".git", "statedir")} | (set() if objects else {os.path.join(".git", "objects")})
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        dirs[:] = [d for d in dirs if os.path.normpath(os.path.join(rel, d)) not in skipped]
+        for name in files:
+            path = os.path.join(folder, name)
+            if name != ".statedir.lock" and os.path.isfile(path):
+                with open(path, "rb") as f:
+                    out[os.path.normpath(os.path.join(rel, name))] = f.read()
+    out = dict(sorted(out.items()))
     if not objects and (root / ".git" / "index").exists():
         out[".git/index"] = subprocess.run(["git", "ls-files", "--stage"], cwd=root, capture_output=True,
                                            check=True).stdout

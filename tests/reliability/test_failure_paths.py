@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,20 +25,12 @@ from .helpers import assert_store_equals_last_commit, git, material_labels, stat
 
 pytestmark = pytest.mark.slow  # every failure path, small and large (14,000-file) repositories
 
-_LARGE: dict[str, Path] = {}
-
-
 @pytest.fixture(params=["small", "large"])
-def store(repo: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with run p1 at stage 1, in a small or a large repository (the large one is built
+def store(repo: Path, request: pytest.FixtureRequest) -> Path:
+    """A store with run p1 at stage 1, in a small or a large repository (conftest.make_large: built
     once and copied)."""
     if request.param == "large":
-        if "large" not in _LARGE:
-            built = tmp_path_factory.mktemp("large")
-            subprocess.run(["git", "init", "-q", str(built)], check=True)
-            _LARGE["large"] = make_large(built)
-        shutil.rmtree(repo / ".git")
-        shutil.copytree(_LARGE["large"], repo, dirs_exist_ok=True, symlinks=True)
+        make_large(repo)
     git(repo, "commit", "-q", "--allow-empty", "-m", "start")
     api.init(repo / "state")
     sd = api.StateDir(repo / "state")
