@@ -334,6 +334,7 @@ def test_validate_reports_every_problem(store: Path) -> None:
     assert rc == 1 and len(out["errors"]) == 3  # type: ignore[index]  # type, enum of the template, extra key
 
 
+@pytest.mark.slow  # the demo: a whole run
 def test_demo_runs() -> None:
     proc = cli("demo")
     assert proc.returncode == 0, proc.stderr

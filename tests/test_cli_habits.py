@@ -310,6 +310,7 @@ def test_an_unknown_material_is_answered_with_the_valid_names(repo: Path) -> Non
     assert "its materials: rq_brief, methodology_blueprint" in out["error"]["message"]  # type: ignore[index]
 
 
+@pytest.mark.slow  # a pseudo-terminal, waiting out a lock
 def test_waiting_for_the_store_lock_says_so_once_at_a_terminal(repo: Path) -> None:
     import pty
 

@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from statedir.engine import template
 from tests.docs_text import DOCS, page
 
@@ -55,6 +57,7 @@ def test_the_pre_commit_example_pins_what_exists() -> None:
     assert "until releases are tagged" in cli_page
 
 
+@pytest.mark.slow  # runs a docs page's commands as written, each a CLI process
 def test_the_template_section_runs_verbatim(isolated: Path) -> None:
     """The section's YAML block saved as ~/my.yaml, then its shell block run as written: the run
     it makes gets through its checkpoint (a template may leave logs out, never one it writes)."""
@@ -99,6 +102,7 @@ def test_the_docs_name_the_original_tools_not_the_seed() -> None:
         assert tool in README
 
 
+@pytest.mark.slow  # runs a docs page's commands as written, each a CLI process
 def test_the_readme_tour_runs_verbatim(isolated: Path) -> None:
     """The tour's shell blocks as written (sync and mcp need a remote and a client: left out), then the
     Python block: each command is the real CLI, and the refusal it shows is the exit code it claims."""

@@ -70,6 +70,7 @@ def test_init_puts_the_store_on_an_orphan_branch_and_leaves_the_users_alone(repo
     assert snapshot(repo) == files
 
 
+@pytest.mark.slow  # every command through the CLI on a store branch
 def test_every_command_in_the_users_work_tree_commits_to_the_store_branch(repo: Path) -> None:
     user_repo(repo)
     git(repo, "add", "notes.md")
@@ -108,6 +109,7 @@ def test_every_command_in_the_users_work_tree_commits_to_the_store_branch(repo: 
     assert len(actions) == 3 + writes  # one commit each, all on the store's branch
 
 
+@pytest.mark.slow  # every command through the CLI on a store branch
 def test_history_commands_work_on_the_store_branch(repo: Path) -> None:
     user_repo(repo)
     assert cli("init", "--branch", B, cwd=repo).returncode == 0
@@ -246,6 +248,7 @@ def test_the_docs_first_example_runs_verbatim(repo: Path) -> None:
     assert git(repo, "rev-list", "--count", "main") == "2"
 
 
+@pytest.mark.slow  # runs a docs page's commands as written, each a CLI process
 def test_the_docs_recipe_moves_a_store_with_its_history(repo: Path) -> None:
     """docs/branch.md's "Moving a store" block, verbatim, on a store with transitions on main."""
     user_repo(repo)

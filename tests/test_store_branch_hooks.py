@@ -111,6 +111,7 @@ def test_the_pre_push_hook_verifies_only_the_store_commits_a_push_sends(repo: Pa
     assert whole.returncode == 1 and "hand_edit" in whole.stdout  # what --pushed left aside is still there
 
 
+@pytest.mark.slow  # pre-commit builds the hook's environment
 def test_verify_pushed_reads_what_pre_commit_says_is_pushed(repo: Path) -> None:
     user_repo(repo)
     assert cli("init", "--branch", B, cwd=repo).returncode == 0

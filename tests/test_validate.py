@@ -90,6 +90,7 @@ def test_cli_validate_exit_codes(repo: Path) -> None:
     assert proc.returncode == 1 and "duplicate key" in proc.stdout
 
 
+@pytest.mark.slow  # pre-commit builds the hook's environment
 def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> None:
     """docs/cli.md's `repo: local` snippet, verbatim, with the real pre-commit and the installed statedir."""
     import os

@@ -155,6 +155,7 @@ def readme_example() -> str:
     return next(b for b in blocks if "STATE_FILE=$(statedir bus init" in b)
 
 
+@pytest.mark.slow  # runs a docs page's commands as written, each a CLI process
 def test_the_readme_worked_example_runs(repo: Path, store: Path) -> None:
     """As written, twice over (the second run's --clean finds the first's evidence): the example
     ignores its scratch folder itself, once."""
