@@ -13,6 +13,10 @@ import statedir
 from statedir import api
 
 ROOT = Path(__file__).resolve().parent.parent
+# Test modules cached once rewritten (pytest rewrites each one's asserts on import: about 6 CPU-seconds
+# a process), whatever PYTHONDONTWRITEBYTECODE says: a second run, and each pytest-xdist worker after the
+# first, loads them instead.
+sys.dont_write_bytecode = False
 # pip's cache of downloaded wheels, taken before any test moves HOME: pre-commit installs statedir's hook
 # environment with pip, and a test's new HOME would make it download every dependency again.
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
