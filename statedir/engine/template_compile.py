@@ -135,19 +135,32 @@ def _carry_rules(generic: Any, compiled: Any) -> None:
                 _carry_rules(g, c)
 
 
+# Template digest -> its compiled schemas' files, made once per process: a template compiles the same
+# every time (its document and the package's generic schemas decide it), and verify meets it at every
+# run's creation it replays.
+_FILES: dict[str, dict[str, str]] = {}
+
+
+def _digest(t: Template) -> str:
+    return digest(json.dumps(t.doc, sort_keys=True, default=str).encode())
+
+
 def schema_files(t: Template) -> dict[str, str]:
     """Store-relative path -> text of each compiled schema (nothing for an unversioned template)."""
     where = scope(t)
     if where is None:
         return {}
-    return {f".schemas/{where}/{kind}.schema.json": json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-            for kind, doc in compile_schemas(t).items()}
+    key = _digest(t)
+    if key not in _FILES:
+        _FILES[key] = {f".schemas/{where}/{kind}.schema.json": json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+                       for kind, doc in compile_schemas(t).items()}
+    return dict(_FILES[key])
 
 
 def register(t: Template) -> dict[str, str]:
     """Register `t`'s compiled schemas with the validator; returns kind -> registered name."""
     docs = compile_schemas(t)
-    key = digest(json.dumps(t.doc, sort_keys=True, default=str).encode())[:12]
+    key = _digest(t)[:12]
     names = {kind: f"{t.name}@{key}/{kind}" for kind in docs}
     for kind, doc in docs.items():
         schema.register(names[kind], doc)
