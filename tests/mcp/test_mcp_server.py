@@ -266,3 +266,22 @@ def test_no_error_quotes_a_file_an_agent_names_that_is_not_a_key_or_yaml(store: 
                 result = await a.raw(tool, **arguments)
                 assert "S3CRET" not in str(result), tool
     anyio.run(main)
+
+
+def test_a_call_hands_its_output_to_the_server_and_writes_nothing_to_stdout(
+        store: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """stdout is the protocol's: a command's document, its plain text (a research report, the
+    allowed-signers file) and its flat refusal come back as the result, never on the process's stdout."""
+    served = Served(store, mcp_host())
+    capfd.readouterr()
+    new = served.call("new", {"run_id": "r1", "topic": "T"})
+    assert not new.is_error and json.loads(new.text)["run_id"] == "r1"
+    started = served.call("research_start_run", {"skill": "s"})
+    assert json.loads(started.text)["skill"] == "s"
+    report = served.call("research_report", {})
+    assert not report.is_error and report.text and not report.text.startswith("{")
+    assert served.call("signers_list", {"allowed_signers": True}).text == ""
+    refused = served.call("research_complete_run", {"run_id": "run_nope", "status": "completed"})
+    assert refused.is_error and json.loads(refused.text)["error"]["code"] == "UNKNOWN_RUN"
+    assert refused.exit_code == 2  # the flat refusal's exit status (statedir.commands.table.Exit)
+    assert capfd.readouterr().out == ""
