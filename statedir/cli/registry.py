@@ -152,7 +152,9 @@ def _plain_usage(cls: type | None) -> type:
         for param in self.get_params(ctx):
             for piece in param.get_usage_pieces(ctx):
                 if param.param_type_name == "argument":
-                    piece = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                    # typer's braces round a required one (typer 0.29: `{NAMES}...`); an optional one's
+                    # brackets once, where its metavar holds them already (0.29: `[[PUBLIC_KEY]]`)
+                    piece = piece.replace("{", "").replace("}", "").replace("[[", "[").replace("]]", "]")
                     piece += "..." if param.nargs != 1 and not piece.endswith("...") else ""
                 pieces.append(piece)
         return pieces

@@ -116,6 +116,8 @@ def _problem(param: Parameter, value: Any) -> str | None:
     for item in value if many else [value]:
         if not isinstance(item, _PYTHON[kind]) or (kind in ("integer", "number") and isinstance(item, bool)):
             return f"{param.name} takes {'a list of ' if many else ''}{kind} values, not {item!r}"
+        if param.choices and item not in param.choices:  # declared choices, as the command line holds to them
+            return f"{param.name} takes one of {', '.join(param.choices)}, not {item!r}"
     return None
 
 

@@ -4,7 +4,7 @@ keyword arguments."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import pytest
 
@@ -109,6 +109,20 @@ def test_a_sub_group_and_a_many_flag_command_become_tools() -> None:
         "get", "-s1", "f", Path("/store"))
     assert _call(served["bus_append"], {"session": "s", "field": "f", "value": "--v", "actor": "me"}) == (
         "append", "s", "f", "--v", "me")
+
+
+def test_declared_choices_are_an_enum_and_a_value_outside_them_is_refused() -> None:
+    def paint(colour: Annotated[Literal["red", "blue"], Option("--colour", help="The colour.")] = "red") -> Any:
+        """Paint."""
+        return colour
+
+    tool = tools([Command(("paint",), paint)])["paint"]
+    assert tool.input_schema["properties"]["colour"] == {"type": "string", "enum": ["red", "blue"],
+                                                          "description": "The colour.", "default": "red"}
+    assert _call(tool, {"colour": "blue"}) == "blue" and _call(tool, {}) == "red"
+    with pytest.raises(InvalidValue) as caught:
+        tool.keywords({"colour": "green"}, Path("/s"))
+    assert caught.value.message == "paint: colour takes one of red, blue, not 'green'"
 
 
 def test_a_left_out_option_with_an_environment_variable_takes_it_as_the_command_line_does(
