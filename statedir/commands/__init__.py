@@ -1,3 +1,2 @@
-"""statedir's command table: each command's path, function, help and parameters as plain data,
-read off the functions' hints; the CLI builds typer's commands from it, the MCP server its tools.
-Imports nothing of statedir (and neither typer nor click)."""
+"""statedir's command table: each command's path, function, help and parameters, read off its hints;
+typer's CLI, the plain parse and the MCP tools are made from it. Imports nothing of statedir, typer or click."""
