@@ -138,11 +138,14 @@ def _argument_metavar(parameter: Any) -> str:
     return str(parameter.name).upper()
 
 
-def _plain_usage(cls: type | None) -> type:
-    """`cls` (typer's command class by default) whose usage line names arguments as --help
-    does, `RUN_ID STAGE STATUS`: typer wraps a required one in braces, as click does choices."""
+def _plain_usage(cls: type | Callable[[], type] | None) -> type:
+    """`cls` (typer's command class by default, or a function making one) whose usage line names
+    arguments as --help does, `RUN_ID STAGE STATUS`: typer wraps a required one in braces, as
+    click does choices."""
     import typer.core
 
+    if cls is not None and not isinstance(cls, type):  # a function making the class when typer reads a call
+        cls = cls()
     base = cls or typer.core.TyperCommand
     if getattr(base, "plain_usage", False):
         return base

@@ -9,8 +9,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
-from typer.core import TyperCommand
-
 from statedir.cli.common import ExpectOpt, StoreOpt
 from statedir.cli.registry import app
 from statedir.commands import table
@@ -40,18 +38,22 @@ def _fail(exc: StatedirError, args: list[str]) -> table.Exit:
     return table.Exit(exc.exit_code)
 
 
-class FlatErrors(TyperCommand):
-    """Bad flags (unknown, missing a value) are reported in the research command's own shape."""
+def _flat_errors() -> type:
+    """typer's command class for research, made when typer reads a call (the MCP server calls
+    the function itself): bad flags (unknown, missing a value) are reported in the command's own shape."""
+    import typer
+    from typer.core import TyperCommand
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        import typer
+    class FlatErrors(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            _no_flag_as_value(args)
+            try:
+                return super().parse_args(ctx, args)
+            except typer.TyperException as exc:  # click's usage errors, through typer's public base
+                message = exc.format_message().strip().replace("\n", " ")
+                raise _fail(InvalidValue(message), args) from None
 
-        _no_flag_as_value(args)
-        try:
-            return super().parse_args(ctx, args)
-        except typer.TyperException as exc:  # click's usage errors, through typer's public base
-            message = exc.format_message().strip().replace("\n", " ")
-            raise _fail(InvalidValue(message), args) from None
+    return FlatErrors
 
 
 def _no_flag_as_value(args: list[str]) -> None:
@@ -64,7 +66,7 @@ def _no_flag_as_value(args: list[str]) -> None:
             raise _fail(InvalidValue(f"Option '{flag}' requires an argument."), args)
 
 
-@app.command(cls=FlatErrors)
+@app.command(cls=_flat_errors)
 def research(
     create_project: Annotated[Flag, Option("--create-project", help="Action: register a Project (--name, --description).")] = False,
     create_question: Annotated[Flag, Option("--create-question", help="Action: register a Question (--question, --project-id) without a Run.")] = False,

@@ -224,3 +224,21 @@ def test_the_generator_does_not_import_the_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert tools_mod.__doc__ and "does not import the MCP SDK" in tools_mod.__doc__
+
+
+def test_the_server_calls_commands_without_typer(tmp_path: Path) -> None:
+    """The command table drives the tools and their calls: a call (a write, a refusal of the
+    research ledger's) loads neither typer nor click."""
+    import subprocess
+    import sys
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code = ("import sys; from pathlib import Path; from statedir import api; "
+            "from statedir.cli.common import mcp_host; from statedir.mcp.calls import Served; "
+            f"api.init(Path({str(tmp_path)!r}) / 'state'); "
+            f"served = Served(Path({str(tmp_path)!r}) / 'state', mcp_host()); "
+            "assert not served.call('new', {'run_id': 'r1', 'topic': 'T'}).is_error; "
+            "assert served.call('research_complete_run', {'run_id': 'x', 'status': 'completed'}).is_error; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
