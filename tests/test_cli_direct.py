@@ -12,6 +12,7 @@ from statedir.cli import direct, registry
 
 registry.load()
 COMMANDS = sorted(name for name, (function, settings) in registry.COMMANDS.items() if not settings)
+SIGNERS = sorted(f"signers {name}" for name in registry.SUBCOMMANDS["signers"])  # typer's default command class
 WORDS = ["r1", "1", "2.5", "in_progress", "", "-", "x y", "a=b", "-5", "-x", "--", "12", "0x1", " 7", "1_0",
          "--json", "--nope", "-h", "--help", "é", "state", "--reason", "--store"]
 NUMBERS = ["12", "0", "-5", "+3", " 7", "1_0", "x", "007", "1.5"]
@@ -22,7 +23,6 @@ def _typer_reads(function: Any, argv: list[str], cls: Any = None) -> dict[str, A
     (a usage error, help); `cls`: the command class typer is given (the bus's)."""
     import typer
     import typer.main
-    from typer import _click as click  # the click typer runs on (as statedir.cli.main names its errors)
 
     converted = registry.typed(function)
     seen: list[dict[str, Any]] = []
@@ -37,7 +37,7 @@ def _typer_reads(function: Any, argv: list[str], cls: Any = None) -> dict[str, A
     command = typer.main.get_command(app)
     try:
         command.main(args=list(argv), prog_name="statedir", standalone_mode=False)
-    except (typer.Exit, typer.Abort, click.exceptions.ClickException):
+    except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors too, as statedir.cli.main names them
         return None
     return seen[0] if seen else None
 
@@ -77,9 +77,14 @@ def _argvs(function: Any, rng: random.Random, count: int) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize("name", COMMANDS)
+def _function(name: str) -> Any:
+    group, _, word = name.partition(" ")
+    return registry.SUBCOMMANDS[group][word] if word else registry.COMMANDS[name][0]
+
+
+@pytest.mark.parametrize("name", COMMANDS + SIGNERS)
 def test_what_direct_reads_typer_reads_alike(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    function = registry.COMMANDS[name][0]
+    function = _function(name)
     if direct._specs(function) is None:
         pytest.skip(f"{name} is always read by typer")
     rng = random.Random(name)

@@ -148,10 +148,10 @@ def test_every_refusal_carries_the_moves_next_lists(sd: api.StateDir, repo: Path
 def test_an_unknown_run_is_bad_input_and_the_mcp_tool_only_reads(sd: api.StateDir, repo: Path) -> None:
     code, out = cli_json("next", "nope", cwd=repo)
     assert code == 2 and out["error"]["code"] == "UNKNOWN_RUN"  # type: ignore[index]
-    from statedir.cli.registry import command_group
+    from statedir.cli.registry import command_table
     from statedir.mcp.tools import tools
 
-    tool = tools(command_group())["next"]
+    tool = tools(command_table())["next"]
     assert tool.read_only and tool.input_schema["required"] == ["run_id"]
 
 

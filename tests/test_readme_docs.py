@@ -131,8 +131,9 @@ def test_the_readme_tour_runs_verbatim(isolated: Path) -> None:
 def test_help_texts_name_the_original_tools_not_the_seed() -> None:
     """No `--help` says "the seed" or a State Tracker function name (update_stage, ...)."""
     import click
+    import typer.main
 
-    from statedir.cli.registry import command_group
+    from statedir.cli.registry import build
 
     def helps(command: click.Command, path: list[str]) -> list[tuple[str, str]]:
         with click.Context(command, info_name=" ".join(path)) as ctx:
@@ -141,7 +142,7 @@ def test_help_texts_name_the_original_tools_not_the_seed() -> None:
             out += helps(sub, [*path, name])
         return out
 
-    texts = helps(command_group(), ["statedir"])
+    texts = helps(typer.main.get_command(build()), ["statedir"])
     assert len(texts) > 40
     for where, text in texts:
         assert not re.search(r"\bseeds?\b", text, re.I), where

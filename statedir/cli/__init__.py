@@ -40,13 +40,14 @@ def _main(args: list[str]) -> int:
         if reconfigure:
             reconfigure(errors="backslashreplace")
     as_json = "--json" in args
-    # The except clauses below name typer's and click's errors through _typer() and _click(), evaluated only
-    # when an exception gets that far: a call read without typer never loads it.
+    # The except clauses below name typer's errors through _typer(), evaluated only when an exception
+    # gets that far: a call read without typer never loads it.
     if sys.stderr.isatty():  # a person watching: a wait for the store lock must not look like a hang
         from statedir.store import locking
 
         locking.ON_WAIT.set(lambda limit: sys.stderr.write(
             f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
+    stdout = sys.stdout
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
             raise InvalidValue("an argument contains a NUL byte")
@@ -54,28 +55,17 @@ def _main(args: list[str]) -> int:
         code = result if isinstance(result, int) else 0
     except StatedirError as exc:
         code = render.error(exc, as_json)
-    except _click().exceptions.NoArgsIsHelpError as exc:
-        # Bare `statedir` (or `statedir bus`) is a person asking what is there: the help on
-        # stdout and exit 0, as `statedir --help` does; never an error line.
-        print(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
-        code = 0
-    except _click().exceptions.UsageError as exc:
-        usage = exc.ctx.get_usage() if exc.ctx is not None else None
-        render.error(InvalidValue(exc.format_message().strip().replace("\n", " "),
-                                  **({"usage": usage} if usage else {})), as_json)
-        if usage and not as_json:  # what the command takes, and where to read more, as git and click do
-            command = exc.ctx.command_path if exc.ctx is not None else "statedir"
-            sys.stderr.write(f"{usage}\nTry '{command} --help' for help.\n")
-        code = BAD_INPUT
+    except _exit() as exc:  # a command's own exit status (the research ledger's flat refusal)
+        code = exc.code
+    except _typer().TyperException as exc:  # typer's usage errors (click's, under typer's public base)
+        code = _usage_error(exc, as_json)
     except _typer().Exit as exc:
         code = exc.exit_code
     except (_typer().Abort, KeyboardInterrupt):  # a confirmation declined, ^C
         sys.stderr.write("aborted\n")
         code = 130
-    except _click().exceptions.ClickException as exc:
-        code = render.error(InvalidValue(exc.format_message()), as_json)
     except SystemExit:
-        if isinstance(sys.stdout, _click().utils.PacifyFlushWrapper):  # click met a closed pipe and exits 1:
+        if sys.stdout is not stdout:  # typer met a closed pipe, wrapped stdout and exits 1:
             raise BrokenPipeError from None  # ... a reader going away is one exit status, 141, every time
         raise
     sys.stdout.flush()
@@ -106,7 +96,7 @@ def _run(args: list[str]) -> object:
 def _plain(name: str, rest: list[str]) -> tuple[Any, list[str]]:
     """The function a call names and the words for its parameters, where `direct` may read them: a
     command without typer settings (a command class) of its own, or a group's declared command
-    (`bus set ...`); else None (signers, research: typer's to read)."""
+    (`bus set ...`, `signers add ...`); else None (research: typer's to read)."""
     from statedir.cli.registry import COMMANDS, SUBCOMMANDS
 
     if name in COMMANDS:
@@ -125,11 +115,29 @@ def _typer() -> Any:
     return typer
 
 
-def _click() -> Any:
-    """typer's click (its exceptions): loaded only when an exception needs naming."""
-    from typer import _click as click
+def _exit() -> type[Any]:
+    """statedir's own exit status of a command (loaded only when an exception needs naming)."""
+    from statedir.commands.table import Exit
 
-    return click
+    return Exit
+
+
+def _usage_error(exc: Any, as_json: bool) -> int:
+    """A call typer could not read: its message (and the command's usage), exit 2. A bare
+    `statedir` (or `statedir bus`) is a person asking what is there: its help on stdout and
+    exit 0, as `statedir --help` does; never an error line."""
+    from statedir.cli import render
+
+    context = getattr(exc, "ctx", None)  # where typer was reading: a usage error's command
+    message = exc.format_message()
+    if context is not None and message == context.get_help():  # no arguments: the help, said as an error
+        print(message)
+        return 0
+    usage = context.get_usage() if context is not None else None
+    render.error(InvalidValue(message.strip().replace("\n", " "), **({"usage": usage} if usage else {})), as_json)
+    if usage and not as_json:  # what the command takes, and where to read more, as git and click do
+        sys.stderr.write(f"{usage}\nTry '{context.command_path} --help' for help.\n")
+    return BAD_INPUT
 
 
 def entry() -> None:

@@ -5,8 +5,8 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 from statedir.cli.common import JsonOpt, StoreOpt, mcp_host, store_path
-from statedir.cli.params import Option
 from statedir.cli.registry import app
+from statedir.commands.params import Option
 
 
 @app.command()

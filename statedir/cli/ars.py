@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
+from statedir.commands.params import Argument, Option
 
 FAMILIES = ("revision_author_adjudication, compliance_report, re_review_traceability, explicit_user_request "
             "or mandatory_checkpoint_response")

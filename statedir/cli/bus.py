@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import SUBCOMMANDS, app, typed
 from statedir.cli.render import emit_json
+from statedir.commands.params import Argument, Option
 
 if TYPE_CHECKING:
     import typer

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 from statedir.cli import completion
-from statedir.cli.params import Argument, Option
+from statedir.commands.params import Argument, Option
 
 StoreOpt = Annotated[Optional[Path], Option(
     "--store", envvar="STATEDIR_STORE", show_envvar=True,
@@ -73,22 +73,26 @@ def warn_unregistered(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def serving(sd: Any) -> Iterator[None]:
-    """Commands run in-process meanwhile use `sd` (the store a long-lived caller keeps open), and
-    word their refusals as the command line does (`--topic`): the server says them in its tools' words."""
+def serving(sd: Any) -> Iterator[list[str]]:
+    """Commands run in-process meanwhile use `sd` (the store a long-lived caller keeps open), hand
+    what they print (their --json document) to the list this yields instead of stdout, and word
+    their refusals as the command line does (`--topic`): the server says them in its tools' words."""
     from statedir.argument_checks import CLI_WORDING
+    from statedir.cli import render
 
-    token, wording = SERVED.set(sd), CLI_WORDING.set(True)
+    printed: list[str] = []
+    token, wording, sink = SERVED.set(sd), CLI_WORDING.set(True), render.SINK.set(printed)
     try:
-        yield
+        yield printed
     finally:
+        render.SINK.reset(sink)
         CLI_WORDING.reset(wording)
         SERVED.reset(token)
 
 
 def mcp_host() -> Any:
-    """What the MCP server is lent of the CLI: every command, and how they open the store."""
-    from statedir.cli.registry import command_group
+    """What the MCP server is lent of the CLI: the command table, and how commands open the store."""
+    from statedir.cli.registry import command_table
     from statedir.mcp.calls import Host
 
-    return Host(group=command_group(), open_store=open_store, serving=serving)
+    return Host(commands=command_table(), open_store=open_store, serving=serving)

@@ -3,7 +3,8 @@ makes (`statedir stage r1 1 in_progress --json`), so a transition does not pay t
 click's start-up. Reads only what it is sure typer would read the same way (a test compares
 the two over many argv); anything else (help, an unknown or repeated option, a value that
 looks like an option, a missing argument, a bad number) answers None, and typer parses it,
-with typer's own messages. Imports statedir.cli.params and the command's module only."""
+with typer's own messages. Reads the parameters with the command table's reader
+(statedir.commands.table); imports the command's module and nothing else of statedir."""
 from __future__ import annotations
 
 import os
@@ -12,12 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statedir.cli.params import Param
+from statedir.commands import table
+from statedir.commands.table import Parameter
 
 _SETTINGS = frozenset({"help", "envvar", "show_envvar", "metavar", "show_default", "hidden",
                        "autocompletion"})  # completion is the shell's, never the parse's
 _SCALARS: dict[Any, Callable[[str], Any]] = {str: str, int: int, Path: Path}
-_MISSING = object()
+_MISSING = table.MISSING
 
 
 class _Spec:
@@ -36,45 +38,32 @@ class _Spec:
         self.envvar = envvar
 
 
-def _spec(name: str, hint: Any, default: Any) -> _Spec | None:
-    if typing.get_origin(hint) is not typing.Annotated:
+def _spec(parameter: Parameter) -> _Spec | None:
+    """The parameter as direct reads it, or None where typer must (a setting only typer knows,
+    a type or shape whose reading is click's)."""
+    settings = parameter.settings
+    if parameter.declared is None or not set(settings) <= _SETTINGS or parameter.choices:
         return None
-    base, *extras = typing.get_args(hint)
-    params = [e for e in extras if isinstance(e, Param)]
-    if len(params) != 1 or not set(params[0].settings) <= _SETTINGS:
-        return None
-    param = params[0]
-    envvar = param.settings.get("envvar")
+    envvar = settings.get("envvar")
     if envvar is not None and not isinstance(envvar, str):
         return None
-    if typing.get_origin(base) is typing.Union:  # Optional[X]
-        inner = [a for a in typing.get_args(base) if a is not type(None)]
-        if len(inner) != 1 or default is not None:
-            return None
-        base = inner[0]
-    many = typing.get_origin(base) is list
-    if many:
-        (base,) = typing.get_args(base)
-        if envvar is not None:  # click splits a repeatable option's variable on whitespace
-            return None
-    if base is bool and param.kind == "option" and not many and param.decls and default is False:
-        if any("/" in d for d in param.decls) or envvar is not None:
-            return None
-        return _Spec(name, "option", param.decls, None, False, False, None)
-    convert = _SCALARS.get(base)
-    if convert is None or (param.kind == "option" and not param.decls) or (param.kind == "argument" and param.decls):
+    if parameter.optional and (parameter.type is None or parameter.default is not None):
         return None
-    return _Spec(name, param.kind, param.decls, convert, many, default, envvar)
+    if parameter.many and envvar is not None:  # click splits a repeatable option's variable on whitespace
+        return None
+    decls = parameter.declared.decls
+    if parameter.flag and decls and parameter.default is False:
+        if parameter.off_flags or envvar is not None:
+            return None
+        return _Spec(parameter.name, "option", decls, None, False, False, None)
+    convert = _SCALARS.get(parameter.type)
+    if convert is None or (parameter.kind == "option" and not decls) or (parameter.kind == "argument" and decls):
+        return None
+    return _Spec(parameter.name, parameter.kind, decls, convert, parameter.many, parameter.default, envvar)
 
 
 def _specs(function: Callable[..., Any]) -> list[_Spec] | None:
-    code = function.__code__
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    defaults = dict(zip(names[code.co_argcount - len(function.__defaults__ or ()):code.co_argcount],
-                        function.__defaults__ or (), strict=True))
-    defaults.update(function.__kwdefaults__ or {})
-    hints = typing.get_type_hints(function, include_extras=True)
-    specs = [_spec(name, hints.get(name), defaults.get(name, _MISSING)) for name in names]
+    specs = [_spec(parameter) for parameter in table.parameters(function)]
     if any(s is None for s in specs):
         return None
     arguments = [s for s in specs if s is not None and s.kind == "argument"]

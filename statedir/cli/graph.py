@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli.common import JsonOpt, StoreOpt
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
+from statedir.commands.params import Argument, Option
 
 
 @app.command()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
+from statedir.commands.params import Argument, Option
 from statedir.errors import InvalidValue
 
 

@@ -6,9 +6,9 @@ from typing import Annotated, Any, Optional
 
 from statedir.cli import completion
 from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json, table
+from statedir.commands.params import Argument, Option
 
 
 @app.command()

@@ -1,13 +1,14 @@
 """The CLI's command registry: each command module registers its typer callbacks here, and
 `build` makes a Typer app of the ones a call needs. Loads typer only when it builds one:
-a command module (its parameters are `statedir.cli.params`) loads without it."""
+a command module (its parameters are `statedir.commands.params`) loads without it."""
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from statedir.cli.params import Option, Param
+from statedir.commands import table
+from statedir.commands.params import Option
 
 if TYPE_CHECKING:
     import typer
@@ -16,7 +17,7 @@ HELP = "Pipeline state as a git-friendly directory of YAML files: every transiti
 COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
 # Sub-groups (`statedir bus init ...`): a typer.Typer, or a function that makes one when typer reads a call.
 GROUPS: dict[str, tuple[typer.Typer | Callable[[], typer.Typer], dict[str, Any]]] = {}
-# A sub-group's commands declared with statedir.cli.params, by group: `direct` reads their plain calls.
+# A sub-group's commands declared with statedir.commands.params, by group: `direct` reads their plain calls.
 SUBCOMMANDS: dict[str, dict[str, Callable[..., Any]]] = {}
 # Every command (or group) and the module of statedir.cli that registers it, in the order
 # `statedir --help` lists them (everyday commands first): a call loads its command's module only.
@@ -102,29 +103,25 @@ app = _Registry()
 
 
 def typed(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function` as typer takes it: the same callable, its `params.Option`/`Argument`
-    annotations made typer's own (a command of a typer sub-group is declared under this)."""
+    """`function` as typer takes it: the same callable, its parameters as the command table reads
+    them (statedir.commands.table), each `Option`/`Argument` made typer's own."""
     import functools
     import inspect
-    import typing
 
     import typer
 
-    def convert(parameter: inspect.Parameter) -> Any:
-        hint = hints.get(parameter.name, parameter.annotation)
-        if typing.get_origin(hint) is not Annotated:
-            return hint
-        base, *extras = typing.get_args(hint)
-        made = [(typer.Option if e.kind == "option" else typer.Argument)(*e.decls, **e.settings)
-                if isinstance(e, Param) else e for e in extras]
-        for info in made:
-            if isinstance(info, typer.models.ArgumentInfo) and info.metavar is None:
-                info.metavar = _argument_metavar(parameter)
-        return Annotated[tuple([base, *made])]  # type: ignore[valid-type]
+    def convert(parameter: inspect.Parameter, read: table.Parameter) -> Any:
+        if read.declared is None:
+            return read.hint
+        declared = read.declared
+        info = (typer.Option if declared.kind == "option" else typer.Argument)(*declared.decls, **declared.settings)
+        if declared.kind == "argument" and info.metavar is None:
+            info.metavar = _argument_metavar(parameter)
+        return Annotated[read.base, info]
 
-    hints = typing.get_type_hints(function, include_extras=True)
     signature = inspect.signature(function)
-    parameters = [p.replace(annotation=convert(p)) for p in signature.parameters.values()]
+    parameters = [p.replace(annotation=convert(p, read))
+                  for p, read in zip(signature.parameters.values(), table.parameters(function), strict=True)]
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -141,11 +138,14 @@ def _argument_metavar(parameter: Any) -> str:
     return str(parameter.name).upper()
 
 
-def _plain_usage(cls: type | None) -> type:
-    """`cls` (typer's command class by default) whose usage line names arguments as --help
-    does, `RUN_ID STAGE STATUS`: typer wraps a required one in braces, as click does choices."""
+def _plain_usage(cls: type | Callable[[], type] | None) -> type:
+    """`cls` (typer's command class by default, or a function making one) whose usage line names
+    arguments as --help does, `RUN_ID STAGE STATUS`: typer wraps a required one in braces, as
+    click does choices."""
     import typer.core
 
+    if cls is not None and not isinstance(cls, type):  # a function making the class when typer reads a call
+        cls = cls()
     base = cls or typer.core.TyperCommand
     if getattr(base, "plain_usage", False):
         return base
@@ -155,7 +155,9 @@ def _plain_usage(cls: type | None) -> type:
         for param in self.get_params(ctx):
             for piece in param.get_usage_pieces(ctx):
                 if param.param_type_name == "argument":
-                    piece = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                    # typer's braces round a required one (typer 0.29: `{NAMES}...`); an optional one's
+                    # brackets once, where its metavar holds them already (0.29: `[[PUBLIC_KEY]]`)
+                    piece = piece.replace("{", "").replace("}", "").replace("[[", "[").replace("]]", "]")
                     piece += "..." if param.nargs != 1 and not piece.endswith("...") else ""
                 pieces.append(piece)
         return pieces
@@ -203,9 +205,15 @@ def _group(version: Annotated[bool, Option(
     """Pipeline state as a git-friendly directory of YAML files: every transition one validated git commit."""
 
 
-def command_group() -> Any:
-    """The whole CLI as one click group (every registered command, built once): what the MCP
-    server serves as tools."""
-    import typer.main
-
-    return typer.main.get_command(build())
+def command_table() -> tuple[table.Command, ...]:
+    """Every command of the CLI (a sub-group's each under its group's name) as the command table
+    has it, in the order --help lists them: what the MCP server serves as tools."""
+    load()
+    found: list[table.Command] = []
+    for name in TABLE:
+        if name in COMMANDS:
+            function, settings = COMMANDS[name]
+            found.append(table.Command((name,), function, hidden=bool(settings.get("hidden"))))
+        else:
+            found += [table.Command((name, word), function) for word, function in SUBCOMMANDS[name].items()]
+    return tuple(found)

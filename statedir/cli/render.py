@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextvars import ContextVar
 from typing import Any
 
 from statedir.errors import StatedirError
@@ -15,15 +16,34 @@ def _color(text: str, code: str, stream: Any) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
+# What a command prints while a long-lived caller runs it in-process (`cli.common.serving`: the
+# MCP server): handed back to that caller, never written to the process's stdout (the protocol's).
+SINK: ContextVar[list[str] | None] = ContextVar("statedir_output", default=None)
+
+
+def _write(text: str) -> None:
+    sink = SINK.get()
+    if sink is None:
+        sys.stdout.write(text)
+    else:
+        sink.append(text)
+
+
 def emit_json(value: Any) -> None:
     """One JSON document: indented for a person at a terminal; one compact line for a program
-    reading a pipe (fewer tokens for an agent, and json's C encoder, ten times faster on a
-    long audit log than the indenting one)."""
-    if sys.stdout.isatty():
+    reading a pipe or the server (fewer tokens for an agent, and json's C encoder, ten times
+    faster on a long audit log than the indenting one)."""
+    if SINK.get() is None and sys.stdout.isatty():
         text = json.dumps(value, ensure_ascii=False, indent=2)
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    sys.stdout.write(text + "\n")
+    _write(text + "\n")
+
+
+def say(text: str, end: str = "\n") -> None:
+    """A command's plain-text output where a program may read it (a report, a file's text): on
+    stdout, or handed to the server running the command."""
+    _write(text + end)
 
 
 SAID: set[str] = set()  # warnings already on stderr in this process: each is said once

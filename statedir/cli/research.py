@@ -9,11 +9,10 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
-import typer
-from typer.core import TyperCommand
-
 from statedir.cli.common import ExpectOpt, StoreOpt
 from statedir.cli.registry import app
+from statedir.commands import table
+from statedir.commands.params import Option
 from statedir.errors import InvalidValue, StatedirError
 
 Flag = bool
@@ -27,7 +26,7 @@ SEED_ERRORS = {"INVALID_VALUE": "ValueError", "INVALID_ID": "ValueError", "LOCK_
                "UNKNOWN_SOURCE": "SourceNotFoundError", "UNKNOWN_EVIDENCE": "EvidenceNotFoundError"}
 
 
-def _fail(exc: StatedirError, args: list[str]) -> typer.Exit:
+def _fail(exc: StatedirError, args: list[str]) -> table.Exit:
     """Print the seed's flat error (stdout JSON; a --report without --json: a stderr line)."""
     from statedir.cli import render
 
@@ -36,93 +35,95 @@ def _fail(exc: StatedirError, args: list[str]) -> typer.Exit:
     else:
         render.emit_json({"error": exc.code, "message": exc.message, "type": SEED_ERRORS.get(exc.code, exc.code),
                           "details": exc.details})
-    return typer.Exit(exc.exit_code)
+    return table.Exit(exc.exit_code)
 
 
-class FlatErrors(TyperCommand):
-    """Bad flags (unknown, missing a value) are reported in the research command's own shape."""
+def _flat_errors() -> type:
+    """typer's command class for research, made when typer reads a call (the MCP server calls
+    the function itself): bad flags (unknown, missing a value) are reported in the command's own shape."""
+    import typer
+    from typer.core import TyperCommand
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        from typer import _click as click
+    class FlatErrors(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            _no_flag_as_value(args)
+            try:
+                return super().parse_args(ctx, args)
+            except typer.TyperException as exc:  # click's usage errors, through typer's public base
+                message = exc.format_message().strip().replace("\n", " ")
+                raise _fail(InvalidValue(message), args) from None
 
-        try:
-            _no_flag_as_value(self, args)
-            return super().parse_args(ctx, args)
-        except click.exceptions.UsageError as exc:
-            message = exc.format_message().strip().replace("\n", " ")
-            raise _fail(InvalidValue(message), args) from None
+    return FlatErrors
 
 
-def _no_flag_as_value(command: Any, args: list[str]) -> None:
+def _no_flag_as_value(args: list[str]) -> None:
     """`--skill --json` is a missing value, as argparse (the seed's parser) says, not the skill "--json"."""
-    from typer import _click as click
-
-    names = {name for param in command.params for name in getattr(param, "opts", [])}
-    takes_value = {name for param in command.params if not getattr(param, "is_flag", True)
-                   for name in getattr(param, "opts", [])}
+    options = [p for p in table.parameters(research) if p.kind == "option"]
+    names = {flag for p in options for flag in (*p.flags, *p.off_flags)}
+    takes_value = {flag for p in options if not p.flag for flag in p.flags}
     for flag, value in zip(args, args[1:], strict=False):
         if flag in takes_value and value in names:
-            raise click.exceptions.UsageError(f"Option '{flag}' requires an argument.")
+            raise _fail(InvalidValue(f"Option '{flag}' requires an argument."), args)
 
 
-@app.command(cls=FlatErrors)
+@app.command(cls=_flat_errors)
 def research(
-    create_project: Annotated[Flag, typer.Option("--create-project", help="Action: register a Project (--name, --description).")] = False,
-    create_question: Annotated[Flag, typer.Option("--create-question", help="Action: register a Question (--question, --project-id) without a Run.")] = False,
-    start_run: Annotated[Flag, typer.Option("--start-run", help="Action: start a Run (--skill; at most one of --question/--question-id, --hypothesis-id, --experiment-id).")] = False,
-    complete_run: Annotated[Flag, typer.Option("--complete-run", help="Action: close a Run (--run-id, --status completed|failed).")] = False,
-    answer_question: Annotated[Flag, typer.Option("--answer-question", help="Action: mark a Question answered (--question-id).")] = False,
-    abandon_question: Annotated[Flag, typer.Option("--abandon-question", help="Action: mark a Question abandoned (--question-id).")] = False,
-    record_result: Annotated[Flag, typer.Option("--record-result", help="Action: record an immutable Result (--run-id, --summary, --artifact-role with --artifact-path).")] = False,
-    record_claim: Annotated[Flag, typer.Option("--record-claim", help="Action: record an immutable Claim (--run-id, --statement, --confidence, --evidence, --evidence-id).")] = False,
-    create_hypothesis: Annotated[Flag, typer.Option("--create-hypothesis", help="Action: declare a Hypothesis (--question-id, --statement).")] = False,
-    set_hypothesis_status: Annotated[Flag, typer.Option("--set-hypothesis-status", help="Action: --hypothesis-id, --status supported|refuted|inconclusive.")] = False,
-    create_experiment: Annotated[Flag, typer.Option("--create-experiment", help="Action: declare an Experiment (--hypothesis-id, --description).")] = False,
-    set_experiment_status: Annotated[Flag, typer.Option("--set-experiment-status", help="Action: --experiment-id, --status running|completed|failed.")] = False,
-    create_source: Annotated[Flag, typer.Option("--create-source", help="Action: register a Source (--title ...); an exact --doi, then normalized --url match returns the existing one.")] = False,
-    set_source_screening: Annotated[Flag, typer.Option("--set-source-screening", help="Action: --source-id, --screening-status, --exclusion-reason.")] = False,
-    set_source_evidence_tier: Annotated[Flag, typer.Option("--set-source-evidence-tier", help="Action: --source-id, --evidence-tier.")] = False,
-    create_evidence: Annotated[Flag, typer.Option("--create-evidence", help="Action: an Evidence Statement (--source-id, --question-id, --statement, --stance).")] = False,
-    query: Annotated[Flag, typer.Option("--query", help="Action: exactly one of --run-id --question-id --project-id --hypothesis-id --experiment-id --source-id --skill --since; the record and its children.")] = False,
-    validate: Annotated[Flag, typer.Option("--validate", help="Action: list dangling references (repairs nothing).")] = False,
-    rebuild_index: Annotated[Flag, typer.Option("--rebuild-index", help="Action: bring the SQLite index up to date (--full: reread every file).")] = False,
-    report: Annotated[Flag, typer.Option("--report", help="Action: plain-text summary of Runs (--since).")] = False,
-    skill: Annotated[Text, typer.Option("--skill", metavar="NAME", help="The skill acting (a Run's skill; created_by elsewhere).")] = None,
-    mode: Annotated[Text, typer.Option("--mode", metavar="MODE", help="The Run's mode within its skill.")] = None,
-    name: Annotated[Text, typer.Option("--name", metavar="TEXT", help="Project name.")] = None,
-    description: Annotated[Text, typer.Option("--description", metavar="TEXT", help="Project or Experiment description.")] = None,
-    title: Annotated[Text, typer.Option("--title", metavar="TEXT", help="Source title.")] = None,
-    authors: Annotated[Text, typer.Option("--authors", metavar="TEXT", help='Source authors, e.g. "Ng T, Osei K".')] = None,
-    year: Annotated[Text, typer.Option("--year", metavar="YEAR", help="Source publication year.")] = None,
-    doi: Annotated[Text, typer.Option("--doi", metavar="TEXT", help="Source DOI (exact-match dedup).")] = None,
-    url: Annotated[Text, typer.Option("--url", metavar="TEXT", help="Source URL (normalized-match dedup).")] = None,
-    venue: Annotated[Text, typer.Option("--venue", metavar="TEXT", help="Source journal, conference or publisher.")] = None,
-    evidence_tier: Annotated[Text, typer.Option("--evidence-tier", metavar="TEXT", help='Evidence grade, e.g. "Level II - RCT".')] = None,
-    screening_status: Annotated[Text, typer.Option("--screening-status", metavar="included|excluded|pending", help="Source screening decision.")] = None,
-    exclusion_reason: Annotated[Text, typer.Option("--exclusion-reason", metavar="TEXT", help="Why a Source was excluded.")] = None,
-    stance: Annotated[Text, typer.Option("--stance", metavar="supports|refutes|mixed", help="Evidence stance toward the Question.")] = None,
-    limitations: Annotated[Text, typer.Option("--limitations", metavar="TEXT", help="Evidence limitations.")] = None,
-    uncertainty_note: Annotated[Text, typer.Option("--uncertainty-note", metavar="TEXT", help="Evidence uncertainty note.")] = None,
-    evidence_id: Annotated[Text, typer.Option("--evidence-id", metavar="ID", help="An Evidence record a Claim rests on (must exist).")] = None,
-    question: Annotated[Text, typer.Option("--question", metavar="TEXT", help="A new Question's text.")] = None,
-    question_id: Annotated[Text, typer.Option("--question-id", metavar="ID", help="An existing Question.")] = None,
-    project_id: Annotated[Text, typer.Option("--project-id", metavar="ID", help="An existing Project (default: proj_default, made when first needed).")] = None,
-    hypothesis_id: Annotated[Text, typer.Option("--hypothesis-id", metavar="ID", help="An existing Hypothesis.")] = None,
-    experiment_id: Annotated[Text, typer.Option("--experiment-id", metavar="ID", help="An existing Experiment.")] = None,
-    source_id: Annotated[Text, typer.Option("--source-id", metavar="ID", help="An existing Source.")] = None,
-    run_id: Annotated[Text, typer.Option("--run-id", metavar="ID", help="An existing Run.")] = None,
-    status: Annotated[Text, typer.Option("--status", metavar="STATUS", help="completed failed running supported refuted inconclusive (per action).")] = None,
-    summary: Annotated[Text, typer.Option("--summary", metavar="TEXT", help="What a Result produced.")] = None,
-    artifact_role: Annotated[Text, typer.Option("--artifact-role", metavar="ROLE", help="Where a Result's artifact lives (a resource-resolver role).")] = None,
-    artifact_path: Annotated[Text, typer.Option("--artifact-path", metavar="PATH", help="The artifact's path relative to that role.")] = None,
-    statement: Annotated[Text, typer.Option("--statement", metavar="TEXT", help="Hypothesis, Evidence or Claim text.")] = None,
-    confidence: Annotated[Text, typer.Option("--confidence", metavar="low|medium|high", help="A Claim's confidence.")] = None,
-    evidence: Annotated[Text, typer.Option("--evidence", metavar="TEXT", help="A Claim's supporting reference (stored as evidence_ref).")] = None,
-    since: Annotated[Text, typer.Option("--since", metavar="DATE", help="ISO date or date-time: Runs started then or later.")] = None,
-    full: Annotated[Flag, typer.Option("--full", help="With --rebuild-index: reread every research file.")] = False,
+    create_project: Annotated[Flag, Option("--create-project", help="Action: register a Project (--name, --description).")] = False,
+    create_question: Annotated[Flag, Option("--create-question", help="Action: register a Question (--question, --project-id) without a Run.")] = False,
+    start_run: Annotated[Flag, Option("--start-run", help="Action: start a Run (--skill; at most one of --question/--question-id, --hypothesis-id, --experiment-id).")] = False,
+    complete_run: Annotated[Flag, Option("--complete-run", help="Action: close a Run (--run-id, --status completed|failed).")] = False,
+    answer_question: Annotated[Flag, Option("--answer-question", help="Action: mark a Question answered (--question-id).")] = False,
+    abandon_question: Annotated[Flag, Option("--abandon-question", help="Action: mark a Question abandoned (--question-id).")] = False,
+    record_result: Annotated[Flag, Option("--record-result", help="Action: record an immutable Result (--run-id, --summary, --artifact-role with --artifact-path).")] = False,
+    record_claim: Annotated[Flag, Option("--record-claim", help="Action: record an immutable Claim (--run-id, --statement, --confidence, --evidence, --evidence-id).")] = False,
+    create_hypothesis: Annotated[Flag, Option("--create-hypothesis", help="Action: declare a Hypothesis (--question-id, --statement).")] = False,
+    set_hypothesis_status: Annotated[Flag, Option("--set-hypothesis-status", help="Action: --hypothesis-id, --status supported|refuted|inconclusive.")] = False,
+    create_experiment: Annotated[Flag, Option("--create-experiment", help="Action: declare an Experiment (--hypothesis-id, --description).")] = False,
+    set_experiment_status: Annotated[Flag, Option("--set-experiment-status", help="Action: --experiment-id, --status running|completed|failed.")] = False,
+    create_source: Annotated[Flag, Option("--create-source", help="Action: register a Source (--title ...); an exact --doi, then normalized --url match returns the existing one.")] = False,
+    set_source_screening: Annotated[Flag, Option("--set-source-screening", help="Action: --source-id, --screening-status, --exclusion-reason.")] = False,
+    set_source_evidence_tier: Annotated[Flag, Option("--set-source-evidence-tier", help="Action: --source-id, --evidence-tier.")] = False,
+    create_evidence: Annotated[Flag, Option("--create-evidence", help="Action: an Evidence Statement (--source-id, --question-id, --statement, --stance).")] = False,
+    query: Annotated[Flag, Option("--query", help="Action: exactly one of --run-id --question-id --project-id --hypothesis-id --experiment-id --source-id --skill --since; the record and its children.")] = False,
+    validate: Annotated[Flag, Option("--validate", help="Action: list dangling references (repairs nothing).")] = False,
+    rebuild_index: Annotated[Flag, Option("--rebuild-index", help="Action: bring the SQLite index up to date (--full: reread every file).")] = False,
+    report: Annotated[Flag, Option("--report", help="Action: plain-text summary of Runs (--since).")] = False,
+    skill: Annotated[Text, Option("--skill", metavar="NAME", help="The skill acting (a Run's skill; created_by elsewhere).")] = None,
+    mode: Annotated[Text, Option("--mode", metavar="MODE", help="The Run's mode within its skill.")] = None,
+    name: Annotated[Text, Option("--name", metavar="TEXT", help="Project name.")] = None,
+    description: Annotated[Text, Option("--description", metavar="TEXT", help="Project or Experiment description.")] = None,
+    title: Annotated[Text, Option("--title", metavar="TEXT", help="Source title.")] = None,
+    authors: Annotated[Text, Option("--authors", metavar="TEXT", help='Source authors, e.g. "Ng T, Osei K".')] = None,
+    year: Annotated[Text, Option("--year", metavar="YEAR", help="Source publication year.")] = None,
+    doi: Annotated[Text, Option("--doi", metavar="TEXT", help="Source DOI (exact-match dedup).")] = None,
+    url: Annotated[Text, Option("--url", metavar="TEXT", help="Source URL (normalized-match dedup).")] = None,
+    venue: Annotated[Text, Option("--venue", metavar="TEXT", help="Source journal, conference or publisher.")] = None,
+    evidence_tier: Annotated[Text, Option("--evidence-tier", metavar="TEXT", help='Evidence grade, e.g. "Level II - RCT".')] = None,
+    screening_status: Annotated[Text, Option("--screening-status", metavar="included|excluded|pending", help="Source screening decision.")] = None,
+    exclusion_reason: Annotated[Text, Option("--exclusion-reason", metavar="TEXT", help="Why a Source was excluded.")] = None,
+    stance: Annotated[Text, Option("--stance", metavar="supports|refutes|mixed", help="Evidence stance toward the Question.")] = None,
+    limitations: Annotated[Text, Option("--limitations", metavar="TEXT", help="Evidence limitations.")] = None,
+    uncertainty_note: Annotated[Text, Option("--uncertainty-note", metavar="TEXT", help="Evidence uncertainty note.")] = None,
+    evidence_id: Annotated[Text, Option("--evidence-id", metavar="ID", help="An Evidence record a Claim rests on (must exist).")] = None,
+    question: Annotated[Text, Option("--question", metavar="TEXT", help="A new Question's text.")] = None,
+    question_id: Annotated[Text, Option("--question-id", metavar="ID", help="An existing Question.")] = None,
+    project_id: Annotated[Text, Option("--project-id", metavar="ID", help="An existing Project (default: proj_default, made when first needed).")] = None,
+    hypothesis_id: Annotated[Text, Option("--hypothesis-id", metavar="ID", help="An existing Hypothesis.")] = None,
+    experiment_id: Annotated[Text, Option("--experiment-id", metavar="ID", help="An existing Experiment.")] = None,
+    source_id: Annotated[Text, Option("--source-id", metavar="ID", help="An existing Source.")] = None,
+    run_id: Annotated[Text, Option("--run-id", metavar="ID", help="An existing Run.")] = None,
+    status: Annotated[Text, Option("--status", metavar="STATUS", help="completed failed running supported refuted inconclusive (per action).")] = None,
+    summary: Annotated[Text, Option("--summary", metavar="TEXT", help="What a Result produced.")] = None,
+    artifact_role: Annotated[Text, Option("--artifact-role", metavar="ROLE", help="Where a Result's artifact lives (a resource-resolver role).")] = None,
+    artifact_path: Annotated[Text, Option("--artifact-path", metavar="PATH", help="The artifact's path relative to that role.")] = None,
+    statement: Annotated[Text, Option("--statement", metavar="TEXT", help="Hypothesis, Evidence or Claim text.")] = None,
+    confidence: Annotated[Text, Option("--confidence", metavar="low|medium|high", help="A Claim's confidence.")] = None,
+    evidence: Annotated[Text, Option("--evidence", metavar="TEXT", help="A Claim's supporting reference (stored as evidence_ref).")] = None,
+    since: Annotated[Text, Option("--since", metavar="DATE", help="ISO date or date-time: Runs started then or later.")] = None,
+    full: Annotated[Flag, Option("--full", help="With --rebuild-index: reread every research file.")] = False,
     store: StoreOpt = None,
-    json: Annotated[Flag, typer.Option("--json", help="Compact JSON on stdout (every action but --report prints JSON anyway).")] = False,
-    actor: Annotated[Text, typer.Option("--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Commit author; default: --skill, else user.")] = None,
+    json: Annotated[Flag, Option("--json", help="Compact JSON on stdout (every action but --report prints JSON anyway).")] = False,
+    actor: Annotated[Text, Option("--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Commit author; default: --skill, else user.")] = None,
     expect: ExpectOpt = None,
 ) -> None:
     """The research ledger: research-lab-skills' agent-state (state.py) actions, unchanged (exactly one action flag per call).
@@ -140,11 +141,11 @@ def research(
         result = _run(chosen[0], values, store, actor, expect)
     except StatedirError as exc:
         raise _fail(exc, args) from None
-    if chosen[0] == "report":
-        print(result)
-    else:
-        from statedir.cli import render
+    from statedir.cli import render
 
+    if chosen[0] == "report":
+        render.say(result)
+    else:
         render.emit_json(result)
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 from statedir.cli.common import JsonOpt, StoreOpt
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json, warn
+from statedir.commands.params import Argument, Option
 
 
 @app.command()

@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, JsonOpt, StoreOpt, open_store
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
+from statedir.commands.params import Argument, Option
 
 # sync's own words: its actor is only recorded (no template's roles are asked), and its --expect is
 # about the whole store (a sync writes no one run or bus session).

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli.common import JsonOpt, StoreOpt, store_path
-from statedir.cli.params import Option
 from statedir.cli.registry import app
+from statedir.commands.params import Option
 
 
 @app.command()

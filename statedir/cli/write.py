@@ -5,9 +5,9 @@ from typing import Annotated, Optional
 
 from statedir.cli import completion
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StageArg, StoreOpt, open_store
-from statedir.cli.params import Argument, Option
 from statedir.cli.registry import app
 from statedir.cli.render import done
+from statedir.commands.params import Argument, Option
 
 Reason = Annotated[Optional[str], Option("--reason", help="Why (recorded in the transition log).")]
 

@@ -1,9 +1,10 @@
 """`statedir mcp`: the store served to agent hosts over the Model Context Protocol (stdio).
 
-`tools` generates the tool list from the CLI's commands and `served_tools` what the server offers
-beyond them (`research_tools`, `init`, file arguments, paged reads), `calls` runs a call in-process
-on one store kept open, `resources` serves the guide and the templates, `server` is the only
-module importing the MCP SDK (the optional extra `statedir[mcp]`). What agents read of each tool:
+`tools` generates the tool list from the command table (statedir.commands, which the CLI lends
+the server) and `served_tools` what the server offers beyond it (`research_tools`, `init`, file
+arguments, paged reads), `calls` calls a command's function in-process on one store kept open,
+`resources` serves the guide and the templates, `server` is the only module importing the MCP
+SDK (the optional extra `statedir[mcp]`). What agents read of each tool:
 `catalog` (groups, titles, hints), `vocabulary` (enums from the store's templates), `outputs`
 (output schemas, structured content), `wording` (the CLI's flags and commands in the tools' words).
 """

@@ -1,11 +1,11 @@
-"""Running a tool call in-process: the CLI's own command on one store kept open, its --json
-output captured. A call's `expect_head` is the command's --expect (checked by the store, under
-its lock). A MANDATORY checkpoint is the user's: `confirm` there runs only on the user's answer
-(the server asks through elicitation), recorded `answered_by: user`. No MCP SDK here."""
+"""Running a tool call in-process: the command's own function called with the call's arguments
+on one store kept open, its --json document handed back (`Host.serving`), never read off stdout.
+A call's `expect_head` is the command's --expect (checked by the store, under its lock). A
+MANDATORY checkpoint is the user's: `confirm` there runs only on the user's answer (the server
+asks through elicitation), recorded `answered_by: user`. No MCP SDK here."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import threading
 from collections.abc import Callable
@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import typer
-from typer._click.exceptions import BadParameter, ClickException, UsageError
-from typer.core import TyperGroup as Group
-
+from statedir.commands import table
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.libgit import Objects
@@ -28,25 +25,26 @@ from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
 from statedir.store.layout import CONFIG
 
-# Capturing stdout is process-wide: calls run one at a time in a process, whichever server
-# (in-process tests hold several) they come from.
+# Calls run one at a time in a process, whichever server (in-process tests hold several) they
+# come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
 
 
 @dataclass(frozen=True)
 class Host:
-    """What the CLI lends the server (the server imports nothing of the CLI): its command group,
-    how a command opens the store, and how to make commands run in-process use `sd`."""
+    """What the CLI lends the server (the server imports nothing of the CLI): its command table,
+    how a command opens the store, and how to make commands called in-process use `sd` and hand
+    back what they print (the list `serving` yields)."""
 
-    group: Group
+    commands: tuple[table.Command, ...]
     open_store: Callable[[Path], Any]
-    serving: Callable[[Any], AbstractContextManager[None]]
+    serving: Callable[[Any], AbstractContextManager[list[str]]]
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one call gives back: the CLI's stdout (its --json document), whether it failed,
-    the command's exit code and the repository's HEAD after it."""
+    """What one call gives back: what the command printed (its --json document), whether it
+    failed, the command's exit code and the repository's HEAD after it."""
 
     text: str
     is_error: bool
@@ -57,15 +55,14 @@ class Outcome:
 
 class Served:
     """One store held open for a server's lifetime and the CLI's commands as tools; a call
-    runs the command in-process with stdout captured, one call at a time."""
+    calls the command's function in-process, one call at a time."""
 
     def __init__(self, root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:
         self.host = host
         self.root = root.absolute()
         self._sd: Any = None  # opened on the first call that needs it: a bad store is each call's refusal
         self._config = b""  # its statedir.yaml as opened
-        self.group = host.group
-        self.tools: dict[str, Tool] = served_tools.served(self.group)
+        self.tools: dict[str, Tool] = served_tools.served(host.commands)
         self.chosen(groups)
         self._vocabulary: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, Any]]] | None = None
 
@@ -178,10 +175,10 @@ class Served:
         if tool is None:
             raise InvalidValue(f"unknown tool {name!r}; this server serves {', '.join(self.tools)}", tool=name)
         if name == served_tools.INIT:
-            tool.argv(arguments, self.root)
+            tool.keywords(arguments, self.root)
             return None, None
         arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
-        tool.argv(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
+        tool.keywords(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
         head = self.head()
         if tool.path != ("confirm",) or head is None:
             return None, None
@@ -209,12 +206,10 @@ class Served:
         tool = self.tools[name]
         if name != served_tools.INIT:
             arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
-        argv = tool.argv(arguments, self.root)
-        out = io.StringIO()
-        code = 0
-        with self.host.serving(sd), contextlib.redirect_stdout(out):
-            code = _invoke(self.group, argv)
-        text = served_tools.result_text(tool, out.getvalue().strip())
+        keywords = tool.keywords(arguments, self.root)
+        with self.host.serving(sd) as printed:
+            code = _invoke(tool, keywords)
+        text = served_tools.result_text(tool, "".join(printed).strip())
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
         failed = code != 0 and (_is_error_document(text) or not _is_document(text))
@@ -235,24 +230,12 @@ class _UsersAnswer:
         return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user"})
 
 
-def _invoke(group: Group, argv: list[str]) -> int:
-    """Run the CLI in-process on argv; the exit code (errors raise StatedirError)."""
+def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:
+    """Call the tool's command function; its exit code (a refusal raises StatedirError)."""
     try:
-        with group.make_context("statedir", list(argv)) as ctx:
-            result = group.invoke(ctx)
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except BadParameter as exc:  # named as the tool's argument, not as a flag or a metavar
-        details = {"argument": exc.param.name} if exc.param is not None and exc.param.name else {}
-        if details:
-            exc.param_hint = repr(details["argument"])
-        raise InvalidValue(exc.format_message().strip().replace("\n", " "), **details) from None
-    except UsageError as exc:
-        raise InvalidValue(exc.format_message().strip().replace("\n", " ")) from None
-    except ClickException as exc:
-        raise InvalidValue(exc.format_message()) from None
-    except typer.Abort:
-        raise InvalidValue("aborted") from None
+        result = tool.command.function(**keywords)
+    except table.Exit as exc:
+        return exc.code
     return result if isinstance(result, int) else 0
 
 

@@ -1,7 +1,7 @@
 """The research ledger as one MCP tool per action (research_start_run, research_record_claim, ...),
 each taking only its own arguments, its refusals in the common shape {error: {code, message, details}}.
-The CLI's `research` keeps the seed's action flags and flat errors; a tool runs it with its action's
-flag. No MCP SDK here."""
+The CLI's `research` keeps the seed's action flags and flat errors; a tool calls its function with
+its action's flag set. No MCP SDK here."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from typer._click.core import Command
-
+from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp.tools import EXPECT_HEAD, Tool, tool_of
 from statedir.research import evidence, kinds
@@ -82,19 +81,24 @@ ACTIONS: dict[str, Action] = {
 
 @dataclass(frozen=True)
 class ResearchTool(Tool):
-    """A research action served as a tool: the CLI's `research` run with the action's flag."""
+    """A research action served as a tool: the CLI's `research` called with the action's flag."""
 
-    def argv(self, arguments: dict[str, Any], store: Path) -> list[str]:
-        """The command line, the action's required arguments checked by their names (the CLI's
-        options are all optional: which are needed depends on the action flag)."""
-        words = super().argv(arguments, store)
+    @property
+    def action(self) -> str:
+        return self.path[1].removeprefix("--")
+
+    def keywords(self, arguments: dict[str, Any], store: Path) -> dict[str, Any]:
+        """The function's keyword arguments, the action's flag set and its required arguments
+        checked by their names (the CLI's options are all optional: which are needed depends on
+        the action flag)."""
+        given = super().keywords(arguments, store)
         missing = [name for name in self.input_schema.get("required", [])
                    if not (isinstance(arguments.get(name), str) and arguments[name].strip())]
         if missing:
             more = {"arguments": missing} if len(missing) > 1 else {}
             raise InvalidValue(f"{self.name}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required",
                                argument=missing[0], **more)
-        return words
+        return {**given, self.action.replace("-", "_"): True}
 
     def common_shape(self, text: str) -> str:
         """The CLI's flat error {error: CODE, message, details} as the common {error: {code, message, details}}."""
@@ -110,7 +114,7 @@ class ResearchTool(Tool):
 
     def _worded(self, message: str) -> str:
         """The ledger's message in the tools' words: an action flag is its tool, a value flag its argument."""
-        names = {p.name for p in self.command.params}
+        names = {p.name for p in self.command.parameters}
 
         def word(found: re.Match[str]) -> str:
             flag = found[1]

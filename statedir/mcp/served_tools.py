@@ -1,17 +1,17 @@
 """The tools the server offers, as an agent needs them rather than as the CLI spells them: the
 research ledger one tool per action, `init`, file arguments relative to the repository root, and
 reads paged by default (`log` a page at a time, `show` without the histories unless asked).
-Built on statedir.mcp.tools (the CLI's commands as tools); no MCP SDK here."""
+Built on statedir.mcp.tools (the command table's commands as tools); no MCP SDK here."""
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from typer.core import TyperGroup as Group
-
+from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp.research_tools import ResearchTool, research_tools
 from statedir.mcp.tools import Tool, tool_of, tools, worded, wording_of
@@ -41,15 +41,17 @@ MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
 }
 
 
-def served(group: Group) -> dict[str, Tool]:
+def served(commands: Iterable[Command]) -> dict[str, Tool]:
     """Every tool the server offers, by name."""
-    out = {name: tool for name, tool in tools(group).items() if name != "research"}
-    out.update(research_tools(group.commands["research"]))
-    out[INIT] = _init_tool(group.commands["init"])
+    commands = tuple(commands)
+    by_path = {command.path: command for command in commands}
+    out = {name: tool for name, tool in tools(commands).items() if name != "research"}
+    out.update(research_tools(by_path[("research",)]))
+    out[INIT] = _init_tool(by_path[(INIT,)])
     return {name: _as_served(tool) for name, tool in sorted(out.items())}
 
 
-def _init_tool(command: Any) -> Tool:
+def _init_tool(command: Command) -> Tool:
     """`init` on the served store: no directory to choose, the server serves one path."""
     tool = tool_of(INIT, (INIT,), command)
     schema = {**tool.input_schema, "properties": {k: v for k, v in tool.input_schema["properties"].items()

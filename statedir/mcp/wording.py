@@ -1,6 +1,6 @@
 """What an MCP agent reads, in its own words: the command line's `--flag` and `statedir X`
 in descriptions and messages become the tool's argument name and the tool `x`, translated at
-the boundary from a table of the commands' own parameters. No MCP SDK here.
+the boundary from the command table's parameters (statedir.commands.table). No MCP SDK here.
 
 `statedir pipeline RUN running` in backquotes becomes `pipeline {run_id: RUN, state: running}`:
 its words are read as the command line reads them (options by name, positionals in order).
@@ -11,8 +11,7 @@ import re
 import shlex
 from collections.abc import Mapping
 
-from typer._click.core import Command, Parameter
-from typer.core import TyperArgument as Argument
+from statedir.commands.table import Command, Parameter
 
 EXPECT, EXPECT_HEAD = "expect", "expect_head"
 _SPAN = re.compile(r"`statedir ([^`]*)`")
@@ -21,7 +20,7 @@ _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)\b(?: ([A-Z][A-Z_]*)\b)?")  # 
 _WORD = re.compile(r"\b[A-Z][A-Z_]+\b")
 # Spans translated as a whole or not at all: a command line in backquotes, a value quoted back ('x', "x")
 _KEPT = re.compile(r"`[^`]*`|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])|(?<![A-Za-z])\"[^\"\n]*\"(?![A-Za-z])")
-_SERVED = frozenset({"store", "json", "help"})
+_SERVED = frozenset({"store", "json"})
 # Where the command line's help speaks of exit codes and printing, MCP's own phrasing (results,
 # is_error): a tool's description in place of its command's first paragraph.
 DESCRIPTIONS = {
@@ -52,7 +51,7 @@ def _name(param: Parameter) -> str:
 
 
 def _metavar(param: Parameter) -> str:
-    return str(getattr(param, "metavar", None) or str(param.name).upper())
+    return param.metavar or param.name.upper()
 
 
 class Wording:
@@ -66,14 +65,13 @@ class Wording:
         self.metavars: dict[str, dict[str, str]] = {}  # a tool's placeholders (RUN, FIELD, REV) -> arguments
         common: dict[str, str] = {}
         for name, (_, command) in commands.items():
-            params = [p for p in command.params if p.name and p.name not in _SERVED]
-            own = {opt: _name(p) for p in params if not isinstance(p, Argument)
-                   for opt in [*p.opts, *(getattr(p, "secondary_opts", None) or [])] if opt.startswith("--")}
+            params = [p for p in command.parameters if p.name not in _SERVED]
+            own = {opt: _name(p) for p in params if p.kind == "option"
+                   for opt in [*p.flags, *p.off_flags] if opt.startswith("--")}
             self.flags[name] = own
-            self.switches[name] = {opt for p in params if getattr(p, "is_flag", False) for opt in p.opts}
-            self.positionals[name] = [_name(p) for p in params if isinstance(p, Argument)]
-            self.metavars[name] = {_metavar(p): _name(p) for p in params
-                                   if p.name != EXPECT and (isinstance(p, Argument) or getattr(p, "metavar", None))}
+            self.switches[name] = {opt for p in params if p.flag for opt in p.flags}
+            self.positionals[name] = [_name(p) for p in params if p.kind == "argument"]
+            self.metavars[name] = {_metavar(p): _name(p) for p in params if p.name != EXPECT and p.metavar}
             for opt, arg in own.items():
                 common.setdefault(opt, arg)
         self.common = common

@@ -78,10 +78,10 @@ def test_a_forged_or_edited_acknowledgement_is_a_finding(sd: api.StateDir, repo:
 
 
 def test_the_mcp_verify_tool_stays_read_only_without_acknowledge() -> None:
-    from statedir.cli.registry import command_group
+    from statedir.cli.registry import command_table
     from statedir.mcp.tools import tools
 
-    verify = tools(command_group())["verify"]
+    verify = tools(command_table())["verify"]
     assert verify.read_only and "acknowledge" not in verify.input_schema["properties"]
 
 

@@ -25,7 +25,7 @@ def store(repo: Path) -> Path:
 
 
 def test_every_research_action_is_a_tool_and_the_flat_tool_is_gone() -> None:
-    served = served_tools.served(mcp_host().group)
+    served = served_tools.served(mcp_host().commands)
     assert "research" not in served
     assert set(ACTIONS) == set(CLI_ACTIONS)
     research = {name: tool for name, tool in served.items() if name.startswith("research_")}

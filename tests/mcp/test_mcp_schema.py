@@ -326,20 +326,20 @@ def test_an_unknown_group_is_refused_naming_the_groups(store: Path) -> None:
 
 
 def test_every_flag_of_every_tool_reads_as_its_argument_name() -> None:
-    """The table is the commands' own parameters: each option a tool takes, named in a message,
+    """The table is the command table's parameters: each option a tool takes, named in a message,
     reads as the argument the tool takes it by; a flag no tool takes (git's) is left as it is."""
-    from statedir.cli.registry import command_group
+    from statedir.cli.registry import command_table
     from statedir.mcp.tools import PERSON_ONLY, tools, wording_of
 
-    served = tools(command_group())
+    served = tools(command_table())
     wording = wording_of(served)
     for name, tool in served.items():
-        for param in tool.command.params:
-            if param.name in ("store", "json", "help") or not param.opts[0].startswith("--") or \
+        for param in tool.command.parameters:
+            if param.name in ("store", "json") or param.kind != "option" or not param.flags[0].startswith("--") or \
                     (name, param.name) in PERSON_ONLY:  # a person's option, not the tool's
                 continue
             argument = "expect_head" if param.name == "expect" else param.name
-            said = wording.say(f"pass {param.opts[0]} first", name)
+            said = wording.say(f"pass {param.flags[0]} first", name)
             assert said == f"pass {argument} first", (name, said)
             assert argument in tool.input_schema["properties"], (name, argument)
     assert wording.say("finish it (or git merge --abort)") == "finish it (or git merge --abort)"

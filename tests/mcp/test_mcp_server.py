@@ -9,12 +9,13 @@ from typing import Annotated
 
 import anyio
 import pytest
-import typer
 from conftest import cli, snapshot
 from mcp_session import Agent, ToolError, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
+from statedir.commands.params import Argument, Option
+from statedir.commands.table import Command, Exit
 from statedir.gitops import git
 from statedir.mcp.calls import Served
 
@@ -187,9 +188,7 @@ def test_a_repository_libgit2_cannot_open_is_served_through_git(tmp_path: Path) 
 
 
 def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -> None:
-    import typer
-    import typer.main
-
+    from statedir.cli import render
     from statedir.mcp.server import EXIT_META
     from statedir.mcp.tools import tools
 
@@ -207,53 +206,43 @@ def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -
                 assert caught.value.code == "INVALID_VALUE"
     anyio.run(main)
 
-    app = typer.Typer()
-
-    @app.command()
-    def quiet(session: str) -> None:
+    def quiet(session: Annotated[str, Argument()]) -> None:
         """Exits 1 printing nothing, as a missing bus session does."""
-        raise typer.Exit(1)
+        raise Exit(1)
 
-    @app.command()
-    def flat(session: str) -> None:
+    def flat(session: Annotated[str, Argument()]) -> None:
         """Prints the research ledger's flat error."""
-        print('{"error": "NOT_FOUND", "message": "no such run"}')
-        raise typer.Exit(2)
+        render.say('{"error": "NOT_FOUND", "message": "no such run"}')
+        raise Exit(2)
 
     served = Served(store, mcp_host())
-    served.group = typer.main.get_command(app)  # type: ignore[assignment]
-    served.tools = tools(served.group)
+    served.tools = tools([Command(("quiet",), quiet), Command(("flat",), flat)])
     bare = served.call("quiet", {"session": "s"})
     assert (bare.is_error, bare.exit_code, bare.text) == (True, 1, "")
     flat_error = served.call("flat", {"session": "s"})
     assert (flat_error.is_error, flat_error.exit_code) == (True, 2)
 
 
-def test_a_value_the_cli_refuses_is_named_by_the_tool_argument(store: Path) -> None:
-    """A value click itself refuses (out of range here) is named as the tool's argument, not as
-    the command line's --flag or METAVAR."""
-    import typer.main
-
+def test_a_value_of_the_wrong_type_is_named_by_the_tool_argument(store: Path) -> None:
+    """A value the command cannot take is named as the tool's argument, not as the command
+    line's --flag or METAVAR, and the command is not called."""
     from statedir.mcp.tools import tools
 
-    app = typer.Typer()
+    called: list[int] = []
 
-    @app.command()
-    def pick(colour: str, limit: Annotated[int, typer.Option("--limit", min=1)] = 1) -> None:
-        """Takes a limit of at least 1."""
-
-    @app.command()
-    def other() -> None:
-        """A second command, so the CLI is a group."""
+    def pick(colour: Annotated[str, Argument()],
+             limit: Annotated[int, Option("--limit", metavar="N", help="At least 1.")] = 1) -> None:
+        """Takes a limit."""
+        called.append(limit)
 
     served = Served(store, mcp_host())
-    served.group = typer.main.get_command(app)  # type: ignore[assignment]
-    served.tools = tools(served.group)
-    refused = served.call("pick", {"colour": "red", "limit": 0})
+    served.tools = tools([Command(("pick",), pick)])
+    refused = served.call("pick", {"colour": "red", "limit": "zero"})
     assert refused.is_error and refused.exit_code == 2
     error = json.loads(refused.text)["error"]
     assert error["code"] == "INVALID_VALUE" and error["details"] == {"argument": "limit"}
-    assert "'limit'" in error["message"] and "--limit" not in error["message"]
+    assert "limit" in error["message"] and "--limit" not in error["message"] and not called
+    assert not served.call("pick", {"colour": "red", "limit": 3}).is_error and called == [3]
 
 
 def test_no_error_quotes_a_file_an_agent_names_that_is_not_a_key_or_yaml(store: Path, tmp_path: Path) -> None:
@@ -277,3 +266,22 @@ def test_no_error_quotes_a_file_an_agent_names_that_is_not_a_key_or_yaml(store: 
                 result = await a.raw(tool, **arguments)
                 assert "S3CRET" not in str(result), tool
     anyio.run(main)
+
+
+def test_a_call_hands_its_output_to_the_server_and_writes_nothing_to_stdout(
+        store: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """stdout is the protocol's: a command's document, its plain text (a research report, the
+    allowed-signers file) and its flat refusal come back as the result, never on the process's stdout."""
+    served = Served(store, mcp_host())
+    capfd.readouterr()
+    new = served.call("new", {"run_id": "r1", "topic": "T"})
+    assert not new.is_error and json.loads(new.text)["run_id"] == "r1"
+    started = served.call("research_start_run", {"skill": "s"})
+    assert json.loads(started.text)["skill"] == "s"
+    report = served.call("research_report", {})
+    assert not report.is_error and report.text and not report.text.startswith("{")
+    assert served.call("signers_list", {"allowed_signers": True}).text == ""
+    refused = served.call("research_complete_run", {"run_id": "run_nope", "status": "completed"})
+    assert refused.is_error and json.loads(refused.text)["error"]["code"] == "UNKNOWN_RUN"
+    assert refused.exit_code == 2  # the flat refusal's exit status (statedir.commands.table.Exit)
+    assert capfd.readouterr().out == ""

@@ -187,10 +187,10 @@ def test_a_run_level_field_names_statedir_set_and_the_api_replays(tmp_path: Path
 
 
 def test_sync_replay_is_an_mcp_argument() -> None:
-    from statedir.cli.registry import command_group
+    from statedir.cli.registry import command_table
     from statedir.mcp.tools import tools
 
-    schema = tools(command_group())["sync"].input_schema["properties"]
+    schema = tools(command_table())["sync"].input_schema["properties"]
     assert schema["replay"]["type"] == "boolean" and "refs/statedir/replayed/" in schema["replay"]["description"]
 
 

@@ -1,6 +1,7 @@
-"""The CLI's parameters as plain data: `Option` and `Argument` take typer's arguments and hold
-them, so a command module loads without typer; the registry makes typer's own from them
-(`registry.typed`) and `direct` parses a simple call with them. Imports nothing of statedir."""
+"""A command's parameters as declared: `Option` and `Argument` take typer's arguments and hold
+them, so a command module loads without typer; `statedir.commands.table` reads them into the
+command table (typer's own are made from it, `direct` parses a plain call with it, the MCP
+server's tools are made of it). Imports nothing of statedir."""
 from __future__ import annotations
 
 from typing import Any
