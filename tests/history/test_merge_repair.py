@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ def _hand_merged(tmp_path: Path) -> tuple[dict[str, Path], str]:
     c = network(tmp_path, ("a", "b", "c"))
     ok(c["a"], "stage", "r1", "1", "in_progress", "--reason", "A starts")
     ok(c["a"], "sync")
+    time.sleep(1 - time.time() % 1)  # B's updated_at a second after A's: the two lines differ, and both are kept
     ok(c["b"], "set", "r1", "topic", "from B", "--reason", "B retitles")
     return c, _keep_both_sides(c["b"])
 
