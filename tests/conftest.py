@@ -52,7 +52,9 @@ def isolate(root: Path, monkeypatch: pytest.MonkeyPatch, pre_commit_home: Path |
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
-    isolate(tmp_path, monkeypatch, tmp_path_factory.getbasetemp() / "pre-commit-home")
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # every worker's (pre-commit locks it)
+    isolate(tmp_path, monkeypatch, shared / "pre-commit-home")
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
