@@ -19,11 +19,11 @@ from statedir.api.adjudication import Adjudication
 from statedir.api.history import History
 from statedir.api.overview import Overview
 from statedir.api.read_views import Views
+from statedir.api.transitions import Transitions
 from statedir.argument_checks import checked
 from statedir.engine import transaction
-from statedir.engine.decision import Request
 from statedir.engine.template import Template
-from statedir.errors import InvalidValue, StatedirError
+from statedir.errors import StatedirError
 from statedir.store import expectation, layout
 from statedir.store.disk import Store
 from statedir.store.journal import JOURNAL
@@ -65,17 +65,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _passport(path: str) -> dict[str, Any]:
-    from statedir.api.caller_inputs import read_yaml_file
-
-    data = read_yaml_file(path)
-    if not isinstance(data, dict):
-        raise InvalidValue(f"--passport {path} is not a Material Passport (a YAML mapping)", file=path)
-    return data
-
-
 @checked
-class StateDir(Views, History, Overview, Adjudication):
+class StateDir(Transitions, Views, History, Overview, Adjudication):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
@@ -247,110 +238,3 @@ class StateDir(Views, History, Overview, Adjudication):
         from statedir.bus import Bus
 
         return Bus(self.store, session, lock_timeout=self.lock_timeout)
-
-    # --- writing ------------------------------------------------------------------------------
-    def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None, *,
-            expect: str | None = None, **args: Any) -> dict[str, Any]:
-        if self.reset_boundaries:
-            args["reset_boundaries"] = True
-        req = Request(action, self._actor(actor), args, reason)
-        with expectation.expecting(self.store, expect):
-            return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
-
-    def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
-            entry_point: str | None = None, language: str | None = None, passport: str | None = None,
-            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
-
-        Every method that writes takes `expect`: the commit the caller last read; the write is
-        refused with HEAD_MOVED (nothing changed) where what it is about (here the run's folder)
-        changed after it. Commits elsewhere never make it stale."""
-        from statedir.engine import template as template_mod
-
-        name = template or str(self.store.config.get("default_template", "academic-pipeline"))
-        t = template_mod.load(name, self.store.root / "templates", self.store.cache_dir)  # cached for what follows
-        is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
-        args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
-                "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
-        req = Request("new", self._actor(actor, t.default_actor()), args)
-        with expectation.expecting(self.store, expect):
-            return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
-                                      template_file=Path(name) if is_file else None)
-
-    def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
-              outputs: list[str] | None = None, decision: str | None = None, reason: str | None = None,
-              turns: str | None = None, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "stage", actor, reason, expect=expect, stage=stage, status=status, mode=mode,
-                        outputs=outputs or [], decision=decision, turns=turns)
-
-    def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None,
-               expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "output", actor, expect=expect, stage=stage, outputs=outputs)
-
-    def pipeline(self, run_id: str, state: str, *, reason: str | None = None,
-                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "pipeline", actor, reason, expect=expect, state=state)
-
-    def set(self, run_id: str, field: str, value: str, *, reason: str, actor: str | None = None,
-            expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "set", actor, reason, expect=expect, field=field, value=value)
-
-    def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
-                 origin_skill: str | None = None, origin_mode: str | None = None,
-                 upstream: list[str] | None = None, actor: str | None = None,
-                 expect: str | None = None) -> dict[str, Any]:
-        from statedir.api.caller_inputs import file_hash
-
-        hashed = [file_hash(f, self.store.files_worktree) for f in files or []]
-        return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
-                        origin_mode=origin_mode, upstream=upstream or [])
-
-    def integrity(self, run_id: str, stage: str, verdict: str, *, refs_total: int, refs_verified: int,
-                  issues_found: int | None = None, issues_fixed: int | None = None,
-                  issues: list[str] | None = None, reason: str | None = None,
-                  actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        from statedir.api.caller_inputs import parse_issue
-
-        parsed = [parse_issue(i) for i in issues or []]
-        return self._do(run_id, "integrity", actor, reason, expect=expect, stage=stage,
-                        verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
-                        issues_found=issues_found, issues_fixed=issues_fixed, issues=parsed)
-
-    def revision(self, run_id: str, *, items_total: int, items_addressed: int | None = None,
-                 pending: list[str] | None = None, actor: str | None = None,
-                 expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "revision", actor, expect=expect, items_total=items_total,
-                        items_addressed=items_addressed, pending=pending or [])
-
-    def loop(self, run_id: str, *, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "loop", actor, expect=expect)
-
-    def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
-                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        from statedir.api.caller_inputs import lies_in, read_yaml_file
-        from statedir.engine import submissions
-
-        if isinstance(report, str):
-            data = read_yaml_file(report)
-            submissions.check_report(data, name_keys=lies_in(report, self.store.files_worktree))
-        else:
-            data = report
-        return self._do(run_id, "observe", actor, expect=expect, stage=stage,
-                        checkpoint=checkpoint, report=data)
-
-    def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
-                actor: str | None = None, expect: str | None = None,
-                answered_by: str | None = None) -> dict[str, Any]:
-        """Answer the open checkpoint; its log entry records `answered_by` (default: the actor,
-        `user` where the caller asked the user, as the MCP server does at a MANDATORY checkpoint)."""
-        actor = self._actor(actor)
-        return self._do(run_id, "confirm", actor, expect=expect, next=next, response=response,
-                        answered_by=answered_by or actor)
-
-    def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
-             expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "redo", actor, reason, expect=expect, stage=stage)
-
-    def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
-               choice: str | None = None, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "resume", actor, expect=expect, hash=hash, stage=stage, mode=mode, choice=choice)
