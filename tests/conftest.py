@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,28 @@ def sd(isolated: Path, fresh_store: Path) -> api.StateDir:
 
     shutil.copytree(fresh_store, isolated, symlinks=True, dirs_exist_ok=True)
     return statedir.open(isolated / "state")
+
+
+_BUILT: dict[str, Path] = {}
+
+
+def copy_of(name: str, build: Callable[[api.StateDir], object], repo: Path,
+            factory: pytest.TempPathFactory) -> api.StateDir:
+    """`repo` (the test's work dir) made a copy of a repository whose new store `build` filled
+    through the API: built once per test process for each `name`, as `fresh_store` is, and
+    copied into each test that starts from it rather than built again for each."""
+    import shutil
+
+    if name not in _BUILT:
+        root = factory.mktemp(f"built-{name}")
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            isolate(root, monkeypatch)
+            subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
+            api.init(root / "work" / "state")
+            build(statedir.open(root / "work" / "state"))
+        _BUILT[name] = root / "work"
+    shutil.copytree(_BUILT[name], repo, symlinks=True, dirs_exist_ok=True)
+    return statedir.open(repo / "state")
 
 
 _LARGE: dict[str, Path] = {}

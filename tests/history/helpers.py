@@ -69,30 +69,13 @@ def drive(sd: api.StateDir, draft: Path, steps: int | None = None) -> list[tuple
     return seen
 
 
-_DRIVEN: dict[int | None, Path] = {}
-
-
 def driven_copy(repo: Path, factory: pytest.TempPathFactory, steps: int | None = None) -> api.StateDir:
     """`repo` (the test's work dir) made a copy of a repository whose new store has run p1 driven
     through the script's first `steps` steps (the draft beside it): driven once per test process
-    for each `steps`, as `fresh_store` is made once, and copied rather than driven again per test."""
-    import shutil
+    for each `steps` (conftest.copy_of) rather than again for each test."""
+    from conftest import copy_of
 
-    import pytest
-    from conftest import isolate
-
-    import statedir
-
-    if steps not in _DRIVEN:
-        root = factory.mktemp(f"driven-{steps}")
-        with pytest.MonkeyPatch.context() as monkeypatch:
-            isolate(root, monkeypatch)
-            subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
-            api.init(root / "work" / "state")
-            drive(statedir.open(root / "work" / "state"), root / "work" / "draft.md", steps)
-        _DRIVEN[steps] = root / "work"
-    shutil.copytree(_DRIVEN[steps], repo, symlinks=True, dirs_exist_ok=True)
-    return statedir.open(repo / "state")
+    return copy_of(f"driven-{steps}", lambda sd: drive(sd, sd.store.root.parent / "draft.md", steps), repo, factory)
 
 
 def hand_commit(repo: Path, message: str = "edit by hand") -> str:
