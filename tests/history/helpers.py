@@ -75,7 +75,8 @@ def driven_copy(repo: Path, factory: pytest.TempPathFactory, steps: int | None =
     for each `steps` (conftest.copy_of) rather than again for each test."""
     from conftest import copy_of
 
-    return copy_of(f"driven-{steps}", lambda sd: drive(sd, sd.store.root.parent / "draft.md", steps), repo, factory)
+    return copy_of(f"driven-{steps}", lambda sd: drive(sd, sd.store.root.parent / "draft.md", steps), repo,
+                   factory)[0]
 
 
 def hand_commit(repo: Path, message: str = "edit by hand") -> str:
