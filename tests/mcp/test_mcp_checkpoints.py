@@ -130,9 +130,7 @@ def test_a_client_that_cannot_ask_its_user_is_told_to_ask_them(store: Path, repo
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_agent_answers_other_checkpoints_itself(repo: Path, mode: str) -> None:
-    api.init(repo / "state")
-    sd = api.StateDir(repo / "state")
+def test_an_agent_answers_other_checkpoints_itself(repo: Path, sd: api.StateDir, mode: str) -> None:
     sd.new("r", topic="T", template="linear")
     sd.stage("r", "plan", "in_progress")
     sd.stage("r", "plan", "done")  # the first checkpoint: FULL
