@@ -95,10 +95,10 @@ _BUILT: dict[str, tuple[Path, Any]] = {}
 def copy_of(name: str, build: Callable[[api.StateDir], T], repo: Path,
             factory: pytest.TempPathFactory) -> tuple[api.StateDir, T]:
     """`repo` (the test's work dir) made a copy of a repository whose new store `build` filled
-    through the API: built once per test process for each `name` (a file name, one per build:
-    "<module>-<state>"), as `fresh_store` is, and
-    copied into each test that starts from it rather than built again for each. Returns the
-    copy's store and what `build` returned (the ids it made, say)."""
+    through the API: built once per test process for each `name` (one per build, a folder name:
+    "<module>-<state>"), as `fresh_store` is, and copied into each test that starts from it
+    rather than built again for each. Returns the copy's store and what `build` returned (the
+    ids it made, say)."""
     import shutil
 
     if name not in _BUILT:
