@@ -5,13 +5,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
 import statedir
 from statedir import api
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 # Test modules cached once rewritten (pytest rewrites each one's asserts on import: about 6 CPU-seconds
 # a process), whatever PYTHONDONTWRITEBYTECODE says: a second run, and each pytest-xdist worker after the
@@ -86,6 +89,31 @@ def sd(isolated: Path, fresh_store: Path) -> api.StateDir:
 
     shutil.copytree(fresh_store, isolated, symlinks=True, dirs_exist_ok=True)
     return statedir.open(isolated / "state")
+
+
+_BUILT: dict[str, tuple[Path, Any]] = {}
+
+
+def copy_of(name: str, build: Callable[[api.StateDir], T], repo: Path,
+            factory: pytest.TempPathFactory) -> tuple[api.StateDir, T]:
+    """`repo` (the test's work dir) made a copy of a repository whose new store `build` filled
+    through the API: built once per test process for each `name` (one per build, a folder name:
+    "<module>-<state>"), as `fresh_store` is, and copied into each test that starts from it
+    rather than built again for each. Returns the copy's store and what `build` returned (the
+    ids it made, say)."""
+    import shutil
+
+    if name not in _BUILT:
+        root = factory.mktemp(f"built-{name}")
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            isolate(root, monkeypatch)
+            subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
+            api.init(root / "work" / "state")
+            made = build(statedir.open(root / "work" / "state"))
+        _BUILT[name] = (root / "work", made)
+    built, made = _BUILT[name]
+    shutil.copytree(built, repo, symlinks=True, dirs_exist_ok=True)
+    return statedir.open(repo / "state"), made
 
 
 _LARGE: dict[str, Path] = {}

@@ -157,9 +157,9 @@ def test_user_hooks_do_not_run_for_state_commits(store: Path) -> None:
     assert not list(repo.glob("*.ran"))
 
 
-def test_a_refused_command_changes_nothing(store: Path) -> None:
+def test_a_refused_command_changes_nothing(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     before = snapshot(repo)
     attempts = [
         (["stage", "r1", "3", "in_progress"], 1, "ILLEGAL_TRANSITION"),
@@ -187,10 +187,10 @@ def test_a_refused_command_changes_nothing(store: Path) -> None:
     assert snapshot(repo) == before
 
 
-def test_json_is_one_line_for_a_program_and_indented_at_a_terminal(store: Path) -> None:
+def test_json_is_one_line_for_a_program_and_indented_at_a_terminal(store: Path, sd: api.StateDir) -> None:
 
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     piped = cli("runs", "--json", cwd=repo)
     assert piped.stdout.count("\n") == 1 and json.loads(piped.stdout)[0]["run_id"] == "r1"
     proc, shown = on_terminal(["runs", "--json"], repo, "stdout")
@@ -213,10 +213,10 @@ def test_store_is_found_from_a_subdirectory_and_by_env(store: Path) -> None:
                                  "pipeline_state": "initializing", "current_stage": "1"}]
 
 
-def test_runs_lists_an_unreadable_run_with_its_error(store: Path) -> None:
+def test_runs_lists_an_unreadable_run_with_its_error(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
-    ok("new", "r2", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
+    sd.new("r2", topic="t")
     (store / "runs" / "r1" / "state.yaml").write_text("run_id: [r1\n")
     rc, rows = cli_json("runs", cwd=repo)
     assert rc == 0 and [r["run_id"] for r in rows] == ["r1", "r2"]  # type: ignore[index]
@@ -228,9 +228,9 @@ def test_runs_lists_an_unreadable_run_with_its_error(store: Path) -> None:
     assert proc.stderr.startswith("warning: run r1 cannot be read: runs/r1/state.yaml:2:")
 
 
-def test_lock_timeout(store: Path) -> None:
+def test_lock_timeout(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     before = snapshot(repo)
     with open(store / ".statedir.lock", "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -240,9 +240,9 @@ def test_lock_timeout(store: Path) -> None:
     ok("stage", "r1", "1", "in_progress", cwd=repo)
 
 
-def test_show_get_status_and_prereq(store: Path) -> None:
+def test_show_get_status_and_prereq(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     doc = ok("show", "r1", "--format", "json", cwd=repo)
     assert doc["stages"]["2.5"]["status"] == "pending" and "history" in doc
     assert cli("show", "r1", cwd=repo).stdout.startswith("run_id: r1")
@@ -260,11 +260,11 @@ def test_show_get_status_and_prereq(store: Path) -> None:
     assert rc == 0 and report["missing_recommended"] == ["rq_brief", "bibliography", "synthesis_report"]
 
 
-def test_files_are_stable_and_start_with_the_schema_line(store: Path) -> None:
+def test_files_are_stable_and_start_with_the_schema_line(store: Path, sd: api.StateDir) -> None:
     from statedir.files import yaml
 
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     ok("stage", "r1", "1", "in_progress", cwd=repo)
     for path in (store / "runs" / "r1").rglob("*.yaml"):
         raw = path.read_text()
@@ -275,9 +275,9 @@ def test_files_are_stable_and_start_with_the_schema_line(store: Path) -> None:
             assert yaml.dump(yaml.to_plain(yaml.load(raw)), ref) == raw
 
 
-def test_hand_comments_survive_a_transition(store: Path) -> None:
+def test_hand_comments_survive_a_transition(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     state = store / "runs" / "r1" / "state.yaml"
     state.write_text(state.read_text().replace("topic: t\n", "topic: t  # chosen by the lead\n"))
     git(repo, "commit", "-qam", "hand note")
@@ -286,9 +286,9 @@ def test_hand_comments_survive_a_transition(store: Path) -> None:
     assert "topic: t  # chosen by the lead\n" in text and "language: de\n" in text
 
 
-def test_a_symlink_planted_in_the_store_is_refused(store: Path, tmp_path: Path) -> None:
+def test_a_symlink_planted_in_the_store_is_refused(store: Path, sd: api.StateDir, tmp_path: Path) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     outside = tmp_path / "outside.yaml"
     outside.write_text("x: 1\n")
     stage = store / "runs" / "r1" / "stages" / "1.yaml"
@@ -319,9 +319,9 @@ def test_own_template_file_and_linear(store: Path) -> None:
     assert f"bad.yaml:{line}:" in out["error"]["message"]  # type: ignore[index]
 
 
-def test_validate_reports_every_problem(store: Path) -> None:
+def test_validate_reports_every_problem(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     stage = store / "runs" / "r1" / "stages" / "1.yaml"
     stage.write_text(stage.read_text().replace("status: pending", "status: 7") + "bogus: true\n")
     (store / "runs" / "r1" / "stages" / "2.yaml").write_text("a: [1\n")
@@ -343,18 +343,18 @@ def test_demo_runs() -> None:
     assert "stage 6 acknowledged: pipeline completed" in proc.stdout
 
 
-def test_env_actor(store: Path) -> None:
+def test_env_actor(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
+    sd.new("r1", topic="t")
     rc, out = cli_json("stage", "r1", "1", "in_progress", cwd=repo, env={"STATEDIR_ACTOR": "deep-research"})
     assert rc == 1 and out["error"]["code"] == "PERMISSION_DENIED"  # type: ignore[index]
     assert os.environ.get("STATEDIR_ACTOR") is None
 
 
-def test_a_verified_passport_reads_as_stale_after_24_hours(store: Path) -> None:
+def test_a_verified_passport_reads_as_stale_after_24_hours(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "r1", "--topic", "t", cwd=repo)
-    ok("material", "r1", "paper_draft", cwd=repo)
+    sd.new("r1", topic="t")
+    sd.material("r1", ["paper_draft"])
     passport = store / "runs" / "r1" / "materials" / "paper_draft_v1.yaml"
     text = passport.read_text().replace("verification_status: UNVERIFIED", "verification_status: VERIFIED")
     fresh = text.replace("integrity_pass_date: null", "integrity_pass_date: '2999-01-01T00:00:00Z'")
@@ -375,9 +375,9 @@ def test_init_refuses_what_is_already_there_and_leaves_it(isolated: Path) -> Non
     assert not (isolated / ".git").exists()
 
 
-def test_the_dashboard_fits_any_template(store: Path) -> None:
+def test_the_dashboard_fits_any_template(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    ok("new", "l1", "--topic", "t", "--template", "linear", cwd=repo)
+    sd.new("l1", topic="t", template="linear")
     board = ok("status", "l1", cwd=repo)["dashboard"]
     assert "  Stage plan    PLAN              [ ] To do" in board
     assert "  Stage deliver DELIVER           [ ] To do" in board

@@ -55,22 +55,22 @@ def test_templates_name_shows_a_templates_own_vocabulary(store: Path) -> None:
     assert cli("templates", cwd=store).stdout.count("linear") == 1
 
 
-def test_status_json_has_the_structure_beside_the_text(store: Path) -> None:
-    cli("new", "r", "--template", "linear", cwd=store)
-    cli("stage", "r", "plan", "in_progress", cwd=store)
+def test_status_json_has_the_structure_beside_the_text(store: Path, sd: api.StateDir) -> None:
+    sd.new("r", template="linear")
+    sd.stage("r", "plan", "in_progress")
     code, out = cli_json("status", "r", cwd=store)
     assert code == 0 and isinstance(out, dict)
     assert {"run_id", "dashboard", "line"} <= out.keys()
     assert out["pipeline_state"] == "running" and out["current_stage"] == "plan" and out["checkpoint"] is None
     assert out["stages"][0] == {"id": "plan", "display": "plan", "name": "PLAN", "status": "in_progress",
                                 "marker": "[..]", "label": "In Progress", "current": True}
-    cli("stage", "r", "plan", "done", cwd=store)
+    sd.stage("r", "plan", "done")
     code, out = cli_json("status", "r", cwd=store)
     assert out["checkpoint"]["stage"] == "plan" and out["checkpoint"]["default"] == "build"  # type: ignore[index]
 
 
-def test_validate_summary_and_paths_relative_to_here(store: Path) -> None:
-    cli("new", "r", "--template", "linear", cwd=store)
+def test_validate_summary_and_paths_relative_to_here(store: Path, sd: api.StateDir) -> None:
+    sd.new("r", template="linear")
     quiet = cli("validate", cwd=store)
     assert (quiet.returncode, quiet.stdout) == (0, "")  # a pipe (the pre-commit hook): silent on success
     loud = cli("validate", "-v", cwd=store)
@@ -87,9 +87,9 @@ def test_validate_summary_and_paths_relative_to_here(store: Path) -> None:
     assert code == 1 and out["errors"][0]["file"] == "runs/r/stages/plan.yaml"  # type: ignore[index]
 
 
-def test_statedir_store_at_a_repository_root_finds_its_store(store: Path) -> None:
+def test_statedir_store_at_a_repository_root_finds_its_store(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    cli("new", "r", "--template", "linear", cwd=repo)
+    sd.new("r", template="linear")
     elsewhere = repo.parent / "elsewhere"
     elsewhere.mkdir()
     code, out = cli_json("status", "r", cwd=elsewhere, env={"STATEDIR_STORE": str(repo)})
@@ -113,9 +113,9 @@ def test_init_below_a_store_warns_before_a_second_one(store: Path) -> None:
     assert code == 0 and any(str(store) in w for w in out["warnings"])  # type: ignore[index]
 
 
-def test_a_detached_head_warning_says_the_commit_is_on_no_branch(store: Path) -> None:
+def test_a_detached_head_warning_says_the_commit_is_on_no_branch(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
-    cli("new", "r", "--template", "linear", cwd=repo)
+    sd.new("r", template="linear")
     subprocess.run(["git", "checkout", "-q", "--detach"], cwd=repo, check=True)
     proc = cli("stage", "r", "plan", "in_progress", "--json", cwd=repo)
     assert proc.returncode == 0
@@ -137,11 +137,11 @@ def test_topic_is_needed_where_the_template_says_so(store: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [["show", "r1", "--json"], []], ids=["a command", "bare statedir"])
-def test_a_reader_that_goes_away_stops_the_output_quietly(store: Path, args: list[str]) -> None:
+def test_a_reader_that_goes_away_stops_the_output_quietly(store: Path, sd: api.StateDir, args: list[str]) -> None:
     """`statedir show r1 --json | head -1`: the pipe closes before statedir writes; no traceback."""
     import sys
 
-    cli("new", "r1", "--template", "linear", cwd=store)
+    sd.new("r1", template="linear")
     proc = subprocess.Popen([sys.executable, "-m", "statedir", *args], cwd=store,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
@@ -163,9 +163,8 @@ def test_demo_into_a_closed_pipe_exits_141_every_time(isolated: Path) -> None:
         assert "Traceback" not in err
 
 
-def test_aborting_needs_a_reason_and_changes_nothing_without_one(repo: Path) -> None:
-    assert cli("init", cwd=repo).returncode == 0
-    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+def test_aborting_needs_a_reason_and_changes_nothing_without_one(repo: Path, sd: api.StateDir) -> None:
+    sd.new("p1", topic="T")
     before = snapshot(repo)
     proc = cli("pipeline", "p1", "aborted", "--json", cwd=repo)
     assert proc.returncode == 2
@@ -177,10 +176,9 @@ def test_aborting_needs_a_reason_and_changes_nothing_without_one(repo: Path) -> 
     assert json.loads(cli("get", "p1", "pipeline_state", "--json", cwd=repo).stdout) == "aborted"
 
 
-def test_aborting_at_a_terminal_asks_first(repo: Path) -> None:
+def test_aborting_at_a_terminal_asks_first(repo: Path, sd: api.StateDir) -> None:
     """A person at a terminal answers the question; 'n' leaves the run as it was."""
-    assert cli("init", cwd=repo).returncode == 0
-    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    sd.new("p1", topic="T")
     before = snapshot(repo)
     command = f"{sys.executable} -P -m statedir pipeline p1 aborted --reason stop"
     proc = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=repo, input="n\n", capture_output=True,
@@ -194,10 +192,9 @@ def test_aborting_at_a_terminal_asks_first(repo: Path) -> None:
     assert json.loads(cli("get", "p1", "pipeline_state", "--json", cwd=repo).stdout) == "aborted"
 
 
-def test_loop_is_refused_outside_the_stages_that_revise(repo: Path) -> None:
+def test_loop_is_refused_outside_the_stages_that_revise(repo: Path, sd: api.StateDir) -> None:
     """`loop` counts a RE-REVISE round: at stage 1 it would use up the run's only one."""
-    assert cli("init", cwd=repo).returncode == 0
-    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    sd.new("p1", topic="T")
     before = snapshot(repo)
     proc = cli("loop", "p1", "--json", cwd=repo)
     assert proc.returncode == 1
@@ -241,10 +238,9 @@ def test_a_missing_argument_is_named_as_the_usage_line_names_it(isolated: Path) 
     assert "Usage: statedir stage [OPTIONS] RUN_ID STAGE STATUS" in proc.stderr
 
 
-def test_messages_say_what_happened(repo: Path) -> None:
+def test_messages_say_what_happened(repo: Path, sd: api.StateDir) -> None:
     """A filter that matches nothing is not an empty history; a session that never was is not cleared."""
-    assert cli("init", cwd=repo).returncode == 0
-    assert cli("new", "p1", "--topic", "T", cwd=repo).returncode == 0
+    sd.new("p1", topic="T")
     assert cli("log", "p1", "--action", "nothing", cwd=repo).stdout.strip() == "no transitions match"
     proc = cli("bus", "clear", "2026-01-01-never", cwd=repo)
     assert proc.returncode == 0 and "nothing to clear" in proc.stdout and "cleared" not in proc.stdout
@@ -262,9 +258,8 @@ def test_observe_help_lists_every_key_a_report_may_have() -> None:
     assert all(key in text for key in OBSERVER_FIELDS) and "advisory_only: true" in text
 
 
-def test_a_report_refused_names_the_keys_it_may_have(repo: Path) -> None:
-    statedir.init(repo / "state")
-    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+def test_a_report_refused_names_the_keys_it_may_have(repo: Path, sd: api.StateDir) -> None:
+    sd.new("r1", topic="t")
     (repo / "obs.yaml").write_text("zone: productive\n")
     code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", "obs.yaml",
                          "--actor", "collaboration_depth_agent", cwd=repo)
@@ -276,9 +271,8 @@ def test_a_report_refused_names_the_keys_it_may_have(repo: Path) -> None:
     ("just words\n", "this one is a single str value"),
     ("zone: productive\nadvisory_only: true\ncurrent_stage: '3'\n7: x\n", "this one also has '7', 'current_stage'"),
 ])
-def test_a_mis_shaped_report_is_bad_input_naming_its_keys(repo: Path, text: str, says: str) -> None:
-    statedir.init(repo / "state")
-    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+def test_a_mis_shaped_report_is_bad_input_naming_its_keys(repo: Path, sd: api.StateDir, text: str, says: str) -> None:
+    sd.new("r1", topic="t")
     (repo / "obs.yaml").write_text(text)
     before = snapshot(repo)
     code, out = cli_json("observe", "r1", "--stage", "1", "--checkpoint", "FULL", "--report", "obs.yaml",
@@ -289,9 +283,9 @@ def test_a_mis_shaped_report_is_bad_input_naming_its_keys(repo: Path, text: str,
     assert snapshot(repo) == before
 
 
-def test_a_report_from_outside_the_repository_has_its_keys_counted_not_repeated(repo: Path, tmp_path: Path) -> None:
-    statedir.init(repo / "state")
-    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+def test_a_report_from_outside_the_repository_has_its_keys_counted_not_repeated(repo: Path, sd: api.StateDir,
+                                                                               tmp_path: Path) -> None:
+    sd.new("r1", topic="t")
     outside = tmp_path / "elsewhere.yaml"
     outside.write_text("advisory_only: true\nprivate_token: 1\n")
     (repo / "link.yaml").symlink_to(outside)  # a link in the repository to a file outside it: outside
@@ -302,9 +296,8 @@ def test_a_report_from_outside_the_repository_has_its_keys_counted_not_repeated(
         assert code == 2 and "1 other key(s)" in message and "private_token" not in json.dumps(out), out
 
 
-def test_an_unknown_material_is_answered_with_the_valid_names(repo: Path) -> None:
-    statedir.init(repo / "state")
-    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+def test_an_unknown_material_is_answered_with_the_valid_names(repo: Path, sd: api.StateDir) -> None:
+    sd.new("r1", topic="t")
     code, out = cli_json("material", "r1", "nonsense", cwd=repo)
     assert code == 2 and out["error"]["code"] == "UNKNOWN_MATERIAL"  # type: ignore[index]
     assert "its materials: rq_brief, methodology_blueprint" in out["error"]["message"]  # type: ignore[index]
@@ -349,10 +342,9 @@ def test_a_repository_root_names_the_store_below_it(repo: Path) -> None:
         assert "statedir init" not in proc.stderr
 
 
-def test_a_run_without_a_topic_has_no_empty_topic_box(repo: Path) -> None:
-    statedir.init(repo / "state")
-    assert cli("new", "l1", "--template", "linear", cwd=repo).returncode == 0
-    assert cli("new", "l2", "--template", "linear", "--topic", "Ship it", cwd=repo).returncode == 0
+def test_a_run_without_a_topic_has_no_empty_topic_box(repo: Path, sd: api.StateDir) -> None:
+    sd.new("l1", template="linear")
+    sd.new("l2", template="linear", topic="Ship it")
     bare = cli("status", "l1", cwd=repo).stdout.splitlines()
     assert bare[2].startswith("+===") and bare[3].startswith("  Stage ")  # the stages right under the title
     assert not any(a.startswith("+===") and b.startswith("+---") for a, b in zip(bare, bare[1:], strict=False))
@@ -360,11 +352,10 @@ def test_a_run_without_a_topic_has_no_empty_topic_box(repo: Path) -> None:
     assert topical[3].startswith("| Topic: Ship it") and topical[4].startswith("+---")
 
 
-def test_validate_says_all_valid_at_a_terminal_and_nothing_in_a_pipe(repo: Path) -> None:
+def test_validate_says_all_valid_at_a_terminal_and_nothing_in_a_pipe(repo: Path, sd: api.StateDir) -> None:
     import pty
 
-    statedir.init(repo / "state")
-    assert cli("new", "r1", "--topic", "t", cwd=repo).returncode == 0
+    sd.new("r1", topic="t")
     assert cli("validate", cwd=repo).stdout == ""  # the hook's mode: silent on success
     main, child = pty.openpty()
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, cli_json, past_stage_one
+from conftest import cli, cli_json, copy_of, past_stage_one
 from next_driver import choose, pick
 
 from statedir import api
@@ -42,6 +42,12 @@ def to_integrity(sd: api.StateDir, stage: str = "2.5") -> None:
         sd.material(RUN, ["review_reports"])
         sd.stage(RUN, "3", "completed", decision="accept")
         sd.confirm(RUN, response="continue")
+
+
+@pytest.fixture
+def at_final_integrity(sd: api.StateDir, repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
+    """The run at stage 4.5 in progress (`to_integrity(sd, "4.5")`): made once per process and copied."""
+    return copy_of("next-moves-at-4.5", lambda made: to_integrity(made, "4.5"), repo, tmp_path_factory)[0]
 
 
 def test_a_fresh_run_may_start_its_first_stage(sd: api.StateDir, repo: Path) -> None:
@@ -91,11 +97,12 @@ def test_at_a_mandatory_checkpoint_confirm_needs_an_explicit_answer(sd: api.Stat
     assert "statedir confirm r1 --response continue|review" in text and "-> stage 3, running" in text
 
 
-def test_after_a_pass_with_an_open_issue_final_integrity_is_checked_again(sd: api.StateDir, repo: Path) -> None:
+def test_after_a_pass_with_an_open_issue_final_integrity_is_checked_again(repo: Path,
+                                                                          at_final_integrity: api.StateDir) -> None:
     """The dead end of the issue: PASS_WITH_NOTES with an open issue (or PASS with 2 found, 1
     fixed) at 4.5. Stage 4.5 does not complete; `next` lists the re-check and says what
     completing needs."""
-    to_integrity(sd, "4.5")
+    sd = at_final_integrity
     sd.integrity(RUN, "4.5", "PASS", refs_total=1, refs_verified=1, issues_found=2, issues_fixed=1, actor=INTEGRITY)
     out = moves_of(repo)
     assert out["current_stage"] == "4.5" and out["pipeline_state"] == "running"
@@ -111,11 +118,12 @@ def test_after_a_pass_with_an_open_issue_final_integrity_is_checked_again(sd: ap
     assert find(moves_of(repo), "confirm")[0]["leads_to"]["current_stage"] == "5"
 
 
-def test_an_integrity_move_says_which_verdicts_let_its_stage_complete(sd: api.StateDir, repo: Path) -> None:
+def test_an_integrity_move_says_which_verdicts_let_its_stage_complete(repo: Path,
+                                                                      at_final_integrity: api.StateDir) -> None:
     """Stage 4.5 lists PASS, PASS_WITH_NOTES and FAIL, but completes only on a PASS with no open
     issue: the move's note says so, from the template's completion conditions, and a recorded
     verdict that cannot lead on comes back with a warning (one that can, without)."""
-    to_integrity(sd, "4.5")
+    sd = at_final_integrity
     [move] = find(moves_of(repo), "integrity", stage="4.5")
     assert move["allowed"]["verdict"] == ["PASS", "PASS_WITH_NOTES", "FAIL"]
     assert move["note"] == "stage 4.5 completes only with verdict in PASS; issues_open = 0"

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import segment
+from conftest import copy_of, segment
 
 from statedir import api
 from statedir.errors import CorruptStore, InvalidId
@@ -58,13 +58,15 @@ def reads(opened: list[tuple[str, object, object]], fragment: str) -> list[str]:
     return out
 
 
-@pytest.fixture
-def sd(repo: Path) -> api.StateDir:
-    api.init(repo / "state")
-    sd = api.StateDir(repo / "state")
+def two_runs(sd: api.StateDir) -> None:
     sd.new("r1", topic="one")
     sd.new("r2", topic="two")
-    return sd
+
+
+@pytest.fixture
+def sd(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
+    """A store holding runs r1 and r2: made once per process and copied."""
+    return copy_of("store-two-runs", two_runs, repo, tmp_path_factory)[0]
 
 
 def test_appending_never_reads_the_log(sd: api.StateDir) -> None:

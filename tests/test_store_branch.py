@@ -211,8 +211,8 @@ def test_the_pre_push_example_checks_the_store_branch_only(repo: Path, tmp_path:
     hook = repo / ".git" / "hooks" / "pre-push"
     hook.parent.mkdir(exist_ok=True)
     shutil.copy(ROOT / "examples" / "pre-push", hook)
-    assert cli("init", "--branch", B, cwd=repo).returncode == 0
-    cli_json("new", "r1", "--topic", "x", cwd=repo)
+    statedir.init(repo / "state", branch=B)  # in this process: what is tested is the hook
+    statedir.open(repo / "state").new("r1", topic="x")
     state = repo / "state" / "runs" / "r1" / "state.yaml"
     state.write_text(state.read_text().replace("topic: x", "topic: by hand"))
     git(repo / "state", "commit", "-q", "-am", "a hand edit")
@@ -289,7 +289,7 @@ def test_stores_made_apart_are_refused_by_sync_and_the_docs_recipe_takes_one(rep
 
 def test_the_users_other_work_trees_find_the_store_too(repo: Path, tmp_path: Path) -> None:
     user_repo(repo)
-    assert cli("init", ".statedir/store", "--branch", B, cwd=repo).returncode == 0  # not ./state: found by binding
+    statedir.init(repo / ".statedir/store", branch=B)  # not ./state: found by binding
     feature = tmp_path / "feature"
     git(repo, "worktree", "add", "-q", str(feature), "-b", "feature")
     for cwd in (repo, repo / ".statedir", feature):
@@ -338,7 +338,7 @@ def test_a_name_git_refuses_as_a_branch_changes_nothing(repo: Path, name: str) -
 
 def test_doctor_restores_the_binding_and_the_exclusion(repo: Path) -> None:
     user_repo(repo)
-    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    statedir.init(repo / "state", branch=B)  # in this process: what is tested is doctor
     exclude = repo / ".git" / "info" / "exclude"
     exclude.write_text("".join(line for line in exclude.read_text().splitlines(True) if line != "/state/\n"))
     git(repo, "config", "--remove-section", "statedir")
@@ -353,7 +353,7 @@ def test_doctor_restores_the_binding_and_the_exclusion(repo: Path) -> None:
 
 def test_a_second_binding_is_refused_naming_the_first(repo: Path) -> None:
     user_repo(repo)
-    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    statedir.init(repo / "state", branch=B)  # in this process: what is tested is the second one
     config = (repo / ".git" / "config").read_bytes()
     files = snapshot(repo)
     for args in (("--branch", "other-state"), ("elsewhere", "--branch", "other-state")):
@@ -370,7 +370,7 @@ def test_a_second_binding_is_refused_naming_the_first(repo: Path) -> None:
 
 def test_init_again_says_what_it_repaired_instead_of_nothing_changed(repo: Path) -> None:
     user_repo(repo)
-    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    statedir.init(repo / "state", branch=B)  # in this process: what is tested is init again
     git(repo, "config", "--remove-section", "statedir")
     proc = cli("init", "--branch", B, cwd=repo)
     assert proc.returncode == 0 and "nothing changed" not in proc.stdout, proc.stdout

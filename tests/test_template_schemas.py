@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, isolate, past_stage_one, today
+from conftest import call, cli, cli_json, isolate, past_stage_one, today
 
 import statedir
 from statedir import api
@@ -62,6 +62,15 @@ def schema_of(path: Path) -> Path:
     return (path.parent / first.split("$schema=", 1)[1]).resolve()
 
 
+def validate_here(*args: str) -> tuple[int, dict]:
+    """`statedir validate ARGS --json` run in this process (the test's cwd is the repository): the
+    same command, its start-up spared where a case checks what validate finds, not how it starts."""
+    import json
+
+    code, out, _ = call(["validate", *args, "--json"])
+    return code, json.loads(out)
+
+
 def check_jsonschema(path: Path) -> subprocess.CompletedProcess[str]:
     """check-jsonschema's own command on `path` and the schema its modeline names, run in this
     process through click's test runner (a process of its own costs ~0.4 CPU-s each time)."""
@@ -94,7 +103,7 @@ def test_a_value_the_template_does_not_know_is_caught_everywhere(run: Path, repo
     assert code == 1
     assert {"file": f"runs/{RUN}/{rel}", "path": where} in [{k: e[k] for k in ("file", "path")}
                                                            for e in out["errors"]], out  # type: ignore[index]
-    code, out = cli_json("validate", str(path), cwd=repo)  # the hook's way: the named file
+    code, out = validate_here(str(path))  # the hook's way: the named file
     assert code == 1 and any(e["path"] == where for e in out["errors"])  # type: ignore[index]
     independent = check_jsonschema(path)
     assert independent.returncode == 1 and where.split("[")[0] in independent.stdout, independent.stdout
@@ -128,7 +137,7 @@ def test_a_hand_edit_out_of_the_template_is_reported_with_file_and_path(run: Pat
 ])
 def test_cross_file_rules(run: Path, repo: Path, change, where: str, words: str) -> None:  # type: ignore[no-untyped-def]
     change(run)
-    code, out = cli_json("validate", cwd=repo)
+    code, out = validate_here()
     assert code == 1
     assert any(e["path"].startswith(where) and words in e["message"] for e in out["errors"]), out  # type: ignore
 
@@ -137,7 +146,7 @@ def test_a_counter_behind_a_passport_on_disk(sd: api.StateDir, run: Path, repo: 
     sd.material(RUN, ["rq_brief"])  # research_v2
     edit(run / "state.yaml", "  research: research_v2", "  research: research_v1")
     edit(run / "state.yaml", "version_counters:\n  research: 2", "version_counters:\n  research: 1")
-    code, out = cli_json("validate", cwd=repo)
+    code, out = validate_here()
     assert code == 1
     assert [e["message"] for e in out["errors"]] == ["is 1, behind the passport research_v2"]  # type: ignore
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from conftest import cli, cli_json, snapshot
 
-import statedir
+from statedir import api
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    statedir.init(repo / "state")
-    assert cli("new", "r", "--template", "linear", cwd=repo).returncode == 0
-    for args in (["stage", "r", "plan", "in_progress"], ["stage", "r", "plan", "done"]):
-        assert cli(*args, cwd=repo).returncode == 0
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A linear run whose plan stage is done: made through the API (what is tested is the CLI's next call)."""
+    sd.new("r", template="linear")
+    sd.stage("r", "plan", "in_progress")
+    sd.stage("r", "plan", "done")
     return repo / "state"
 
 
@@ -45,8 +45,8 @@ def test_confirm_response_review_is_documented() -> None:
     assert "review goes on after the user reviewed the work" in text
 
 
-def test_starting_the_stage_confirm_started_is_a_no_op_with_a_note(store: Path) -> None:
-    cli("confirm", "r", cwd=store)
+def test_starting_the_stage_confirm_started_is_a_no_op_with_a_note(store: Path, sd: api.StateDir) -> None:
+    sd.confirm("r")
     before = snapshot(store.parent)
     code, out = cli_json("stage", "r", "build", "in_progress", cwd=store)
     assert code == 0 and out["commit"] is None and out["changed"] is False  # type: ignore[index]
@@ -58,8 +58,8 @@ def test_starting_the_stage_confirm_started_is_a_no_op_with_a_note(store: Path) 
     assert code == 1 and out["error"]["code"] == "ILLEGAL_TRANSITION"  # type: ignore[index]
 
 
-def test_redo_names_what_it_resets(store: Path) -> None:
-    cli("confirm", "r", cwd=store)
+def test_redo_names_what_it_resets(store: Path, sd: api.StateDir) -> None:
+    sd.confirm("r")
     code, out = cli_json("redo", "r", "plan", "--reason", "the plan was wrong", cwd=store)
     assert code == 0 and out["reset"] == [{"stage": "build", "was": "in_progress"}]  # type: ignore[index]
     assert out["summary"] == "redo stage plan; reset to todo: stage build (was in_progress)"  # type: ignore[index]
@@ -67,12 +67,11 @@ def test_redo_names_what_it_resets(store: Path) -> None:
     assert cli("verify", cwd=store).returncode == 0  # replay agrees with what was written
 
 
-def test_a_transition_over_a_hand_edited_run_warns_naming_the_file_and_the_rule(repo: Path) -> None:
+def test_a_transition_over_a_hand_edited_run_warns_naming_the_file_and_the_rule(repo: Path, sd: api.StateDir) -> None:
     """A stage set in progress by hand and committed with --no-verify: the next transition goes
     through the rules, leaves that file alone and says on stderr (and in --json) what is wrong."""
     import subprocess
 
-    sd = statedir.open(statedir.init(repo / "state")["store"])
     sd.new("r1", topic="t")
     stage3 = repo / "state/runs/r1/stages/3.yaml"
     stage3.write_text(stage3.read_text().replace("status: pending", "status: in_progress"))

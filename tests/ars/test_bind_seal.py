@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, cli_json, snapshot
+from conftest import cli, cli_json, copy_of, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
@@ -50,9 +50,15 @@ def bind_all(sd: api.StateDir, root: Path, bindings: list[tuple[str, str, str, s
 
 
 @pytest.fixture
-def sealed(sd: api.StateDir, repo: Path) -> tuple[api.StateDir, Path]:
-    root = repo / "artifacts"
-    to_re_review(sd, RUN)
+def at_re_review(sd: api.StateDir, repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
+    """Run RUN with stages 1 to 4 done and stage 3' in progress (`to_re_review`): made once per
+    process and copied."""
+    return copy_of("ars-to-re-review", lambda made: to_re_review(made, RUN), repo, tmp_path_factory)[0]
+
+
+@pytest.fixture
+def sealed(at_re_review: api.StateDir, repo: Path) -> tuple[api.StateDir, Path]:
+    sd, root = at_re_review, repo / "artifacts"
     bind_all(sd, root, BINDINGS[:2])  # stage 3's author group, bound while the run goes on
     finish(sd, RUN)
     bind_all(sd, root, BINDINGS[2:])  # after the terminal state, still before the seal
@@ -133,8 +139,8 @@ def test_an_aborted_run_seals_unavailable_and_not_applicable_rows(sd: api.StateD
         "artifacts": []}
 
 
-def test_declining_stage_6_makes_it_the_current_stage(sd: api.StateDir, repo: Path) -> None:
-    to_re_review(sd, RUN)
+def test_declining_stage_6_makes_it_the_current_stage(at_re_review: api.StateDir, repo: Path) -> None:
+    sd = at_re_review
     sd.material(RUN, ["re_review_report"])
     sd.stage(RUN, "3p", "completed", decision="accept")
     sd.confirm(RUN, response="continue")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, snapshot
+from conftest import cli_json, copy_of, snapshot
 
 from statedir import api
 
@@ -21,6 +21,11 @@ def _terminal_run(sd: api.StateDir, paths: list[str]) -> None:
         sd.bind(RUN, "compliance_report", artifact=f"c{n}", role="compliance_report",
                 group=f"SOURCE-GROUP-c{n}", path=path)
     sd.pipeline(RUN, "aborted", reason="ended to test sealing")
+
+
+def terminal_run(repo: Path, factory: pytest.TempPathFactory, name: str, paths: list[str]) -> None:
+    """The test's store given `_terminal_run(paths)`: made once per process (as `name`) and copied."""
+    copy_of(f"hostile-roots-{name}", lambda made: _terminal_run(made, paths), repo, factory)
 
 
 def symlinked_file(root: Path, outside: Path) -> None:
@@ -54,12 +59,13 @@ def missing(root: Path, outside: Path) -> None:
 
 @pytest.mark.parametrize("plant", [symlinked_file, symlinked_dir, huge, hard_link, fifo, missing])
 def test_a_hostile_artifact_is_refused_and_changes_nothing(sd: api.StateDir, repo: Path,
+                                                           tmp_path_factory: pytest.TempPathFactory,
                                                            plant: Callable[[Path, Path], None]) -> None:
     root, outside = repo / "artifacts", repo.parent / "outside"
     root.mkdir()
     outside.mkdir()
     (outside / "secret.json").write_text('{"secret": true}\n')
-    _terminal_run(sd, ["logs/x.json"])
+    terminal_run(repo, tmp_path_factory, "one-bound", ["logs/x.json"])
     plant(root, outside)
     before = snapshot(repo)
     code, out = cli_json("seal", RUN, "--artifact-root", str(root), cwd=repo)
@@ -83,10 +89,10 @@ def test_artifacts_over_the_run_total_are_refused(sd: api.StateDir, repo: Path) 
     assert snapshot(repo) == before
 
 
-def test_a_symlinked_root_is_refused(sd: api.StateDir, repo: Path) -> None:
+def test_a_symlinked_root_is_refused(sd: api.StateDir, repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     (repo / "real").mkdir()
     (repo / "link").symlink_to(repo / "real", target_is_directory=True)
-    _terminal_run(sd, [])
+    terminal_run(repo, tmp_path_factory, "none-bound", [])
     before = snapshot(repo)
     code, out = cli_json("seal", RUN, "--artifact-root", str(repo / "link"), cwd=repo)
     assert code == 2 and out["error"]["code"] == "INVALID_VALUE" and "symlink" in out["error"]["message"]
@@ -97,10 +103,11 @@ def test_a_symlinked_root_is_refused(sd: api.StateDir, repo: Path) -> None:
 
 @pytest.mark.parametrize("path", ["../outside/secret.json", "/etc/passwd", "a/./b", "a//b", "a\\b", "a/"])
 def test_paths_that_leave_the_root_are_refused_from_a_bindings_file(sd: api.StateDir, repo: Path,
+                                                                   tmp_path_factory: pytest.TempPathFactory,
                                                                    path: str) -> None:
     from statedir.engine.adjudication_contract import initial_rows
 
-    _terminal_run(sd, [])
+    terminal_run(repo, tmp_path_factory, "none-bound", [])
     rows = initial_rows()
     rows[3] = {"source_family": "explicit_user_request", "capture_state": "captured", "reason_code": None,
                "artifacts": [{"artifact_id": "x", "artifact_role": LOG, "artifact_group_id": "SOURCE-GROUP-x",

@@ -26,6 +26,8 @@ def git(repo: Path, *args: str) -> str:
 
 
 def test_the_bus_group_and_every_verb_have_help_and_are_documented() -> None:
+    from conftest import call
+
     from tests.docs_text import page
 
     readme = page("bus")
@@ -34,10 +36,10 @@ def test_the_bus_group_and_every_verb_have_help_and_are_documented() -> None:
     assert listed.returncode == 0
     for verb in VERBS:
         assert re.search(rf"^\s+{verb}\s", listed.stdout, re.M), verb
-        proc = cli("bus", verb, "--help")
-        assert proc.returncode == 0 and "Usage: statedir bus" in proc.stdout and len(proc.stdout) > 200, verb
-        for option in re.findall(r"^\s+(--[a-z-]+)", proc.stdout, re.M):
-            line = next(li for li in proc.stdout.splitlines() if li.strip().startswith(option))
+        code, out, _ = call(["bus", verb, "--help"])  # in this process: five CLI starts spared
+        assert code == 0 and "Usage: statedir bus" in out and len(out) > 200, verb
+        for option in re.findall(r"^\s+(--[a-z-]+)", out, re.M):
+            line = next(li for li in out.splitlines() if li.strip().startswith(option))
             assert len(line.strip()) > len(option) + 5, f"{verb} {option} has no help"
         assert f"statedir bus {verb}" in readme, f"docs/bus.md does not document `statedir bus {verb}`"
 
@@ -85,10 +87,11 @@ def test_errors(repo: Path, sd: api.StateDir, args: list[str], code: int, error:
     before = snapshot(repo)
     proc = cli("bus", *args, "--json", cwd=repo)
     assert proc.returncode == code, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["error"]["code"] == error
-    text = cli("bus", *args, cwd=repo)
-    assert text.returncode == code and text.stdout == "" and f"[{error}]" in text.stderr
-    assert "Traceback" not in proc.stderr + text.stderr
+    assert json.loads(proc.stdout)["error"]["code"] == error and "Traceback" not in proc.stderr
+    if code == 2 or error == "UNKNOWN_SESSION":  # the text form: every bad-input path, and one refusal (the
+        text = cli("bus", *args, cwd=repo)  # refusals are all printed by the one renderer test_cli checks)
+        assert text.returncode == code and text.stdout == "" and f"[{error}]" in text.stderr
+        assert "Traceback" not in text.stderr
     assert snapshot(repo) == before
 
 
@@ -112,8 +115,8 @@ def test_actor_from_the_environment_and_clean_relative_to_the_cwd(repo: Path, st
     assert git(repo, "log", "-1", "--format=%(trailers:key=Statedir-Actor,valueonly)").strip() == "el-capitan"
 
 
-def test_validate_covers_bus_sessions(repo: Path, store: Path) -> None:
-    assert cli("bus", "set", S, "phases.1-design.status", "done", cwd=repo).returncode == 0
+def test_validate_covers_bus_sessions(repo: Path, store: Path, sd: api.StateDir) -> None:
+    sd.bus(S).set("phases.1-design.status", "done")  # through the API: what is tested is validate
     assert cli_json("validate", cwd=repo) == (0, {"valid": True, "errors": []})
     path = store / "bus" / f"{S}.yaml"
     path.write_text(path.read_text().replace("done", "finished"))
@@ -149,10 +152,10 @@ def test_the_pre_commit_hook_checks_bus_sessions() -> None:
 
 
 @pytest.mark.parametrize("verb", ["init", "set", "append", "clear"])
-def test_every_change_waits_for_the_store_lock(repo: Path, store: Path, verb: str) -> None:
+def test_every_change_waits_for_the_store_lock(repo: Path, store: Path, sd: api.StateDir, verb: str) -> None:
     import fcntl
 
-    assert cli("bus", "set", S, "k", "v", cwd=repo).returncode == 0
+    sd.bus(S).set("k", "v")  # through the API: what is tested is the CLI waiting for the lock
     args = {"init": [S], "set": [S, "k", "w"], "append": [S, "list", "x"], "clear": [S]}[verb]
     before = snapshot(repo)
     with open(store / ".statedir.lock", "a") as held:

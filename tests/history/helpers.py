@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statedir import api
+
+if TYPE_CHECKING:
+    import pytest
 
 ORCH, INTEGRITY = "pipeline_orchestrator", "integrity_verification"
 
@@ -64,6 +67,16 @@ def drive(sd: api.StateDir, draft: Path, steps: int | None = None) -> list[tuple
         result = step(sd)
         seen.append((result["commit"], sd.show("p1")))
     return seen
+
+
+def driven_copy(repo: Path, factory: pytest.TempPathFactory, steps: int | None = None) -> api.StateDir:
+    """`repo` (the test's work dir) made a copy of a repository whose new store has run p1 driven
+    through the script's first `steps` steps (the draft beside it): driven once per test process
+    for each `steps` (conftest.copy_of) rather than again for each test."""
+    from conftest import copy_of
+
+    return copy_of(f"driven-{steps}", lambda sd: drive(sd, sd.store.root.parent / "draft.md", steps), repo,
+                   factory)[0]
 
 
 def hand_commit(repo: Path, message: str = "edit by hand") -> str:

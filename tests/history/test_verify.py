@@ -8,15 +8,14 @@ import pytest
 from conftest import cli, cli_json, segment
 
 from statedir import api
-from tests.history.helpers import drive, git, hand_commit
+from tests.history.helpers import driven_copy, git, hand_commit
 
 RUN = Path("state/runs/p1")
 
 
 @pytest.fixture
-def driven(sd: api.StateDir, repo: Path) -> api.StateDir:
-    drive(sd, repo / "draft.md", 11)  # up to the integrity PASS of stage 2.5
-    return sd
+def driven(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
+    return driven_copy(repo, tmp_path_factory, 11)  # up to the integrity PASS of stage 2.5
 
 
 def kinds(result: dict) -> set[tuple[str, str]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import snapshot
+from conftest import copy_of, snapshot
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -19,16 +19,18 @@ from statedir.gitops import git
 MODES = ["auto", "legacy"]
 
 
-@pytest.fixture
-def store(repo: Path) -> Path:
-    """Run p with stage 2.5's MANDATORY checkpoint open."""
-    api.init(repo / "state")
-    sd = api.StateDir(repo / "state")
+def at_the_checkpoint(sd: api.StateDir) -> None:
     sd.new("p", topic="T", entry_point="2.5")
     sd.material("p", ["paper_draft"])
     sd.stage("p", "2.5", "in_progress")
     sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
     sd.stage("p", "2.5", "completed")
+
+
+@pytest.fixture
+def store(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run p with stage 2.5's MANDATORY checkpoint open: made once per process and copied."""
+    copy_of("mandatory-2.5-open", at_the_checkpoint, repo, tmp_path_factory)
     return repo / "state"
 
 
@@ -128,9 +130,7 @@ def test_a_client_that_cannot_ask_its_user_is_told_to_ask_them(store: Path, repo
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_agent_answers_other_checkpoints_itself(repo: Path, mode: str) -> None:
-    api.init(repo / "state")
-    sd = api.StateDir(repo / "state")
+def test_an_agent_answers_other_checkpoints_itself(repo: Path, sd: api.StateDir, mode: str) -> None:
     sd.new("r", topic="T", template="linear")
     sd.stage("r", "plan", "in_progress")
     sd.stage("r", "plan", "done")  # the first checkpoint: FULL

@@ -21,9 +21,7 @@ from statedir.gitops import git
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    api.init(repo / "state")
-    sd = api.StateDir(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
     sd.new("r1", topic="T")
     sd.stage("r1", "1", "in_progress")
     return repo / "state"

@@ -19,8 +19,8 @@ from statedir.research.actions import ACTIONS as CLI_ACTIONS
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    api.init(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one, not made by init again)."""
     return repo / "state"
 
 

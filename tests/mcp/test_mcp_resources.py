@@ -20,8 +20,8 @@ from statedir.engine import template, template_catalog
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    api.init(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one, not made by init again)."""
     return repo / "state"
 
 

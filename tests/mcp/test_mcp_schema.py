@@ -37,8 +37,8 @@ COMMAND = re.compile(r"\bstatedir ((?:bus |signers )?[a-z][a-z-]*)")
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    api.init(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one, not made by init again)."""
     return repo / "state"
 
 

@@ -23,8 +23,8 @@ pytestmark = pytest.mark.slow  # server processes over stdio, racing
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    api.init(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one, not made by init again)."""
     return repo / "state"
 
 

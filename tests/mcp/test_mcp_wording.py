@@ -19,8 +19,8 @@ CLI_WORDS = re.compile(r"exit [0-9]|exits [0-9]|\bprints?\b|\(repeatable\)|docs/
 
 
 @pytest.fixture
-def store(repo: Path) -> Path:
-    api.init(repo / "state")
+def store(repo: Path, sd: api.StateDir) -> Path:
+    """A new store (sd's copy of the session's fresh one, not made by init again)."""
     return repo / "state"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import copy_of
 
 from statedir import api
 from statedir.errors import StatedirError
@@ -19,8 +20,12 @@ from tests.history.helpers import forge
 
 
 @pytest.fixture
-def filled(ledger: Ledger) -> dict[str, Any]:
-    """Every write action once: ids of the records made."""
+def filled(sd: api.StateDir, repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every write action once (made once per process and copied): ids of the records made."""
+    return copy_of("research-every-action", lambda made: every_action(made.research), repo, tmp_path_factory)[1]
+
+
+def every_action(ledger: Ledger) -> dict[str, Any]:
     run = ledger.start_run("deep-research", question_text="Does it need offline support?")
     source = ledger.create_source("A paper", doi="10.1/x", authors="Ada, Bob", year=2026)
     evidence = ledger.create_evidence(source["id"], run["question_id"], "it does", "supports")

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import cli, cli_json, module_store, snapshot
+from conftest import cli_json, module_store, snapshot
 from starlette.testclient import TestClient
 
+from statedir import api
 from statedir.web.app import build
 from statedir.web.guard import CSP
 from statedir.web.reading import Reader
@@ -78,18 +79,17 @@ def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: 
     assert second.next_after is None
 
 
-def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path) -> None:
+def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path, sd: api.StateDir) -> None:
     root = repo / "state"
-    assert cli("init", "--store", str(root)).returncode == 0
     for run_id in ("r1", "r2"):
-        assert cli("new", run_id, "--topic", "T", "--store", str(root)).returncode == 0
+        sd.new(run_id, topic="T")
     reader = Reader(root)
     before = {r["run_id"]: r for r in reader.runs_page().rows}
-    assert cli("pipeline", "r1", "paused", "--store", str(root)).returncode == 0
+    sd.pipeline("r1", "paused")
     after = {r["run_id"]: r for r in reader.runs_page().rows}
     assert after["r1"]["pipeline_state"] == "paused" and after["r1"] is not before["r1"]
     assert after["r2"] is before["r2"]  # not read again
-    assert cli("new", "r3", "--topic", "T", "--store", str(root)).returncode == 0
+    sd.new("r3", topic="T")
     assert [r["run_id"] for r in reader.runs_page().rows] == ["r1", "r2", "r3"]
     subprocess.run(["git", "rm", "-rq", "state/runs/r2"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-qm", "r2 removed by hand"], cwd=repo, check=True)
@@ -132,10 +132,9 @@ def test_long_histories_and_logs_show_their_newest(client: TestClient, filled: t
     assert f"The newest 2 of {len(commits)} entries" in run  # one transitions entry a commit
 
 
-def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> None:
+def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path, sd: api.StateDir) -> None:
     root = repo / "state"
-    assert cli("init", "--store", str(root)).returncode == 0
-    assert cli("new", "r1", "--topic", "T", "--store", str(root)).returncode == 0
+    sd.new("r1", topic="T")
     state = root / "runs/r1/state.yaml"
     state.write_text(state.read_text().replace("language: en", "language: de"))
     subprocess.run(["git", "commit", "-qam", "by hand"], cwd=repo, check=True)
@@ -143,16 +142,14 @@ def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path) -> No
     assert "has-findings" in page and "verify hand_edit" in page
 
 
-def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo: Path) -> None:
+def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo: Path, sd: api.StateDir) -> None:
     root = repo / "state"
-    assert cli("init", "--store", str(root)).returncode == 0
-    assert cli("new", "r1", "--topic", "T", "--store", str(root)).returncode == 0
+    sd.new("r1", topic="T")
     state = root / "runs/r1/state.yaml"
     state.write_text(state.read_text().replace("language: en", "language: de"))
     subprocess.run(["git", "commit", "-qam", "by hand"], cwd=repo, check=True)
     edit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
-    proc = cli("verify", "--acknowledge", edit, "--reason", "reviewed: the language was wrong", "--store", str(root))
-    assert proc.returncode == 0, proc.stderr
+    sd.acknowledge(edit, reason="reviewed: the language was wrong")  # the API's: what is tested is the page
     page = TestClient(build(root, port=PORT), base_url=BASE).get("/runs/r1/history").text
     assert "has-findings" not in page and "has-acknowledged" in page
     assert "verify hand_edit · acknowledged" in page and "1 acknowledged" in page
