@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
@@ -44,6 +45,7 @@ def test_a_template_with_a_dead_end_is_refused_where_templates_are_checked(sd: a
     assert snapshot(repo) == before
 
 
+@pytest.mark.slow  # every path through every shipped template
 def test_the_shipped_templates_have_no_dead_end(repo: Path) -> None:
     for name in ("linear", "academic-pipeline"):
         flow = template_flow.checked(template.load(name))

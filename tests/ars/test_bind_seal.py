@@ -93,6 +93,7 @@ def test_a_full_run_sealed_and_exported_passes_the_upstream_rules(sealed: tuple[
     assert all("sha256" not in a for r in pending for a in r["artifacts"])  # callers never pass hashes
 
 
+@pytest.mark.slow  # a whole run, then sealed twice
 def test_sealing_leaves_the_terminal_state_and_is_idempotent(sealed: tuple[api.StateDir, Path], repo: Path) -> None:
     sd, root = sealed
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()

@@ -112,6 +112,7 @@ def test_a_hand_merge_whose_parents_conflict_is_named_and_nothing_changes(tmp_pa
     assert snapshot(c["b"]) == before and git(c["b"], "rev-parse", "HEAD") == merge
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_forged_repair_commit_repairs_nothing(tmp_path: Path) -> None:
     """A commit that names the merge in the trailer but holds other content is illegal, and
     the merge stays a finding."""

@@ -92,6 +92,7 @@ def test_over_stdio_the_instructions_carry_the_checkpoint_rule_and_the_guide_is_
 TASTE = {"decision": ["accept"], "verdict": ["PASS"], "response": ["continue"]}
 
 
+@pytest.mark.slow  # a whole run through MCP
 def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path, repo: Path) -> None:
     """The agent knows nothing but what `next` says: each step it takes a listed move, by the
     actor listed, with the listed values, guarded by expect_head; where nothing it prefers is

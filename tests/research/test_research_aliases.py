@@ -92,6 +92,7 @@ def test_after_a_plain_git_merge_validate_names_the_duplicate_and_doctor_records
     clean(c["a"])
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_an_alias_the_rules_do_not_allow_is_illegal_to_verify(tmp_path: Path) -> None:
     """An alias to another document, or to a later Source, written by hand in a research commit."""
     c = network(tmp_path, ("a",))

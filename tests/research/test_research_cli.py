@@ -40,6 +40,7 @@ def test_help_lists_every_seed_flag_and_the_readme_documents_the_command() -> No
     assert "statedir research" in (ROOT / "README.md").read_text()
 
 
+@pytest.mark.slow  # a whole seed session through the CLI
 def test_the_seed_calling_convention_end_to_end(store: Path) -> None:
     repo = store.parent
     rc, project = research("--create-project", "--name", "Offline Support Initiative", "--description", "d", cwd=repo)

@@ -97,6 +97,7 @@ def test_verify_reports_a_rebind_and_what_was_signed_under_it(sd: api.StateDir, 
     assert f"signed by {fingerprint(pub(keys['mallory']))}, a key signers.yaml does not list" in findings[2]["message"]
 
 
+@pytest.mark.slow  # signed commits across a key rotation
 def test_a_rotation_cannot_be_undone_by_another_key(sd: api.StateDir, repo: Path, keys: dict[str, Path]) -> None:
     """The orchestrator moves from alice's key to carol's; the reviewer puts the file back as it
     was (the same bytes as a version trusted before), and alice's old key signs for the orchestrator."""

@@ -47,6 +47,7 @@ def test_a_planted_statedir_package_never_runs_on_sync_or_plain_pull(tmp_path: P
         assert "a1" in reasons and mine in reasons  # the driver did merge (both entries kept)
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_an_old_registration_without_isolated_mode_is_replaced(tmp_path: Path) -> None:
     c = network(tmp_path, ("a",))
     import sys

@@ -119,6 +119,7 @@ def test_a_replay_is_shown_to_people_and_needs_refusing_merge(tmp_path: Path) ->
     assert again["status"] == "up_to_date" and "replayed" not in again
 
 
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_nothing_to_replay_leaves_everything_as_it_was(tmp_path: Path) -> None:
     """Where every unpublished commit is a hand edit, there is nothing to decide again."""
     c = network(tmp_path, ("a", "b"))
