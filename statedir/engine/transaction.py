@@ -1,7 +1,6 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
 from __future__ import annotations
 
-import dataclasses
 import datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,9 @@ def utc_now() -> str:
 
 def stamped(req: Request) -> Request:
     """The request with an identity of its own (a fresh request id unless it has one)."""
-    return req if req.request_id is not None else dataclasses.replace(req, request_id=request_ids.new())
+    if req.request_id is not None:
+        return req
+    return Request(req.action, req.actor, req.args, req.reason, request_ids.new())
 
 
 def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:

@@ -9,7 +9,6 @@ own `user.signingKey` where `gpg.format` is ssh.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -27,6 +26,8 @@ HOW = (f"set {ENV} to your private key's path (or to key::<public key> with the 
 
 
 def _blob_id(data: bytes, width: int) -> str:
+    import hashlib  # only for a store with a signers.yaml
+
     hasher = hashlib.sha1 if width == 40 else hashlib.sha256
     return hasher(b"blob %d\0" % len(data) + data).hexdigest()
 
