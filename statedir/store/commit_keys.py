@@ -16,7 +16,7 @@ from pathlib import Path
 from statedir.errors import InvalidValue, MissingDependency, SigningKeyMismatch, SigningKeyMissing
 from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
-from statedir.gitops import git
+from statedir.gitops import git, object_ids
 from statedir.store import last_commit
 from statedir.store.disk import Store
 
@@ -26,10 +26,7 @@ HOW = (f"set {ENV} to your private key's path (or to key::<public key> with the 
 
 
 def _blob_id(data: bytes, width: int) -> str:
-    import hashlib  # only for a store with a signers.yaml
-
-    hasher = hashlib.sha1 if width == 40 else hashlib.sha256
-    return hasher(b"blob %d\0" % len(data) + data).hexdigest()
+    return object_ids.blob_id(data, 20 if width == 40 else 32)  # width: of a hex id
 
 
 def at_head(store: Store, head: str | None) -> Signers | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import binascii
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from statedir import faults
 from statedir.errors import CorruptStore, GitError, UncommittedEdit, WriteFailed
-from statedir.gitops import git, index_lock
+from statedir.gitops import git, index_lock, object_ids
 from statedir.store import last_commit
 
 if TYPE_CHECKING:  # the store calls recover() when it takes its lock
@@ -60,8 +59,7 @@ def before(store: Store, rewritten: Iterable[str], appended: Iterable[str]) -> B
 
 
 def _blob_id(data: bytes, width: int) -> str:
-    algorithm = hashlib.sha256 if width == 64 else hashlib.sha1
-    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+    return object_ids.blob_id(data, 32 if width == 64 else 20)  # width: of a hex id
 
 
 def require_committed(store: Store, saved: Before, head: str | None) -> None:
