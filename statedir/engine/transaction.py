@@ -1,7 +1,7 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
 from __future__ import annotations
 
-import datetime
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ CHAINED = ("reset_boundary",)
 
 
 def utc_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # time, not datetime: one import less
 
 
 def stamped(req: Request) -> Request:

@@ -8,7 +8,6 @@ round-trip dumper.
 """
 from __future__ import annotations
 
-import datetime
 import functools
 import io
 import re
@@ -185,12 +184,16 @@ def to_plain(data: Any) -> Any:
         return [to_plain(v) for v in data]
     if isinstance(data, bool) or data is None:
         return data
-    if isinstance(data, (datetime.datetime, datetime.date)):
-        return data.isoformat().replace("+00:00", "Z")
+    if isinstance(data, str):
+        return str(data)
     if isinstance(data, int):
         return int(data)
     if isinstance(data, float):
         return float(data)
+    import datetime  # ruamel's timestamps (statedir's own reader makes strings): datetime only where they can be
+
+    if isinstance(data, (datetime.datetime, datetime.date)):
+        return data.isoformat().replace("+00:00", "Z")
     return str(data)
 
 
