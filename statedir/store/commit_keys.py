@@ -10,7 +10,6 @@ own `user.signingKey` where `gpg.format` is ssh.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from statedir.errors import InvalidValue, MissingDependency, SigningKeyMismatch, SigningKeyMissing
@@ -134,6 +133,8 @@ def public_of(spec: str, source: str = ENV) -> str:
     pub = path.with_name(path.name + ".pub")
     if pub.is_file():
         return _public(pub.read_text(errors="replace"), source)
+    import subprocess  # a passphrase-less private key named alone: rare
+
     proc = subprocess.run(["ssh-keygen", "-y", "-P", "", "-f", str(path)], capture_output=True,
                           stdin=subprocess.DEVNULL, check=False)
     if proc.returncode != 0:
