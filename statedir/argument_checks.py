@@ -27,7 +27,7 @@ from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
 # Who is calling: the command line sets it, so a refusal names its flags (`--topic`); a Python
 # caller reads the same refusal with the method's own argument names (`topic=`).
 CLI_WORDING: ContextVar[bool] = ContextVar("statedir_cli_wording", default=False)
-_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)")
+_FLAG = r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)"  # compiled on first use: a Python caller's refusal
 # Flags whose method argument has another name (a repeatable flag is a list argument).
 _ARGUMENT_OF_FLAG = {"file": "files", "output": "outputs", "issue": "issues", "upstream": "upstream",
                      "start-run": "start_run()", "query": "query()", "create-evidence": "create_evidence()"}
@@ -208,7 +208,7 @@ def api_wording(exc: StatedirError) -> None:
     if exc.exit_code not in (REFUSED, BAD_INPUT):  # an environment error may quote a git command line
         return
     parts = exc.message.split("`")  # a command quoted whole (`statedir redo R S --reason R`) stays as it is
-    worded = "`".join(part if n % 2 else _FLAG.sub(argument, part) for n, part in enumerate(parts))
+    worded = "`".join(part if n % 2 else re.sub(_FLAG, argument, part) for n, part in enumerate(parts))
     if worded != exc.message:
         exc.message = worded
         exc.args = (worded, *exc.args[1:])
