@@ -13,7 +13,6 @@ operating system lets through argv.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import re
 import types
@@ -28,7 +27,7 @@ from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
 # Who is calling: the command line sets it, so a refusal names its flags (`--topic`); a Python
 # caller reads the same refusal with the method's own argument names (`topic=`).
 CLI_WORDING: ContextVar[bool] = ContextVar("statedir_cli_wording", default=False)
-_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)")
+_FLAG = r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)"  # compiled on first use: a Python caller's refusal
 # Flags whose method argument has another name (a repeatable flag is a list argument).
 _ARGUMENT_OF_FLAG = {"file": "files", "output": "outputs", "issue": "issues", "upstream": "upstream",
                      "start-run": "start_run()", "query": "query()", "create-evidence": "create_evidence()"}
@@ -108,38 +107,89 @@ def _shown(hint: Any) -> str:
     return text.replace("<class '", "").replace("'>", "")
 
 
+_VARARGS, _VARKEYWORDS = 0x04, 0x08  # inspect.CO_VARARGS, inspect.CO_VARKEYWORDS
+
+
+class _Parameters:
+    """A function's parameters read from its code object, as inspect.signature would give them
+    (inspect, with ast, dis and tokenize, costs a CLI transition more than its own rules)."""
+
+    __slots__ = ("function", "positional", "names", "extra", "optional", "plain", "annotations")
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        while hasattr(function, "__wrapped__"):  # a method under @_reads: its own parameters, as inspect reads them
+            function = function.__wrapped__
+        code = function.__code__
+        self.positional = code.co_varnames[:code.co_argcount]
+        self.names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        varargs = bool(code.co_flags & _VARARGS)
+        # The **name parameter (a research query's **filters), after the named ones and any *args.
+        self.extra = code.co_varnames[len(self.names) + varargs] if code.co_flags & _VARKEYWORDS else None
+        defaults = function.__defaults__ or ()
+        self.optional = frozenset(self.positional[len(self.positional) - len(defaults):]) if defaults else frozenset()
+        self.optional |= frozenset(function.__kwdefaults__ or ())
+        self.plain = not varargs and not code.co_posonlyargcount  # else left to inspect
+        self.annotations: dict[str, Any] = function.__annotations__
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The arguments given, by name in the parameters' order, and those the **name parameter
+        takes; a call that does not fit raises the TypeError inspect.signature's bind() raises."""
+        if self.plain and len(args) <= len(self.positional):
+            given = dict(zip(self.positional, args, strict=False))  # args may stop short
+            rest: dict[str, Any] = {}
+            fits = True
+            for key, value in kwargs.items():
+                if key in given:
+                    fits = False
+                elif key in self.names:
+                    given[key] = value
+                elif self.extra is not None:
+                    rest[key] = value
+                else:
+                    fits = False
+            if fits and all(name in given or name in self.optional for name in self.names):
+                return {name: given[name] for name in self.names if name in given}, rest
+        import inspect  # a call that does not fit (or an unusual signature): inspect's own reading and words
+
+        bound = inspect.signature(self.function).bind(*args, **kwargs)
+        named = dict(bound.arguments)
+        rest = named.pop(self.extra, {}) if self.extra is not None else {}
+        return named, rest
+
+
 def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
-    signature = inspect.signature(function)
+    parameters = _Parameters(function)
 
     @functools.cache
     def hints() -> dict[str, Any]:
         """The parameters' hints; one that names what only type checkers import is not checked."""
         out = {}
-        for name, parameter in signature.parameters.items():
-            annotation = parameter.annotation
+        annotations = parameters.annotations
+        for name in (*parameters.names, *([parameters.extra] if parameters.extra else [])):
+            if name not in annotations:
+                continue
+            annotation = annotations[name]
             if isinstance(annotation, str):
                 try:  # what typing.get_type_hints does, one parameter at a time (this module's own source)
                     annotation = eval(annotation, function.__globals__)  # noqa: S307
                 except NameError:
                     continue
-            if annotation is not inspect.Parameter.empty:
-                out[name] = annotation
+            out[name] = annotation
         return out
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         try:
-            bound = signature.bind(*args, **kwargs)
+            named, rest = parameters.bind(args, kwargs)
         except TypeError as exc:
             raise InvalidValue(f"{function.__name__}(): {exc}") from None
-        for name, value in list(bound.arguments.items())[1:]:  # after self
-            if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:  # **filters: each one
-                for key, item in value.items():
-                    value[key] = _checked(function.__name__, key, item, hints().get(name))
-            else:
-                bound.arguments[name] = _checked(function.__name__, name, value, hints().get(name))
+        for name, value in list(named.items())[1:]:  # after self
+            named[name] = _checked(function.__name__, name, value, hints().get(name))
+        for key, item in rest.items():  # **filters: each one
+            rest[key] = _checked(function.__name__, key, item, hints().get(parameters.extra))
         try:
-            return function(*bound.args, **bound.kwargs)
+            return function(**named, **rest)
         except StatedirError as exc:
             if not CLI_WORDING.get():
                 api_wording(exc)
@@ -158,7 +208,7 @@ def api_wording(exc: StatedirError) -> None:
     if exc.exit_code not in (REFUSED, BAD_INPUT):  # an environment error may quote a git command line
         return
     parts = exc.message.split("`")  # a command quoted whole (`statedir redo R S --reason R`) stays as it is
-    worded = "`".join(part if n % 2 else _FLAG.sub(argument, part) for n, part in enumerate(parts))
+    worded = "`".join(part if n % 2 else re.sub(_FLAG, argument, part) for n, part in enumerate(parts))
     if worded != exc.message:
         exc.message = worded
         exc.args = (worded, *exc.args[1:])
@@ -178,6 +228,6 @@ def _checked(function: str, name: str, value: Any, hint: Any) -> Any:
 def checked(cls: type) -> type:
     """Class decorator: every public method checks its arguments at the edge."""
     for name, member in list(vars(cls).items()):
-        if inspect.isfunction(member) and not name.startswith("_"):
+        if isinstance(member, types.FunctionType) and not name.startswith("_"):
             setattr(cls, name, _wrap(member))
     return cls

@@ -159,12 +159,15 @@ def test_a_transition_and_a_status_line_load_no_typer_nor_any_library_they_do_no
 
 def test_a_transition_loads_only_its_own_action_rules_and_no_rarely_needed_module(repo: Path) -> None:
     """`set` loads neither the other actions' rules nor store creation, nor shutil (copies on rare
-    paths only) and its compression modules: what a CLI transition pays for is its own."""
+    paths only) and its compression modules, nor inspect and dataclasses, hashlib (OpenSSL),
+    subprocess (with threading), datetime, copy or base64: what a CLI transition pays for is its own."""
     statedir.init(repo / "state")
     statedir.open(repo / "state").new("r1", topic="t")
     loaded = _loaded_by(repo, ["set", "r1", "topic", "u", "--reason", "r"])
     assert "statedir.engine.rules" in loaded
     unneeded = {"shutil", "bz2", "lzma", "statedir.store.create", "statedir.store.skeleton",
+                # the standard library a transition does without (see docs/cli-startup.md)
+                "inspect", "dataclasses", "hashlib", "subprocess", "threading", "datetime", "copy", "base64",
                 "statedir.api.caller_inputs", "statedir.engine.submissions", "statedir.engine.stage_graph",
                 "statedir.engine.reset_boundaries",
                 "statedir.engine.adjudication_rules", "statedir.engine.adjudication_contract", "statedir.engine.runs",

@@ -331,19 +331,29 @@ def test_the_index_lock_is_held_only_to_publish_the_index_and_move_head(
     commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
     lock = repo / ".git" / "index.lock"
     steps: list[tuple[str, bool]] = []
-    real_popen, real_update = subprocess.Popen, indexfile.update
+    from statedir.gitops import process
 
-    def popen(args: list[str], *rest: object, **kwargs: object) -> object:  # every git process starts here
+    real_popen, real_run, real_update = subprocess.Popen, process.run, indexfile.update
+
+    def seen(args: list[str]) -> None:
         if args and args[0] == "git":
             command = next(a for a in args[1:] if not a.startswith("-") and "=" not in a)
             steps.append((command, lock.exists()))
+
+    def popen(args: list[str], *rest: object, **kwargs: object) -> object:  # every long-lived git process starts here
+        seen(args)
         return real_popen(args, *rest, **kwargs)  # type: ignore[call-overload]
+
+    def run(args: list[str], *rest: object) -> object:  # ... and every short one here
+        seen(args)
+        return real_run(args, *rest)  # type: ignore[arg-type]
 
     def update(*args: object, **kwargs: object) -> object:
         steps.append(("indexfile", lock.exists()))
         return real_update(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr(process, "run", run)
     monkeypatch.setattr(indexfile, "update", update)
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     sha = commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))

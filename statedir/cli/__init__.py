@@ -13,21 +13,22 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every StatedirError becomes its exit code and one JSON object or stderr line."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # answered before anything else is loaded (argument_checks: typing, pathlib)
+        from statedir import __version__
+
+        print(f"statedir {__version__}")
+        return 0
     from statedir.argument_checks import CLI_WORDING
 
     wording = CLI_WORDING.set(True)  # refusals name the flags (`--topic`), not the API's arguments
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        return _main(args)
     finally:
         CLI_WORDING.reset(wording)
 
 
 def _main(args: list[str]) -> int:
-    if args == ["--version"]:  # answered before typer is loaded
-        from statedir import __version__
-
-        print(f"statedir {__version__}")
-        return 0
     os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
     from statedir.cli import render
 
@@ -146,4 +147,19 @@ def entry() -> None:
     except BrokenPipeError:  # the reader went away (`statedir log | head`): stop quietly, as git does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         code = 141  # 128 + SIGPIPE, the status a shell gives a command its pipe closed
+    if not _LEAVE_TO_PYTHON & sys.modules.keys():
+        # Nothing that needs the interpreter's teardown was loaded (no threads, no atexit work, no
+        # temporary files, no typer): skip it, a module at a time, several ms of a transition.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            code = code or 141
+        os._exit(code)
     sys.exit(code)
+
+
+# Modules whose presence means the process may have threads to wait for, atexit handlers or
+# weakref finalizers to run (temporary directories, log handlers) or open files to flush at exit.
+_LEAVE_TO_PYTHON = frozenset({"threading", "atexit", "weakref", "logging", "tempfile", "multiprocessing",
+                              "concurrent", "asyncio", "typer", "click", "ruamel", "git", "pygit2", "mcp"})

@@ -1,45 +1,62 @@
 """The plain data a transition is decided on, and the change a yes decision describes."""
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
 from typing import Any
 
 from statedir.engine.template import Template
 from statedir.errors import PermissionDenied, RunTerminal
 
 
-@dataclass
-class RunData:
+class _Record:
+    """Equal to a record of its class with equal fields, and shown with them, as a dataclass is
+    (written by hand: dataclasses imports inspect, which a CLI transition should not pay for)."""
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+
+
+class RunData(_Record):
     """One run as plain data: state.yaml, its stages, and the passports of current versions."""
 
-    run_id: str
-    state: dict[str, Any]
-    stages: dict[str, dict[str, Any]]
-    passports: dict[str, dict[str, Any]] = field(default_factory=dict)
-    ledger: list[dict[str, Any]] | None = None
+    def __init__(self, run_id: str, state: dict[str, Any], stages: dict[str, dict[str, Any]],
+                 passports: dict[str, dict[str, Any]] | None = None,
+                 ledger: list[dict[str, Any]] | None = None) -> None:
+        self.run_id = run_id
+        self.state = state
+        self.stages = stages
+        self.passports = {} if passports is None else passports
+        self.ledger = ledger
 
 
-@dataclass
-class Request:
-    action: str
-    actor: str
-    args: dict[str, Any] = field(default_factory=dict)
-    reason: str | None = None
-    request_id: str | None = None  # the transition's own identity (statedir.gitops.request_ids)
+class Request(_Record):
+    def __init__(self, action: str, actor: str, args: dict[str, Any] | None = None, reason: str | None = None,
+                 request_id: str | None = None) -> None:
+        self.action = action
+        self.actor = actor
+        self.args = {} if args is None else args
+        self.reason = reason
+        self.request_id = request_id  # the transition's own identity (statedir.gitops.request_ids)
 
 
-@dataclass
-class Change:
+class Change(_Record):
     """What a transition writes: whole files by kind, log entries to append, and its result."""
 
-    summary: str
-    state: dict[str, Any] | None = None
-    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    passports: dict[str, dict[str, Any]] = field(default_factory=dict)
-    logs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    result: dict[str, Any] = field(default_factory=dict)
-    noop: bool = False  # the request is already true: nothing to write, no commit; summary says why
+    def __init__(self, summary: str, state: dict[str, Any] | None = None,
+                 stages: dict[str, dict[str, Any]] | None = None, passports: dict[str, dict[str, Any]] | None = None,
+                 logs: list[tuple[str, dict[str, Any]]] | None = None, result: dict[str, Any] | None = None,
+                 noop: bool = False) -> None:
+        self.summary = summary
+        self.state = state
+        self.stages = {} if stages is None else stages
+        self.passports = {} if passports is None else passports
+        self.logs = [] if logs is None else logs
+        self.result = {} if result is None else result
+        self.noop = noop  # the request is already true: nothing to write, no commit; summary says why
 
 
 def plain_copy(value: Any) -> Any:
@@ -49,7 +66,11 @@ def plain_copy(value: Any) -> Any:
         return {k: v if type(v) in _SCALARS else plain_copy(v) for k, v in value.items()}
     if type(value) is list:
         return [v if type(v) in _SCALARS else plain_copy(v) for v in value]
-    return value if type(value) in _SCALARS else copy.deepcopy(value)
+    if type(value) in _SCALARS:
+        return value
+    import copy  # what is not plain data: rare
+
+    return copy.deepcopy(value)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -4,7 +4,6 @@ types, material names, version-series labels), stored under `.schemas/<template>
 so an editor completes and flags values offline, and registered for `validate`."""
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
@@ -40,6 +39,8 @@ def _enum(node: dict[str, Any], values: list[Any], what: str) -> None:
 
 
 def _closed_object(node: dict[str, Any], keys: list[str], value: dict[str, Any], what: str) -> None:
+    import copy
+
     node["properties"] = {key: copy.deepcopy(value) for key in keys}
     node["additionalProperties"] = False
     node["description"] = f"{what}: {', '.join(keys)}"
@@ -56,6 +57,8 @@ def _labels(t: Template) -> dict[str, str]:
 
 def compile_schemas(t: Template) -> dict[str, dict[str, Any]]:
     """kind -> the generic schema of that kind narrowed to `t`'s vocabularies."""
+    import copy  # compiling a template's schemas is rare (a new template); a transition only asks scope()
+
     stage_ids = list(t.stage_ids)
     ends = sorted(t.terminal_targets)
     decisions = sorted({v for s in t.stages for v in s.get("decision", {}).get("values", [])})

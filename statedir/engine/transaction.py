@@ -1,8 +1,7 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
 from __future__ import annotations
 
-import dataclasses
-import datetime
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,14 @@ CHAINED = ("reset_boundary",)
 
 
 def utc_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # time, not datetime: one import less
 
 
 def stamped(req: Request) -> Request:
     """The request with an identity of its own (a fresh request id unless it has one)."""
-    return req if req.request_id is not None else dataclasses.replace(req, request_id=request_ids.new())
+    if req.request_id is not None:
+        return req
+    return Request(req.action, req.actor, req.args, req.reason, request_ids.new())
 
 
 def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:

@@ -4,7 +4,6 @@ A run's files are checked against its template's compiled schemas (so a value th
 does not know is an error) and then against each other (statedir.engine.template_crossfile)."""
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -185,7 +184,7 @@ def _at_line(problem: Problem) -> Problem:
     """A template's problems name their line in the message too (templates are written by hand)."""
     if problem.line is None or problem.message.startswith("line "):
         return problem
-    return dataclasses.replace(problem, message=f"line {problem.line}: {problem.message}")
+    return problem.replaced(message=f"line {problem.line}: {problem.message}")
 
 
 def _template_meaning(raw: bytes, shown: str, quote: bool) -> list[Problem]:
@@ -268,7 +267,7 @@ def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCac
     for run_id in touched:
         if run_id not in failed:
             later += runs.cross_file(run_id)
-    return problems + [dataclasses.replace(p, file=display(p.file)) for p in later]
+    return problems + [p.replaced(file=display(p.file)) for p in later]
 
 
 def files(paths: list[Path], forced: str | None = None, *, skip_outside: bool = False) -> list[Problem]:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +49,42 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 
-@dataclass(frozen=True)
 class Problem:
-    """One validation failure: where (file, JSON path, line when known) and what."""
+    """One validation failure: where (file, JSON path, line when known) and what. Immutable, equal
+    and hashed by its fields, as a frozen dataclass (dataclasses imports inspect: a CLI transition
+    would pay for it)."""
 
+    __slots__ = ("file", "path", "message", "line")
     file: str
     path: str
     message: str
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, file: str, path: str, message: str, line: int | None = None) -> None:
+        for name, value in (("file", file), ("path", path), ("message", message), ("line", line)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[str, str, str, int | None]:
+        return (self.file, self.path, self.message, self.line)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if other.__class__ is self.__class__ else NotImplemented  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Problem(file={self.file!r}, path={self.path!r}, message={self.message!r}, line={self.line!r})"
+
+    def replaced(self, **changes: Any) -> Problem:
+        """A copy with `changes` (field -> value)."""
+        return Problem(**{"file": self.file, "path": self.path, "message": self.message, "line": self.line, **changes})
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "path": self.path, "message": self.message}

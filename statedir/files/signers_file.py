@@ -6,11 +6,7 @@ actor is the principal, the namespace is git's).
 """
 from __future__ import annotations
 
-import base64
 import binascii
-import hashlib
-import struct
-from dataclasses import dataclass, field
 from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue
@@ -21,11 +17,17 @@ KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp3
              "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
 
 
-@dataclass
 class Signers:
     """The parsed file: entries of {actor, key[, comment]}, keys as `type base64`."""
 
-    entries: list[dict[str, str]] = field(default_factory=list)
+    def __init__(self, entries: list[dict[str, str]] | None = None) -> None:
+        self.entries = [] if entries is None else entries
+
+    def __eq__(self, other: object) -> bool:  # as a dataclass (whose import pulls in inspect) would be
+        return self.entries == other.entries if other.__class__ is Signers else NotImplemented  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"Signers(entries={self.entries!r})"
 
     @classmethod
     def of(cls, data: Any) -> Signers:
@@ -95,6 +97,8 @@ def public_key(text: str) -> tuple[str, str]:
     if len(parts) < 2 or parts[0] not in KEY_TYPES:
         raise InvalidValue(f"not an SSH public key (expected one line like 'ssh-ed25519 AAAA... comment'; "
                            f"types: {', '.join(KEY_TYPES)})")
+    import base64  # base64, hashlib and struct: only where a key is read (a store may bind no actor)
+
     try:
         blob = base64.b64decode(parts[1], validate=True)
     except (binascii.Error, ValueError):
@@ -106,12 +110,17 @@ def public_key(text: str) -> tuple[str, str]:
 
 def key_of_blob(blob: bytes) -> str:
     """`type base64` of a public key's wire blob."""
+    import base64
+
     kind = _string(blob, 0)[0].decode("ascii", "replace")
     return f"{kind} {base64.b64encode(blob).decode()}"
 
 
 def fingerprint(key: str) -> str:
     """ssh-keygen's SHA256 fingerprint of a `type base64` key."""
+    import base64
+    import hashlib
+
     blob = base64.b64decode(key.split()[1])
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
@@ -120,7 +129,7 @@ def _string(data: bytes, pos: int) -> tuple[bytes, int]:
     """One SSH wire-format string at `pos`: (its bytes, the position after it)."""
     if pos + 4 > len(data):
         raise InvalidValue("truncated SSH data")
-    (size,) = struct.unpack(">I", data[pos:pos + 4])
+    size = int.from_bytes(data[pos:pos + 4], "big")  # struct's ">I"
     if pos + 4 + size > len(data):
         raise InvalidValue("truncated SSH data")
     return data[pos + 4:pos + 4 + size], pos + 4 + size
@@ -133,6 +142,8 @@ def signature_key(armored: bytes) -> str:
     lines = armored.strip().splitlines()
     if not lines or lines[0].strip() != b"-----BEGIN SSH SIGNATURE-----":
         raise InvalidValue("not an SSH signature")
+    import base64
+
     try:
         blob = base64.b64decode(b"".join(line.strip() for line in lines[1:-1]), validate=True)
     except (binascii.Error, ValueError):

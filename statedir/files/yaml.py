@@ -8,7 +8,6 @@ round-trip dumper.
 """
 from __future__ import annotations
 
-import datetime
 import functools
 import io
 import re
@@ -28,13 +27,14 @@ _PLAIN_TAGS = frozenset(
 )
 
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+# Patterns below are compiled on first use (re caches them): a command that never meets the case pays nothing.
+_UNSAFE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]"
 
 
 def _represent_str(representer: Any, value: str) -> Any:
     # Characters YAML folds or drops in plain and single-quoted scalars round-trip only
     # when escaped, so such strings are written double-quoted.
-    style = '"' if _UNSAFE.search(value) else None
+    style = '"' if re.search(_UNSAFE, value) else None
     return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -102,8 +102,8 @@ def check_depth(data: Any, name: str) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-_QUOTED_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|(?:^|(?<=\s))#[^\n]*", re.M)
-_BRACKET = re.compile(r"[\[\]{}]")
+_QUOTED_OR_COMMENT = r"(?m)'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|(?:^|(?<=\s))#[^\n]*"
+_BRACKET = r"[\[\]{}]"
 
 
 def _flow_depth_ok(text: str) -> bool:
@@ -111,19 +111,19 @@ def _flow_depth_ok(text: str) -> bool:
     if "[" * 8 not in text.replace(" ", "") and text.count("[") + text.count("{") <= MAX_DEPTH:
         return True
     depth = 0
-    for match in _BRACKET.finditer(_QUOTED_OR_COMMENT.sub("", text)):
+    for match in re.finditer(_BRACKET, re.sub(_QUOTED_OR_COMMENT, "", text)):
         depth += 1 if match.group() in "[{" else -1
         if depth > MAX_DEPTH:
             return False
     return True
 
 
-_CONFLICT = re.compile(r"^<{7} .*$(?s:.*?)^>{7}(?: |$)", re.M)
+_CONFLICT = r"(?m)^<{7} .*$(?s:.*?)^>{7}(?: |$)"
 
 
 def _check_unresolved(text: str, name: str) -> None:
     """A file git left with conflict markers is an unresolved merge, not a YAML syntax error."""
-    match = _CONFLICT.search(text)
+    match = re.search(_CONFLICT, text)
     if match:
         line = text.count("\n", 0, match.start()) + 1
         raise UnresolvedMerge(f"unresolved merge of {name} (git's conflict markers from line {line}): keep the "
@@ -185,12 +185,16 @@ def to_plain(data: Any) -> Any:
         return [to_plain(v) for v in data]
     if isinstance(data, bool) or data is None:
         return data
-    if isinstance(data, (datetime.datetime, datetime.date)):
-        return data.isoformat().replace("+00:00", "Z")
+    if isinstance(data, str):
+        return str(data)
     if isinstance(data, int):
         return int(data)
     if isinstance(data, float):
         return float(data)
+    import datetime  # ruamel's timestamps (statedir's own reader makes strings): datetime only where they can be
+
+    if isinstance(data, (datetime.datetime, datetime.date)):
+        return data.isoformat().replace("+00:00", "Z")
     return str(data)
 
 

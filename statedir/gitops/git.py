@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError
-from statedir.gitops import request_ids
+from statedir.gitops import process, request_ids
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
 REQUEST_TRAILER = "Statedir-Request"  # what was asked, as compact JSON: {"at", "args", "reason"}
@@ -43,7 +42,7 @@ def environment(extra: dict[str, str] | None) -> dict[str, str]:
 
 
 def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None,
-        check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        check: bool = True) -> process.Completed:
     """Run one git command in `worktree`; a failure is GIT_ERROR with git's own words.
 
     A command that finds a lock of git's taken (the user's own git is writing the index or
@@ -55,8 +54,7 @@ def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: by
     delay = 0.01
     while True:
         try:
-            proc = subprocess.run(["git", *QUIET, *args], cwd=worktree, input=stdin, capture_output=True,
-                                  env=environment(env), check=False)
+            proc = process.run(["git", *QUIET, *args], str(worktree), environment(env), stdin)
         except OSError as exc:
             raise GitError(f"cannot run git: {exc.strerror}") from None
         contended = proc.returncode != 0 and b".lock': File exists" in proc.stderr

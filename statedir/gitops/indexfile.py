@@ -14,19 +14,20 @@ Format: Documentation/gitformat-index.txt in git's sources.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import struct
 import zlib
 from pathlib import Path
 
+from statedir.gitops.object_ids import hashed
+
 # Entries are kept from here on; TREE, UNTR, FSMN, EOIE and IEOT describe entries by position
 # or by the trees over them, so they are dropped (git rebuilds them); any other optional one
 # (upper-case signature, e.g. REUC, keyed by path) is kept as it was.
 _DROPPED = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
 _STAT = struct.Struct(">10I")
-_ALGORITHMS = {20: hashlib.sha1, 32: hashlib.sha256}
+_WIDTHS = (20, 32)  # bytes of an object id: SHA-1, SHA-256
 _EXTENDED = 0x4000
 _STAGE = 0x3000
 
@@ -39,7 +40,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     index or these paths need git itself. A path in `known` has that blob already (as git
     made it, through any filter): its file is not read again."""
     common = _common(gitdir)  # a linked work tree (a store on a branch of its own) shares objects and config
-    if width not in _ALGORITHMS or _shared(common) or not _owned(common, worktree):
+    if width not in _WIDTHS or _shared(common) or not _owned(common, worktree):
         return None
     try:
         raw = index.read_bytes()
@@ -79,7 +80,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
         out += body + name + b"\0" * (8 - size % 8)  # 1 to 8 NULs: the entry ends on 8 bytes
     for signature, data in extensions:
         out += signature + struct.pack(">I", len(data)) + data
-    out += _ALGORITHMS[width](out).digest()
+    out += hashed(out, width).digest()
     tmp = index.with_name(f"{index.name}.{os.getpid()}.tmp")
     tmp.write_bytes(out)
     os.replace(tmp, index)
@@ -89,8 +90,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
 def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]] | None:
     """(version, [(path, entry bytes without its name)], kept extensions), or None when this
     index is not one to patch here: another version, conflicts, flags, a required extension."""
-    algorithm = _ALGORITHMS[width]
-    if len(raw) < 12 + width or raw[:4] != b"DIRC" or algorithm(raw[:-width]).digest() != raw[-width:]:
+    if len(raw) < 12 + width or raw[:4] != b"DIRC" or hashed(raw[:-width], width).digest() != raw[-width:]:
         return None
     version, count = struct.unpack(">II", raw[4:12])
     if version not in (2, 3):
@@ -123,7 +123,7 @@ def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list
 def _write_object(gitdir: Path, data: bytes, width: int) -> bytes:
     """Store `data` as a loose blob (unless there) and return its binary id."""
     body = b"blob %d\0" % len(data) + data
-    oid = _ALGORITHMS[width](body).digest()
+    oid = hashed(body, width).digest()
     hexid = oid.hex()
     target = gitdir / "objects" / hexid[:2] / hexid[2:]
     if not target.exists():

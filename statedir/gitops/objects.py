@@ -2,14 +2,17 @@
 any commit, with nothing checked out and neither the index nor HEAD touched."""
 from __future__ import annotations
 
-import datetime
 import re
-import subprocess
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from statedir.errors import GitError, InvalidValue
 from statedir.gitops import git
+
+if TYPE_CHECKING:
+    import datetime
+    import subprocess
 
 # One tree entry: mode, name, NUL, the raw object id (20 bytes for SHA-1, 32 for SHA-256).
 _ENTRY = {width: re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL) for width in (20, 32)}
@@ -30,6 +33,8 @@ class Objects:
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
+            import subprocess  # a long-lived reader's process; a transition's git is statedir.gitops.process
+
             try:
                 self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.worktree,
                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -131,5 +136,7 @@ def commit_time(objs: Objects, sha: str) -> datetime.datetime:
         for line in found[2].split(b"\n\n", 1)[0].splitlines():
             if line.startswith(b"committer "):
                 stamp = int(line.rsplit(b" ", 2)[1])
+                import datetime  # a commit's time is asked for rarely; a transition never asks
+
                 return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
     raise GitError(f"cannot read commit {sha}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,6 +28,8 @@ class Plumbing:
     @contextlib.contextmanager
     def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
         """`git mktree --batch` (which sorts and checks each listing): one tree per call."""
+        import subprocess  # a large repository's commit only: a transition's git is statedir.gitops.process
+
         proc = subprocess.Popen(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], cwd=self.worktree,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=environment(None))

@@ -8,9 +8,9 @@ entries by id keeps each side's entries in the order that side wrote them.
 """
 from __future__ import annotations
 
+import _thread
 import os
 import re
-import threading
 import time
 
 TRAILER = "Statedir-Request-Id"
@@ -18,7 +18,7 @@ PATTERN = "^[0-9A-HJKMNP-TV-Z]{26}$"
 ID_RE = re.compile(PATTERN)
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RANDOM_BITS = 80
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading.Lock itself, without importing threading
 _last = (0, 0)  # (milliseconds, random part) of the last id this process made
 
 

@@ -9,15 +9,13 @@ own `user.signingKey` where `gpg.format` is ssh.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 from pathlib import Path
 
 from statedir.errors import InvalidValue, MissingDependency, SigningKeyMismatch, SigningKeyMissing
 from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
-from statedir.gitops import git
+from statedir.gitops import git, object_ids
 from statedir.store import last_commit
 from statedir.store.disk import Store
 
@@ -27,8 +25,7 @@ HOW = (f"set {ENV} to your private key's path (or to key::<public key> with the 
 
 
 def _blob_id(data: bytes, width: int) -> str:
-    hasher = hashlib.sha1 if width == 40 else hashlib.sha256
-    return hasher(b"blob %d\0" % len(data) + data).hexdigest()
+    return object_ids.blob_id(data, 20 if width == 40 else 32)  # width: of a hex id
 
 
 def at_head(store: Store, head: str | None) -> Signers | None:
@@ -136,6 +133,8 @@ def public_of(spec: str, source: str = ENV) -> str:
     pub = path.with_name(path.name + ".pub")
     if pub.is_file():
         return _public(pub.read_text(errors="replace"), source)
+    import subprocess  # a passphrase-less private key named alone: rare
+
     proc = subprocess.run(["ssh-keygen", "-y", "-P", "", "-f", str(path)], capture_output=True,
                           stdin=subprocess.DEVNULL, check=False)
     if proc.returncode != 0:

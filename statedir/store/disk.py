@@ -35,13 +35,11 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 def check_timeout(value: object, name: str = "lock timeout") -> float:
     """A lock timeout in seconds: a finite number from 0 to a day (nan would wait forever)."""
-    import math
-
     try:
         seconds = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise InvalidValue(f"{name} {value!r} is not a number of seconds", value=str(value)) from None
-    if not math.isfinite(seconds) or not 0 <= seconds <= 86400:
+    if not 0 <= seconds <= 86400:  # false for nan and the infinities too (no math import)
         raise InvalidValue(f"{name} {value!r} must be a number of seconds from 0 to 86400", value=str(value))
     return seconds
 

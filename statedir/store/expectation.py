@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from statedir.errors import GitError, HeadMoved, InvalidValue
-from statedir.gitops import git, objects
+from statedir.gitops import git
 
 if TYPE_CHECKING:
     from statedir.store.disk import Store
@@ -48,6 +48,8 @@ def _ids(store: Store, rev: str, head: str, path: str) -> tuple[str, str | None,
             return store.objects.ids_at(rev, head, path)
         except GitError:
             pass  # git reads revisions libgit2 does not (or says why it cannot)
+    from statedir.gitops import objects  # asked only where the caller gave `expect`
+
     return objects.ids_at(store.worktree, rev, head, path)
 
 

@@ -8,18 +8,16 @@ inferred from a git command failing, and the journal goes only once recovery has
 """
 from __future__ import annotations
 
-import base64
+import binascii
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from statedir import faults
 from statedir.errors import CorruptStore, GitError, UncommittedEdit, WriteFailed
-from statedir.gitops import git, index_lock
+from statedir.gitops import git, index_lock, object_ids
 from statedir.store import last_commit
 
 if TYPE_CHECKING:  # the store calls recover() when it takes its lock
@@ -28,12 +26,18 @@ if TYPE_CHECKING:  # the store calls recover() when it takes its lock
 JOURNAL = ".statedir.txn"
 
 
-@dataclass
 class Before:
     """The touched files as they were: whole files' bytes (None: absent) and logs' lengths."""
 
-    files: dict[str, bytes | None] = field(default_factory=dict)
-    logs: dict[str, int | None] = field(default_factory=dict)
+    def __init__(self, files: dict[str, bytes | None] | None = None, logs: dict[str, int | None] | None = None) -> None:
+        self.files: dict[str, bytes | None] = {} if files is None else files
+        self.logs: dict[str, int | None] = {} if logs is None else logs
+
+    def __eq__(self, other: object) -> bool:
+        return vars(self) == vars(other) if other.__class__ is Before else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Before(files={self.files!r}, logs={self.logs!r})"
 
     def rels(self) -> list[str]:
         return sorted({*self.files, *self.logs})
@@ -55,8 +59,7 @@ def before(store: Store, rewritten: Iterable[str], appended: Iterable[str]) -> B
 
 
 def _blob_id(data: bytes, width: int) -> str:
-    algorithm = hashlib.sha256 if width == 64 else hashlib.sha1
-    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+    return object_ids.blob_id(data, 32 if width == 64 else 20)  # width: of a hex id
 
 
 def require_committed(store: Store, saved: Before, head: str | None) -> None:
@@ -109,7 +112,7 @@ def committed_paths(store: Store, saved: Before, writes: Mapping[str, bytes], re
 def begin(store: Store, saved: Before, head: str | None, message: str) -> None:
     """Save the journal (atomically, synced) before the first file is touched."""
     record = {"head": head, "message": message, "index": git.index_identity(store.worktree),
-              "files": {rel: None if data is None else base64.b64encode(data).decode()
+              "files": {rel: None if data is None else binascii.b2a_base64(data, newline=False).decode()  # b64encode
                         for rel, data in saved.files.items()},
               "logs": saved.logs}
     store.write_atomic(JOURNAL, json.dumps(record).encode())
@@ -124,6 +127,8 @@ def _read(store: Store) -> dict[str, Any] | None:
     raw = store.read_bytes(JOURNAL)
     if raw is None:
         return None
+    import base64  # a journal is read back only after a writer died
+
     try:
         record = json.loads(raw)
         files = {rel: None if b64 is None else base64.b64decode(b64, validate=True)

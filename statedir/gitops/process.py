@@ -1,0 +1,124 @@
+"""One short git process, run as `subprocess.run(capture_output=True)` runs it, without
+importing subprocess: that import (with signal, threading, selectors and locale) costs about
+6 ms, nearly what a small repository's whole `git commit` takes, on every CLI transition.
+
+The child is started by `os.posix_spawnp` with SIGPIPE and SIGXFSZ back at their defaults (as
+subprocess's restore_signals does), stdout and stderr captured, stdin a pipe fed `input` where
+there is input and else the caller's; where the caller's own standard streams are closed (a pipe
+could land on them), subprocess does it instead. Its working directory is given to git as `-C`.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import stat
+
+try:  # the signal numbers from the builtin module: `signal` builds enums at import
+    from _signal import SIGKILL, SIGPIPE, SIGXFSZ
+except ImportError:  # pragma: no cover - other Pythons
+    from signal import SIGKILL, SIGPIPE, SIGXFSZ
+
+_CHUNK = 1 << 16
+_PIPE_BUF = getattr(select, "PIPE_BUF", 512)  # what a pipe takes whole once poll says it is writable
+
+
+class Completed:
+    """What subprocess.CompletedProcess holds: the command, its exit status and its output."""
+
+    __slots__ = ("args", "returncode", "stdout", "stderr")
+
+    def __init__(self, args: list[str], returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.args = args
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __repr__(self) -> str:
+        return f"Completed(args={self.args!r}, returncode={self.returncode!r})"
+
+
+def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> Completed:
+    """Run `args` (a git command line: `git`, then its arguments) in `cwd`; OSError where it
+    cannot be started (no git on PATH, no such directory)."""
+    if not stat.S_ISDIR(os.stat(cwd).st_mode):  # the error subprocess's chdir would raise
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cwd)
+    pipes = [os.pipe(), os.pipe(), *([os.pipe()] if input is not None else [])]
+    if any(fd < 3 for pipe in pipes for fd in pipe):  # a standard stream of ours is closed
+        for pipe in pipes:
+            os.close(pipe[0])
+            os.close(pipe[1])
+        return _by_subprocess(args, cwd, env, input)
+    (out_r, out_w), (err_r, err_w), *feed = pipes
+    in_r, in_w = feed[0] if feed else (None, None)
+    actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    if in_r is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
+    command = [args[0], "-C", cwd, *args[1:]]
+    try:
+        pid = os.posix_spawnp(command[0], command, env, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
+    except BaseException:
+        for fd in (out_r, err_r, in_w):
+            if fd is not None:
+                os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w, in_r):
+            if fd is not None:
+                os.close(fd)
+    try:
+        stdout, stderr = _communicate(out_r, err_r, in_w, input or b"")
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # ^C while git runs: it goes too, as with subprocess.run
+        with contextlib.suppress(OSError):
+            os.kill(pid, SIGKILL)
+            os.waitpid(pid, 0)
+        raise
+    return Completed(args, os.waitstatus_to_exitcode(status), stdout, stderr)
+
+
+def _communicate(out_r: int, err_r: int, in_w: int | None, data: bytes) -> tuple[bytes, bytes]:
+    """Feed `data` to `in_w` while reading `out_r` and `err_r` to their ends; every fd closed after."""
+    outputs: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    reading = {out_r, err_r}
+    poller = select.poll()
+    for fd in reading:
+        poller.register(fd, select.POLLIN)
+    if in_w is not None and not data:
+        os.close(in_w)
+        in_w = None
+    if in_w is not None:
+        poller.register(in_w, select.POLLOUT)
+    sent = 0
+    try:
+        while reading or in_w is not None:
+            for fd, _ in poller.poll():
+                if fd == in_w:
+                    try:
+                        sent += os.write(in_w, data[sent:sent + _PIPE_BUF])  # never blocks after POLLOUT
+                    except BrokenPipeError:  # git stopped reading (it failed): its reason is on stderr
+                        sent = len(data)
+                    if sent >= len(data):
+                        poller.unregister(in_w)
+                        os.close(in_w)
+                        in_w = None
+                    continue
+                chunk = os.read(fd, _CHUNK)
+                if chunk:
+                    outputs[fd].append(chunk)
+                else:
+                    poller.unregister(fd)
+                    os.close(fd)
+                    reading.discard(fd)
+    finally:
+        for fd in (*reading, *([in_w] if in_w is not None else [])):
+            os.close(fd)
+    return b"".join(outputs[out_r]), b"".join(outputs[err_r])
+
+
+def _by_subprocess(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> Completed:
+    import subprocess
+
+    proc = subprocess.run(args, cwd=cwd, input=input, capture_output=True, env=env, check=False)
+    return Completed(args, proc.returncode, proc.stdout, proc.stderr)
