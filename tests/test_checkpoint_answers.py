@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import call
 
 import statedir
@@ -52,6 +53,7 @@ def test_the_user_answer_replays_and_older_entries_stay_valid(sd: api.StateDir, 
     assert result["clean"], result["findings"]
 
 
+@pytest.mark.slow  # a whole run to its last checkpoint
 def test_confirm_and_stage_completed_at_the_terminal_acknowledgement_are_one_refusal(sd: api.StateDir,
                                                                                      repo: Path) -> None:
     """Stage 6 in progress awaits `confirm --response done`: `confirm` without a response and

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import cli, cli_json
 
 from statedir import api
@@ -34,6 +35,7 @@ def _complete(words: str, cwd: Path, **env: str) -> list[str]:
     return proc.stdout.split()
 
 
+@pytest.mark.slow  # shell completion read through the CLI, a process a word
 def test_run_ids_stage_ids_and_statuses_complete_from_the_store(sd: api.StateDir, repo: Path) -> None:
     sd.new("paper-1", topic="t")
     sd.new("paper-2", topic="t")

@@ -75,6 +75,7 @@ def test_random_values_agree(name: str, value: object) -> None:
     assert compiled(name)(value) == official(name).is_valid(value)
 
 
+@pytest.mark.slow  # near misses of every shipped document, both validators
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_near_misses_of_real_documents_agree(data: st.DataObject) -> None:

@@ -97,6 +97,7 @@ def test_at_a_mandatory_checkpoint_confirm_needs_an_explicit_answer(sd: api.Stat
     assert "statedir confirm r1 --response continue|review" in text and "-> stage 3, running" in text
 
 
+@pytest.mark.slow  # a whole run to its last checkpoint
 def test_after_a_pass_with_an_open_issue_final_integrity_is_checked_again(repo: Path,
                                                                           at_final_integrity: api.StateDir) -> None:
     """The dead end of the issue: PASS_WITH_NOTES with an open issue (or PASS with 2 found, 1

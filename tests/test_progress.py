@@ -5,6 +5,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from conftest import cli, on_terminal
 
 from statedir import api
@@ -19,6 +20,7 @@ def many_files(sd: api.StateDir) -> int:
     return count
 
 
+@pytest.mark.slow  # ten runs made first, then a pseudo-terminal
 def test_a_bar_on_a_terminal_and_stdout_untouched(sd: api.StateDir, repo: Path) -> None:
     count = many_files(sd)
     proc, text = on_terminal(["validate", "--json"], repo, "stderr")
@@ -27,6 +29,7 @@ def test_a_bar_on_a_terminal_and_stdout_untouched(sd: api.StateDir, repo: Path) 
     assert text.endswith("\r\x1b[K")  # the line is cleared at the end
 
 
+@pytest.mark.slow  # ten runs made first, enough files for a progress bar
 def test_no_bar_when_stderr_is_not_a_terminal(sd: api.StateDir, repo: Path) -> None:
     many_files(sd)
     proc = cli("validate", cwd=repo)

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import cli
 
 from statedir import api
@@ -29,6 +30,7 @@ def gate_taken(root: Path) -> bool:
     return False
 
 
+@pytest.mark.slow  # timed waits on the store lock
 def test_a_reader_arriving_while_a_writer_waits_goes_after_it(sd: api.StateDir, repo: Path) -> None:
     sd.new("p1", topic="before")
     store = repo / "state"

@@ -68,6 +68,7 @@ def test_the_action_vocabulary_is_what_the_engine_handles() -> None:
     assert set(template_meaning.ACTIONS) == {*HANDLERS, "new", "rollback"}  # rollback: statedir.history
 
 
+@pytest.mark.slow  # a template's versions through the store's history
 def test_a_stored_template_evolves_by_version_and_runs_keep_theirs(sd: api.StateDir, repo: Path) -> None:
     v1 = template(repo, name="v1.yaml")
     assert cli("new", "a", "--topic", "t", "--template", str(v1), cwd=repo).returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, cli, cli_json
 
 import statedir
@@ -16,6 +17,7 @@ def _mine(repo: Path) -> Path:
     return repo / "my.yaml"
 
 
+@pytest.mark.slow  # a template's versions through the store's history
 def test_an_in_place_edit_with_a_bumped_version_keeps_old_runs_on_theirs(repo: Path) -> None:
     sd = statedir.open(statedir.init(repo / "state")["store"])
     sd.new("r1", template=str(_mine(repo)))

@@ -106,6 +106,7 @@ def test_init_and_clear_print_the_session_file(repo: Path, store: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == f"cleared {path}\n" and not path.exists()
 
 
+@pytest.mark.slow  # the seed's own example, as written
 def test_the_seed_usage_example_runs_unchanged(repo: Path, store: Path) -> None:
     """The seed's Usage section with `bash scripts/pipeline-state.sh` replaced by `statedir bus`."""
     script = f"""set -euo pipefail

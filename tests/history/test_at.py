@@ -26,6 +26,7 @@ def test_show_at_every_commit_of_a_long_run_equals_what_show_printed_then(sd: ap
     assert snapshot(repo) == before
 
 
+@pytest.mark.slow  # drives a run through a dozen transitions first, each a commit
 def test_get_at_reads_one_value_then(sd: api.StateDir, repo: Path) -> None:
     seen = drive(sd, repo / "draft.md", 12)
     assert sd.get("p1", "stages.2.5.status", at=seen[10][0]) == "in_progress"
@@ -54,6 +55,7 @@ def test_a_template_is_read_as_the_store_held_it_then(sd: api.StateDir, repo: Pa
     assert status == 3 and out["error"]["code"] == "CORRUPT_STORE"
 
 
+@pytest.mark.slow  # drives a run through a dozen transitions first, each a commit
 def test_bad_revisions_are_bad_input_and_change_nothing(sd: api.StateDir, repo: Path) -> None:
     drive(sd, repo / "draft.md", 3)
     before = snapshot(repo)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import cli, cli_json, snapshot
 
 from statedir import api
@@ -25,6 +26,7 @@ def test_diff_between_two_commits_in_dotted_paths(sd: api.StateDir, repo: Path) 
     assert snapshot(repo) == before
 
 
+@pytest.mark.slow  # drives a run through a dozen transitions first, each a commit
 def test_diff_to_now_and_for_people(sd: api.StateDir, repo: Path) -> None:
     seen = drive(sd, repo / "draft.md", 6)
     result = sd.diff("p1", seen[4][0])

@@ -76,6 +76,7 @@ def test_bad_filters_are_bad_input(sd: api.StateDir, repo: Path) -> None:
     assert cli_json("log", "../x", cwd=repo)[1]["error"]["code"] == "INVALID_ID"
 
 
+@pytest.mark.slow  # drives a run through a dozen transitions first, each a commit
 def test_pages_cover_the_log_once_whatever_is_committed_between_them(sd: api.StateDir, repo: Path) -> None:
     """A cursor names the commit the first page was read at and how many entries came before:
     every entry once, in order, with commits made between pages (and a merge's other side) unseen."""
@@ -95,6 +96,7 @@ def test_pages_cover_the_log_once_whatever_is_committed_between_them(sd: api.Sta
     assert last["next_cursor"] is None and last["entries"] == sd.log()
 
 
+@pytest.mark.slow  # drives a run through a dozen transitions first, each a commit
 def test_a_cursor_the_log_did_not_give_is_bad_input_and_the_text_log_names_the_next(
         sd: api.StateDir, repo: Path) -> None:
     drive(sd, repo / "draft.md", 3)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import cli, cli_json, segment, snapshot
 
 from statedir import api
 from tests.history.helpers import drive, git
 
 
+@pytest.mark.slow  # drives a run through a dozen transitions first, each a commit
 def test_rollback_restores_state_and_stages_and_keeps_history(sd: api.StateDir, repo: Path) -> None:
     seen = drive(sd, repo / "draft.md", 13)  # through the confirm after stage 2.5
     target, printed = seen[6]  # stage 2 completed, checkpoint open

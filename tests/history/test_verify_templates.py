@@ -38,6 +38,7 @@ def amend(repo: Path, files: dict[str, bytes]) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+@pytest.mark.slow  # a template's versions through the store's history
 def test_stored_template_versions_verify_clean(sd: api.StateDir, repo: Path) -> None:
     v1 = own(repo.parent, "v1.yaml")
     v2 = own(repo.parent, "v2.yaml", ("version: '1'", "version: '2'"), ("title: Linear Pipeline", "title: Mine"))

@@ -49,6 +49,7 @@ def test_tools_are_listed_with_schemas_and_read_only_annotations(store: Path, mo
     anyio.run(main)
 
 
+@pytest.mark.slow  # every tool's result against the CLI's, a CLI process each
 def test_results_are_the_json_the_cli_prints(store: Path, repo: Path) -> None:
     async def main() -> None:
         async with agent(store) as a:

@@ -204,6 +204,7 @@ def test_head_is_read_from_packed_refs_after_gc(ledger: Ledger, store: Path) -> 
 
 
 # --- the index answers what a commit holds, and nothing else -------------------------------------------
+@pytest.mark.slow  # a second checkout of the repository
 def test_a_file_no_commit_holds_is_never_answered(repo: Path) -> None:
     """A reset --soft leaves the work tree ahead of HEAD; a reset --hard then removes the file.
     The index reads blobs of the commits it reflects, so no query, no dedup hint and no
@@ -222,6 +223,7 @@ def test_a_file_no_commit_holds_is_never_answered(repo: Path) -> None:
     assert research("--validate", cwd=store)[1] == {"violations": [], "clean": True}
 
 
+@pytest.mark.slow  # a second checkout of the repository
 def test_a_read_only_checkout_answers_from_its_files(repo: Path) -> None:
     """Nothing can be written there: not the index's folder, not a stale index, not a damaged
     one. Queries answer from HEAD's files all the same, and no index is thrown away."""

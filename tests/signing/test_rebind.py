@@ -72,6 +72,7 @@ def rebind(repo: Path, keys: dict[str, Path]) -> list[str]:
     return shas
 
 
+@pytest.mark.slow  # signs commits with ssh-keygen and verifies every signature
 def test_statedir_refuses_a_rebind_by_another_actors_key(sd: api.StateDir, repo: Path, keys: dict[str, Path]) -> None:
     bind(repo, keys)
     for op, key in (("add", keys["mallory"]), ("remove", keys["alice"])):
@@ -83,6 +84,7 @@ def test_statedir_refuses_a_rebind_by_another_actors_key(sd: api.StateDir, repo:
     assert sd.verify()["clean"]
 
 
+@pytest.mark.slow  # signs commits with ssh-keygen and verifies every signature
 def test_verify_reports_a_rebind_and_what_was_signed_under_it(sd: api.StateDir, repo: Path,
                                                               keys: dict[str, Path]) -> None:
     bind(repo, keys)

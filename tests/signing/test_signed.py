@@ -100,6 +100,7 @@ def resign(repo: Path, key: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+@pytest.mark.slow  # signs commits with ssh-keygen and verifies every signature
 def test_bound_actor_signed_verifies_clean(bound: api.StateDir, repo: Path, keys: dict[str, Path]) -> None:
     proc = cli("new", "p1", "--topic", "signed", cwd=repo, env=as_(keys["alice"]))
     assert proc.returncode == 0, proc.stderr
@@ -363,6 +364,7 @@ def test_unbound_actors_pay_nothing_for_signing(bound: api.StateDir, repo: Path)
     assert reads == [1, 0, 0]
 
 
+@pytest.mark.slow  # signs commits with ssh-keygen and verifies every signature
 def test_a_merge_of_signed_branches_verifies_clean(bound: api.StateDir, repo: Path, keys: dict[str, Path],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATEDIR_SIGNING_KEY", str(keys["alice"]))
