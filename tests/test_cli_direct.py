@@ -82,14 +82,13 @@ def _function(name: str) -> Any:
     return registry.SUBCOMMANDS[group][word] if word else registry.COMMANDS[name][0]
 
 
-@pytest.mark.parametrize("name", COMMANDS + SIGNERS)
-def test_what_direct_reads_typer_reads_alike(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    function = _function(name)
-    if direct._specs(function) is None:
-        pytest.skip(f"{name} is always read by typer")
-    rng = random.Random(name)
+def _read_alike(function: Any, seed: str, count: int, monkeypatch: pytest.MonkeyPatch, cls: Any = None) -> int:
+    """Direct and typer (with the command class `cls`) over `count` generated argv, the environment
+    set or empty in a third of them: wherever direct reads a call, typer reads the same. How many
+    direct read."""
+    rng = random.Random(seed)
     read = 0
-    for n, argv in enumerate(_argvs(function, rng, 60)):
+    for n, argv in enumerate(_argvs(function, rng, count)):
         for var in ("STATEDIR_STORE", "STATEDIR_ACTOR"):  # from the environment too, set or empty
             if n % 3 == 0:
                 monkeypatch.setenv(var, rng.choice(["", "some/where", "observer"]))
@@ -99,10 +98,18 @@ def test_what_direct_reads_typer_reads_alike(name: str, monkeypatch: pytest.Monk
         if ours is None:
             continue
         read += 1
-        theirs = _typer_reads(function, argv)
+        theirs = _typer_reads(function, argv, cls)
         assert theirs is not None, f"typer refuses {argv!r}, direct read {ours!r}"
         assert {k: _typed(v) for k, v in ours.items()} == {k: _typed(v) for k, v in theirs.items()}, argv
-    assert read, f"direct read none of {name}'s calls"
+    return read
+
+
+@pytest.mark.parametrize("name", COMMANDS + SIGNERS)
+def test_what_direct_reads_typer_reads_alike(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    function = _function(name)
+    if direct._specs(function) is None:
+        pytest.skip(f"{name} is always read by typer")
+    assert _read_alike(function, name, 60, monkeypatch), f"direct read none of {name}'s calls"
 
 
 @pytest.mark.parametrize("argv", [
@@ -139,23 +146,8 @@ def test_what_direct_reads_of_a_bus_call_typer_reads_alike(name: str, monkeypatc
     from statedir.cli import bus
 
     function = registry.SUBCOMMANDS["bus"][name]
-    verbatim = bus._verbatim()
-    rng = random.Random(f"bus {name}")
-    read = 0
-    for n, argv in enumerate(_argvs(function, rng, 80)):
-        for var in ("STATEDIR_STORE", "STATEDIR_ACTOR"):
-            if n % 3 == 0:
-                monkeypatch.setenv(var, rng.choice(["", "some/where", "observer"]))
-            else:
-                monkeypatch.delenv(var, raising=False)
-        ours = direct.parse(function, argv)
-        if ours is None:
-            continue
-        read += 1
-        theirs = _typer_reads(function, argv, verbatim)
-        assert theirs is not None, f"typer refuses {argv!r}, direct read {ours!r}"
-        assert {k: _typed(v) for k, v in ours.items()} == {k: _typed(v) for k, v in theirs.items()}, argv
-    assert read, f"direct read none of bus {name}'s calls"
+    assert _read_alike(function, f"bus {name}", 80, monkeypatch, bus._verbatim()), \
+        f"direct read none of bus {name}'s calls"
 
 
 @pytest.mark.parametrize("argv", [
