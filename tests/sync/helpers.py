@@ -67,6 +67,16 @@ def network(base: Path, names: tuple[str, ...] = ("a", "b", "c"), runs: tuple[st
     return {name: base / name for name in names}
 
 
+def topics_apart(base: Path) -> dict[str, Path]:
+    """Clones a and b of one remote: a retitles r1 and publishes it, b retitles it too and has
+    not synced (the run-level conflict a merge refuses)."""
+    c = network(base, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
+    ok(c["a"], "sync")
+    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    return c
+
+
 def _build(base: Path, names: tuple[str, ...], runs: tuple[str, ...]) -> None:
     remote = base / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)

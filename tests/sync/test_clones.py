@@ -11,7 +11,7 @@ import pytest
 
 from statedir.files import yaml
 from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, store_files
+from tests.sync.helpers import clean, entries, git, network, ok, store_files, topics_apart
 
 # Slow: a network of clones of one remote, each test several CLI syncs (fetch, merge driver,
 # validate, verify, push): 1-6 CPU-s a test.
@@ -67,10 +67,7 @@ def test_three_clones_converge_in_several_orders(tmp_path: Path) -> None:
 
 
 def test_an_incompatible_change_to_one_run_is_refused_and_loses_nothing(tmp_path: Path) -> None:
-    c = network(tmp_path, ("a", "b"))
-    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
-    ok(c["a"], "sync")
-    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    c = topics_apart(tmp_path)
     (c["b"] / "notes.txt").write_text("my own uncommitted work\n")
     head = git(c["b"], "rev-parse", "HEAD")
     before = snapshot(c["b"], objects=False)

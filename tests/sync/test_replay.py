@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, store_files
+from tests.sync.helpers import clean, entries, git, network, ok, store_files, topics_apart
 
 SESSION = "2026-12-01-replay"
 TO_REVIEW = (("stage", "r1", "1", "in_progress"),
@@ -175,10 +175,7 @@ def test_a_run_level_field_names_statedir_set_and_the_api_replays(tmp_path: Path
     """Two topics: the refusal names `statedir set`; the API's sync(replay=True) lands this side's."""
     import statedir
 
-    c = network(tmp_path, ("a", "b"))
-    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
-    ok(c["a"], "sync")
-    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    c = topics_apart(tmp_path)
     error = _refused(c["b"])
     assert "statedir sync --replay" in error["message"] and "statedir set r1 topic VALUE" in error["message"]
     result = statedir.open(c["b"] / "state").sync(replay=True)
@@ -216,10 +213,7 @@ def test_a_replay_takes_no_remote_history_a_plain_sync_would_refuse(tmp_path: Pa
 def test_a_replay_waiting_for_the_lock_changes_nothing(tmp_path: Path) -> None:
     from statedir.store.disk import Store
 
-    c = network(tmp_path, ("a", "b"))
-    ok(c["a"], "set", "r1", "topic", "topic A", "--reason", "from A")
-    ok(c["a"], "sync")
-    ok(c["b"], "set", "r1", "topic", "topic B", "--reason", "from B")
+    c = topics_apart(tmp_path)
     before = _as_it_was(c["b"])
     with Store(c["b"] / "state").locked():
         proc = cli("sync", "--replay", "--json", cwd=c["b"], env={"STATEDIR_LOCK_TIMEOUT": "1"})
