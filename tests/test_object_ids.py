@@ -19,14 +19,14 @@ def test_a_blob_id_is_the_one_git_gives(tmp_path: Path, size: int, object_format
     (repo / "f").write_bytes(data)
     expected = subprocess.run(["git", "hash-object", "f"], cwd=repo, capture_output=True, text=True,
                               check=True).stdout.strip()
-    assert object_ids.blob_id(data, 20 if object_format == "sha1" else 32) == expected
+    assert object_ids.blob_id(data, 40 if object_format == "sha1" else 64) == expected
 
 
 def test_small_input_is_hashed_without_loading_openssl(tmp_path: Path) -> None:
     """The point of the module: a transition's hashing does not import hashlib (OpenSSL)."""
     import sys
 
-    code = ("import sys\nfrom statedir.gitops import object_ids\nobject_ids.blob_id(b'x' * 1000, 20)\n"
+    code = ("import sys\nfrom statedir.gitops import object_ids\nobject_ids.blob_id(b'x' * 1000, 40)\n"
             "print('hashlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -26,6 +26,7 @@ def hashed(data: bytes, width: int) -> Any:
     return (hashlib.sha1 if width == 20 else hashlib.sha256)(data)
 
 
-def blob_id(data: bytes, width: int) -> str:
-    """The id (hex) git gives `data` as a blob, in a repository whose ids are `width` bytes long."""
-    return hashed(b"blob %d\0" % len(data) + data, width).hexdigest()
+def blob_id(data: bytes, hex_width: int) -> str:
+    """The id (hex) git gives `data` as a blob, in a repository whose ids are `hex_width` hex digits
+    long (40: SHA-1, 64: SHA-256): callers have one of its ids at hand and pass its length."""
+    return hashed(b"blob %d\0" % len(data) + data, hex_width // 2).hexdigest()

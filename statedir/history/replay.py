@@ -6,7 +6,6 @@ there; verify compares them with the commit's own blobs (by object id, without r
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,12 +39,6 @@ class Commit:
     @property
     def parent(self) -> str | None:
         return self.parents[0] if self.parents else None
-
-
-def blob_id(data: bytes, width: int = 40) -> str:
-    """git's object id for a blob of these bytes (SHA-1, or SHA-256 in such repositories)."""
-    hasher = hashlib.sha1 if width == 40 else hashlib.sha256
-    return hasher(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:

@@ -12,8 +12,9 @@ from typing import Any
 
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
+from statedir.gitops.object_ids import blob_id
 from statedir.history import acknowledgements, merge_repair
-from statedir.history.replay import Commit, blob_id, expected, refusal
+from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
 from statedir.store import layout

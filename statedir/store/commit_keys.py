@@ -24,8 +24,6 @@ HOW = (f"set {ENV} to your private key's path (or to key::<public key> with the 
        "or `git config gpg.format ssh` and `git config user.signingKey PATH`")
 
 
-def _blob_id(data: bytes, width: int) -> str:
-    return object_ids.blob_id(data, 20 if width == 40 else 32)  # width: of a hex id
 
 
 def at_head(store: Store, head: str | None) -> Signers | None:
@@ -42,13 +40,14 @@ def at_head(store: Store, head: str | None) -> Signers | None:
         raise InvalidValue(f"cannot read {FILE}: {exc.strerror}", file=FILE) from None
     path = store.git_path(FILE)
     known = last_commit.recall(store, head).get(path, False)  # what HEAD holds there, as statedir last saw it
-    if known and known[0] == _blob_id(raw, len(head)):
+    if known and known[0] == object_ids.blob_id(raw, len(head)):
         return parse(raw)
     if known is None:
         return None
     proc = git.run(store.worktree, "cat-file", "blob", f"{head}:{path}", check=False)
     at = proc.stdout if proc.returncode == 0 else None  # a copy edited by hand does not count: HEAD's does
-    last_commit.remember(store, head, head, {path: None if at is None else [_blob_id(at, len(head)), len(at)]})
+    held = None if at is None else [object_ids.blob_id(at, len(head)), len(at)]
+    last_commit.remember(store, head, head, {path: held})
     return None if at is None else parse(at)
 
 

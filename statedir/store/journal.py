@@ -58,8 +58,6 @@ def before(store: Store, rewritten: Iterable[str], appended: Iterable[str]) -> B
     return saved
 
 
-def _blob_id(data: bytes, width: int) -> str:
-    return object_ids.blob_id(data, 32 if width == 64 else 20)  # width: of a hex id
 
 
 def require_committed(store: Store, saved: Before, head: str | None) -> None:
@@ -91,7 +89,7 @@ def _matches(saved: Before, rel: str, blob: Any, width: int) -> bool:
         data = saved.files[rel]
         if blob is None or data is None:
             return blob is None and data is None
-        return blob[0] is not None and _blob_id(data, width) == blob[0]
+        return blob[0] is not None and object_ids.blob_id(data, width) == blob[0]
     size = saved.logs[rel]
     return size is None if blob is None else size == blob[1]
 
@@ -103,7 +101,7 @@ def committed_paths(store: Store, saved: Before, writes: Mapping[str, bytes], re
     for rel in saved.logs:
         out[store.git_path(rel)] = [None, store.path(rel).stat().st_size]
     for rel, data in writes.items():
-        out[store.git_path(rel)] = [_blob_id(data, width), len(data)]
+        out[store.git_path(rel)] = [object_ids.blob_id(data, width), len(data)]
     for rel in removes:
         out[store.git_path(rel)] = None
     return out
