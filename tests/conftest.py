@@ -92,27 +92,6 @@ def repo(isolated: Path) -> Path:
     return isolated
 
 
-@pytest.fixture(scope="session")
-def fresh_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A repository holding a store just made by `init`, made once per test session (per worker):
-    `sd` copies it rather than making the store again for each test."""
-    root = tmp_path_factory.mktemp("fresh-store")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        isolate(root, monkeypatch)
-        subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
-        api.init(root / "work" / "state")
-    return root / "work"
-
-
-@pytest.fixture
-def sd(isolated: Path, fresh_store: Path) -> api.StateDir:
-    """The test's own repository (its work dir) holding a new store: a copy of `fresh_store`."""
-    import shutil
-
-    shutil.copytree(fresh_store, isolated, symlinks=True, dirs_exist_ok=True)
-    return statedir.open(isolated / "state")
-
-
 _BUILT: dict[str, tuple[Path, Any]] = {}
 
 
@@ -120,7 +99,7 @@ def copy_of(name: str, build: Callable[[api.StateDir], T], repo: Path,
             factory: pytest.TempPathFactory) -> tuple[api.StateDir, T]:
     """`repo` (the test's work dir) made a copy of a repository whose new store `build` filled
     through the API: built once per test process for each `name` (one per build, a folder name:
-    "<module>-<state>"), as `fresh_store` is, and copied into each test that starts from it
+    "<module>-<state>"), and copied into each test that starts from it
     rather than built again for each. Returns the copy's store and what `build` returned (the
     ids it made, say)."""
     import shutil
@@ -136,6 +115,13 @@ def copy_of(name: str, build: Callable[[api.StateDir], T], repo: Path,
     built, made = _BUILT[name]
     shutil.copytree(built, repo, symlinks=True, dirs_exist_ok=True)
     return statedir.open(repo / "state"), made
+
+
+@pytest.fixture
+def sd(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
+    """The test's own repository (its work dir) holding a new store, made by `init` once per test
+    process and copied (copy_of, with nothing built in it)."""
+    return copy_of("fresh", lambda _: None, isolated, tmp_path_factory)[0]
 
 
 _LARGE: dict[str, Path] = {}
