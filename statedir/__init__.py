@@ -4,21 +4,27 @@
     statedir.init("state")           # make the store (git init first where needed); once
     sd = statedir.open("state")      # a StateDir: sd.new, sd.stage, sd.status, sd.validate, ...
 """
-from __future__ import annotations
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `statedir --version` loads nothing
-if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any
-
-    from statedir.api import StateDir
+# The annotations below are strings: `statedir --version` imports this module and loads nothing
+# more (no typing, no pathlib, no api); the errors module it re-exports imports nothing.
+from statedir.errors import (  # the typed errors, for `except statedir.IllegalTransition:`
+    BadFile, CorruptStore, GitError, HeadMoved, IllegalTransition, ImmutableField, InvalidId, InvalidValue,
+    LimitReached, LockTimeout, MergeRefused, MissingDependency, NotAStore, PermissionDenied,
+    PrerequisitesMissing, RunExists, RunTerminal, SigningKeyMismatch, SigningKeyMissing, StatedirError,
+    UncommittedEdit, UnknownMaterial, UnknownRun, UnknownStage, UnresolvedMerge, UserAnswerRequired,
+    UserDeclined, ValidationFailed, WriteFailed,
+)
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "init", "open"]
+__all__ = ["__version__", "init", "open", "BadFile", "CorruptStore", "GitError", "HeadMoved", "IllegalTransition",
+           "ImmutableField", "InvalidId", "InvalidValue", "LimitReached", "LockTimeout", "MergeRefused",
+           "MissingDependency", "NotAStore", "PermissionDenied", "PrerequisitesMissing", "RunExists", "RunTerminal",
+           "SigningKeyMismatch", "SigningKeyMissing", "StatedirError", "UncommittedEdit", "UnknownMaterial",
+           "UnknownRun", "UnknownStage", "UnresolvedMerge", "UserAnswerRequired", "UserDeclined",
+           "ValidationFailed", "WriteFailed"]
 
 
-def open(path: str | Path = "state", *, lock_timeout: float | None = None,  # noqa: A001 - mirrors builtins.open
-         reset_boundaries: bool = False, actor: str | None = None, inprocess_git: bool = False) -> StateDir:
+def open(path: "str | Path" = "state", *, lock_timeout: "float | None" = None,  # noqa: A001 - mirrors builtins.open
+         reset_boundaries: bool = False, actor: "str | None" = None, inprocess_git: bool = False) -> "StateDir":
     """Open the store at `path` for in-process transitions (see statedir.api.StateDir);
     `actor` defaults to STATEDIR_ACTOR. `inprocess_git=True` (for a caller that makes many
     transitions; needs pygit2, in `statedir[mcp]`) builds commits in-process with libgit2: no
@@ -29,7 +35,8 @@ def open(path: str | Path = "state", *, lock_timeout: float | None = None,  # no
                     inprocess_git=inprocess_git)
 
 
-def init(directory: str | Path = "state", branch: str | None = None, new_store: bool = False) -> dict[str, Any]:
+def init(directory: "str | Path" = "state", branch: "str | None" = None,
+         new_store: bool = False) -> "dict[str, Any]":
     """Make a store at `directory` and commit it: {store, created, commit[, warnings]}; an
     existing store is left as it is. With `branch`, the store's commits go to that branch of
     its own, checked out at `directory` as a linked work tree (see docs/branch.md); where the

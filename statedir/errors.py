@@ -23,46 +23,200 @@ class StatedirError(Exception):
         return {"error": {"code": self.code, "message": self.message, "details": self.details}}
 
 
-def _error(code: str, exit_code: int) -> type[StatedirError]:
-    return type(code.title().replace("_", "") + "Error", (StatedirError,),
-                {"code": code, "exit_code": exit_code, "__doc__": f"{code} (exit {exit_code})."})
-
-
 # Refused by the rules (exit 1).
-IllegalTransition = _error("ILLEGAL_TRANSITION", REFUSED)
-PermissionDenied = _error("PERMISSION_DENIED", REFUSED)
-PrerequisitesMissing = _error("PREREQUISITES_MISSING", REFUSED)
-LimitReached = _error("LIMIT_REACHED", REFUSED)
-RunTerminal = _error("RUN_TERMINAL", REFUSED)
-ImmutableField = _error("IMMUTABLE_FIELD", REFUSED)
-ValidationFailed = _error("VALIDATION_FAILED", REFUSED)
-HeadMoved = _error("HEAD_MOVED", REFUSED)  # compare-and-swap: HEAD is not the commit the caller saw
-MergeRefused = _error("MERGE_REFUSED", REFUSED)  # sync: the two sides cannot merge into a legal state
-UserAnswerRequired = _error("USER_ANSWER_REQUIRED", REFUSED)  # a MANDATORY checkpoint is the user's: ask them
-UserDeclined = _error("USER_DECLINED", REFUSED)  # the user declined (or cancelled) the question: nothing changed
+class IllegalTransition(StatedirError):
+    """ILLEGAL_TRANSITION (exit 1)."""
+
+    code = "ILLEGAL_TRANSITION"
+    exit_code = REFUSED
+
+
+class PermissionDenied(StatedirError):
+    """PERMISSION_DENIED (exit 1)."""
+
+    code = "PERMISSION_DENIED"
+    exit_code = REFUSED
+
+
+class PrerequisitesMissing(StatedirError):
+    """PREREQUISITES_MISSING (exit 1)."""
+
+    code = "PREREQUISITES_MISSING"
+    exit_code = REFUSED
+
+
+class LimitReached(StatedirError):
+    """LIMIT_REACHED (exit 1)."""
+
+    code = "LIMIT_REACHED"
+    exit_code = REFUSED
+
+
+class RunTerminal(StatedirError):
+    """RUN_TERMINAL (exit 1)."""
+
+    code = "RUN_TERMINAL"
+    exit_code = REFUSED
+
+
+class ImmutableField(StatedirError):
+    """IMMUTABLE_FIELD (exit 1)."""
+
+    code = "IMMUTABLE_FIELD"
+    exit_code = REFUSED
+
+
+class ValidationFailed(StatedirError):
+    """VALIDATION_FAILED (exit 1)."""
+
+    code = "VALIDATION_FAILED"
+    exit_code = REFUSED
+
+
+class HeadMoved(StatedirError):
+    """HEAD_MOVED (exit 1): compare-and-swap: HEAD is not the commit the caller saw."""
+
+    code = "HEAD_MOVED"
+    exit_code = REFUSED
+
+
+class MergeRefused(StatedirError):
+    """MERGE_REFUSED (exit 1): sync: the two sides cannot merge into a legal state."""
+
+    code = "MERGE_REFUSED"
+    exit_code = REFUSED
+
+
+class UserAnswerRequired(StatedirError):
+    """USER_ANSWER_REQUIRED (exit 1): a MANDATORY checkpoint is the user's: ask them."""
+
+    code = "USER_ANSWER_REQUIRED"
+    exit_code = REFUSED
+
+
+class UserDeclined(StatedirError):
+    """USER_DECLINED (exit 1): the user declined (or cancelled) the question: nothing changed."""
+
+    code = "USER_DECLINED"
+    exit_code = REFUSED
+
+
 # Bad input (exit 2).
-UnknownRun = _error("UNKNOWN_RUN", BAD_INPUT)
-UnknownStage = _error("UNKNOWN_STAGE", BAD_INPUT)
-UnknownMaterial = _error("UNKNOWN_MATERIAL", BAD_INPUT)
-InvalidValue = _error("INVALID_VALUE", BAD_INPUT)
-InvalidId = _error("INVALID_ID", BAD_INPUT)
-RunExists = _error("RUN_EXISTS", BAD_INPUT)
-BadFile = _error("BAD_FILE", BAD_INPUT)
+class UnknownRun(StatedirError):
+    """UNKNOWN_RUN (exit 2)."""
+
+    code = "UNKNOWN_RUN"
+    exit_code = BAD_INPUT
 
 
-class UnresolvedMerge(BadFile):  # type: ignore[valid-type,misc]
+class UnknownStage(StatedirError):
+    """UNKNOWN_STAGE (exit 2)."""
+
+    code = "UNKNOWN_STAGE"
+    exit_code = BAD_INPUT
+
+
+class UnknownMaterial(StatedirError):
+    """UNKNOWN_MATERIAL (exit 2)."""
+
+    code = "UNKNOWN_MATERIAL"
+    exit_code = BAD_INPUT
+
+
+class InvalidValue(StatedirError):
+    """INVALID_VALUE (exit 2)."""
+
+    code = "INVALID_VALUE"
+    exit_code = BAD_INPUT
+
+
+class InvalidId(StatedirError):
+    """INVALID_ID (exit 2)."""
+
+    code = "INVALID_ID"
+    exit_code = BAD_INPUT
+
+
+class RunExists(StatedirError):
+    """RUN_EXISTS (exit 2)."""
+
+    code = "RUN_EXISTS"
+    exit_code = BAD_INPUT
+
+
+class BadFile(StatedirError):
+    """BAD_FILE (exit 2)."""
+
+    code = "BAD_FILE"
+    exit_code = BAD_INPUT
+
+
+
+class UnresolvedMerge(BadFile):
     """UNRESOLVED_MERGE (exit 2): a store file still holds git's conflict markers."""
 
     code = "UNRESOLVED_MERGE"
 
 
 # Environment (exit 3).
-NotAStore = _error("NOT_A_STORE", ENVIRONMENT)
-LockTimeout = _error("LOCK_TIMEOUT", ENVIRONMENT)
-GitError = _error("GIT_ERROR", ENVIRONMENT)
-CorruptStore = _error("CORRUPT_STORE", ENVIRONMENT)
-MissingDependency = _error("MISSING_DEPENDENCY", ENVIRONMENT)  # an optional extra is not installed
-WriteFailed = _error("IO_ERROR", ENVIRONMENT)  # disk full, permissions: nothing was changed
-UncommittedEdit = _error("UNCOMMITTED_EDIT", ENVIRONMENT)  # a store file differs from HEAD: not ours to commit
-SigningKeyMissing = _error("SIGNING_KEY_MISSING", ENVIRONMENT)  # a bound actor's commit needs a key: none is set
-SigningKeyMismatch = _error("SIGNING_KEY_MISMATCH", ENVIRONMENT)  # the key set is not one signers.yaml trusts here
+class NotAStore(StatedirError):
+    """NOT_A_STORE (exit 3)."""
+
+    code = "NOT_A_STORE"
+    exit_code = ENVIRONMENT
+
+
+class LockTimeout(StatedirError):
+    """LOCK_TIMEOUT (exit 3)."""
+
+    code = "LOCK_TIMEOUT"
+    exit_code = ENVIRONMENT
+
+
+class GitError(StatedirError):
+    """GIT_ERROR (exit 3)."""
+
+    code = "GIT_ERROR"
+    exit_code = ENVIRONMENT
+
+
+class CorruptStore(StatedirError):
+    """CORRUPT_STORE (exit 3)."""
+
+    code = "CORRUPT_STORE"
+    exit_code = ENVIRONMENT
+
+
+class MissingDependency(StatedirError):
+    """MISSING_DEPENDENCY (exit 3): an optional extra is not installed."""
+
+    code = "MISSING_DEPENDENCY"
+    exit_code = ENVIRONMENT
+
+
+class WriteFailed(StatedirError):
+    """IO_ERROR (exit 3): disk full, permissions: nothing was changed."""
+
+    code = "IO_ERROR"
+    exit_code = ENVIRONMENT
+
+
+class UncommittedEdit(StatedirError):
+    """UNCOMMITTED_EDIT (exit 3): a store file differs from HEAD: not ours to commit."""
+
+    code = "UNCOMMITTED_EDIT"
+    exit_code = ENVIRONMENT
+
+
+class SigningKeyMissing(StatedirError):
+    """SIGNING_KEY_MISSING (exit 3): a bound actor's commit needs a key: none is set."""
+
+    code = "SIGNING_KEY_MISSING"
+    exit_code = ENVIRONMENT
+
+
+class SigningKeyMismatch(StatedirError):
+    """SIGNING_KEY_MISMATCH (exit 3): the key set is not one signers.yaml trusts here."""
+
+    code = "SIGNING_KEY_MISMATCH"
+    exit_code = ENVIRONMENT

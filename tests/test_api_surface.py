@@ -130,3 +130,22 @@ def test_the_package_is_typed() -> None:
     wheel_files = subprocess.run(["git", "ls-files", "statedir/py.typed"], cwd=Path(statedir.__file__).parent.parent,
                                  capture_output=True, text=True).stdout
     assert wheel_files.strip() == "statedir/py.typed"
+
+
+def test_the_package_exports_its_errors_and_nothing_of_its_own_plumbing() -> None:
+    """`except statedir.IllegalTransition:` works; dir(statedir) shows the API, not TYPE_CHECKING or
+    the __future__ import; each error is a class named as it is spelled, its code and exit class on it."""
+    import statedir.errors as errors
+
+    shown = {name for name in dir(statedir) if not name.startswith("_")}
+    assert not shown & {"TYPE_CHECKING", "annotations", "Any", "Path"}
+    assert {"init", "open", "StatedirError", "IllegalTransition", "WriteFailed"} <= shown
+    assert set(statedir.__all__) <= shown | {"__version__"}
+    classes = {name: value for name, value in vars(errors).items()
+               if isinstance(value, type) and issubclass(value, errors.StatedirError)}
+    assert len(classes) > 20
+    for name, cls in classes.items():
+        assert cls.__name__ == name and cls.__qualname__ == name, name
+        assert "code" in vars(cls) and cls.exit_code in (1, 2, 3), name
+        if name != "StatedirError":
+            assert getattr(statedir, name) is cls, name

@@ -114,7 +114,7 @@ def test_the_readme_tour_runs_verbatim(isolated: Path) -> None:
     blocks = re.findall(r"```sh\n(.*?)```", tour, re.S)
     shell = "\n".join(line for line in "".join(blocks).splitlines()
                       if not line.startswith(("statedir sync", "statedir mcp")))
-    (isolated / "brief.md").write_text("the research brief\n")
+    assert not list(isolated.iterdir()), "the tour starts where a reader starts: an empty folder"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", shell], cwd=isolated, capture_output=True, text=True,
                           env=env, timeout=300)

@@ -15,7 +15,7 @@ def serve(port: Annotated[int, Option("--port", min=0, max=65535, help="The port
           token: Annotated[Optional[str], Option("--token", envvar="STATEDIR_SERVE_TOKEN", show_envvar=True, help="A secret (16+ characters) every request must carry: the printed address holds it once, a cookie after.")] = None,
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Serve a read-only web view of the store: runs, a run's dashboard and stage graph, history with
-    diffs, bus sessions, the research ledger; live as transitions land (needs `pip install 'statedir[web]'`).
+    diffs, bus sessions, the research ledger; live as transitions land (needs the web extra: `pip install -e '.[web]'` in a clone).
 
     It prints its address first (with --json: {"url": ...} on one line), then serves until Ctrl-C.
     """
@@ -26,5 +26,6 @@ def serve(port: Annotated[int, Option("--port", min=0, max=65535, help="The port
         from statedir.web import serve as serve_mod
     except ImportError as exc:
         raise MissingDependency(f"the web view's libraries are not installed ({exc.name}): "
-                                "pip install 'statedir[web]'", missing=exc.name) from None
+                                "pip install 'statedir[web]' (from a clone of statedir's repository: "
+                                "pip install -e '.[web]')", missing=exc.name) from None
     serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser, as_json=json)

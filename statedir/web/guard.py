@@ -48,6 +48,10 @@ class Guard:
         self.hosts = allowed_hosts(host, port)
         self.token = token
 
+    def answer_as(self, host: str, port: int) -> None:
+        """Answer requests addressed to `host:port` (the port a listen on port 0 was given)."""
+        self.hosts = allowed_hosts(host, port)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)

@@ -48,13 +48,11 @@ def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: 
           as_json: bool = False) -> None:
     """Serve the store at `root` until interrupted."""
     check_listen(host, token)
+    app = build(root, host=host, port=port, token=token, warm=True)  # NOT_A_STORE before the port is taken
     sock = listen(host, port)
-    port = int(sock.getsockname()[1])
-    try:
-        app = build(root, host=host, port=port, token=token, warm=True)  # NOT_A_STORE before any request
-    except BaseException:
-        sock.close()
-        raise
+    if port == 0:
+        port = int(sock.getsockname()[1])
+        app.answer_as(host, port)
     url = address(host, port, token)
     if as_json:
         import json

@@ -262,6 +262,7 @@ def test_the_missing_extra_is_named(filled: tuple[Path, dict[str, str]]) -> None
     error = json.loads(proc.stdout)["error"]
     assert proc.returncode == 3 and error["code"] == "MISSING_DEPENDENCY"
     assert "pip install 'statedir[web]'" in error["message"] and "Traceback" not in proc.stderr
+    assert "pip install -e '.[web]'" in error["message"]  # what works in a clone of the repository
 
 
 def test_a_port_in_use_is_an_error_naming_it(filled: tuple[Path, dict[str, str]]) -> None:
@@ -276,7 +277,13 @@ def test_a_port_in_use_is_an_error_naming_it(filled: tuple[Path, dict[str, str]]
 
 
 def test_no_store_is_an_error_not_a_server(tmp_path: Path) -> None:
-    code, out = cli_json("serve", "--store", str(tmp_path))
+    """The store is looked at before the port is taken: a busy port does not hide a wrong --store."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        code, out = cli_json("serve", "--port", str(taken.getsockname()[1]), "--store", str(tmp_path))
     assert code == 3 and out["error"]["code"] == "NOT_A_STORE"
 
 
