@@ -44,6 +44,10 @@ def test_every_command_has_help_and_is_documented() -> None:
         code, out, _ = call([command, "--help"])  # in this process: ~40 CLI starts spared
         assert code == 0 and "Usage:" in out and len(out) > 80, command
         assert f"statedir {command}" in readme, f"neither README nor docs/ documents `statedir {command}`"
+    assert "..." not in listed.partition("\n")[2], "a command's line in --help is cut short"
+    assert "\nOther:" not in listed, "every command sits under a heading of registry.PANELS"
+    for group in ("bus", "signers"):
+        assert "..." not in call([group, "--help"])[1].partition("\n")[2], f"{group} --help cuts a line short"
 
 
 def test_init_makes_a_store_and_is_idempotent(isolated: Path) -> None:

@@ -28,7 +28,7 @@ def test_version_and_bare_help(isolated: Path) -> None:
     assert (proc.returncode, proc.stdout) == (0, f"statedir {statedir.__version__}\n")
     bare = cli()
     assert bare.returncode == 0 and bare.stdout == cli("--help").stdout and bare.stderr == ""
-    assert "Runs:" in bare.stdout and "Transitions:" in bare.stdout and "error" not in bare.stdout
+    assert "Runs:" in bare.stdout and "Transitions:" in bare.stdout and "error:" not in bare.stdout
     group = cli("bus")
     assert group.returncode == 0 and group.stdout.startswith("Usage: statedir bus") and group.stderr == ""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.registry import SUBCOMMANDS, app, typed
+from statedir.cli.registry import SUBCOMMANDS, app, sub_group, typed
 from statedir.cli.render import emit_json
 from statedir.commands.params import Argument, Option
 
@@ -57,10 +57,7 @@ def _verbatim() -> type:
 
 def _group() -> typer.Typer:
     """The bus's typer sub-group, built when typer reads a call."""
-    import typer
-
-    bus = typer.Typer(name="bus", help=HELP, no_args_is_help=True, add_completion=False,
-                      context_settings={"help_option_names": ["-h", "--help"]})
+    bus = sub_group("bus", HELP)
     verbatim = _verbatim()
     for name, function in SUBCOMMANDS["bus"].items():
         bus.command(name, cls=verbatim)(typed(function))
@@ -108,6 +105,16 @@ def init(session: SessionArg,
         print(result["path"])
 
 
+def _told(result: dict[str, Any]) -> None:
+    """A write's one line, to a person at a terminal only: a script's stdout stays as
+    pipeline-state.sh leaves it (empty), and so does a pipe's stderr."""
+    import sys
+
+    if sys.stderr.isatty():
+        done = result.get("summary") or ("nothing changed" if not result.get("commit") else "done")
+        print(f"ok  {done}" + (f"  [{result['commit'][:10]}]" if result.get("commit") else ""), file=sys.stderr)
+
+
 @app.subcommand("bus", "set")
 def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
@@ -119,6 +126,8 @@ def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
     result = _open(store, session).set(field, value, actor=actor, expect=expect)
     if json:
         emit_json(result)
+    else:
+        _told(result)
 
 
 @app.subcommand("bus", "append")
@@ -132,6 +141,8 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
     result = _open(store, session).append(field, value, check_path=check_path, actor=actor, expect=expect)
     if json:
         emit_json(result)
+    else:
+        _told(result)
 
 
 @app.subcommand("bus", "get")

@@ -40,13 +40,25 @@ PANELS = {
     "History": ["log", "diff", "versions", "rollback", "verify", "doctor"],
     "Sync": ["sync", "merge-driver"],
     "Bus & research": ["bus", "research"],
-    "Agents & integrations": ["agents", "mcp", "graph", "bind", "seal", "signers", "demo"],
+    "Agents & integrations": ["agents", "mcp", "serve", "graph", "bind", "seal", "signers", "demo"],
 }
 
 
-def _grouped_help() -> type:
-    """typer's group class whose top-level help lists the commands under PANELS' headings (plain
-    text: rich is not loaded). Made when an app is built, so a command module loads without typer."""
+def short_help(command: Any) -> str:
+    """A command's line in `statedir --help`: its own short help, else its help's first sentence
+    whole (click's default cuts it at 45 characters and ends it in "...")."""
+    if command.short_help:
+        return str(command.short_help)
+    text = " ".join((command.help or "").split("\n\n")[0].split())
+    end = next((i + 1 for i, char in enumerate(text) if char == "." and text[i + 1:i + 2] in ("", " ")
+                and not text[max(0, i - 3):i + 1].endswith(("e.g.", "i.e."))), len(text))
+    return text[:end]
+
+
+def _grouped_help(panels: dict[str, list[str]] | None = None) -> type:
+    """typer's group class whose help lists each command with its first sentence whole, under
+    `panels`' headings where given (the top level's PANELS; plain text: rich is not loaded). Made
+    when an app is built, so a command module loads without typer."""
     import typer.core
 
     class GroupedHelp(typer.core.TyperGroup):
@@ -54,16 +66,24 @@ def _grouped_help() -> type:
             listed = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
             listed = {name: command for name, command in listed.items() if command is not None and not command.hidden}
             longest = max((len(name) for name in listed), default=0)  # one column for every heading
-            panelled = {name for names in PANELS.values() for name in names}
+            headed = panels or {}
+            panelled = {name for names in headed.values() for name in names}
             others = [name for name in listed if name not in panelled]  # a command no heading names yet
-            for heading, names in [*PANELS.items(), ("Other", others)]:
-                rows = [(name.ljust(longest), listed[name].get_short_help_str(formatter.width - 6 - longest))
-                        for name in names if name in listed]
+            for heading, names in [*headed.items(), ("Other" if headed else "Commands", others)]:
+                rows = [(name.ljust(longest), short_help(listed[name])) for name in names if name in listed]
                 if rows:
                     with formatter.section(heading):
                         formatter.write_dl(rows)
 
     return GroupedHelp
+
+
+def sub_group(name: str, help_text: str) -> Any:
+    """A command group under `statedir` (bus, signers): its commands listed as the top level's are."""
+    import typer
+
+    return typer.Typer(name=name, help=help_text, no_args_is_help=True, add_completion=False, cls=_grouped_help(),
+                       context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def load(names: list[str] | None = None) -> None:
@@ -171,7 +191,7 @@ def build(names: list[str] | None = None, completion: bool = False) -> typer.Typ
     os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
     import typer
 
-    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion, cls=_grouped_help(),
+    cli = typer.Typer(name="statedir", help=HELP, no_args_is_help=True, add_completion=completion, cls=_grouped_help(PANELS),
                       pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]})
     cli.callback()(typed(_group))  # a callback keeps one registered command a subcommand, not the app itself
     load(names)

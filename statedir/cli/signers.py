@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Optional
 
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
-from statedir.cli.registry import SUBCOMMANDS, app, typed
+from statedir.cli.registry import SUBCOMMANDS, app, sub_group, typed
 from statedir.cli.render import done, emit_json, say, table
 from statedir.commands.params import Argument, Option
 
@@ -21,10 +21,7 @@ HELP = ("Bind actors to SSH signing keys (signers.yaml in the store). A bound ac
 
 def _group() -> typer.Typer:
     """The signers' typer sub-group, built when typer reads a call."""
-    import typer
-
-    signers = typer.Typer(name="signers", help=HELP, no_args_is_help=True, add_completion=False,
-                          context_settings={"help_option_names": ["-h", "--help"]})
+    signers = sub_group("signers", HELP)
     for name, function in SUBCOMMANDS["signers"].items():
         signers.command(name)(typed(function))
     return signers

@@ -164,3 +164,17 @@ def test_every_change_waits_for_the_store_lock(repo: Path, store: Path, sd: api.
     assert proc.returncode == 3 and json.loads(proc.stdout)["error"]["code"] == "LOCK_TIMEOUT"
     assert snapshot(repo) == before
     assert cli("bus", verb, *args, cwd=repo).returncode == 0
+
+
+def test_a_write_tells_a_person_at_a_terminal_and_a_script_nothing(store: Path) -> None:
+    """pipeline-state.sh's `set` and `append` print nothing, and in a pipe statedir's don't either;
+    a person whose stderr is a terminal sees what was written and its commit."""
+    from conftest import on_terminal
+
+    proc, shown = on_terminal(["bus", "set", S, "phases.0-prd.status", "done"], store.parent, "stderr")
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert shown.startswith("ok  ") and "phases.0-prd.status = done" in shown and "[" in shown
+    proc, shown = on_terminal(["bus", "append", S, "phases.0-prd.outputs.files", "a.md"], store.parent, "stderr")
+    assert proc.returncode == 0 and proc.stdout == b"" and shown.startswith("ok  ")
+    piped = cli("bus", "set", S, "phases.1-design.status", "in_progress", cwd=store.parent)
+    assert piped.returncode == 0 and piped.stdout == "" and piped.stderr == ""
