@@ -88,3 +88,26 @@ def test_a_transition_over_a_hand_edited_run_warns_naming_the_file_and_the_rule(
     stage3.write_text(stage3.read_text().replace("status: in_progress", "status: pending"))
     subprocess.run(["git", "commit", "-qam", "undo the quick fix", "--no-verify"], cwd=repo, check=True)
     assert "warning" not in cli("set", "r1", "topic", "x", "--reason", "r", cwd=repo).stderr
+
+
+def test_a_transition_that_opens_a_checkpoint_says_how_to_answer_it(repo: Path, sd: api.StateDir) -> None:
+    """`stage ... completed` names the checkpoint it opened and the command that answers it (in
+    --json as `checkpoint`); `status --line` shows it while it is open, and no longer once answered."""
+    sd.new("r", template="linear")
+    sd.stage("r", "plan", "in_progress")
+    store = repo / "state"
+    proc = cli("stage", "r", "plan", "done", cwd=store)
+    assert proc.returncode == 0 and "checkpoint open (" in proc.stdout and "statedir confirm r" in proc.stdout
+    assert "checkpoint open:" in cli("status", "r", "--line", cwd=store).stdout
+    code, out = cli_json("confirm", "r", cwd=store)
+    assert code == 0 and "checkpoint" not in out  # type: ignore[operator]
+    assert "checkpoint" not in cli("status", "r", "--line", cwd=store).stdout
+
+
+def test_a_refusal_by_the_rules_points_to_next(store: Path) -> None:
+    proc = cli("stage", "r", "check", "done", cwd=store)
+    assert proc.returncode == 1 and "what is legal now: statedir next r" in proc.stderr
+    code, out = cli_json("stage", "r", "check", "done", cwd=store)
+    assert code == 1 and out["error"]["details"]["run_id"] == "r"  # type: ignore[index]
+    unknown = cli("stage", "nope", "check", "done", cwd=store)  # no such run: nothing to point to
+    assert unknown.returncode == 2 and "statedir next" not in unknown.stderr

@@ -69,6 +69,10 @@ def done(result: dict[str, Any], as_json: bool) -> None:
     print(_color("ok", "32", sys.stdout) + f"  {line}" + (f"  [{commit[:10]}]" if commit else ""))
     if result.get("warning"):
         print(_color("warning", "33", sys.stdout) + f"  {result['warning']}")
+    checkpoint = result.get("checkpoint")
+    if checkpoint and result.get("run_id"):
+        print(f"    checkpoint open ({checkpoint.get('type')}, after stage {checkpoint.get('stage')}): "
+              f"statedir confirm {result['run_id']}")
     for message in result.get("warnings", []):
         warn(message)
 
@@ -90,4 +94,6 @@ def error(exc: StatedirError, as_json: bool) -> int:
         emit_json(exc.as_json())
     else:
         sys.stderr.write(_color("error", "31", sys.stderr) + f": {exc.message} [{exc.code}]\n")
+        if "moves" in exc.details and exc.details.get("run_id"):  # refused by a run's rules
+            sys.stderr.write(f"    what is legal now: statedir next {exc.details['run_id']}\n")
     return exc.exit_code

@@ -201,6 +201,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
             change = rules.decide(t, run, req, now)
         except StatedirError as refusal:
             refusal.details.setdefault("moves", legal_moves(store, t, run, now)["moves"])
+            refusal.details.setdefault("run_id", run_id)
             raise
         if change is None or change.noop:
             result = {"run_id": run_id, "commit": None, "changed": False,
@@ -208,7 +209,19 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
         else:
             result = apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t),
                            scope=scope_of(t), declared=t.logs)
+            opened = _opened_checkpoint(t, run.state, change.state)
+            if opened:
+                result["checkpoint"] = opened
         return _warn_of_hand_edits(t, run, store.run_dir(run_id), result)
+
+
+def _opened_checkpoint(t: Template, before: dict[str, Any], after: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The checkpoint a transition opened (what the pipeline now awaits), for the caller's next step."""
+    awaiting = t.pipeline["awaiting"]
+    if not after or after.get("pipeline_state") != awaiting or before.get("pipeline_state") == awaiting:
+        return None
+    checkpoint = after.get("checkpoint") or {}
+    return {key: checkpoint.get(key) for key in ("stage", "type", "choices", "default")}
 
 
 def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,9 @@ _ANY: dict[str, Any] = {}
 _TRANSITION_FIELDS: dict[str, dict[str, Any]] = {
     "run_id": _S, "commit": _S_NULL, "summary": _S, "changed": _B, "warnings": _STRINGS, "warning": _S,
     "missing_recommended": _STRINGS, "next": _S, "version_label": _S, "stale": _STRINGS, "round": _I,
-    "loop_count": _I, "bumped": _ANY, "reset": _ANY}
+    "loop_count": _I, "bumped": _ANY, "reset": _ANY,
+    "checkpoint": {"type": "object", "description": "The checkpoint this transition opened: the pipeline now awaits "
+                                                    "its answer (confirm)."}}
 TRANSITION = _object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS)
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
                      value=_ANY, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)

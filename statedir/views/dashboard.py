@@ -104,7 +104,10 @@ def line(t: Template, run: RunData) -> str:
     markers = t.doc["statuses"].get("markers", {})
     parts = [f"{markers.get(run.stages[sid]['status'], '[?]')}{t.stage(sid).get('short', sid)}"
              for sid in t.stage_ids]
-    return "Pipeline: " + " -> ".join(parts)
+    checkpoint = run.state.get("checkpoint") if run.state.get("pipeline_state") == t.pipeline["awaiting"] else None
+    opened = (f"  |  checkpoint open: {checkpoint['type']} after "
+              f"{t.stage(checkpoint['stage']).get('short', t.display(checkpoint['stage']))}" if checkpoint else "")
+    return "Pipeline: " + " -> ".join(parts) + opened
 
 
 def structure(t: Template, run: RunData) -> dict[str, Any]:
