@@ -347,6 +347,8 @@ def test_demo_runs() -> None:
     assert "refused, as it should be" in proc.stdout and "ILLEGAL_TRANSITION" in proc.stdout
     assert "Academic Pipeline Status" in proc.stdout and "audit log" in proc.stdout
     assert "stage 6 acknowledged: pipeline completed" in proc.stdout
+    assert "statedir-demo-" not in proc.stdout, "no path printed that is gone when the demo ends"
+    assert "throwaway repository" in proc.stdout
 
 
 def test_env_actor(store: Path, sd: api.StateDir) -> None:

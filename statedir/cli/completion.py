@@ -29,15 +29,16 @@ def _run_dir(ctx: Any) -> Path | None:
     return store / "runs" / run_id if store is not None and isinstance(run_id, str) and run_id else None
 
 
-def _schema_enum(file: Path, field: str) -> list[str]:
-    """The values the schema named by `file`'s first line allows for `field` (a compiled template schema)."""
+def _schema_enum(file: Path, field: str, keyword: str = "enum") -> list[str]:
+    """The values the schema named by `file`'s first line allows for `field` (a compiled template
+    schema; `keyword`: another list of the field's, such as x-requestable)."""
     try:
         with file.open(encoding="utf-8") as handle:
             found = _MODELINE.search(handle.readline())
         schema = json.loads((file.parent / found[1]).read_text()) if found else {}
     except (OSError, ValueError):
         return []
-    values = schema.get("properties", {}).get(field, {}).get("enum", [])
+    values = schema.get("properties", {}).get(field, {}).get(keyword, [])
     return [v for v in values if isinstance(v, str)]
 
 
@@ -70,7 +71,11 @@ def statuses(ctx: Any, incomplete: str) -> list[str]:
 
 
 def pipeline_states(ctx: Any, incomplete: str) -> list[str]:
-    """The pipeline states of the run's template."""
+    """The pipeline states of the run's template that `pipeline` accepts (a schema compiled before
+    x-requestable existed: all of them)."""
     run = _run_dir(ctx)
-    values = _schema_enum(run / "state.yaml", "pipeline_state") if run is not None else []
+    values = []
+    if run is not None:
+        values = (_schema_enum(run / "state.yaml", "pipeline_state", "x-requestable")
+                  or _schema_enum(run / "state.yaml", "pipeline_state"))
     return [value for value in values if value.startswith(incomplete)]

@@ -91,7 +91,8 @@ def run(keep: Path | None, as_json: bool = False) -> None:
                               "refused": refused, "dashboard": dashboard.render(t, state),
                               "line": dashboard.line(t, state), "log": audit}, indent=2))
             return
-        print(f"statedir demo: run {RUN!r} driven through the academic pipeline in {workdir}\n")
+        where = f"in {workdir}" if keep else "in a throwaway repository (removed at the end; --keep DIR keeps one)"
+        print(f"statedir demo: run {RUN!r} driven through the academic pipeline {where}\n")
         for item in refused:
             print(f"refused, as it should be:  {item['command']}\n  -> {item['code']}: {item['message']}\n")
         print(dashboard.render(t, state))

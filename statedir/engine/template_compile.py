@@ -76,6 +76,9 @@ def compile_schemas(t: Template) -> dict[str, dict[str, Any]]:
     _enum(state["current_stage"], stage_ids, "a stage of " + t.name)
     _enum(state["entry_point"], stage_ids, "an entry stage")
     _enum(state["pipeline_state"], list(t.pipeline.values()), "pipeline state")
+    # The states a caller may ask for (the `pipeline` action): completion offers these alone.
+    state["pipeline_state"]["x-requestable"] = [t.pipeline[k] for k in ("paused", "running", "aborted", "completed")
+                                                if k in t.pipeline]
     _enum(state["paused_from"], list(t.pipeline.values()), "pipeline state")
     _closed_object(state["materials"], list(t.materials), {"type": "boolean"}, "materials")
     state["current_version"]["properties"] = {n: {"type": "string", "pattern": p} for n, p in labels.items()}
