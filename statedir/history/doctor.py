@@ -191,6 +191,22 @@ def parse_cache(store: Store) -> list[Finding]:
             for i, rel in enumerate(bad)]
 
 
+def object_database(store: Store) -> list[Finding]:
+    """A pile of loose objects, too many packs, or no commit-graph to read history by path
+    (statedir's maintenance keeps these in order as it writes: see gitops.maintenance)."""
+    from statedir.gitops import maintenance
+
+    head = git.head(store.worktree)
+    if head is None:
+        return []
+    commits = int(git.run(store.worktree, "rev-list", "--count", head).stdout.decode().strip() or 0)
+    problems = maintenance.problems(store.worktree, commits)
+    return [_finding("object_database", None, problem, "pack the objects and write the commit-graph (git gc, "
+                                                       "git commit-graph write --changed-paths)",
+                     functools.partial(maintenance.repair, store.worktree) if i == 0 else None)
+            for i, problem in enumerate(problems)]
+
+
 def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
            timeout: float | None = None) -> dict[str, Any]:
     """{findings: [{kind, file, message, fix}], fixed: bool}; with `fix`, each is repaired and
@@ -212,7 +228,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
 
         found += [_finding(kind, None, message, what, repair)
                   for kind, message, what, repair in branch.problems(store.root)]
-        return found
+        return found + object_database(store)
 
     found = examine()
     repaired = []

@@ -21,7 +21,7 @@ from statedir.errors import (
 )
 from statedir.files import schema
 from statedir.files.parse_cache import ParseCache, digest
-from statedir.gitops import git
+from statedir.gitops import git, maintenance
 from statedir.store import expectation, journal, locking
 from statedir.store.discovery import not_a_store
 from statedir.store.journal import JOURNAL
@@ -67,6 +67,7 @@ class Store:
         self.warnings: list[str] = []  # said by the last write, for the command's output
         self.standing: list[str] = []  # said of the store itself (a missing merge driver), with every write
         self.objects: Objects | None = None  # in-process commits (statedir.gitops.libgit), for long-lived callers
+        self.commits = 0  # commits made through this Store (persist counts them)
         self.expected: str | None = None  # the commit a caller last read: checked as its write takes the lock
         self.trailers: dict[str, str] = {}  # added to every commit made meanwhile (a replay's origin)
 
@@ -245,6 +246,7 @@ class Store:
             return
         fd = self._lock_fd(create=True)
         assert fd is not None
+        made = self.commits
         try:
             locking.acquire(self.root, fd, fcntl.LOCK_EX, self.lock_timeout(timeout))
             self._held = True
@@ -259,6 +261,8 @@ class Store:
             self._held = False
             self._inside = None
             os.close(fd)
+            if self.commits != made and maintenance.due(self.worktree):  # outside the lock: nobody waits on it
+                maintenance.start(self.worktree)
 
     @contextlib.contextmanager
     def reading(self, timeout: float | None = None) -> Iterator[None]:

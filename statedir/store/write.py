@@ -63,5 +63,6 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
         raise
     faults.point("after_commit")
     journal.end(store)
+    store.commits += 1  # the lock's release looks at the object database (gitops.maintenance)
     last_commit.remember(store, head, sha, journal.committed_paths(store, saved, writes, removes, len(sha)))
     return sha
