@@ -57,7 +57,8 @@ def test_a_fresh_run_may_start_its_first_stage(sd: api.StateDir, repo: Path) -> 
     first = out["moves"][0]
     assert first == {"command": "stage", "args": ["stage", "status"],
                      "allowed": {"stage": ["1"], "status": ["in_progress"]}, "actor": "pipeline_orchestrator",
-                     "leads_to": {"current_stage": "1", "pipeline_state": "running"}}
+                     "leads_to": {"current_stage": "1", "pipeline_state": "running"}, "likely": True}
+    assert [m for m in out["moves"] if m.get("likely")] == [first]  # the move that carries the run on, first
     assert not find(out, "confirm") and not find(out, "integrity") and not find(out, "redo")
     assert find(out, "pipeline", state="aborted") and find(out, "material", names="rq_brief")
     skipped = find(out, "stage", status="skipped")[0]["allowed"]["stage"]

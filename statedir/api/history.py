@@ -31,6 +31,13 @@ class History:
     def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
         raise NotImplementedError  # StateDir's: every version's passport, as read now
 
+    def snapshot(self, run_id: str, at: str) -> Any:
+        """The run as of commit `at`, read from history: its template, run data, passports and
+        histories (statedir.history.snapshot.Snapshot; nothing is checked out)."""
+        from statedir.history import snapshot
+
+        return snapshot.read_at(self.store, run_id, at)
+
     def log(self, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
             since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Every commit that touched the store (or `run_id`'s folder), newest first, statedir's

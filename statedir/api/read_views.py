@@ -20,12 +20,19 @@ class Views:
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
         raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
 
-    def status(self, run_id: str) -> dict[str, Any]:
+    def status(self, run_id: str, *, at: str | None = None) -> dict[str, Any]:
         """The Progress Dashboard: its text, its one-line form, and its structure (stages with
-        status, label and marker; the open checkpoint; the pipeline state)."""
+        status, label and marker; the open checkpoint; the pipeline state); as of commit `at`
+        where given (read from history, nothing checked out)."""
         from statedir.views import dashboard
 
-        t, run, _ = self.load(run_id)
+        if at is not None:
+            from statedir.history import snapshot
+
+            snap = snapshot.read_at(self.store, run_id, at)
+            t, run = snap.template, snap.run
+        else:
+            t, run, _ = self.load(run_id)
         return {"run_id": run_id, "dashboard": dashboard.render(t, run), "line": dashboard.line(t, run),
                 **dashboard.structure(t, run)}
 

@@ -209,9 +209,24 @@ def moves(t: Template, run: RunData, now: str) -> dict[str, Any]:
     taken = {_identity(f.candidate) for f in legal}
     refused = [f for f in refused if _identity(f.candidate) not in taken]
     return {"run_id": run.run_id, "current_stage": run.state.get("current_stage"),
-            "pipeline_state": run.state["pipeline_state"], "moves": [_noted(t, m) for m in _grouped(legal)],
+            "pipeline_state": run.state["pipeline_state"],
+            "moves": _likely_first(t, run, [_noted(t, m) for m in _grouped(legal)]),
             "blocked": [{"move": _without_leads(move), "needs": list(needs), **extra}
                         for move, needs, extra in _grouped_blocked(refused)]}
+
+
+def _likely_first(t: Template, run: RunData, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The moves with the one that carries the run on first, marked `likely`: the first that leads
+    to a stage no earlier than the current one and neither pauses nor aborts the pipeline (a
+    redo goes back; the rest change nothing of where the run stands)."""
+    order = {sid: i for i, sid in enumerate(t.stage_ids)}
+    here = order.get(run.state.get("current_stage"), -1)
+    halts = {t.pipeline.get("paused"), t.pipeline.get("aborted")}
+    for i, move in enumerate(moves):
+        leads = move.get("leads_to")
+        if leads and leads.get("pipeline_state") not in halts and order.get(leads.get("current_stage"), here) >= here:
+            return [{**move, "likely": True}, *moves[:i], *moves[i + 1:]]
+    return moves
 
 
 def _noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:

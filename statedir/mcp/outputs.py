@@ -69,7 +69,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                        stages={"type": "object"}), "additionalProperties": True},
     "status": _object(("run_id", "line"), run_id=_S, template=_S, topic=_S,
                       pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
-                      checkpoint={"type": ["object", "null"]}),
+                      checkpoint={"type": ["object", "null"]}, integrity=_OBJECTS, reviews=_OBJECTS),
     "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,
                     moves=_OBJECTS, blocked=_OBJECTS),
     "prereq": _object(("prerequisites_met", "missing_required", "missing_recommended"), prerequisites_met=_B,

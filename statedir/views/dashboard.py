@@ -67,24 +67,14 @@ def render(t: Template, run: RunData) -> str:
         name = t.stage(sid).get("label", t.stage(sid)["name"])
         lines.append(f"  Stage {t.display(sid).ljust(id_width)}{name.ljust(name_width)}"
                      f"{markers.get(rec['status'], '[?]')} {_detail(t, run, sid, rec)}".rstrip())
-    integrity = [sid for sid in t.stage_ids if "integrity" in t.stage(sid)]
+    integrity = integrity_rows(t, run)
     if integrity:
         lines += [rule, _boxed("Integrity:")]
-        for sid in integrity:
-            rec = run.stages[sid]
-            verdict = rec.get("verdict") or "-"
-            issues = f" ({rec['issues_found']} issues)" if rec.get("issues_found") is not None else ""
-            spec = t.stage(sid)["integrity"]
-            mode = spec.get("label") or _pretty(spec.get("mode") or sid)
-            lines.append(_boxed(f"  {mode}: {verdict}{issues}"))
-    reviews = [sid for sid in t.stage_ids if "decision" in t.stage(sid)]
+        lines += [_boxed(f"  {row['label']}: {row['text']}") for row in integrity]
+    reviews = review_rows(t, run)
     if reviews:
         lines += [rule, _boxed("Review:")]
-        for number, sid in enumerate(reviews, 1):
-            decision = run.stages[sid].get("decision")
-            items = _items_after(t, run, sid)
-            text = _pretty(decision) if decision else "-"
-            lines.append(_boxed(f"  Round {number}: {text}" + (f" ({items} items required)" if items else "")))
+        lines += [_boxed(f"  {row['label']}: {row['text']}") for row in reviews]
     lines.append(double)
     lines.append(f"  Pipeline: {state['pipeline_state']}  |  current stage: "
                  f"{t.display(state['current_stage']) if state.get('current_stage') else '-'}")
@@ -97,6 +87,27 @@ def render(t: Template, run: RunData) -> str:
             count = state.get("consecutive_continue_count", 0)
             lines.append(f"  You've continued {count} times in a row. Want to review progress?")
     return "\n".join(lines)
+
+
+def integrity_rows(t: Template, run: RunData) -> list[dict[str, Any]]:
+    """The dashboard's Integrity lines: each integrity stage's mode and verdict (issues found)."""
+    rows = []
+    for sid in (sid for sid in t.stage_ids if "integrity" in t.stage(sid)):
+        rec, spec = run.stages[sid], t.stage(sid)["integrity"]
+        issues = f" ({rec['issues_found']} issues)" if rec.get("issues_found") is not None else ""
+        rows.append({"stage": sid, "label": spec.get("label") or _pretty(spec.get("mode") or sid),
+                     "verdict": rec.get("verdict"), "text": f"{rec.get('verdict') or '-'}{issues}"})
+    return rows
+
+
+def review_rows(t: Template, run: RunData) -> list[dict[str, Any]]:
+    """The dashboard's Review lines: each review round's decision and the items it requires."""
+    rows = []
+    for number, sid in enumerate((sid for sid in t.stage_ids if "decision" in t.stage(sid)), 1):
+        decision, items = run.stages[sid].get("decision"), _items_after(t, run, sid)
+        rows.append({"stage": sid, "label": f"Round {number}", "decision": decision,
+                     "text": (_pretty(decision) if decision else "-") + (f" ({items} items required)" if items else "")})
+    return rows
 
 
 def line(t: Template, run: RunData) -> str:
@@ -119,4 +130,5 @@ def structure(t: Template, run: RunData) -> dict[str, Any]:
                "label": _detail(t, run, sid, run.stages[sid]),
                "current": sid == state.get("current_stage")} for sid in t.stage_ids]
     return {"template": t.name, "topic": state.get("topic"), "pipeline_state": state["pipeline_state"],
-            "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages}
+            "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages,
+            "integrity": integrity_rows(t, run), "reviews": review_rows(t, run)}

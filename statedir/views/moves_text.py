@@ -58,7 +58,7 @@ def render(result: dict[str, Any]) -> str:
             text, long = command_line(run_id, move)
             leads = move.get("leads_to")
             then = f"  -> {_where(leads['current_stage'], leads['pipeline_state'])}" if leads else ""
-            lines.append(f"  {move['actor'].ljust(width)}  {text}{then}")
+            lines.append(f"  {move['actor'].ljust(width)}  {text}{then}" + ("  (likely next)" if move.get("likely") else ""))
             lines += [f"  {' ' * width}      {line}" for line in long]
             if move.get("note"):
                 lines.append(f"  {' ' * width}      note: {move['note']}")

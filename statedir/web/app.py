@@ -77,9 +77,10 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         import json
 
         run_id, commit = request.path_params["run_id"], request.path_params["commit"]
-        document = json.dumps(reader.at(run_id, commit), indent=2, ensure_ascii=False)
+        found = reader.at(run_id, commit)
+        found["document"] = json.dumps(found["document"], indent=2, ensure_ascii=False)
         return page(request, "at.html", f"{run_id} as of {commit[:10]}", run_id=run_id, commit=commit,
-                    document=document)
+                    raw=request.query_params.get("raw") == "1", **found)
 
     def bus(request: Request) -> HTMLResponse:
         return page(request, "bus.html", "Bus sessions", sessions=reader.bus())

@@ -131,6 +131,7 @@ class Reader:
             entries = entries[:HISTORY]
             checked = self.sd.verify(run_id, since=older)
             signed = self.sd.signed(run_id, limit=HISTORY)
+            signing = bool(self.sd.signers())  # "not signed" says something only where someone is bound
         findings: dict[str, list[dict[str, Any]]] = {}
         for finding in checked["findings"]:
             findings.setdefault(finding.get("commit") or "", []).append(finding)
@@ -139,7 +140,7 @@ class Reader:
         for entry in entries:
             entry["findings"] = findings.get(entry["commit"], [])
             entry["signed"] = entry["commit"] in signed
-        return {"entries": entries, "verify": checked, "truncated": older is not None}
+        return {"entries": entries, "verify": checked, "truncated": older is not None, "signing": signing}
 
     def diff(self, run_id: str, commit: str) -> dict[str, Any]:
         """What `commit` changed in the run (from its parent; a run's first commit: from nothing)."""
@@ -159,11 +160,20 @@ class Reader:
             return {**result, "entry": entry}
 
     def at(self, run_id: str, commit: str) -> dict[str, Any]:
-        """The whole run as of `commit` (`show --at`)."""
+        """The run's page as it was at `commit` (dashboard, graph, checkpoint, materials, logs),
+        and the whole run document (`show --at`)."""
+        from statedir.web import stage_svg
+
         layout.check_run_id(run_id)
         check_commit(commit)
         with self.lock:
-            return self.sd.show(run_id, at=commit)
+            snap = self.sd.snapshot(run_id, commit)
+            status = self.sd.status(run_id, at=commit)
+            return {"status": status, "graph": stage_svg.draw(snap.template, snap.run),
+                    "passports": snap.passports,
+                    "histories": {name: {"total": len(entries), "newest": entries[-LOG_ENTRIES:][::-1]}
+                                  for name, entries in snap.histories.items()},
+                    "document": self.sd.show(run_id, at=commit)}
 
     def bus(self) -> list[dict[str, Any]]:
         """Every bus session's fields; one that cannot be read is shown with its error."""

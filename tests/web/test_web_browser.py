@@ -176,6 +176,7 @@ def test_the_dashboard_stays_inside_its_frame(browser: Any, store: Path, width: 
     try:
         with serving(store) as url:
             page.goto(url + "runs/paper-wide")
+            page.click("details.text-form summary")  # the dashboard's text form, to copy: opened
             sizes = page.evaluate("""() => {
               const pre = document.querySelector('pre.dashboard'), frame = pre.getBoundingClientRect();
               return {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,
@@ -189,3 +190,44 @@ def test_the_dashboard_stays_inside_its_frame(browser: Any, store: Path, width: 
         context.close()
     assert sizes["page"] <= sizes["view"] and sizes["right"] <= sizes["view"], sizes["wide"]
     assert sizes["inner"] > sizes["shown"] or width > 360, sizes  # narrower than it: the frame scrolls, not the page
+
+
+# What breaks a page on a phone: it scrolls sideways, or a word is broken letter by letter (a
+# line box of a cell narrower than the word it holds, e.g. `pap/er-1`).
+LAYOUT = """() => {
+  const view = document.documentElement.clientWidth;
+  const broken = [...document.querySelectorAll('td, th, a, li, p, span, code, strong')].filter(e => {
+    const words = (e.childNodes.length === 1 && e.firstChild.nodeType === 3 ? e.textContent : '').trim().split(/[\\s\\-\\/]+/);
+    const longest = Math.max(0, ...words.filter(w => w.length <= 24).map(w => w.length));
+    const range = document.createRange(); range.selectNodeContents(e);
+    const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+    return longest >= 5 && lines > words.length;  // more lines than words: a word was split
+  }).slice(0, 5).map(e => e.tagName + ':' + e.textContent.trim().slice(0, 30));
+  return {page: document.documentElement.scrollWidth, view, broken};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_every_page_reads_at_a_phone_and_a_desktop_width(browser: Any, store: Path, width: int) -> None:
+    """Runs, a run, its history, a diff, the run as it was, bus and research: none scrolls sideways,
+    none breaks a word letter by letter; the screenshots are kept (artifacts/web/<page>-<width>.png)."""
+    assert cli("bus", "set", "2026-06-30-member-blog", "phases.0-prd.status", "done", "--store", str(store)).returncode == 0
+    code, log = cli_json("log", "paper-1", "--store", str(store))
+    assert code == 0
+    first = log[-1]["commit"]  # type: ignore[index]
+    pages = {"runs": "", "run": "runs/paper-1", "history": "runs/paper-1/history", "diff": f"runs/paper-1/commits/{first}",
+             "at": f"runs/paper-1/at/{first}", "bus": "bus", "research": "research"}
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    found = {}
+    try:
+        with serving(store) as url:
+            for name, path in pages.items():
+                page.goto(url + path)
+                found[name] = page.evaluate(LAYOUT)
+                page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+    finally:
+        context.close()
+    for name, sizes in found.items():
+        assert sizes["page"] <= sizes["view"], (name, sizes)
+        assert not sizes["broken"], (name, sizes["broken"])

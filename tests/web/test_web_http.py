@@ -98,7 +98,10 @@ def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path, sd: api.State
 
 def test_a_run_page_has_the_dashboard_graph_checkpoint_moves_materials_and_logs(client: TestClient) -> None:
     page = client.get("/runs/paper-a").text
-    assert "Academic Pipeline Status" in page  # the Progress Dashboard
+    assert "Academic Pipeline Status" in page  # the Progress Dashboard's text form, to copy
+    board = page[page.index('<table class="board'):page.index("</table>", page.index('<table class="board'))]
+    assert "[v]" in board and "RESEARCH" in board and 'data-label="Status"' in board  # and as HTML
+    assert "Likely next:" in page  # the move that carries the run on, the rest folded
     svg = page[page.index("<svg"):page.index("</svg>")]
     assert 'class="node node-done" data-key="1"' in svg and "MANDATORY" in svg
     assert "<dt>stage</dt><dd>1</dd>" in page and "<code>confirm</code>" in page  # open checkpoint, next
@@ -112,11 +115,15 @@ def test_the_history_links_every_commit_to_its_diff_and_state(client: TestClient
     commits = _commits(filled[0], "paper-a")
     for sha in commits:
         assert f'/runs/paper-a/commits/{sha}"' in page and f'/runs/paper-a/at/{sha}"' in page
-    assert "not signed" in page and "clean" in page  # verify ran: no finding
+    assert "clean" in page and "signed" not in page  # verify ran: no finding; nobody is bound, nothing to say
+    assert "sync: sync:" not in page and "new: new run" not in page  # a title does not repeat its action
     diff = client.get(f"/runs/paper-a/commits/{commits[0]}").text  # stage 1 completed
     assert "checkpoint" in diff and "completed" in diff
-    at = client.get(f"/runs/paper-a/at/{commits[-1]}").text  # the run as `new` made it
-    assert "initializing" in at and "awaiting_confirmation" not in at
+    at = client.get(f"/runs/paper-a/at/{commits[-1]}").text  # the run page as `new` made it
+    assert "initializing" in at and "awaiting_confirmation" not in at and '<table class="board' in at
+    assert "<svg" in at and "No checkpoint was open." in at and "?raw=1" in at
+    raw = client.get(f"/runs/paper-a/at/{commits[-1]}?raw=1").text  # the document, one link away
+    assert '<pre class="document">' in raw and "&#34;run_id&#34;: &#34;paper-a&#34;" in raw
 
 
 def test_long_histories_and_logs_show_their_newest(client: TestClient, filled: tuple[Path, dict[str, str]],
