@@ -105,10 +105,19 @@ class Auditor:
                                    f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
         return out
 
+    def trusted_at(self, sha: str | None) -> Signers | None:
+        """The signers trusted as of commit `sha` (replayed from the root of trust)."""
+        return self.trust.at(sha, self._blob_at(sha)) if sha else None
+
+    def signed(self, sha: str, keys: set[str], signers: Signers, rule: str, file: str | None = None) -> list[Any]:
+        """[] when commit `sha` carries a good signature by one of `keys` (bound in `signers`),
+        else the finding saying what is wrong (`rule` says why it must be signed)."""
+        signature, payload = self._signature(sha)
+        return self.resolved(self._signed_by(sha, signature, payload, signers, keys, file, rule))
+
     def _judge(self, sha: str, keys: set[str], rule: str, signers: Signers) -> list[dict[str, Any]]:
         """A change to the file, checked now (what follows it depends on the answer)."""
-        signature, payload = self._signature(sha)
-        return self.resolved(self._signed_by(sha, signature, payload, signers, keys, FILE, rule))
+        return self.signed(sha, keys, signers, rule, FILE)
 
     def _signature(self, sha: str) -> tuple[bytes | None, bytes]:
         found = self.objects.read(sha)
