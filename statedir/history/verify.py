@@ -65,14 +65,17 @@ def _json(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
+def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
+           taken: bool = False) -> dict[str, Any]:
     """{clean, checked, findings: [{commit, kind, file, message}], repaired, acknowledged}: hand_edit,
     illegal, log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in
     history order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each
     with `repaired_by`; statedir.history.merge_repair), a finding acknowledged.yaml names (as of HEAD)
     in `acknowledged`, not in `findings`, where the acknowledgement counts here (made on this clone, or
     signed by an acknowledger: statedir.history.ack_trust); one that does not is listed in
-    `not_counted` with the reason, its finding left standing; each key only where it has an entry."""
+    `not_counted` with the reason, its finding left standing; each key only where it has an entry.
+    With `taken` (a sync's check of what it took onto `since`), the commits after `since` are held
+    to the signers trusted at `since` too (statedir.history.entry)."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -83,6 +86,9 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
         for commit in history:
             found += _check(reader, commit, removed)
             found += signatures.check(commit)
+        if taken and since_sha and history:
+            found += signatures.entry.taken([c.sha for c in history if len(c.parents) == 1], since_sha,
+                                            objects.resolve(store.worktree, "HEAD"))
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         findings, acknowledged, not_counted = ack_trust.standing(
             reader, signatures, findings, lambda: commits(store, store.git_path(acknowledgements.FILE), None))

@@ -102,7 +102,8 @@ def test_a_remote_cannot_acknowledge_its_own_forgery(tmp_path: Path, keys: dict[
     assert "names no acknowledging actor" in out["not_counted"][0]["reason"]  # type: ignore[index]
     plain = run(b, "verify")
     assert "not counted" in plain.stdout and "acknowledged by mallory" in plain.stdout
-    done(b, "verify", "--acknowledge", forged, "--reason", "I checked it myself", key=keys["alice"])  # the victim's own counts
+    # the victim's own acknowledgement counts
+    done(b, "verify", "--acknowledge", forged, "--reason", "I checked it myself", key=keys["alice"])
     code, out = cli_json("verify", cwd=b)
     assert code == 0 and [f["commit"] for f in out["acknowledged"]] == [forged], out  # type: ignore[index]
 
