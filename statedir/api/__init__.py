@@ -221,6 +221,23 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
         with expectation.expecting(self.store, expect):
             return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
 
+    def acknowledgers(self) -> list[str]:
+        """The actors whose signed acknowledgements of verify findings count on every clone (signers.yaml)."""
+        from statedir.signing import manage
+
+        return manage.acknowledgers(self.store)
+
+    def set_acknowledgers(self, actors: list[str], *, actor: str | None = None,
+                          expect: str | None = None) -> dict[str, Any]:
+        """Name the actors whose signed acknowledgements count on every clone (none: only the
+        clone that acknowledged): one commit, signed by an acknowledger's key (or, while none is
+        bound, by a key signers.yaml trusts)."""
+        from statedir.signing import manage
+
+        args = {"op": "acknowledgers", "actors": list(actors)}
+        with expectation.expecting(self.store, expect):
+            return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+
     def sync(self, remote: str | None = None, *, actor: str | None = None, expect: str | None = None,
              replay: bool = False) -> dict[str, Any]:
         """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync); with

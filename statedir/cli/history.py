@@ -102,6 +102,9 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
         for f in result.get("repaired", []):
             print(f"{f['commit'][:10]}  repaired      {f['file']}: a hand-resolved merge, re-merged by doctor's "
                   f"commit {f['repaired_by'][:10]}")
+        for f in result.get("not_counted", []):
+            print(f"{f['commit'][:10]}  not counted   {f['file'] or '-'}: {f['kind']} acknowledged by {f['by']}, "
+                  f"which does not count here: {f['reason']}")
         verdict = "clean" if result["clean"] else f"{len(result['findings'])} finding(s)"
         if result.get("acknowledged"):
             verdict += f" ({len(result['acknowledged'])} acknowledged finding(s) left out)"

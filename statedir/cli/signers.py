@@ -8,6 +8,7 @@ from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, Sto
 from statedir.cli.registry import SUBCOMMANDS, app, sub_group, typed
 from statedir.cli.render import done, emit_json, say, table
 from statedir.commands.params import Argument, Option
+from statedir.errors import InvalidValue
 
 if TYPE_CHECKING:
     import typer
@@ -16,7 +17,8 @@ HELP = ("Bind actors to SSH signing keys (signers.yaml in the store). A bound ac
         "git with the key STATEDIR_SIGNING_KEY (or git's user.signingKey) names, and `statedir verify` reports a "
         "bound actor's commit that is unsigned or signed by another key. Each change here is one signed commit: an "
         "actor's binding changes only with one of that actor's keys, a new actor is bound with a key the file already "
-        "trusts, the first binding with the key it adds.")
+        "trusts, the first binding with the key it adds. `signers acknowledgers` names the actors whose signed "
+        "acknowledgements of verify findings count on every clone.")
 
 
 def _group() -> typer.Typer:
@@ -52,7 +54,8 @@ def remove(bound: ActorArg,
 def list_(allowed_signers: Annotated[bool, Option("--allowed-signers", help="Print the list in git's allowed-signers format instead (for gpg.ssh.allowedSignersFile).")] = False,
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The bound actors and their keys' fingerprints, as of the last commit."""
-    rows = open_store(store).signers()
+    sd = open_store(store)
+    rows = sd.signers()
     if allowed_signers:
         from statedir.files.signers_file import Signers
 
@@ -62,6 +65,20 @@ def list_(allowed_signers: Annotated[bool, Option("--allowed-signers", help="Pri
         emit_json(rows)
         return
     print(table(rows, ["actor", "type", "fingerprint", "comment"]) or "no actor is bound to a signing key")
+    named = sd.acknowledgers()
+    print(f"acknowledgers: {', '.join(named)}" if named else "acknowledgers: none (an acknowledgement counts only on "
+          "the clone that made it)")
+
+
+@app.subcommand("signers", "acknowledgers")
+def acknowledgers(named: Annotated[Optional[list[str]], Argument(metavar="[ACTOR]...", help="The actors to name, replacing those named before.", show_default=False)] = None,
+                  none: Annotated[bool, Option("--none", help="Name nobody: an acknowledgement then counts only on the clone that made it.")] = False,
+                  store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+                  expect: ExpectOpt = None) -> None:
+    """Name the actors whose acknowledgements of verify findings, in commits signed by their keys, count on every clone (one signed commit)."""
+    if bool(named) == none:
+        raise InvalidValue("name the acknowledging actors, or give --none for nobody", argument="none")
+    done(open_store(store).set_acknowledgers(named or [], actor=actor, expect=expect), json)
 
 
 app.group("signers", _group, help=HELP)

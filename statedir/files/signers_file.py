@@ -18,21 +18,30 @@ KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp3
 
 
 class Signers:
-    """The parsed file: entries of {actor, key[, comment]}, keys as `type base64`."""
+    """The parsed file: entries of {actor, key[, comment]}, keys as `type base64`, and the
+    actors whose signed acknowledgements of verify findings count on every clone."""
 
-    def __init__(self, entries: list[dict[str, str]] | None = None) -> None:
+    def __init__(self, entries: list[dict[str, str]] | None = None, acknowledgers: list[str] | None = None) -> None:
         self.entries = [] if entries is None else entries
+        self.acknowledgers = [] if acknowledgers is None else acknowledgers
 
     def __eq__(self, other: object) -> bool:  # as a dataclass (whose import pulls in inspect) would be
-        return self.entries == other.entries if other.__class__ is Signers else NotImplemented  # type: ignore[attr-defined]
+        if other.__class__ is not Signers:
+            return NotImplemented
+        return (self.entries, self.acknowledgers) == (other.entries, other.acknowledgers)  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        return f"Signers(entries={self.entries!r})"
+        return f"Signers(entries={self.entries!r}, acknowledgers={self.acknowledgers!r})"
 
     @classmethod
     def of(cls, data: Any) -> Signers:
         entries = data.get("signers") if isinstance(data, dict) else None
-        return cls([dict(e) for e in entries or []])
+        acknowledgers = data.get("acknowledgers") if isinstance(data, dict) else None
+        return cls([dict(e) for e in entries or []], [str(a) for a in acknowledgers or []])
+
+    def acknowledging_keys(self) -> set[str]:
+        """The keys whose signed acknowledgement counts on every clone: the acknowledgers' keys."""
+        return {e["key"] for e in self.entries if e["actor"] in self.acknowledgers}
 
     def keys_of(self, actor: str) -> set[str]:
         return {e["key"] for e in self.entries if e["actor"] == actor}
@@ -41,7 +50,10 @@ class Signers:
         return sorted({e["actor"] for e in self.entries if e["key"] == key})
 
     def data(self) -> dict[str, Any]:
-        return {"format_version": 1, "signers": self.entries}
+        out: dict[str, Any] = {"format_version": 1, "signers": self.entries}
+        if self.acknowledgers:  # a file that names none keeps the bytes it always had
+            out["acknowledgers"] = self.acknowledgers
+        return out
 
     def allowed_signers(self) -> str:
         """git's allowed-signers format (ssh-keygen's ALLOWED SIGNERS): `principal namespaces="git" key`."""
@@ -57,6 +69,8 @@ def may_change(before: Signers | None, after: Signers) -> tuple[set[str], str, S
     - A change to an actor's binding (a key added, removed or its comment edited) is signed
       by one of that actor's own keys, so no other key can take an actor over.
     - Binding a new actor, or any other change, is signed by a key the file already trusts.
+    - Changing who acknowledges (the acknowledgers, or a first key for an actor named one) is
+      signed by an acknowledger's key where one is bound, else by a key the file already trusts.
     """
     if before is None or not before.entries:
         return {e["key"] for e in after.entries}, f"the first {FILE} must be signed by a key it lists", after
@@ -67,6 +81,12 @@ def may_change(before: Signers | None, after: Signers) -> tuple[set[str], str, S
         if own and _binding(before, actor) != _binding(after, actor):
             keys &= own
             rules.append(f"the binding of {actor} changes only with one of {actor}'s own keys")
+    newly = {e["actor"] for e in after.entries} - {e["actor"] for e in before.entries}
+    if before.acknowledgers != after.acknowledgers or newly & set(after.acknowledgers):
+        acknowledging = before.acknowledging_keys()
+        if acknowledging:
+            keys &= acknowledging
+            rules.append("who acknowledges changes only with an acknowledger's key")
     rule = "; ".join(rules) or f"a change to {FILE} must be signed by a key it already trusts"
     return keys, rule, before
 

@@ -1,6 +1,7 @@
 """Acknowledged verify findings: `acknowledged.yaml`, an append-only log of the findings a person
 reviewed and accepted (each with its reason), written one commit per acknowledgement, replayed by
-verify like any transition, and read by verify to set those findings apart."""
+verify like any transition, and read by verify to set those findings apart where they count
+(statedir.history.ack_trust: on the clone that made them, or signed by an acknowledger)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -9,6 +10,7 @@ from typing import Any
 from statedir.errors import InvalidValue, ValidationFailed
 from statedir.files import schema, yaml
 from statedir.gitops import git, request_ids
+from statedir.history import ack_local
 from statedir.store import layout
 from statedir.store.disk import Store
 from statedir.store.write import persist
@@ -58,11 +60,14 @@ def appended(before: bytes | None, entries: list[dict[str, Any]]) -> bytes:
 
 def record(store: Store, commit: str, findings: list[dict[str, Any]], reason: str, actor: str, *,
            timeout: float | None = None) -> dict[str, Any]:
-    """Acknowledge `findings` (verify's, all of `commit`) in one commit; those already acknowledged
-    are left out, and nothing is written when none is left."""
+    """Acknowledge `findings` (verify's, all of `commit`) in one commit, recorded as this clone's
+    own (statedir.history.ack_local, before the commit); those this clone already acknowledged are
+    left out, and nothing is written when none is left (one another clone acknowledged is not)."""
     with store.locked(timeout, scope=FILE):
         raw = store.read_bytes(FILE) if (store.root / FILE).is_file() else None
-        done = keys(_parsed(raw))
+        mine = ack_local.load(store)
+        done = {key(e) for e in _parsed(raw) if isinstance(e, dict) and "commit" in e and "kind" in e
+                and key(e) in mine.get(str(e.get("request_id")), ())}
         new = [f for f in findings if key(f) not in done]
         summary = f"acknowledge {len(new)} verify finding(s) of {commit[:10]}"
         if not new:
@@ -73,6 +78,7 @@ def record(store: Store, commit: str, findings: list[dict[str, Any]], reason: st
                                                                         for f in new]},
                    "reason": reason, "request_id": request_id}
         entries = entries_of(request, actor)
+        ack_local.add(store, request_id, keys(entries))
         writes = {FILE: appended(raw, entries)}
         shipped = schema.schema_path("log-acknowledged").read_bytes()
         if not (store.root / SCHEMA_COPY).is_file() or store.read_bytes(SCHEMA_COPY) != shipped:
@@ -97,15 +103,16 @@ def _parsed(raw: bytes | None) -> list[Any]:
     return data if isinstance(data, list) else []
 
 
-def at_head(reader: Any) -> set[tuple[str, str, str | None]]:
-    """The findings acknowledged as of HEAD (an unreadable file acknowledges nothing)."""
+def entries_at_head(reader: Any) -> list[dict[str, Any]]:
+    """The file's entries as of HEAD (an unreadable file acknowledges nothing)."""
     from statedir.errors import StatedirError
 
     found = reader.objects.read(reader.spec("HEAD", FILE))
     try:
-        return keys(_parsed(found[2])) if found else set()
+        parsed = _parsed(found[2]) if found else []
     except StatedirError:
-        return set()
+        return []
+    return [e for e in parsed if isinstance(e, dict) and "commit" in e and "kind" in e]
 
 
 def replay(reader: Any, commit: Any) -> dict[str, bytes]:

@@ -27,6 +27,7 @@ from typing import Any
 from statedir.errors import InvalidValue, MissingDependency
 from statedir.files.signers_file import FILE, Signers, fingerprint, signature_key
 from statedir.gitops.objects import Objects
+from statedir.history.entry import Entry
 from statedir.history.replay import Commit
 from statedir.signing.trust import Trust
 from statedir.store.disk import Store
@@ -67,6 +68,7 @@ class Auditor:
         self._tmp: Path | None = None
         self._after: tuple[str, str | None] | None = None  # (commit, its signers.yaml blob id)
         self._pool: ThreadPoolExecutor | None = None
+        self.entry = Entry(self)
 
     def __enter__(self) -> Auditor:
         return self
@@ -87,17 +89,19 @@ class Auditor:
 
     def check(self, commit: Commit) -> list[Any]:
         """This commit's findings: dicts, and Futures of a list of them (see `resolved`)."""
-        if len(commit.parents) > 1:  # a merge: each side's commits were checked on their own
-            self._after = None  # (git log --raw lists no files for it: the next commit looks its parent up)
-            return []
+        if len(commit.parents) > 1:  # a merge: each side's commits were checked on their own, and
+            self._after = None  # now where they enter (git log --raw lists no files for it: the next
+            return self.entry.merge(commit)  # commit looks its parent up)
         before = self._blob_at(commit.parent)
         change = commit.changed.get(FILE)
         self._after = (commit.sha, (None if change[0] == "D" else change[2]) if change else before)
         if before is None and change is None and not self.trust.loaded:
+            self.entry.note(commit, set())
             return []  # no signers.yaml here and none met so far: nobody is bound, nothing to read
         out: list[Any] = self.trust.findings(commit.sha, commit.parents) if change is not None else []
         trusted = self.trust.at(commit.parent, before) if commit.parent else None
         bound = trusted.keys_of(commit.actor) if trusted and commit.actor else set()
+        self.entry.note(commit, bound)
         if bound:
             assert trusted is not None
             signature, payload = self._signature(commit.sha)
@@ -105,10 +109,23 @@ class Auditor:
                                    f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
         return out
 
+    def trusted_at(self, sha: str | None) -> Signers | None:
+        """The signers trusted as of commit `sha` (replayed from the root of trust)."""
+        return self.trust.at(sha, self._blob_at(sha)) if sha else None
+
+    def signed(self, sha: str, keys: set[str], signers: Signers, rule: str, file: str | None = None) -> list[Any]:
+        """[] when commit `sha` carries a good signature by one of `keys` (bound in `signers`),
+        else the finding saying what is wrong (`rule` says why it must be signed)."""
+        return self.resolved(self.pending(sha, keys, signers, rule, file))
+
+    def pending(self, sha: str, keys: set[str], signers: Signers, rule: str, file: str | None = None) -> list[Any]:
+        """`signed`'s answer as findings and Futures of them (see `resolved`)."""
+        signature, payload = self._signature(sha)
+        return self._signed_by(sha, signature, payload, signers, keys, file, rule)
+
     def _judge(self, sha: str, keys: set[str], rule: str, signers: Signers) -> list[dict[str, Any]]:
         """A change to the file, checked now (what follows it depends on the answer)."""
-        signature, payload = self._signature(sha)
-        return self.resolved(self._signed_by(sha, signature, payload, signers, keys, FILE, rule))
+        return self.signed(sha, keys, signers, rule, FILE)
 
     def _signature(self, sha: str) -> tuple[bytes | None, bytes]:
         found = self.objects.read(sha)

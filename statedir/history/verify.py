@@ -13,7 +13,7 @@ from typing import Any
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
 from statedir.gitops.object_ids import blob_id
-from statedir.history import acknowledgements, merge_repair
+from statedir.history import ack_trust, acknowledgements, merge_repair
 from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -65,12 +65,17 @@ def _json(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def verify(store: Store, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
+def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
+           taken: bool = False) -> dict[str, Any]:
     """{clean, checked, findings: [{commit, kind, file, message}], repaired, acknowledged}: hand_edit,
     illegal, log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in
     history order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each
     with `repaired_by`; statedir.history.merge_repair), a finding acknowledged.yaml names (as of HEAD)
-    in `acknowledged`, not in `findings`; each key only where it has an entry."""
+    in `acknowledged`, not in `findings`, where the acknowledgement counts here (made on this clone, or
+    signed by an acknowledger: statedir.history.ack_trust); one that does not is listed in
+    `not_counted` with the reason, its finding left standing; each key only where it has an entry.
+    With `taken` (a sync's check of what it took onto `since`), the commits after `since` are held
+    to the signers trusted at `since` too (statedir.history.entry)."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     history = commits(store, store.git_path(rel), since_sha)
@@ -81,15 +86,19 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
         for commit in history:
             found += _check(reader, commit, removed)
             found += signatures.check(commit)
+        if taken and since_sha and history:
+            found += signatures.entry.taken([c.sha for c in history if len(c.parents) == 1], since_sha,
+                                            objects.resolve(store.worktree, "HEAD"))
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
-        accepted = acknowledgements.at_head(reader) if findings else set()
-    acknowledged = [f for f in findings if acknowledgements.key(f) in accepted]
-    findings = [f for f in findings if acknowledgements.key(f) not in accepted]
+        findings, acknowledged, not_counted = ack_trust.standing(
+            reader, signatures, findings, lambda: commits(store, store.git_path(acknowledgements.FILE), None))
     result: dict[str, Any] = {"clean": not findings, "checked": len(history), "findings": findings}
     if repaired:
         result["repaired"] = repaired
     if acknowledged:  # the contract's three keys, and these only where they have an entry
         result["acknowledged"] = acknowledged
+    if not_counted:
+        result["not_counted"] = not_counted
     return result
 
 

@@ -25,7 +25,7 @@ READ_ONLY = frozenset({"runs", "templates", "show", "get", "status", "next", "pr
 # Writes that may take away or replace what is there (not only add to it): ending a run for
 # good, going back in it, replacing a value, removing a session, a key or the files doctor repairs.
 DESTRUCTIVE = frozenset({"pipeline", "rollback", "redo", "set", "bus_set", "bus_init", "bus_clear",
-                         "signers_remove", "doctor", "bind", "resume",
+                         "signers_remove", "signers_acknowledgers", "doctor", "bind", "resume",
                          # a research record's status or grade replaced (the ledger served one tool per action)
                          "research", "research_complete_run", "research_answer_question",
                          "research_abandon_question", "research_set_hypothesis_status",
@@ -34,9 +34,9 @@ DESTRUCTIVE = frozenset({"pipeline", "rollback", "redo", "set", "bus_set", "bus_
 # Writes whose repeat with the same arguments changes nothing more: the rules refuse the second
 # (or call it a no-op), and the store is as the first left it. Reads are all idempotent.
 IDEMPOTENT = frozenset({"init", "new", "stage", "set", "pipeline", "bus_set", "bus_init", "bus_clear", "signers_add",
-                        "signers_remove", "doctor", "seal", "sync", "research_set_hypothesis_status",
-                        "research_set_experiment_status", "research_set_source_screening",
-                        "research_set_source_evidence_tier"})
+                        "signers_remove", "signers_acknowledgers", "doctor", "seal", "sync",
+                        "research_set_hypothesis_status", "research_set_experiment_status",
+                        "research_set_source_screening", "research_set_source_evidence_tier"})
 # The only tool that reaches past the repository: it fetches from and pushes to a git remote.
 OPEN_WORLD = frozenset({"sync"})
 
@@ -55,7 +55,8 @@ TITLES = {
     "revision": "Record a revision round", "rollback": "Bring a run back to a commit", "runs": "List runs",
     "seal": "Seal the bound artifacts", "set": "Change a run field", "show": "The whole run",
     "signers_add": "Bind an actor to a signing key", "signers_list": "List bound signers",
-    "signers_remove": "Unbind an actor's keys", "stage": "Update a stage's status",
+    "signers_remove": "Unbind an actor's keys", "signers_acknowledgers": "Name who acknowledges findings",
+    "stage": "Update a stage's status",
     "status": "Progress dashboard", "sync": "Sync with the git remote", "templates": "List or describe templates",
     "validate": "Check store files against their schemas", "verify": "Replay and check history",
     "versions": "Every version of a material",

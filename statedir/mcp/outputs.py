@@ -42,7 +42,8 @@ _TRANSITION_FIELDS: dict[str, dict[str, Any]] = {
 TRANSITION = _object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS)
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
                      value=_ANY, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)
-_SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S, signers=_I)
+_SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S_NULL, signers=_I,
+                         acknowledgers=_STRINGS)
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -54,7 +55,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "bus_init": _BUS_WRITE, "bus_set": _BUS_WRITE, "bus_append": _BUS_WRITE, "bus_clear": _BUS_WRITE,
     "bus_get": _wrapped({"description": "The session (an object) or the field's value; null when missing."}),
     "get": _wrapped({"description": "The value at the path: any JSON value."}),
-    "signers_add": _SIGNERS_WRITE, "signers_remove": _SIGNERS_WRITE,
+    "signers_add": _SIGNERS_WRITE, "signers_remove": _SIGNERS_WRITE, "signers_acknowledgers": _SIGNERS_WRITE,
     "signers_list": _object(result=_OBJECTS, text=_S),
     "sync": _object(("remote", "branch", "status", "pushed", "commit", "summary"), remote=_S, branch=_S,
                     status={"enum": ["up_to_date", "pushed", "fast_forward", "merged"]}, pushed=_B, commit=_S_NULL,
@@ -80,7 +81,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "graph": _object(("format", "graph"), run_id=_S_NULL, template=_S, format=_S, graph=_S),
     "diff": _object(("run_id", "changes"), run_id=_S, changes=_OBJECTS),
     "versions": _object(("result",), result=_OBJECTS),
-    "verify": _object(("clean", "findings"), clean=_B, checked=_I, findings=_OBJECTS),
+    "verify": _object(("clean", "findings"), clean=_B, checked=_I, findings=_OBJECTS, not_counted=_OBJECTS),
 }
 ALWAYS_WRAPPED = frozenset({"get", "bus_get"})
 

@@ -24,7 +24,15 @@ def listing(store: Store) -> list[dict[str, Any]]:
     with store.reading(None):
         signers = commit_keys.at_head(store, git.head(store.worktree)) or Signers()
     return [{"actor": e["actor"], "type": e["key"].split()[0], "fingerprint": fingerprint(e["key"]),
-             "comment": e.get("comment", ""), "key": e["key"]} for e in signers.entries]
+             "comment": e.get("comment", ""), "key": e["key"], "acknowledger": e["actor"] in signers.acknowledgers}
+            for e in signers.entries]
+
+
+def acknowledgers(store: Store) -> list[str]:
+    """The actors signers.yaml names for acknowledging verify findings, as of HEAD."""
+    with store.reading(None):
+        signers = commit_keys.at_head(store, git.head(store.worktree)) or Signers()
+    return list(signers.acknowledgers)
 
 
 def read_key(value: str) -> tuple[str, str]:
@@ -44,10 +52,17 @@ def read_key(value: str) -> tuple[str, str]:
 
 
 def applied(signers: Signers | None, args: dict[str, Any]) -> Signers:
-    """The signers after one recorded change ({op: add|remove, actor, key[, comment]})."""
+    """The signers after one recorded change ({op: add|remove, actor, key[, comment]}, or
+    {op: acknowledgers, actors: [...]}: who acknowledges)."""
     entries = [dict(e) for e in (signers.entries if signers else [])]
+    acknowledgers = list(signers.acknowledgers) if signers else []
     op, actor, key = args.get("op"), str(args.get("actor")), args.get("key")
-    if op == "add":
+    if op == "acknowledgers":
+        named = args.get("actors")
+        if not isinstance(named, list) or not all(isinstance(a, str) for a in named):
+            raise InvalidValue("the acknowledgers are a list of actor names")
+        acknowledgers = list(dict.fromkeys(named))
+    elif op == "add":
         if any(e["key"] == key for e in entries):
             owner = ", ".join(e["actor"] for e in entries if e["key"] == key)
             raise InvalidValue(f"that key is already bound (to {owner}); a key signs for one actor", actor=owner)
@@ -62,7 +77,7 @@ def applied(signers: Signers | None, args: dict[str, Any]) -> Signers:
         entries = kept
     else:
         raise InvalidValue(f"unknown signers change {op!r}")
-    result = Signers(entries)
+    result = Signers(entries, acknowledgers)
     problems = schema.validate("signers", result.data(), FILE)
     if problems:
         raise InvalidValue(str(problems[0]), actor=actor)
@@ -83,7 +98,7 @@ def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -
             why += f", and {by!r} is bound, so by one of its keys"
         if not trusted:
             raise PermissionDenied(f"{why}: no key may make this change as {by!r}; nothing was changed",
-                                   actor=args["actor"])
+                                   actor=args.get("actor"))
         try:
             signing_key = commit_keys.usable(store.worktree, trusted, why)
         except SigningKeyMismatch as exc:
@@ -92,12 +107,19 @@ def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -
         shipped = schema.schema_path("signers").read_bytes()
         if store.read_bytes(SCHEMA_COPY) != shipped:
             writes[SCHEMA_COPY] = shipped
-        verb = "bind" if args["op"] == "add" else "unbind"
-        what = fingerprint(args["key"]) if args.get("key") else "every key"
-        summary = f"signers: {verb} {args['actor']} {'to' if verb == 'bind' else 'from'} {what}"
+        summary = _summary(args)
         message = git.message(summary, "-", by, ACTION, request={"args": args})
         sha = persist(store, writes=writes, message=message, author=by, signing_key=signing_key)
-    return {"commit": sha, "summary": summary, "actor": args["actor"], "signers": len(after.entries)}
+    return {"commit": sha, "summary": summary, "actor": args.get("actor"), "signers": len(after.entries),
+            "acknowledgers": after.acknowledgers}
+
+
+def _summary(args: dict[str, Any]) -> str:
+    if args["op"] == "acknowledgers":
+        return f"signers: acknowledgers {', '.join(args['actors']) or 'none'}"
+    verb = "bind" if args["op"] == "add" else "unbind"
+    what = fingerprint(args["key"]) if args.get("key") else "every key"
+    return f"signers: {verb} {args['actor']} {'to' if verb == 'bind' else 'from'} {what}"
 
 
 def replay(reader: Any, commit: Any) -> dict[str, bytes]:

@@ -310,4 +310,4 @@ def _findings(store: Store, since: str | None) -> list[dict[str, Any]]:
 
     if since is None:
         return []
-    return verify.verify(store, None, since)["findings"]
+    return verify.verify(store, None, since, taken=True)["findings"]

@@ -91,7 +91,7 @@ def _require_legal(store: Store, name: str, branch: str, ours: str) -> None:
     from statedir.engine import validate
     from statedir.history.verify import verify
 
-    findings = verify(store, None, ours)["findings"]
+    findings = verify(store, None, ours, taken=True)["findings"]
     if findings:
         raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
                            "nothing was changed", conflicts=[], findings=findings)
