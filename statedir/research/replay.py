@@ -12,9 +12,9 @@ record says is checked against the rules and its schema, not decided again.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+import functools
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from statedir.errors import IllegalTransition, StatedirError
 from statedir.files import schema
@@ -59,13 +59,14 @@ def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
         return records.parse(found[2], rel) if found and found[1] == "blob" else None
 
     added = [entity_id for kind, entity_id, old in written.values() if kind is SOURCE and not old]
+    authored = functools.cache(lambda: _author_date(reader, commit.sha))  # read once, where a record is new
     history = arrival.History(reader.store, commit.parent, pending=added)
     for rel, (kind, entity_id, old) in written.items():
         try:
             before_raw = reader.raw(old) if old else None
             after = records.parse(reader.raw(commit.changed[rel][2]), rel)
             if before_raw is None:
-                _dated_by_its_commit(reader, commit, kind, entity_id, after)
+                _dated_by_its_commit(authored(), kind, entity_id, after)
             rules.check(kind, entity_id, records.parse(before_raw, rel) if before_raw is not None else None,
                         after, exists, read, history.later)
             out[rel] = records.encode(kind, after, before_raw)
@@ -75,18 +76,21 @@ def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
     return out
 
 
-def _dated_by_its_commit(reader: Reader, commit: Commit, kind: Kind, entity_id: str, record: dict[str, Any]) -> None:
-    """Refuse a new record whose own time is not its commit's (within arrival.CLOCK_SKEW)."""
+def _author_date(reader: Reader, sha: str) -> datetime | None:
+    found = reader.objects.read(sha)
+    author = next((line for line in found[2].split(b"\n") if line.startswith(b"author ")), b"") if found else b""
+    try:
+        return datetime.fromtimestamp(int(author.rsplit(b" ", 2)[1]), timezone.utc)
+    except (IndexError, ValueError):
+        return None
+
+
+def _dated_by_its_commit(authored: datetime | None, kind: Kind, entity_id: str, record: dict[str, Any]) -> None:
+    """Refuse a new record whose own time is not its commit's author date (within arrival.CLOCK_SKEW)."""
     field = next((f for f in ("created_at", "started_at", "ts") if f in kind.columns), None)
     claimed = _moment(record.get(field)) if field else None
-    found = reader.objects.read(commit.sha)
-    if claimed is None or found is None:
+    if claimed is None or authored is None:
         return  # no time to hold (the schema says whether one is needed)
-    author = next((line for line in found[2].split(b"\n") if line.startswith(b"author ")), b"")
-    try:
-        authored = datetime.fromtimestamp(int(author.rsplit(b" ", 2)[1]), timezone.utc)
-    except (IndexError, ValueError):
-        return
     if abs((claimed - authored).total_seconds()) > arrival.CLOCK_SKEW:
         raise IllegalTransition(f"{kind.name} {entity_id} says {field} {record.get(field)}, but the commit that adds "
                                 f"it was made {authored:%Y-%m-%dT%H:%M:%SZ}; a record's own time is its commit's "
