@@ -122,7 +122,7 @@ def overruled(store: Store, ours: str, shared: list[str], head: str = "HEAD") ->
     known = set(shared)
     folder = store.git_path(SOURCE.rel("x"))[: -len("x.yaml")]
     changed = git.run(store.worktree, "-c", "core.quotePath=false", "diff", "--name-only", "--diff-filter=M", ours,
-                      head, "--", folder).stdout.decode("utf-8", "replace").split()
+                      head, "--", folder).stdout.decode("utf-8", "replace").splitlines()
     out = []
     for path in changed:
         source_id = path.rsplit("/", 1)[-1][:-5]
