@@ -58,6 +58,25 @@ def _fits(value: Any, hint: Any) -> bool:
     return isinstance(value, hint) if isinstance(hint, type) else True
 
 
+# Arguments taking either a name (a template's, a bus session's) or a key's text, or else a file's
+# path: one rule for each, read by the code that opens the file and by the MCP server that keeps
+# every path inside the repository. Whatever is not a name is a path, blank or none.
+_TEMPLATE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # compiled on first use: most calls name no template
+_KEY_TEXT = ("ssh-", "ecdsa-", "sk-")
+
+
+def names_a_file(kind: str, value: str) -> bool:
+    """Whether `value`, given where a `kind` goes ("template", "key" or "session"), is a file's path
+    rather than a template's name, a public key's text or a session's id."""
+    if kind == "template":
+        return not (re.fullmatch(_TEMPLATE_NAME, value) and not value.endswith((".yaml", ".yml")))
+    if kind == "key":
+        return not value.lstrip().startswith(_KEY_TEXT)
+    if kind == "session":
+        return "/" in value or os.sep in value
+    raise ValueError(f"no rule for a {kind}")
+
+
 STAGE_ARGUMENTS = frozenset({"stage", "entry_point", "next", "group_stage"})  # ids that may be given as ints
 FILE_ARGUMENTS = frozenset({"passport", "report", "bindings", "files", "template", "artifact_root", "directory"})
 

@@ -70,3 +70,23 @@ def test_with_its_standard_streams_closed_a_caller_still_gets_git_s_output(repo:
             f"open({str(out)!r}, 'wb').write(done.stdout)")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert out.read_bytes().decode().strip() == str(repo)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+def test_git_does_not_inherit_the_caller_s_open_descriptors(repo: Path, tmp_path: Path) -> None:
+    """A descriptor the caller holds inheritable (handed down to it, or kept for another child)
+    is closed in git, as subprocess's close_fds closes it; git's own 0, 1 and 2 stay."""
+    held = [os.open(tmp_path / name, os.O_WRONLY | os.O_CREAT) for name in ("seven", "nine")]
+    try:
+        for fd in held:
+            os.set_inheritable(fd, True)
+        for stdin in (None, b""):
+            ours = process.run(["git", "-c", "alias.fds=!ls /proc/self/fd", "fds"], str(repo),
+                               dict(os.environ), stdin)
+            assert ours.returncode == 0, ours.stderr
+            listed = {int(name) for name in ours.stdout.split()}
+            assert {0, 1, 2} <= listed and not listed & set(held), (held, listed)
+        assert all(os.get_inheritable(fd) for fd in held)  # the caller's own are left as they were
+    finally:
+        for fd in held:
+            os.close(fd)

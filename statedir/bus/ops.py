@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from statedir.argument_checks import names_a_file
 from statedir.bus import fields, scratch, session
 from statedir.bus.session import UnknownSession
 from statedir.gitops import git
@@ -37,7 +38,7 @@ class Bus:
     def __init__(self, store: Store, session_id: str, *, lock_timeout: float | None = None) -> None:
         """`session_id` is the label, or the path of the session's file (anything with a '/')."""
         self.store = store
-        self.session = session.of_file(store, session_id) if "/" in session_id else session.check_session(session_id)
+        self.session = session.of_file(store, session_id) if names_a_file("session", session_id) else session.check_session(session_id)
         self.rel = session.rel_path(self.session)
         self.lock_timeout = lock_timeout
 

@@ -21,11 +21,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from statedir.argument_checks import CLI_WORDING
 
+    from statedir.cli.render import Escaping
+
     wording = CLI_WORDING.set(True)  # refusals name the flags (`--topic`), not the API's arguments
+    # What a person reads arrives with its control characters escaped (text from another machine
+    # is never a terminal command); --json's document is JSON, which escapes its own.
+    streams = sys.stdout, sys.stderr
+    if "--json" not in args:
+        sys.stdout = Escaping(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = Escaping(sys.stderr)  # type: ignore[assignment]
     try:
         return _main(args)
     finally:
         CLI_WORDING.reset(wording)
+        sys.stdout, sys.stderr = streams
 
 
 def _main(args: list[str]) -> int:

@@ -6,6 +6,7 @@ import json as json_mod
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
+from statedir.argument_checks import names_a_file
 from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
 from statedir.cli.registry import SUBCOMMANDS, app, sub_group, typed
 from statedir.cli.render import emit_json
@@ -73,7 +74,7 @@ ValueArg = Annotated[str, Argument(help="The value (a string; empty when left ou
 
 
 def _open(store: Path | None, session: str) -> Any:
-    return open_store(store).bus(str(Path(session).absolute()) if "/" in session else session)
+    return open_store(store).bus(str(Path(session).absolute()) if names_a_file("session", session) else session)
 
 
 def _jq(value: Any) -> str:

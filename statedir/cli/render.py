@@ -1,4 +1,10 @@
-"""Rendering results and errors: one JSON document with --json, short lines for people."""
+"""Rendering results and errors: one JSON document with --json, short lines for people.
+
+Everything a person's terminal is shown passes through `Escaping` (the CLI's stdout for a human
+call, its stderr always): a topic, a reason or a file name from another machine is text, never
+a terminal command, so control characters (ESC, CSI, BEL, CR, ...) and bidi overrides arrive as
+escapes. statedir's own terminal codes (colour, a progress bar's redraw) go to `unescaped`.
+"""
 from __future__ import annotations
 
 import json
@@ -10,10 +16,45 @@ from typing import Any
 from statedir.errors import StatedirError
 
 
-def _color(text: str, code: str, stream: Any) -> str:
+# C0 but tab and newline, DEL, C1, and the marks that reorder or hide text (bidi embeddings,
+# overrides, isolates and their marks): C0 written as \xNN, the rest as \uNNNN, which JSON and
+# YAML read back as the same character where the text is one of their documents.
+_CONTROLS = [*(c for c in range(0x20) if c not in (0x09, 0x0a)), *range(0x7f, 0xa0),
+             0x061c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a)]
+_ESCAPES = {c: (f"\\x{c:02x}" if c < 0x20 else f"\\u{c:04x}") for c in _CONTROLS}
+
+
+def escaped(text: str) -> str:
+    """`text` with every control character and bidi override written as an escape."""
+    return text.translate(_ESCAPES)
+
+
+class Escaping:
+    """A text stream that writes what it is given `escaped`; the rest is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self.unescaped = stream
+
+    def write(self, text: str) -> int:
+        self.unescaped.write(escaped(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.unescaped, name)
+
+
+def unescaped(stream: Any) -> Any:
+    """The stream under `Escaping`, for statedir's own terminal codes; any other stream as it is."""
+    return stream.unescaped if isinstance(stream, Escaping) else stream
+
+
+def _labelled(stream: Any, label: str, code: str, text: str) -> None:
+    """`label` in colour where `stream` is a terminal that wants it, then `text` (escaped)."""
     if os.environ.get("NO_COLOR") or not getattr(stream, "isatty", lambda: False)():
-        return text
-    return f"\033[{code}m{text}\033[0m"
+        stream.write(label + text)
+        return
+    unescaped(stream).write(f"\033[{code}m{label}\033[0m")
+    stream.write(text)
 
 
 # What a command prints while a long-lived caller runs it in-process (`cli.common.serving`: the
@@ -54,7 +95,7 @@ def warn(message: str) -> None:
     if message in SAID:
         return
     SAID.add(message)
-    sys.stderr.write(_color("warning", "33", sys.stderr) + f": {message}\n")
+    _labelled(sys.stderr, "warning", "33", f": {message}\n")
 
 
 def done(result: dict[str, Any], as_json: bool) -> None:
@@ -66,9 +107,9 @@ def done(result: dict[str, Any], as_json: bool) -> None:
         return
     line = result.get("summary", "done")
     commit = result.get("commit")
-    print(_color("ok", "32", sys.stdout) + f"  {line}" + (f"  [{commit[:10]}]" if commit else ""))
+    _labelled(sys.stdout, "ok", "32", f"  {line}" + (f"  [{commit[:10]}]" if commit else "") + "\n")
     if result.get("warning"):
-        print(_color("warning", "33", sys.stdout) + f"  {result['warning']}")
+        _labelled(sys.stdout, "warning", "33", f"  {result['warning']}\n")
     checkpoint = result.get("checkpoint")
     if checkpoint and result.get("run_id"):
         print(f"    checkpoint open ({checkpoint.get('type')}, after stage {checkpoint.get('stage')}): "
@@ -78,14 +119,14 @@ def done(result: dict[str, Any], as_json: bool) -> None:
 
 
 def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """Columns as wide as their widest cell, each cell `escaped` first so the escapes line up."""
     if not rows:
         return ""
-    widths = {c: max(len(c), *(len(str(r.get(c) if r.get(c) is not None else "-")) for r in rows))
-              for c in columns}
+    cells = [{c: escaped(str(r.get(c) if r.get(c) is not None else "-")) for c in columns} for r in rows]
+    widths = {c: max(len(c), *(len(r[c]) for r in cells)) for c in columns}
     lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip()]
-    for r in rows:
-        lines.append("  ".join(str(r.get(c) if r.get(c) is not None else "-").ljust(widths[c])
-                               for c in columns).rstrip())
+    for r in cells:
+        lines.append("  ".join(r[c].ljust(widths[c]) for c in columns).rstrip())
     return "\n".join(lines)
 
 
@@ -93,7 +134,7 @@ def error(exc: StatedirError, as_json: bool) -> int:
     if as_json:
         emit_json(exc.as_json())
     else:
-        sys.stderr.write(_color("error", "31", sys.stderr) + f": {exc.message} [{exc.code}]\n")
+        _labelled(sys.stderr, "error", "31", f": {exc.message} [{exc.code}]\n")
         if "moves" in exc.details and exc.details.get("run_id"):  # refused by a run's rules
             sys.stderr.write(f"    what is legal now: statedir next {exc.details['run_id']}\n")
     return exc.exit_code

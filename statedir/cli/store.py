@@ -1,12 +1,13 @@
 """Store-level commands: init, validate, demo."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 from statedir.cli.common import JsonOpt, StoreOpt
 from statedir.cli.registry import app
-from statedir.cli.render import emit_json, warn
+from statedir.cli.render import emit_json, unescaped, warn
 from statedir.commands.params import Argument, Option
 
 
@@ -80,7 +81,7 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
         root = store_path(store)
         if (root / "statedir.yaml").is_file():
             warn_unregistered(root.resolve())
-        bar = Bar("validating") if Bar.wanted() else None
+        bar = Bar("validating", unescaped(sys.stderr)) if Bar.wanted() else None  # its redraw is ours
         counted = [0]
 
         def count(done: int, total: int) -> None:

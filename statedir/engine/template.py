@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
+from statedir.argument_checks import names_a_file
 from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
 from statedir.files import schema
 from statedir.store.run_logs import LOGS
-
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 # Every append-only log statedir knows is listed with its layout (statedir.store.run_logs); a
 # template declares which of them its runs hold, and every run holds statedir's own two.
@@ -192,7 +190,7 @@ def _parsed(raw: bytes, source: str, quote: bool) -> Template:
 def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path | None = None, *,
          allow_path: bool = True) -> Template:
     """A template by name (the store's own first, then shipped) or, with allow_path, by file path."""
-    if not allow_path or (NAME_RE.match(name_or_path) and not name_or_path.endswith((".yaml", ".yml"))):
+    if not allow_path or not names_a_file("template", name_or_path):
         if store_templates is not None and (store_templates / f"{name_or_path}.yaml").is_file():
             return _load_file(store_templates / f"{name_or_path}.yaml", cache_dir)
         if name_or_path in shipped():

@@ -6,6 +6,10 @@ The child is started by `os.posix_spawnp` with SIGPIPE and SIGXFSZ back at their
 subprocess's restore_signals does), stdout and stderr captured, stdin a pipe fed `input` where
 there is input and else the caller's; where the caller's own standard streams are closed (a pipe
 could land on them), subprocess does it instead. Its working directory is given to git as `-C`.
+Every other descriptor the caller holds open and inheritable (one it was itself handed, or one
+made inheritable for another child) is closed in the child, as subprocess's close_fds does:
+posix_spawn keeps them, and Linux has no POSIX_SPAWN_CLOEXEC_DEFAULT, so the open ones are
+listed from /proc/self/fd (or /dev/fd) and each gets a close action.
 """
 from __future__ import annotations
 
@@ -44,6 +48,9 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
     cannot be started (no git on PATH, no such directory)."""
     if not stat.S_ISDIR(os.stat(cwd).st_mode):  # the error subprocess's chdir would raise
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cwd)
+    inherited = _inheritable_descriptors()
+    if inherited is None:  # our descriptors cannot be listed: subprocess closes them its own way
+        return _by_subprocess(args, cwd, env, input)
     pipes = [os.pipe(), os.pipe(), *([os.pipe()] if input is not None else [])]
     if any(fd < 3 for pipe in pipes for fd in pipe):  # a standard stream of ours is closed
         for pipe in pipes:
@@ -55,6 +62,7 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
     actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
     if in_r is not None:
         actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
+    actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)
     command = [args[0], "-C", cwd, *args[1:]]
     try:
         pid = os.posix_spawnp(command[0], command, env, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
@@ -76,6 +84,27 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
             os.waitpid(pid, 0)
         raise
     return Completed(args, os.waitstatus_to_exitcode(status), stdout, stderr)
+
+
+def _inheritable_descriptors() -> list[int] | None:
+    """The caller's descriptors above 2 that an exec would keep open; None where the open ones
+    cannot be listed. Python opens its own close-on-exec (PEP 446), so this is usually empty."""
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(listing)
+        except OSError:
+            continue
+        inheritable = []
+        for name in names:
+            fd = int(name)
+            if fd > 2:
+                try:
+                    if os.get_inheritable(fd):
+                        inheritable.append(fd)
+                except OSError:  # the listing's own descriptor, closed once listed
+                    continue
+        return inheritable
+    return None
 
 
 def _communicate(out_r: int, err_r: int, in_w: int | None, data: bytes) -> tuple[bytes, bytes]:

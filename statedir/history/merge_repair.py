@@ -139,12 +139,13 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[dict[str, 
 def duplicate_sources(store: Store, actor: str) -> list[dict[str, Any]]:
     """doctor's findings for research Sources two machines registered (the same DOI or URL)
     that a merge brought together and no alias records (statedir.research.aliases)."""
-    from statedir.research import Ledger, aliases, integrity
+    from statedir.research import Ledger, aliases, arrival, integrity
     from statedir.research.kinds import KINDS
 
     if not (store.root / "research" / "sources").is_dir():
         return []
-    found = aliases.duplicates(integrity.of_kind(store, KINDS["source"]))
+    sources = integrity.of_kind(store, KINDS["source"])
+    found = aliases.duplicates(sources, arrival.earliest(store, sources))
     return [{"kind": "duplicate_source", "file": KINDS["source"].rel(d["id"]),
              "message": f"source {d['id']} names the same document as the earlier {d['alias_of']} ({d['key']}): "
                         "two machines registered it and a merge brought both",

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from statedir.argument_checks import names_a_file
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp.research_tools import ResearchTool, research_tools
@@ -22,16 +22,20 @@ INIT = "init"
 FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",),
     "new": ("passport",), "validate": ("files",)}
-# Arguments taking a path or else a name (a template's) or a text (a key's): a value with no blank
-# that holds a '/' or ends as a file does (.yaml, .pub, ...) is a path, read as the ones above.
-PATH_OR_NAME: dict[str, tuple[str, ...]] = {
-    "new": ("template",), "graph": ("template",), "templates": ("name",), "signers_add": ("key",),
-    "signers_remove": ("key",), **{f"bus_{verb}": ("session",) for verb in ("init", "set", "append", "get", "clear")}}
-_FILE_SUFFIX = re.compile(r"\.(ya?ml|json|pub|md|txt)$", re.IGNORECASE)
+# Arguments taking a path or else a name (a template's, a session's) or a key's text, with the kind
+# whose rule (argument_checks.names_a_file, the one their readers use) tells which: a path is read
+# as the ones above, whatever it holds.
+PATH_OR_NAME: dict[str, dict[str, str]] = {
+    "new": {"template": "template"}, "graph": {"template": "template"}, "templates": {"name": "template"},
+    "signers_add": {"key": "key"}, "signers_remove": {"key": "key"},
+    **{f"bus_{verb}": {"session": "session"} for verb in ("init", "set", "append", "get", "clear")}}
 IN_REPOSITORY = ("A path relative to the repository root (an absolute path must lie inside it); a path leading "
                  "out of the repository is refused.")
-AS_A_PATH = ("As a path (no blank, a '/' or a file's suffix): relative to the repository root; a path leading "
-             "out of the repository is refused.")
+AS_A_PATH = {
+    "template": "Anything but a template's name (letters, digits and ._-, no .yaml suffix) is a file's path",
+    "key": "Anything but a key's text (ssh-..., ecdsa-..., sk-...) is a .pub file's path",
+    "session": "A value holding a '/' is the path of the session's file"}
+WHERE_A_PATH_IS = ": relative to the repository root; a path leading out of the repository is refused."
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
     ("show", "history"): (False, "Include the run's histories (they grow with every transition; default false)."),
@@ -68,7 +72,8 @@ def _as_served(tool: Tool) -> Tool:
     changed = {}
     for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
         said = properties[name].get("description", "")
-        where = IN_REPOSITORY if name in FILE_ARGUMENTS.get(tool.name, ()) else AS_A_PATH
+        kind = PATH_OR_NAME.get(tool.name, {}).get(name)
+        where = IN_REPOSITORY if kind is None else AS_A_PATH[kind] + WHERE_A_PATH_IS
         changed[name] = {**properties[name], "description": f"{said} {where}".strip()}
     for (tool_name, name), (value, description) in MCP_DEFAULTS.items():
         if tool_name == tool.name:
@@ -90,8 +95,9 @@ def prepare(tool: Tool, arguments: dict[str, Any], worktree: Path | None) -> dic
     problems: dict[str, str] = {}
     for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
         value = out.get(name)
-        if name in PATH_OR_NAME.get(tool.name, ()) and not (isinstance(value, str) and _is_path(value)):
-            continue  # a template's name, a key's text
+        kind = PATH_OR_NAME.get(tool.name, {}).get(name)
+        if kind is not None and not (isinstance(value, str) and names_a_file(kind, value)):
+            continue  # a template's name, a key's text, a session's id
         if isinstance(value, str):
             out[name], problem = _in_repository(name, value, worktree)
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
@@ -105,10 +111,6 @@ def prepare(tool: Tool, arguments: dict[str, Any], worktree: Path | None) -> dic
         more = {"arguments": list(problems)} if len(problems) > 1 else {}
         raise InvalidValue(f"{tool.name}: {'; '.join(problems.values())}", argument=next(iter(problems)), **more)
     return out
-
-
-def _is_path(value: str) -> bool:
-    return not any(c.isspace() for c in value) and ("/" in value or os.sep in value or bool(_FILE_SUFFIX.search(value)))
 
 
 def _in_repository(name: str, value: str, worktree: Path) -> tuple[str, str | None]:

@@ -1,9 +1,10 @@
 """Sources registered on two machines: the same DOI (or the same normalized URL) made as two
-records, each its own file, which git merges as two Sources. The earliest (by created_at, then
-id) stays the Source; each later one records `alias_of` naming it, once, in a research commit
-(`sync` writes it after a merge that brought Sources in; `doctor --fix` after a plain git
-merge). Nothing is deleted: Evidence naming an alias still resolves, through it, to the Source
-it stands for. verify holds every alias to `check` when it replays that commit."""
+records, each its own file, which git merges as two Sources. The earliest by history
+(statedir.research.arrival: never by the date a record claims) stays the Source; each later one
+records `alias_of` naming it, once, in a research commit (`sync` writes it after a merge that
+brought Sources in; `doctor --fix` after a plain git merge). Nothing is deleted: Evidence naming
+an alias still resolves, through it, to the Source it stands for. verify holds every alias to
+`check` when it replays that commit."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -13,6 +14,8 @@ from statedir.errors import ImmutableField, InvalidValue
 from statedir.research import dedup
 
 Read = Callable[[str], dict[str, Any] | None]  # a Source by id (None: no such Source)
+Later = Callable[[str, str], bool]  # whether one Source provably arrived after another (arrival.History.later)
+Earliest = Callable[[list[str]], str]  # the Source of a group that stays the Source
 
 
 def keys(record: dict[str, Any]) -> set[str]:
@@ -25,13 +28,9 @@ def keys(record: dict[str, Any]) -> set[str]:
     return out
 
 
-def _order(record: dict[str, Any]) -> tuple[str, str]:
-    return str(record.get("created_at") or ""), str(record.get("id"))
-
-
-def duplicates(sources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """[{id, alias_of, key}]: each Source that shares a DOI or normalized URL with an earlier one
-    and is no alias yet, with the earliest of its group (the one it should stand for)."""
+def duplicates(sources: dict[str, dict[str, Any]], earliest: Earliest) -> list[dict[str, Any]]:
+    """[{id, alias_of, key}]: each Source that shares a DOI or normalized URL with another and is
+    no alias yet, with the earliest of its group (the one it should stand for)."""
     live = {sid: r for sid, r in sources.items() if not r.get("alias_of")}
     group: dict[str, str] = {sid: sid for sid in live}  # union-find over shared keys
 
@@ -55,7 +54,7 @@ def duplicates(sources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     for ids in members.values():
         if len(ids) < 2:
             continue
-        first = min(ids, key=lambda sid: _order(live[sid]))
+        first = earliest(sorted(ids))
         for sid in sorted(ids):
             if sid != first:
                 shared = sorted(keys(live[sid]) & keys(live[first])) or sorted(keys(live[sid]))
@@ -63,9 +62,9 @@ def duplicates(sources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda d: d["id"])
 
 
-def check(entity_id: str, before: dict[str, Any] | None, after: dict[str, Any], read: Read) -> None:
-    """Refuse a Source write that sets `alias_of` other than once, to an earlier Source that
-    names the same document (the same DOI or normalized URL)."""
+def check(entity_id: str, before: dict[str, Any] | None, after: dict[str, Any], read: Read, later: Later) -> None:
+    """Refuse a Source write that sets `alias_of` other than once, to a Source that names the
+    same document (the same DOI or normalized URL) and did not provably arrive after this one."""
     alias = after.get("alias_of")
     if alias == (before or {}).get("alias_of"):
         return
@@ -81,6 +80,6 @@ def check(entity_id: str, before: dict[str, Any] | None, after: dict[str, Any], 
     if not keys(after) & keys(target):
         raise InvalidValue(f"source {entity_id}: alias_of names {alias}, which has neither its DOI nor its URL",
                            field="alias_of")
-    if _order(target) >= _order(after):
-        raise InvalidValue(f"source {entity_id}: alias_of names {alias}, which was made later; the earlier "
-                           "Source stays the Source", field="alias_of")
+    if later(str(alias), entity_id):
+        raise InvalidValue(f"source {entity_id}: alias_of names {alias}, which history holds as added after it "
+                           "(whatever its created_at says); the earlier Source stays the Source", field="alias_of")

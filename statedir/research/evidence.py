@@ -28,11 +28,10 @@ def create_source(draft: Draft, title: str, *, authors: str | None = None, year:
         project_for(draft, project_id)  # an unknown project is refused even when a duplicate exists
     for column, value in (("doi", doi), ("url_norm", dedup.normalize_url(url) if url else None)):
         if value:
-            hit = draft.lookup(f"SELECT id FROM sources WHERE {column} = ? ORDER BY created_at, id LIMIT 1", (value,))
-            if hit:
-                existing = draft.get(SOURCE, hit[0]["id"])
-                if existing is not None:
-                    return {**_public(existing), "duplicate_hint": None}
+            hits = draft.lookup(f"SELECT id FROM sources WHERE {column} = ? ORDER BY id", (value,))
+            existing = _standing(draft, [hit["id"] for hit in hits])
+            if existing is not None:
+                return {**_public(existing), "duplicate_hint": None}
     hint = None
     similar = draft.lookup("SELECT id FROM sources WHERE hint_key = ? ORDER BY created_at, id LIMIT 1",
                          (dedup.hint_key(title, authors, year),))
@@ -45,12 +44,33 @@ def create_source(draft: Draft, title: str, *, authors: str | None = None, year:
     return {**record, "duplicate_hint": hint}
 
 
-def record_aliases(draft: Draft) -> dict[str, Any]:
-    """Each Source that names the same document as an earlier one (two machines registered it,
-    a merge brought both) recorded as that one's alias: {aliases: [{id, alias_of, key}]}."""
-    from statedir.research import aliases, integrity
+def _standing(draft: Draft, ids: list[str]) -> dict[str, Any] | None:
+    """The Source that stands for these (one document's): an alias answered by what it names,
+    two not yet recorded as one by the earlier in history (never by the date one claims)."""
+    from statedir.research import arrival
 
-    found = aliases.duplicates(integrity.of_kind(draft.store, SOURCE))
+    found: dict[str, dict[str, Any]] = {}
+    for source_id in ids:
+        record = draft.get(SOURCE, source_id)
+        for _ in range(len(ids) + 1):  # an alias names a Source that is none (verify holds it so)
+            if record is None or not record.get("alias_of"):
+                break
+            record = draft.get(SOURCE, str(record["alias_of"]))
+        if record is not None:
+            found[str(record["id"])] = record
+    if len(found) < 2:
+        return next(iter(found.values()), None)
+    return found[arrival.earliest(draft.store, found)(sorted(found))]
+
+
+def record_aliases(draft: Draft, held: list[set[str]] | None = None) -> dict[str, Any]:
+    """Each Source that names the same document as an earlier one (two machines registered it,
+    a merge brought both) recorded as that one's alias: {aliases: [{id, alias_of, key}]}.
+    `held`: sets of Source ids that, in order, come first where history cannot order two."""
+    from statedir.research import aliases, arrival, integrity
+
+    sources = integrity.of_kind(draft.store, SOURCE)
+    found = aliases.duplicates(sources, arrival.earliest(draft.store, sources, held))
     for duplicate in found:
         draft.put(SOURCE, {**draft.require(SOURCE, duplicate["id"]), "alias_of": duplicate["alias_of"]})
     return {"aliases": found}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from statedir.research import aliases, records
+from statedir.research import aliases, arrival, records
 from statedir.research.kinds import KINDS, ROOT, Kind
 from statedir.store.disk import Store
 
@@ -41,7 +41,7 @@ def violations(store: Store) -> list[dict[str, Any]]:
                 value = record.get(field)
                 if value is not None and value not in everything[target]:
                     out.append({"entity": kind.name, "id": entity_id, "field": field, "missing_id": value})
-    for found in aliases.duplicates(everything["source"]):
+    for found in aliases.duplicates(everything["source"], arrival.earliest(store, everything["source"])):
         out.append({"entity": "source", "id": found["id"], "field": found["key"].partition(":")[0],
                     "duplicate_of": found["alias_of"]})
     return out

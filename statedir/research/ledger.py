@@ -171,11 +171,13 @@ class Ledger:
         found = integrity.violations(self.store)
         return {"violations": found, "clean": not found}
 
-    def record_aliases(self) -> dict[str, Any]:
+    def record_aliases(self, *, held: list[list[str]] | None = None) -> dict[str, Any]:
         """Record each duplicate Source (the same DOI or normalized URL, registered on two
-        machines and merged) as an alias of the earliest, in one commit: {aliases, commit}."""
+        machines and merged) as an alias of the earliest by history, in one commit: {aliases, commit}.
+        `held`: lists of Source ids that, in order, come first where history cannot order two."""
+        decide = partial(evidence_writes.record_aliases, held=[set(ids) for ids in held or []])
         with expectation.expecting(self.store, self.expect):
-            return writes.commit(self.store, evidence_writes.record_aliases, actor=self.actor or "state_tracker",
+            return writes.commit(self.store, decide, actor=self.actor or "state_tracker",
                                  lock_timeout=self.lock_timeout,
                                  summary=lambda r: f"research: record {len(r['aliases'])} duplicate source(s) "
                                                    "as aliases")

@@ -26,9 +26,10 @@ Read = Callable[[Kind, str], "dict[str, Any] | None"]
 
 
 def check(kind: Kind, entity_id: str, before: dict[str, Any] | None, after: dict[str, Any],
-          exists: Exists, read: Read | None = None) -> None:
+          exists: Exists, read: Read | None = None, later: aliases.Later | None = None) -> None:
     """Refuse (a StatedirError) a write turning the record `before` (None: none yet) into `after`
-    (`read`: a record as the write leaves it, for a Source's alias; without it no alias is set)."""
+    (`read`: a record as the write leaves it, and `later`: which Source history holds as added
+    after which, for a Source's alias; without them no alias is set)."""
     rel = kind.rel(entity_id)
     if after.get("id") != entity_id:
         raise ValidationFailed(f"{rel} holds the id {after.get('id')!r}; a record's file is named by its id",
@@ -42,7 +43,8 @@ def check(kind: Kind, entity_id: str, before: dict[str, Any] | None, after: dict
                                   file=rel, **{field: value})
     if kind.name == "source":
         try:
-            aliases.check(entity_id, before, after, lambda other: read(kind, other) if read else None)
+            aliases.check(entity_id, before, after, lambda other: read(kind, other) if read else None,
+                          later or (lambda one, other: True))
         except StatedirError as exc:
             exc.details.setdefault("file", rel)
             raise

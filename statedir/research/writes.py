@@ -14,7 +14,7 @@ from typing import Any
 
 from statedir.files import schema
 from statedir.gitops import git
-from statedir.research import records, rules
+from statedir.research import arrival, records, rules
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import ROOT, Kind, mint_id, now
 from statedir.store.disk import Store
@@ -51,10 +51,13 @@ class Draft:
             rel = kind.rel(entity_id)
             return rel in self.items or self.store.path(rel).exists()
 
+        befores = {rel: self.store.read_bytes(rel) for rel in self.items}
+        added = [record["id"] for rel, (kind, record) in self.items.items() if befores[rel] is None]
+        history = arrival.History(self.store, git.head(self.store.worktree), pending=added)
         for rel, (kind, record) in self.items.items():
-            raw = self.store.read_bytes(rel)
+            raw = befores[rel]
             rules.check(kind, record["id"], records.parse(raw, rel) if raw is not None else None, record, exists,
-                        self.get)
+                        self.get, history.later)
 
     def lookup(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows from the index, brought up to HEAD first (the lock is held, so HEAD holds

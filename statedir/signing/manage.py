@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from statedir.argument_checks import names_a_file
 from statedir.errors import InvalidValue, PermissionDenied, SigningKeyMismatch, ValidationFailed
 from statedir.files import schema
 from statedir.files.signers_file import FILE, Signers, fingerprint, may_change, parse, public_key
@@ -38,7 +39,7 @@ def acknowledgers(store: Store) -> list[str]:
 def read_key(value: str) -> tuple[str, str]:
     """A public key given as its text or as the path of a .pub file (whose content no error
     repeats: the path may name any file the process can read)."""
-    if value.lstrip().startswith(("ssh-", "ecdsa-", "sk-")):
+    if not names_a_file("key", value):
         return public_key(value)
     path = Path(value).expanduser()
     try:

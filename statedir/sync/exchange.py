@@ -204,21 +204,30 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
         raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
                            "nothing was changed",
                            conflicts=[], findings=findings)
-    _record_aliases(store, ours, actor)
+    _record_aliases(store, name, branch, ours, theirs, actor)
     return "fast_forward" if fast else "merged"
 
 
-def _record_aliases(store: Store, ours: str | None, actor: str) -> None:
+def _record_aliases(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> None:
     """Sources the merge brought that name a document this branch registered too (the same DOI
-    or URL on two machines): each later one recorded as the earlier's alias, one commit."""
+    or URL on two machines): each later one recorded as the earlier's alias, one commit. The
+    order is history's (statedir.research.arrival), this clone's shared Sources first; a remote
+    that made one of them an alias of a Source it brings is refused."""
     if ours is None:
         return
-    added = _git(store, "diff", "--name-only", "--diff-filter=A", ours, "HEAD", "--",
-                 store.git_path("research/sources")).stdout.strip()
-    if added:
-        from statedir.research import Ledger
+    sources = store.git_path("research/sources")
+    if not _git(store, "diff", "--name-only", ours, "HEAD", "--", sources).stdout.strip():
+        return
+    from statedir.research import Ledger, arrival
 
-        Ledger(store, actor=actor).record_aliases()
+    held = arrival.shared_first(store, ours, theirs)
+    overruled = arrival.overruled(store, ours, held[0])
+    if overruled:
+        raise MergeRefused(f"history from {name}/{branch} does not verify: {overruled[0]['message']} "
+                           f"(commit {str(overruled[0]['commit'])[:10]}); nothing was changed",
+                           conflicts=[], findings=overruled)
+    if _git(store, "diff", "--name-only", "--diff-filter=A", ours, "HEAD", "--", sources).stdout.strip():
+        Ledger(store, actor=actor).record_aliases(held=held)
 
 
 def _nothing_staged(store: Store, name: str, branch: str) -> None:

@@ -182,6 +182,43 @@ def test_an_argument_taking_a_path_or_a_name_reads_only_the_path_from_the_reposi
     anyio.run(main)
 
 
+def test_a_path_with_a_blank_is_a_path_and_stays_inside_the_repository(store: Path, repo: Path, tmp_path: Path) -> None:
+    """What is not a name (a key's text) is a path, blank or none: one rule for every argument taking
+    either, the one its reader uses. A file outside the repository is never read, nor committed."""
+    from statedir.engine import template
+
+    outside = tmp_path / "evil dir"
+    outside.mkdir()
+    (outside / "evil.yaml").write_text(template.shipped()["linear"].read_text().replace("name: linear", "name: evil"))
+    (outside / "id key.pub").write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKZpaoGX1HE8ewONwrYA2T8jE7ksQkLXBnp3aXyA9HqF x\n")
+    (repo / "in dir").mkdir()
+    (repo / "in dir" / "mine.yaml").write_text((outside / "evil.yaml").read_text().replace("name: evil", "name: mine"))
+    saved = snapshot(repo)
+    evil = str(outside / "evil.yaml")
+    relative = os.path.relpath(evil, repo)
+
+    async def main() -> None:
+        async with agent(store) as a:
+            for tool, arguments, argument in [
+                    ("new", {"run_id": "r2", "topic": "T", "template": evil}, "template"),
+                    ("new", {"run_id": "r2", "topic": "T", "template": relative}, "template"),
+                    ("new", {"run_id": "r2", "topic": "T", "template": f"in dir/../{relative}"}, "template"),
+                    ("templates", {"name": evil}, "name"), ("graph", {"template": evil}, "template"),
+                    ("signers_add", {"bound": "x", "key": str(outside / "id key.pub")}, "key"),
+                    ("signers_remove", {"bound": "x", "key": str(outside / "id key.pub")}, "key"),
+                    ("bus_get", {"session": f"{outside}/2026-06-30-a b.yaml"}, "session")]:
+                result = await a.client.call_tool(tool, arguments)  # `templates` takes a `name`, as a() does
+                assert result.is_error, (tool, result.content[0].text)
+                error = json.loads(result.content[0].text)["error"]
+                assert error["code"] == "INVALID_VALUE" and error["details"]["argument"] == argument, (tool, error)
+                assert "leads out of the repository" in error["message"], (tool, error)
+            assert snapshot(repo) == saved
+            made = await a("new", run_id="r2", topic="T", template="in dir/mine.yaml")  # inside: read, blank and all
+            assert made["run_id"] == "r2"
+    anyio.run(main)
+    assert api.StateDir(store).show("r2")["template"] == "mine"
+
+
 # Arguments whose help speaks of a path or a file that are not one the server reads: a path inside
 # the artifact root or a role, a dotted path, flags about files.
 NOT_A_FILE = {("bind", "path"), ("init", "branch"), ("bus_append", "check_path"), ("get", "path"),
@@ -202,7 +239,7 @@ def test_every_argument_naming_a_file_is_read_from_the_repository_root() -> None
             said = schema.get("description", "").split(". A path relative")[0].split(" As a path")[0]
             if (name, argument) in NOT_A_FILE or not re.search(r"file|folder|director|path", said, re.I):
                 continue
-            assert argument in FILE_ARGUMENTS.get(name, ()) + PATH_OR_NAME.get(name, ()), (name, argument)
+            assert argument in (*FILE_ARGUMENTS.get(name, ()), *PATH_OR_NAME.get(name, {})), (name, argument)
             assert "relative to the repository root" in schema["description"], (name, argument)
 
 

@@ -14,7 +14,7 @@ from statedir import api
 from statedir.errors import StatedirError
 from statedir.files import yaml
 from statedir.research import Ledger
-from statedir.research.kinds import KINDS
+from statedir.research.kinds import KINDS, iso, now
 from statedir.store import layout
 from tests.history.helpers import forge
 
@@ -90,7 +90,7 @@ def test_deleting_records_is_illegal(sd: api.StateDir, repo: Path, store: Path, 
 
 def test_a_new_record_must_link_to_records_that_exist(sd: api.StateDir, repo: Path, filled: dict[str, Any]) -> None:
     claim = {"event": "claim", "id": "clm_20260101_abcdef", "run_id": "run_20260101_000000", "statement": "s",
-             "confidence": None, "evidence_ref": None, "evidence_id": None, "ts": "2026-01-01T00:00:00Z"}
+             "confidence": None, "evidence_ref": None, "evidence_id": None, "ts": iso(now())}  # its commit's time
     rel = KINDS["claim"].rel(claim["id"])
     sha = forge(repo, {rel: encode(KINDS["claim"], claim)}, action="research")
     findings = sd.verify()["findings"]

@@ -42,7 +42,12 @@ def test_duplicates_group_by_doi_or_normalized_url_and_keep_the_earliest() -> No
         "src_e": {"id": "src_e", "doi": "10.5/x", "url": None, "created_at": "2026-01-01T00:00:00Z",
                   "alias_of": "src_c"},  # recorded already
     }
-    assert [(d["id"], d["alias_of"]) for d in duplicates(made)] == [("src_a", "src_c"), ("src_b", "src_c")]
+    def by_claim(ids: list[str]) -> str:  # where history cannot order them, arrival goes by created_at
+        return min(ids, key=lambda sid: (made[sid]["created_at"], sid))
+
+    assert [(d["id"], d["alias_of"]) for d in duplicates(made, by_claim)] == [("src_a", "src_c"), ("src_b", "src_c")]
+    # which stays is `earliest`'s to say (history's order), never the group's own created_at
+    assert [(d["id"], d["alias_of"]) for d in duplicates(made, min)] == [("src_b", "src_a"), ("src_c", "src_a")]
 
 
 @pytest.mark.slow  # several clones and a remote, each step through the CLI
@@ -108,3 +113,102 @@ def test_an_alias_the_rules_do_not_allow_is_illegal_to_verify(tmp_path: Path) ->
         assert "alias_of names" in found[0]["message"]
         git(c["a"], "reset", "-q", "--hard", "HEAD~1")
         subprocess.run(["git", "status"], cwd=c["a"], capture_output=True, check=True)
+
+
+def _branch_index_tree(clone: Path) -> dict[str, object]:
+    """What a refused sync leaves as it found: the branch, the index, every work tree file."""
+    from tests.conftest import snapshot
+
+    return {"head": git(clone, "rev-parse", "HEAD"), "stage": git(clone, "ls-files", "--stage"),
+            "files": {k: v for k, v in snapshot(clone, objects=False).items() if not k.startswith(".git/")}}
+
+
+def _plant(clone: Path, victim: str, new_id: str, created_at: str, *, when: str | None = None) -> str:
+    """A collaborator's hand-made research commit (plain git): a Source with the victim Source's
+    DOI under an id of its own, claiming `created_at`; `when` forges the commit's dates too."""
+    import os
+
+    from statedir.research import records
+    from statedir.research.kinds import KINDS
+
+    folder = clone / "state/research/sources"
+    record = records.parse((folder / f"{victim}.yaml").read_bytes(), f"{victim}.yaml")
+    record.update(id=new_id, created_at=created_at, title="Collaborator's copy")
+    (folder / f"{new_id}.yaml").write_bytes(records.encode(KINDS["source"], record, None))
+    git(clone, "add", f"state/research/sources/{new_id}.yaml")
+    dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else {}
+    subprocess.run(["git", "commit", "-q", "-F", "-"], cwd=clone, check=True, env={**os.environ, **dates},
+                   input=git_mod.message(f"research: create source {new_id}", "-", "user", "research"), text=True)
+    return git(clone, "rev-parse", "HEAD")
+
+
+@pytest.mark.slow  # two clones and a remote, each step through the CLI
+def test_a_planted_source_claiming_1999_neither_passes_sync_nor_takes_the_doi(tmp_path: Path) -> None:
+    """The collaborator's copy of the victim's Source, dated 1999: in a commit of today it is refused
+    (its created_at is not its commit's), branch, index and work tree as they were; in a commit
+    dated 1999 too it passes, and the victim's Source, earlier by history, stays the Source."""
+    c = network(tmp_path, ("a", "b"))
+    real = _register(c["a"], "Paper", doi="10.5/victim")
+    ok(c["a"], "sync")
+    git(c["b"], "pull", "-q", "--no-rebase")
+    planted = _plant(c["b"], real, "src_19990101_000000", "1999-01-01T00:00:00Z")
+    git(c["b"], "push", "-q", "origin", "HEAD:main")
+    before = _branch_index_tree(c["a"])
+    refused = cli("sync", "--json", cwd=c["a"])
+    assert refused.returncode == 1, refused.stdout
+    error = json.loads(refused.stdout)["error"]
+    assert [(f["commit"], f["file"]) for f in error["details"]["findings"]] == \
+        [(planted, "research/sources/src_19990101_000000.yaml")], error
+    assert "created_at 1999-01-01T00:00:00Z" in error["message"] and "its commit's" in error["message"]
+    assert _branch_index_tree(c["a"]) == before
+    git(c["b"], "reset", "-q", "--hard", "HEAD~1")  # again, its commit dated 1999 as well
+    _plant(c["b"], real, "src_19990101_000000", "1999-01-01T00:00:00Z", when="1999-01-01T00:00:00Z")
+    git(c["b"], "push", "-q", "-f", "origin", "HEAD:main")
+    ok(c["a"], "sync")
+    sources = _sources(c["a"])
+    assert sources["src_19990101_000000"]["alias_of"] == real and sources[real].get("alias_of") is None
+    again = ok(c["a"], "research", "--create-source", "--title", "Again", "--doi", "10.5/victim")
+    assert (again["id"], again["commit"]) == (real, None)
+    clean(c["a"])
+
+
+@pytest.mark.slow  # two clones and a remote, each step through the CLI
+def test_a_source_forked_in_from_before_the_victims_cannot_make_the_victims_an_alias(tmp_path: Path) -> None:
+    """The collaborator forks from before the victim registered, plants the DOI dated (commit and all)
+    in 1999, merges the remote in and pushes: the victim's sync keeps its own, already shared,
+    Source; with an alias of the victim's Source to the planted one pushed as well, sync refuses."""
+    c = network(tmp_path, ("a", "b"))
+    _register(c["a"], "Base", doi="10.5/base")  # the default project, on both sides of the fork
+    ok(c["a"], "sync")
+    git(c["b"], "pull", "-q", "--no-rebase")
+    fork = git(c["b"], "rev-parse", "HEAD")
+    real = _register(c["a"], "Paper", doi="10.5/victim")
+    ok(c["a"], "sync")
+    git(c["b"], "fetch", "-q")
+    git(c["b"], "checkout", "-q", "-b", "old", fork)
+    (c["b"] / "state/research/sources").mkdir(parents=True, exist_ok=True)
+    git(c["b"], "checkout", "-q", "origin/main", "--", f"state/research/sources/{real}.yaml")
+    git(c["b"], "rm", "-q", "--cached", f"state/research/sources/{real}.yaml")
+    _plant(c["b"], real, "src_19990101_000000", "1999-01-01T00:00:00Z", when="1999-01-01T00:00:00Z")
+    (c["b"] / f"state/research/sources/{real}.yaml").unlink()
+    git(c["b"], "merge", "-q", "--no-edit", "origin/main")  # the remote's history, the planted branch first
+    path = c["b"] / f"state/research/sources/{real}.yaml"  # and the victim's Source made an alias of the planted
+    path.write_text(path.read_text().replace("created_at:", "alias_of: src_19990101_000000\ncreated_at:"))
+    subprocess.run(["git", "commit", "-qaF", "-"], cwd=c["b"], check=True, text=True,
+                   input=git_mod.message("research: alias", "-", "user", "research"))
+    setter = git(c["b"], "rev-parse", "HEAD")
+    git(c["b"], "push", "-q", "origin", "HEAD:main")
+    before = _branch_index_tree(c["a"])
+    refused = cli("sync", "--json", cwd=c["a"])
+    assert refused.returncode == 1, refused.stdout
+    error = json.loads(refused.stdout)["error"]
+    assert [(f["commit"], f["file"]) for f in error["details"]["findings"]] == \
+        [(setter, f"research/sources/{real}.yaml")], error
+    assert "already shared" in error["message"]
+    assert _branch_index_tree(c["a"]) == before
+    git(c["b"], "reset", "-q", "--hard", "HEAD~1")  # the merge alone: the victim's sync orders the two itself
+    git(c["b"], "push", "-q", "-f", "origin", "HEAD:main")
+    ok(c["a"], "sync")
+    sources = _sources(c["a"])
+    assert sources["src_19990101_000000"]["alias_of"] == real and sources[real].get("alias_of") is None
+    clean(c["a"])

@@ -83,6 +83,7 @@ def test_the_default_project_made_on_two_branches_merges_as_one_made_at_the_earl
         subprocess.run(["git", "switch", "-q", *filter(None, [switch]), branch], cwd=repo, check=True)
         monkeypatch.setattr(writes, "now", lambda s=second: datetime.datetime(2026, 3, 1, 9, 0, s,
                                                                                tzinfo=datetime.timezone.utc))
+        monkeypatch.setenv("GIT_AUTHOR_DATE", f"2026-03-01T09:00:0{second}Z")  # the commit's time is the record's
         ledger.create_source(f"On {branch}", doi=f"10.5/{branch}")
     merged = subprocess.run(["git", "merge", "--no-edit", "other"], cwd=repo, capture_output=True, text=True)
     assert merged.returncode == 0, merged.stdout + merged.stderr
