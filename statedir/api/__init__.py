@@ -93,7 +93,12 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
                 pass
 
     def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
-        return actor or self.actor or default
+        from statedir.gitops.identity import check_name
+
+        return check_name(actor or self.actor or default, "actor")
+
+    def _who(self, actor: str | None) -> dict[str, str]:
+        return {}
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold the store's shared lock: reads inside see no transition half made."""

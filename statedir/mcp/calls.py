@@ -217,8 +217,8 @@ class Served:
 
 
 class _UsersAnswer:
-    """The served store for a call carrying the user's answer: its `confirm` records
-    `answered_by: user`; everything else is the served store's own."""
+    """The served store for a call carrying the user's answer: its `confirm` records the user's
+    answer, come by elicitation (via the server's role); everything else is the served store's own."""
 
     def __init__(self, sd: Any) -> None:
         self._sd = sd
@@ -227,7 +227,7 @@ class _UsersAnswer:
         return getattr(self._sd, name)
 
     def confirm(self, run_id: str, **kwargs: Any) -> Any:
-        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user"})
+        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": "mcp-elicitation"})
 
 
 def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:

@@ -113,7 +113,8 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             log = (await a("log", run_id="p"))["entries"]
             assert log[0]["commit"] == w.head == git.head(repo)
             assert len(log) == w.writes == 31
-            assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
+            assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER, "user"}
+            assert {e["by"] for e in log if e["actor"] == "user"} == {"user via pipeline_orchestrator (mcp-elicitation)"}
             answered = [e for e in (await a("show", run_id="p", history=True))["history"]["checkpoints"]
                         if e["event"] == "answered"]
             assert [(e["stage"], e["answered_by"]) for e in answered if e["type"] == "MANDATORY"] == [
