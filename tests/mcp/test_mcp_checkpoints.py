@@ -60,7 +60,8 @@ def test_the_user_is_asked_and_their_answer_recorded(store: Path, repo: Path, mo
                           text=True, check=True).stdout.splitlines()
     assert {"Statedir-Actor: user", "Statedir-Answered-By: user", "Statedir-Channel: mcp-elicitation",
             "Statedir-Via: pipeline_orchestrator"} <= set(said)
-    assert api.StateDir(store).log("p", limit=1)[0]["by"] == "user via pipeline_orchestrator (mcp-elicitation)"
+    by = api.StateDir(store).log("p", limit=1)[0]["by"]
+    assert by.startswith("user via pipeline_orchestrator (mcp-elicitation, client mcp "), by
     assert api.StateDir(store).verify()["clean"]
 
 
