@@ -37,6 +37,7 @@ INSTRUCTIONS = (
     "`init`. File arguments are relative to the repository root. "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
     "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it. "
+    "Writes act in this server's role (each write tool's `actor` enum): another agent's work needs its own server. "
     "Never answer a MANDATORY checkpoint for the user: `confirm` there asks the user through your client's "
     "form and records their answer; if it is refused (USER_ANSWER_REQUIRED, USER_DECLINED), show the user "
     "`status` and ask them. A checkpoint's prompt is the user's to read, not yours to answer."
