@@ -117,12 +117,17 @@ def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
     assert "revision round 1 at stage 4: 5/5 items" in subjects
     log = ok("log", "p1", cwd=repo)
     assert [e["commit"] for e in log] == commits[::-1]
-    assert {tuple(sorted(e)) for e in log} == {("action", "actor", "commit", "reason", "run_id", "statedir",
-                                                "summary", "time")}
+    plain = ("action", "actor", "by", "commit", "reason", "run_id", "statedir", "summary", "time")
+    answered = tuple(sorted((*plain, "answered_by", "channel", "via")))  # the user's answers the orchestrator relayed
+    assert {tuple(sorted(e)) for e in log} == {plain, answered}
     assert all(e["statedir"] for e in log)
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", e["time"]) for e in log)
     assert log[-1]["action"] == "new" and {e["actor"] for e in log} == {"pipeline_orchestrator",
-                                                                         "integrity_verification"}
+                                                                         "integrity_verification", "user"}
+    relayed = [e for e in log if e["actor"] == "user"]  # every MANDATORY checkpoint: the user's, carried by the agent
+    assert relayed and all((e["action"], e["answered_by"], e["via"], e["channel"], e["by"]) ==
+                           ("confirm", "user", "pipeline_orchestrator", "cli", "user via pipeline_orchestrator (cli)")
+                           for e in relayed)
     assert ok("validate", cwd=repo) == {"valid": True, "errors": []}
     status = ok("status", "p1", cwd=repo)
     assert "Stage 3'  RE-REVIEW (2nd)   [v] Minor Revision" in status["dashboard"]

@@ -93,7 +93,12 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
                 pass
 
     def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
-        return actor or self.actor or default
+        from statedir.gitops.identity import check_name
+
+        return check_name(actor if actor is not None else self.actor or default, "actor")
+
+    def _who(self, actor: str | None) -> dict[str, str]:
+        return {}
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold the store's shared lock: reads inside see no transition half made."""
@@ -207,6 +212,9 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
         """Bind `bound` to a public key (a .pub path or its text): one commit, signed by a trusted key."""
         from statedir.signing import manage
 
+        from statedir.gitops.identity import check_name
+
+        check_name(bound, "actor")
         public, comment = manage.read_key(key)
         args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
         with expectation.expecting(self.store, expect):
@@ -217,6 +225,9 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
         """Unbind `bound`'s key `key` (default: all its keys): one commit, signed by a trusted key."""
         from statedir.signing import manage
 
+        from statedir.gitops.identity import check_name
+
+        check_name(bound, "actor")
         args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
         with expectation.expecting(self.store, expect):
             return manage.change(self.store, args, self._actor(actor), self.lock_timeout)

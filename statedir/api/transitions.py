@@ -33,11 +33,14 @@ class Transitions:
     def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
         raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
 
+    def _who(self, actor: str | None) -> dict[str, str]:
+        raise NotImplementedError  # StateDir's: the person acting, where one does
+
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None, *,
-            expect: str | None = None, **args: Any) -> dict[str, Any]:
+            expect: str | None = None, who: dict[str, str] | None = None, **args: Any) -> dict[str, Any]:
         if self.reset_boundaries:
             args["reset_boundaries"] = True
-        req = Request(action, self._actor(actor), args, reason)
+        req = Request(action, self._actor(actor), args, reason, who={**self._who(actor), **(who or {})})
         with expectation.expecting(self.store, expect):
             return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
@@ -56,7 +59,7 @@ class Transitions:
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
-        req = Request("new", self._actor(actor, t.default_actor()), args)
+        req = Request("new", self._actor(actor, t.default_actor()), args, who=self._who(actor))
         with expectation.expecting(self.store, expect):
             return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                       template_file=Path(name) if is_file else None)
@@ -124,12 +127,14 @@ class Transitions:
 
     def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
                 actor: str | None = None, expect: str | None = None,
-                answered_by: str | None = None) -> dict[str, Any]:
-        """Answer the open checkpoint; its log entry records `answered_by` (default: the actor,
-        `user` where the caller asked the user, as the MCP server does at a MANDATORY checkpoint)."""
-        actor = self._actor(actor)
-        return self._do(run_id, "confirm", actor, expect=expect, next=next, response=response,
-                        answered_by=answered_by or actor)
+                answered_by: str | None = None, channel: str | None = None) -> dict[str, Any]:
+        """Answer the open checkpoint. A MANDATORY checkpoint's answer, the user's own (actor `user`)
+        and one the caller says the user gave (`answered_by` `user`: it asked them) is recorded as
+        the user's, via the actor that carried it, with the `channel` it came by (default cli);
+        any other answer is the actor's. Its log entry records who answered."""
+        who = {key: value for key, value in (("answered_by", answered_by), ("channel", channel)) if value}
+        return self._do(run_id, "confirm", actor, expect=expect, who=who, next=next, response=response,
+                        answered_by=self._actor(actor))
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
              expect: str | None = None) -> dict[str, Any]:

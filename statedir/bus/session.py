@@ -9,6 +9,7 @@ from typing import Any
 
 from statedir.errors import REFUSED, CorruptStore, InvalidId, InvalidValue, StatedirError
 from statedir.files import schema, yaml, yaml_own
+from statedir.gitops.identity import check_name
 from statedir.store import layout
 from statedir.store.disk import Store
 
@@ -16,7 +17,6 @@ SCHEMA = "bus-session"
 FOLDER = "bus"
 # The seed's label convention <YYYY-MM-DD>-<slug>, inside statedir's run-id rules (at most 128).
 SESSION_RE = re.compile(r"^(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})-[A-Za-z0-9][A-Za-z0-9._-]{0,116}$")
-ACTOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
 MAX_VALUE_BYTES = 1 << 20  # the bus holds key fields and paths, never the blobs themselves
 
 
@@ -50,9 +50,8 @@ def check_session(session: str) -> str:
 
 
 def check_actor(actor: str) -> str:
-    if not ACTOR_RE.fullmatch(actor):
-        raise InvalidValue(f"invalid actor {actor!r}: letters, digits and ._@+- (at most 64)", actor=actor)
-    return actor
+    """The actor a bus write is made by: a name (INVALID_ID otherwise, as on every entry point)."""
+    return check_name(actor, "actor")
 
 
 def check_text(what: str, value: str) -> str:

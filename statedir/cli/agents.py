@@ -14,7 +14,15 @@ def mcp(store: StoreOpt = None,
         tools: Annotated[Optional[str], Option(
             "--tools", metavar="GROUP,...",
             help="Serve only these groups of tools: pipeline, history, bus, research, signing, sync "
-                 "(default: all).")] = None) -> None:
+                 "(default: all).")] = None,
+        role: Annotated[Optional[str], Option(
+            "--role", metavar="ROLE,...",
+            help="The roles this server's callers act in; a call naming another is refused, and one naming none "
+                 "acts in the first (default: pipeline_orchestrator). Never user: the user's answers come only "
+                 "through the client's form.")] = None,
+        client_name: Annotated[Optional[str], Option(
+            "--client-name", metavar="NAME",
+            help="The client's name in the record (Statedir-Client); default: the name its handshake gives.")] = None) -> None:
     """Serve the store to an agent host over MCP on stdio (needs `pip install 'statedir[mcp]'`).
 
     One tool per command, results the --json documents (also as structured content), errors
@@ -28,7 +36,13 @@ def mcp(store: StoreOpt = None,
     from statedir.errors import MissingDependency, NotAStore
     from statedir.mcp import catalog
 
+    from statedir.gitops.identity import check_name
+    from statedir.mcp import roles
+
     groups = catalog.chosen_groups(tools) if tools is not None else catalog.GROUPS
+    acting = roles.chosen_roles(role) if role is not None else roles.DEFAULT_ROLES
+    if client_name is not None:
+        check_name(client_name, "client")
     try:
         root = store_path(store)
     except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
@@ -37,7 +51,7 @@ def mcp(store: StoreOpt = None,
         from statedir.mcp import server
     except ImportError as exc:
         raise MissingDependency(f"the MCP SDK is not installed ({exc.name}): pip install 'statedir[mcp]'") from None
-    server.serve(root, mcp_host(), groups)
+    server.serve(root, mcp_host(), groups, acting, client_name)
 
 
 @app.command()

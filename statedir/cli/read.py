@@ -172,7 +172,7 @@ def log(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.
     if json:
         emit_json(entries)
         return
-    rows = [{**e, "commit": e["commit"][:10], "action": e["action"] or "(not statedir)",
+    rows = [{**e, "actor": e["by"], "commit": e["commit"][:10], "action": e["action"] or "(not statedir)",
              "summary": e["summary"] + (f"  -- {' '.join(e['reason'].split())}" if e["reason"] else "")}
             for e in entries]
     filtered = any(v is not None for v in (actor, action, since))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine import wording
 from statedir.engine.template import Template
 from statedir.errors import PermissionDenied, RunTerminal
 
@@ -35,12 +36,14 @@ class RunData(_Record):
 
 class Request(_Record):
     def __init__(self, action: str, actor: str, args: dict[str, Any] | None = None, reason: str | None = None,
-                 request_id: str | None = None) -> None:
+                 request_id: str | None = None, who: dict[str, str] | None = None) -> None:
         self.action = action
-        self.actor = actor
+        self.actor = actor  # the role the transition is made in (Statedir-Actor)
         self.args = {} if args is None else args
         self.reason = reason
         self.request_id = request_id  # the transition's own identity (statedir.gitops.request_ids)
+        # who else it names (statedir.gitops.identity.TRAILERS): person, answered_by, channel, via
+        self.who = {} if who is None else who
 
 
 class Change(_Record):
@@ -120,10 +123,10 @@ def applied(run: RunData, change: Change) -> RunData:
 
 def require_permission(t: Template, actor: str, action: str, stage_id: str | None = None) -> None:
     if not t.may(actor, action, stage_id):
-        allowed = sorted(a for a, role in t.roles.items() if action in role.get("may", []))
-        raise PermissionDenied(f"{actor!r} may not {action}"
-                               + (f" (allowed: {', '.join(allowed)})" if allowed else ""),
-                               actor=actor, action=action)
+        allowed = t.roles_that_may(action, stage_id)
+        raise PermissionDenied(f"{actor} may not {wording.doing(action)}; "
+                               + (f"{wording.either(allowed)} may" if allowed else "no role of the template may"),
+                               actor=actor, action=action, allowed=allowed)
 
 
 def require_live(t: Template, state: dict[str, Any]) -> None:

@@ -146,6 +146,8 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         materials=state.get("materials", {}), current_version=state.get("current_version", {}),
         team=state.get("team", {}), loop_count=state.get("loop_count", 0),
         collaboration_depth_history=histories.get("collaboration_depth", []),
+        # who made each transition: the role, and the person, the user's answer, the agent relaying it
+        transition_history=histories.get("transitions", []),
     )
     for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
         if key in state:
@@ -155,7 +157,7 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
 
 # The keys of a run document (json and ars shapes) that hold its histories.
 HISTORY_KEYS = ("history", "revision_history", "integrity_history", "schema_validation_log",
-                "collaboration_depth_history")
+                "collaboration_depth_history", "transition_history")
 
 
 def without_histories(doc: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, template_conditions
+from statedir.engine import materials, template_conditions, wording
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
@@ -198,8 +198,9 @@ def _kind(value: Any) -> str:
 def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
     """append_observer_report: append-only, advisory only, never at MANDATORY checkpoints."""
     if not t.may(req.actor, "observe"):
-        raise PermissionDenied(f"only the collaboration depth observer may append observer reports, "
-                               f"not {req.actor!r}", actor=req.actor)
+        allowed = t.roles_that_may("observe")
+        raise PermissionDenied(f"{req.actor} may not append observer reports; only the collaboration depth observer "
+                               f"({wording.either(allowed)}) may", actor=req.actor, allowed=allowed)
     kind, report = req.args["checkpoint"], req.args["report"]
     if kind not in OBSERVER_CHECKPOINTS:
         raise InvalidValue("--checkpoint takes FULL, SLIM or pipeline_completion")

@@ -108,11 +108,25 @@ class Template:
     def may(self, actor: str, action: str, stage_id: str | None = None) -> bool:
         if action in self.roles.get(actor, {}).get("may", []):
             return True
+        if actor == USER and USER not in self.roles:  # the person at the terminal answers checkpoints
+            return action in USER_MAY
         owned = stage_id is not None and self.owner(stage_id) == actor
         return owned and action in self.doc.get("owner_may", [])
 
+    def roles_that_may(self, action: str, stage_id: str | None = None) -> list[str]:
+        """The roles that may take `action` (on `stage_id`), by name: what a refusal names."""
+        named = [*self.roles, *([] if USER in self.roles else [USER])]
+        owner = self.owner(stage_id) if stage_id is not None else None
+        return sorted({*(role for role in named if self.may(role, action, stage_id)),
+                       *([owner] if owner and self.may(owner, action, stage_id) else [])})
+
     def default_actor(self) -> str:
         return self.doc.get("default_actor", "pipeline_orchestrator")
+
+
+# The user's role where a template declares none: they answer checkpoints (and nothing else).
+USER = "user"
+USER_MAY = ("confirm",)
 
 
 def declared_logs(doc: dict[str, Any]) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
-from statedir.gitops import git, request_ids
+from statedir.gitops import git, identity, request_ids
 from statedir.store import layout, run_logs
 from statedir.store.disk import Store
 from statedir.store.write import persist
@@ -20,6 +20,8 @@ LOGS = template_mod.LOGS
 # boundary made alike on two machines is one boundary of the chain, resumed once), not by the
 # request that wrote them.
 CHAINED = ("reset_boundary",)
+# Who, besides the role, a transition-log entry names (the MCP client: in the commit's trailers only).
+LOGGED_WHO = ("person", "answered_by", "via", "channel")
 
 
 def utc_now() -> str:
@@ -30,7 +32,7 @@ def stamped(req: Request) -> Request:
     """The request with an identity of its own (a fresh request id unless it has one)."""
     if req.request_id is not None:
         return req
-    return Request(req.action, req.actor, req.args, req.reason, request_ids.new())
+    return Request(req.action, req.actor, req.args, req.reason, request_ids.new(), req.who)
 
 
 def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:
@@ -130,7 +132,7 @@ def planned(base: str, change: Change, req: Request, now: str,
     files.update({f"{base}/stages/{sid}.yaml": rec for sid, rec in change.stages.items()})
     files.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
     entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary,
-             "reason": req.reason}
+             "reason": req.reason, **{key: req.who[key] for key in LOGGED_WHO if req.who.get(key)}}
     logged = [*change.logs, ("transitions", entry)]
     if req.request_id is not None:  # every entry the transition writes names it (old commits: none)
         logged = [(name, e if name in CHAINED else {**e, "request_id": req.request_id}) for name, e in logged]
@@ -167,7 +169,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     entries = [(rel, yaml.dump_entry(data), yaml.header(layout.schema_ref(rel, scope))) for rel, data in appends]
     message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
                           request={"at": now, "args": req.args, "reason": req.reason, "request_id": req.request_id},
-                          trailers={"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else None,
+                          trailers={**identity.trailers(req.who),
+                                    **({"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else {})},
                           request_id=req.request_id)
     try:  # encoded once, before anything is written: an undecodable argument changes nothing
         encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
@@ -189,7 +192,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
 
 def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
     """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
-    from statedir.engine import admission, rules
+    from statedir.engine import admission, attribution, rules
 
     layout.check_run_id(run_id)
     with store.locked(timeout, scope=store.run_dir(run_id)):
@@ -197,6 +200,8 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now, req = utc_now(), stamped(req)
         try:
+            req = attribution.users_answer(t, run, req)
+            attribution.check(t, req)
             admission.admit(t, run, req)
             change = rules.decide(t, run, req, now)
         except StatedirError as refusal:
@@ -254,7 +259,10 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     from statedir.engine import runs, template_versions
     from statedir.engine.decision import require_permission
 
+    from statedir.engine import attribution
+
     layout.check_run_id(run_id)
+    attribution.check(t, req)
     require_permission(t, req.actor, "new")
     if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
         from statedir.engine import template_flow

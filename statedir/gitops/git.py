@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError
-from statedir.gitops import process, request_ids
+from statedir.gitops import identity, process, request_ids
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
 REQUEST_TRAILER = "Statedir-Request"  # what was asked, as compact JSON: {"at", "args", "reason"}
@@ -244,6 +244,7 @@ def message(summary: str, run_id: str, actor: str, action: str, *, reason: str |
     again. Every commit names its own `Statedir-Request-Id` (a fresh one unless given), so two
     transitions made alike in one second are never one commit.
     """
+    identity.check_name(actor, "actor")  # a name, never a line of its own: refused before anything is written
     lines = _printable(" ".join(summary.split()))
     # as `git commit` would clean it (blank lines run together), so every way of committing
     # writes the same message and a crashed writer's journal recognises its commit (landed)

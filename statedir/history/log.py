@@ -8,13 +8,14 @@ import re
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, objects
+from statedir.gitops import git, identity, objects
 from statedir.store.disk import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)", "%s")
+           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.NAMED.values()), "%s")
 _RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$|^(yesterday|today|now)$")
 
 
@@ -39,7 +40,9 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
             since: str | None = None, limit: int | None = None, start: str | None = None,
             skip: int = 0) -> list[dict[str, Any]]:
     """Every commit touching the store (or the run's folder), newest first, as
-    {commit, time, actor, action, run_id, summary, reason, statedir}; a commit without
+    {commit, time, actor, action, run_id, summary, reason, statedir} and, where the commit names them,
+    person, answered_by, channel, via and client (statedir.gitops.identity), and `by`, all that in a
+    phrase; a commit without
     statedir's trailers (a hand edit, a `git revert`) is listed with `statedir: false` and
     its git author as actor. From commit `start` (default HEAD), the first `skip` matches left out."""
     if limit is not None and limit < 1:
@@ -64,11 +67,14 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         fields = record.strip("\n").split("\x1f")
         if len(fields) != len(_FIELDS):
             continue
-        sha, time, author, run, who, what, request, summary = fields
+        sha, time, author, run, who, what, request, *named, summary = fields
         ours = bool(run and who and what)
         entry = {"commit": sha, "time": time, "actor": who if ours else author, "action": what if ours else None,
                  "run_id": run if ours else run_id, "summary": summary, "reason": _reason(request),
                  "statedir": ours}
+        if ours:  # the person, the user's answer and how it came, the agent that relayed it, the MCP client
+            entry.update((key, value) for key, value in zip(identity.NAMED, named, strict=True) if value)
+        entry["by"] = by(entry)
         if after is not None and time < after:
             break  # newest first: every later entry is older still
         if (actor is None or entry["actor"] == actor) and (action is None or entry["action"] == action):
@@ -79,6 +85,21 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
             if limit is not None and len(found) >= limit:
                 break
     return found
+
+
+def by(entry: dict[str, Any]) -> str:
+    """Who made a log entry's commit, in a phrase: the person and the role, whose answer, how it
+    came and through whom ("alice as pipeline_orchestrator", "user via pipeline_orchestrator
+    (mcp-elicitation)", "pipeline_orchestrator (client mcpagent-A 1.0)")."""
+    text = str(entry.get("actor") or "")
+    if entry.get("person"):
+        text = f"{entry['person']} as {text}"
+    if entry.get("via"):
+        text += f" via {entry['via']}"
+    notes = [entry[key] for key in ("channel",) if entry.get(key)]
+    if entry.get("client"):
+        notes.append(f"client {entry['client']}")
+    return text + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _reason(request: str) -> str | None:

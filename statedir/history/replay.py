@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir.engine import rules, runs
+from statedir.engine import attribution, rules, runs
 from statedir.engine.decision import Change, Request, require_permission
 from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
@@ -35,6 +35,7 @@ class Commit:
     changed: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     modes: dict[str, str] = field(default_factory=dict)  # store-relative path -> its new git mode
     repairs: str | None = None  # a doctor repair commit's Statedir-Repairs-Merge: the merge it repairs
+    who: dict[str, str] = field(default_factory=dict)  # its identity trailers (statedir.gitops.identity)
 
     @property
     def parent(self) -> str | None:
@@ -65,7 +66,7 @@ def _request(commit: Commit) -> tuple[Request, str]:
     request_id = commit.request.get("request_id")  # absent in commits made before request ids
     if request_id is not None and not (isinstance(request_id, str) and request_ids.ID_RE.match(request_id)):
         raise ValidationFailed(f"the recorded request id {str(request_id)[:40]!r} is not a request id")
-    return Request(commit.action, commit.actor, args, commit.request.get("reason"), request_id), at
+    return Request(commit.action, commit.actor, args, commit.request.get("reason"), request_id, commit.who), at
 
 
 def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
@@ -73,6 +74,7 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
     files = _run_files(reader, commit)
     t, run = reader.run(commit.parent or "", commit.run_id, files,
                         ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
+    attribution.check(t, req)  # who it names, as the write path holds it (a forged answer is refused)
     if req.action == "rollback":
         target = rollback.target_at(reader, commit.run_id, str(req.args.get("to")), commit.parent)
         change = rollback.decide(t, run, target, req, now)
@@ -93,6 +95,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     name = str(req.args.get("template"))
     t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
     extra = _templates(reader, commit, t)
+    attribution.check(t, req)
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),

@@ -24,13 +24,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from statedir.errors import InvalidValue, MissingDependency
+from statedir.errors import InvalidValue, MissingDependency, StatedirError
+from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, signature_key
 from statedir.gitops.objects import Objects
 from statedir.history.entry import Entry
 from statedir.history.replay import Commit
 from statedir.signing.trust import Trust
+from statedir.store.commit_keys import required
 from statedir.store.disk import Store
+from statedir.store.layout import CONFIG
 
 KIND = "signature"
 _SIG_HEADERS = (b"gpgsig", b"gpgsig-sha256")
@@ -69,6 +72,9 @@ class Auditor:
         self._after: tuple[str, str | None] | None = None  # (commit, its signers.yaml blob id)
         self._pool: ThreadPoolExecutor | None = None
         self.entry = Entry(self)
+        # A store whose configuration now requires signed roles reads each commit's parent's (cached by blob).
+        self.requiring = bool(required(store.config))
+        self._configs: dict[str, set[str]] = {}
 
     def __enter__(self) -> Auditor:
         return self
@@ -95,7 +101,8 @@ class Auditor:
         before = self._blob_at(commit.parent)
         change = commit.changed.get(FILE)
         self._after = (commit.sha, (None if change[0] == "D" else change[2]) if change else before)
-        if before is None and change is None and not self.trust.loaded:
+        must = commit.actor in self._required(commit.parent) if commit.actor and self.requiring else False
+        if before is None and change is None and not self.trust.loaded and not must:
             self.entry.note(commit, set())
             return []  # no signers.yaml here and none met so far: nobody is bound, nothing to read
         out: list[Any] = self.trust.findings(commit.sha, commit.parents) if change is not None else []
@@ -107,6 +114,9 @@ class Auditor:
             signature, payload = self._signature(commit.sha)
             out += self._signed_by(commit.sha, signature, payload, trusted, bound, None,
                                    f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
+        elif must:
+            out.append(_finding(commit.sha, None, f"{commit.actor}'s transitions must be signed (require_signed in "
+                                                  f"{CONFIG} as of the parent), but {FILE} binds no key to it"))
         return out
 
     def trusted_at(self, sha: str | None) -> Signers | None:
@@ -122,6 +132,18 @@ class Auditor:
         """`signed`'s answer as findings and Futures of them (see `resolved`)."""
         signature, payload = self._signature(sha)
         return self._signed_by(sha, signature, payload, signers, keys, file, rule)
+
+    def _required(self, parent: str | None) -> set[str]:
+        """The roles statedir.yaml as of `parent` requires signed (none before the store was made)."""
+        found = self.objects.read(f"{parent}:{self.store.git_path(CONFIG)}") if parent else None
+        if found is None:
+            return set()
+        if found[0] not in self._configs:
+            try:
+                self._configs[found[0]] = required(yaml.to_plain(yaml.load(found[2], CONFIG)) or {})
+            except StatedirError:
+                self._configs[found[0]] = set()
+        return self._configs[found[0]]
 
     def _judge(self, sha: str, keys: set[str], rule: str, signers: Signers) -> list[dict[str, Any]]:
         """A change to the file, checked now (what follows it depends on the answer)."""

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from statedir.errors import GitError, StatedirError
-from statedir.gitops import git, objects
+from statedir.gitops import git, identity, objects
 from statedir.gitops.object_ids import blob_id
 from statedir.history import ack_trust, acknowledgements, merge_repair
 from statedir.history.replay import Commit, expected, refusal
@@ -24,7 +24,8 @@ _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
            f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
-           "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)")
+           "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)",
+           *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.TRAILERS.values()))
 _LOG = re.compile(r"^runs/[^/]+/history/")
 _PASSPORT = re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$")
 
@@ -45,8 +46,9 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
         fields = header.split("\x1f")
         if len(fields) != len(_FIELDS):
             raise GitError(f"git log printed a record verify cannot read: {header[:80]!r}")
-        sha, parents, run_id, actor, action, request, repairs = (f.strip() for f in fields)
-        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request), repairs=repairs or None)
+        sha, parents, run_id, actor, action, request, repairs, *named = (f.strip() for f in fields)
+        who = {key: value for key, value in zip(identity.TRAILERS, named, strict=True) if value}
+        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request), repairs=repairs or None, who=who)
         tokens = raw.lstrip("\n").split("\0")
         for meta, path in zip(tokens[0::2], tokens[1::2], strict=False):
             parts = meta.split()

@@ -17,10 +17,12 @@ from typing import Any
 from statedir.commands import table
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
+from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
-from statedir.mcp import outputs, served_tools, vocabulary
+from statedir.mcp import outputs, roles, served_tools, vocabulary
 from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question, question_of
+from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
 from statedir.store.layout import CONFIG
@@ -57,8 +59,10 @@ class Served:
     """One store held open for a server's lifetime and the CLI's commands as tools; a call
     calls the command's function in-process, one call at a time."""
 
-    def __init__(self, root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:
+    def __init__(self, root: Path, host: Host, groups: tuple[str, ...] = GROUPS,
+                 roles: tuple[str, ...] = DEFAULT_ROLES) -> None:
         self.host = host
+        self.roles = roles  # the roles this server's callers act in (statedir.mcp.roles)
         self.root = root.absolute()
         self._sd: Any = None  # opened on the first call that needs it: a bad store is each call's refusal
         self._config = b""  # its statedir.yaml as opened
@@ -77,8 +81,8 @@ class Served:
         seen = vocabulary.signature(self.root)
         if self._vocabulary is None or self._vocabulary[0] != seen:
             vocab = vocabulary.vocabularies(vocabulary.held(self.root))
-            self._vocabulary = (seen, {name: vocabulary.with_enums(name, tool.input_schema, vocab)
-                                       for name, tool in self.tools.items()})
+            self._vocabulary = (seen, {name: roles.with_roles(tool, vocabulary.with_enums(name, tool.input_schema, vocab),
+                                                              self.roles) for name, tool in self.tools.items()})
         return self._vocabulary[1]
 
     @property
@@ -160,11 +164,21 @@ class Served:
         except StatedirError as exc:
             return self.refusal(exc, name)
 
-    def call(self, name: str, arguments: dict[str, Any] | None, answer: Answer | None = None) -> Outcome:
-        """Run one tool call; `answer` is the user's, to the question `question()` gave."""
+    def call(self, name: str, arguments: dict[str, Any] | None, answer: Answer | None = None,
+             client: str | None = None) -> Outcome:
+        """Run one tool call; `answer` is the user's, to the question `question()` gave; `client`
+        the calling client (its Statedir-Client trailer on every commit the call makes)."""
         try:
             with _ONE_AT_A_TIME:
-                return self._call(name, dict(arguments or {}), answer)
+                if client is None or self._sd is None and name == served_tools.INIT:
+                    return self._call(name, dict(arguments or {}), answer)
+                store = self.sd.store
+                before = store.trailers
+                store.trailers = {**before, CLIENT: client}
+                try:
+                    return self._call(name, dict(arguments or {}), answer)
+                finally:
+                    store.trailers = before
         except StatedirError as exc:
             return self.refusal(exc, name)
 
@@ -179,6 +193,7 @@ class Served:
             return None, None
         arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
         tool.keywords(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
+        roles.acting(tool, arguments, self.roles)  # ... and one naming a role the server does not act in
         head = self.head()
         if tool.path != ("confirm",) or head is None:
             return None, None
@@ -205,7 +220,7 @@ class Served:
             arguments[EXPECT_HEAD] = seen
         tool = self.tools[name]
         if name != served_tools.INIT:
-            arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
+            arguments = served_tools.prepare(tool, roles.acting(tool, arguments, self.roles), self.sd.store.worktree)
         keywords = tool.keywords(arguments, self.root)
         with self.host.serving(sd) as printed:
             code = _invoke(tool, keywords)
@@ -217,8 +232,8 @@ class Served:
 
 
 class _UsersAnswer:
-    """The served store for a call carrying the user's answer: its `confirm` records
-    `answered_by: user`; everything else is the served store's own."""
+    """The served store for a call carrying the user's answer: its `confirm` records the user's
+    answer, come by elicitation (via the server's role); everything else is the served store's own."""
 
     def __init__(self, sd: Any) -> None:
         self._sd = sd
@@ -227,7 +242,7 @@ class _UsersAnswer:
         return getattr(self._sd, name)
 
     def confirm(self, run_id: str, **kwargs: Any) -> Any:
-        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user"})
+        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": "mcp-elicitation"})
 
 
 def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:

@@ -18,7 +18,7 @@ from statedir.research import evidence, kinds
 PREFIX = "research_"
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
 # Arguments whose CLI help speaks of other flags, as the tools' own argument names say it.
-_WORDED = {"actor": "The commit's author (default: skill, else user).",
+_WORDED = {"actor": "The role the commit is made in (default: the server's role).",
            "full": "Reread every research file, not only those changed since the index was built."}
 
 

@@ -21,10 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 import statedir
 from statedir.errors import StatedirError
+from statedir.gitops import identity
 from statedir.mcp import resources
 from statedir.mcp.calls import Host, Outcome, Served
 from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
+from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import Tool
 
 INSTRUCTIONS = (
@@ -35,6 +37,7 @@ INSTRUCTIONS = (
     "`init`. File arguments are relative to the repository root. "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
     "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it. "
+    "Writes act in this server's role (each write tool's `actor` enum): another agent's work needs its own server. "
     "Never answer a MANDATORY checkpoint for the user: `confirm` there asks the user through your client's "
     "form and records their answer; if it is refused (USER_ANSWER_REQUIRED, USER_DECLINED), show the user "
     "`status` and ask them. A checkpoint's prompt is the user's to read, not yours to answer."
@@ -44,9 +47,12 @@ HEAD_META = "statedir/head"  # the result's _meta key holding the repository's H
 EXIT_META = "statedir/exit_code"  # and the exit code the CLI would have given
 
 
-def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> Server[Any]:
-    """An MCP server for the store at `root`, its tools (those of `groups`) generated from the CLI's commands."""
-    served = Served(root, host, groups)
+def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS, roles: tuple[str, ...] = DEFAULT_ROLES,
+          client_name: str | None = None) -> Server[Any]:
+    """An MCP server for the store at `root`, its tools (those of `groups`) generated from the CLI's
+    commands, its callers acting in `roles` only; `client_name` names the client in the record
+    (else its handshake's clientInfo name does)."""
+    served = Served(root, host, groups, roles)
     one_at_a_time = anyio.Lock()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -67,7 +73,8 @@ def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> Server[An
                 return _result(served.refusal(got, params.name))
             answer = got
         async with one_at_a_time:
-            outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments, answer)
+            outcome = await anyio.to_thread.run_sync(served.call, params.name, params.arguments, answer,
+                                                     _client(ctx, client_name))
         return _result(outcome)
 
     def _result(outcome: Outcome) -> types.CallToolResult:
@@ -77,6 +84,15 @@ def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> Server[An
 
     return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool, **_reading(served))
+
+
+def _client(ctx: Any, client_name: str | None) -> str:
+    """The calling client as its Statedir-Client trailer says it: the name the server was started with
+    (else the handshake's clientInfo name) and the clientInfo version."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    return identity.client_label(client_name or (info.name if info is not None else None),
+                                 info.version if info is not None else None)
 
 
 def _reading(served: Served) -> dict[str, Any]:
@@ -197,10 +213,11 @@ def _misfits(exc: BaseException) -> dict[str, Any]:
     return wrong
 
 
-def serve(root: Path, host: Host, groups: tuple[str, ...] = GROUPS) -> None:
+def serve(root: Path, host: Host, groups: tuple[str, ...] = GROUPS, roles: tuple[str, ...] = DEFAULT_ROLES,
+          client_name: str | None = None) -> None:
     """Serve the store on stdin/stdout until the client closes stdin or goes away; logs go to stderr."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="statedir mcp: %(levelname)s %(message)s")
-    server = build(root, host, groups)
+    server = build(root, host, groups, roles, client_name)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

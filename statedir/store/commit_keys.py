@@ -53,13 +53,24 @@ def at_head(store: Store, head: str | None) -> Signers | None:
 
 def key_for(store: Store, actor: str, head: str | None) -> str | None:
     """The key that must sign `actor`'s commit on `head`, or None where the actor is not bound;
-    refused (exit 3, nothing written) where it is bound and no key of its is at hand."""
+    refused (exit 3, nothing written) where it is bound and no key of its is at hand, and where
+    statedir.yaml's `require_signed` names it and no key is bound to it."""
     signers = at_head(store, head)
     keys = signers.keys_of(actor) if signers else set()
     if not keys:
+        if actor in required(store.config):
+            raise SigningKeyMissing(f"{actor}'s transitions must be signed (require_signed in statedir.yaml), "
+                                    f"and {FILE} binds no key to {actor}: bind its key first; nothing was changed",
+                                    actor=actor)
         return None
     return usable(store.worktree, keys, f"actor {actor!r} is bound to a signing key in {FILE}, so its commits "
                                         "must be signed", actor=actor)
+
+
+def required(config: dict[str, object]) -> set[str]:
+    """The roles whose transitions must be signed (statedir.yaml `require_signed`)."""
+    value = config.get("require_signed")
+    return {str(role) for role in value} if isinstance(value, list) else set()
 
 
 def usable(worktree: Path, trusted: set[str], why: str, **details: str) -> str:

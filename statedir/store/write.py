@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from statedir import faults
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files.yaml import MAX_BYTES
-from statedir.gitops import git, store_commit
+from statedir.gitops import git, identity, store_commit
 from statedir.store import commit_keys, journal, last_commit
 from statedir.store.disk import Store
 
@@ -28,6 +28,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     author (a change to signers.yaml: its caller checks the key). Any later failure puts every
     touched file back as it was (from the journal), then surfaces (an OSError as IO_ERROR).
     """
+    identity.check_name(author, "actor")
     appends = list(appends)
     removes = list(removes)
     message += "".join(f"{key}: {value}\n" for key, value in store.trailers.items())  # in the trailer block

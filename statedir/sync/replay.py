@@ -66,7 +66,8 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
         if apply is None:
             skipped.append(_skip(commit))
             continue
-        store.trailers = {TRAILER: commit.sha}
+        before = store.trailers  # (a served store's Statedir-Client stays on what it commits)
+        store.trailers = {**before, TRAILER: commit.sha}
         try:
             result = apply(store, commit)
         except StatedirError as exc:
@@ -76,7 +77,7 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
                                 "code": exc.code, "message": exc.message})
             continue
         finally:
-            store.trailers = {}
+            store.trailers = before
         done.append({"from": commit.sha, "commit": result.get("commit"), "run": commit.run_id,
                      "action": commit.action, "summary": result.get("summary")})
     kept = f"{REFS}{branch}/{_stamp()}-{ours[:12]}"
@@ -153,7 +154,7 @@ def _request(commit: Commit) -> Request:
     assert commit.request is not None
     reason = commit.request.get("reason")
     return Request(commit.action, commit.actor, dict(commit.request["args"]),
-                   reason if isinstance(reason, str) else None)
+                   reason if isinstance(reason, str) else None, who=dict(commit.who))
 
 
 def _transition(store: Store, commit: Commit) -> dict[str, Any]:

@@ -75,7 +75,7 @@ def test_json_shapes(repo: Path, store: Path) -> None:
     (["set", S, "session", "x"], 1, "IMMUTABLE_FIELD"),
     (["set", "not-a-date", "k", "v"], 2, "INVALID_ID"),
     (["set", S, "a..b", "v"], 2, "INVALID_VALUE"),
-    (["set", S, "k", "v", "--actor", "two words"], 2, "INVALID_VALUE"),
+    (["set", S, "k", "v", "--actor", "two words"], 2, "INVALID_ID"),
     (["init", S, "--clean", ".."], 2, "INVALID_VALUE"),
     (["set", S], 2, "INVALID_VALUE"),  # FIELD is required (the seed: "Error: field required", exit 1)
     (["frobnicate", S], 2, "INVALID_VALUE"),

@@ -15,6 +15,10 @@ from statedir.cli.common import mcp_host
 from statedir.mcp.server import HEAD_META, build
 
 
+# A server whose callers act in every role the academic pipeline's agents have (`statedir mcp --role ...`).
+AGENT_ROLES = ("pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent")
+
+
 class ToolError(Exception):
     def __init__(self, doc: dict[str, Any]) -> None:
         super().__init__(doc)
@@ -77,8 +81,14 @@ class User:
 
 
 @asynccontextmanager
-async def agent(store: Path, mode: str = "auto", user: User | None = None) -> AsyncIterator[Agent]:
-    """An agent's client on an in-process server; with `user`, a client that can ask its user."""
-    asks = {"elicitation_callback": user} if user is not None else {}
-    async with Client(build(store, mcp_host()), mode=mode, **asks) as client:  # type: ignore[arg-type]
+async def agent(store: Path, mode: str = "auto", user: User | None = None, roles: tuple[str, ...] | None = None,
+                client_info: types.Implementation | None = None, client_name: str | None = None) -> AsyncIterator[Agent]:
+    """An agent's client on an in-process server; with `user`, a client that can ask its user; `roles`
+    the server's (`statedir mcp --role`; default its own default), `client_info` the handshake's."""
+    asks: dict[str, Any] = {"elicitation_callback": user} if user is not None else {}
+    if client_info is not None:
+        asks["client_info"] = client_info
+    server = build(store, mcp_host(), roles=roles, client_name=client_name) if roles else build(
+        store, mcp_host(), client_name=client_name)
+    async with Client(server, mode=mode, **asks) as client:  # type: ignore[arg-type]
         yield Agent(client)

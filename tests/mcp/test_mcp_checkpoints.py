@@ -55,6 +55,13 @@ def test_the_user_is_asked_and_their_answer_recorded(store: Path, repo: Path, mo
     assert fields["next"]["enum"] == ["3"]
     entry = answered(store)[-1]
     assert (entry["stage"], entry["response"], entry["answered_by"]) == ("2.5", "review", "user")
+    # committed as the user's answer, come by elicitation, via the server's role: never as the agent's
+    said = subprocess.run(["git", "log", "-1", "--format=%(trailers:only,unfold)"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.splitlines()
+    assert {"Statedir-Actor: user", "Statedir-Answered-By: user", "Statedir-Channel: mcp-elicitation",
+            "Statedir-Via: pipeline_orchestrator"} <= set(said)
+    by = api.StateDir(store).log("p", limit=1)[0]["by"]
+    assert by.startswith("user via pipeline_orchestrator (mcp-elicitation, client mcp "), by
     assert api.StateDir(store).verify()["clean"]
 
 

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_session import User, agent
+from mcp_session import AGENT_ROLES, User, agent
 from next_driver import choose, pick
 
 from statedir import agents, api
@@ -101,7 +101,7 @@ def test_a_run_driven_through_mcp_from_next_alone_reaches_completed(store: Path,
 
     async def main() -> list[tuple[str, Any]]:
         taken: list[tuple[str, Any]] = []
-        async with agent(store, user=user) as a:
+        async with agent(store, user=user, roles=AGENT_ROLES) as a:  # one client, as each role `next` names
             await a("new", run_id="r", topic="T")
             for _ in range(120):
                 out = await a("next", run_id="r")

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import cli
-from mcp_session import Agent, ToolError, User, agent
+from mcp_session import AGENT_ROLES, Agent, ToolError, User, agent
 
 from statedir import api
 from statedir.gitops import git
@@ -53,7 +53,7 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
     user = User()
 
     async def main() -> None:
-        async with agent(store, user=user) as a, agent(store) as no_user:
+        async with agent(store, user=user, roles=AGENT_ROLES) as a, agent(store, roles=AGENT_ROLES) as no_user:
             w = Guarded(a)
             await w("new", run_id="p", topic="AI and higher-education quality assurance")
             await w("stage", run_id="p", stage="1", status="in_progress", mode="socratic", turns="#3..#3")
@@ -113,7 +113,9 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             log = (await a("log", run_id="p"))["entries"]
             assert log[0]["commit"] == w.head == git.head(repo)
             assert len(log) == w.writes == 31
-            assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER}
+            assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER, "user"}
+            assert {e["by"] for e in log if e["actor"] == "user"} == {
+                "user via pipeline_orchestrator (mcp-elicitation, client mcp 0.1.0)"}
             answered = [e for e in (await a("show", run_id="p", history=True))["history"]["checkpoints"]
                         if e["event"] == "answered"]
             assert [(e["stage"], e["answered_by"]) for e in answered if e["type"] == "MANDATORY"] == [

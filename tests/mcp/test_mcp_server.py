@@ -10,7 +10,7 @@ from typing import Annotated
 import anyio
 import pytest
 from conftest import cli, snapshot
-from mcp_session import Agent, ToolError, agent
+from mcp_session import AGENT_ROLES, Agent, ToolError, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
@@ -253,7 +253,7 @@ def test_no_error_quotes_a_file_an_agent_names_that_is_not_a_key_or_yaml(store: 
     secret.write_text("root:$6$S3CRET:19000:0:99999:7:::\ntoken: S3CRET\ntoken: S3CRET2\n")
 
     async def main() -> None:
-        async with agent(store) as a:
+        async with agent(store, roles=AGENT_ROLES) as a:
             await a("new", run_id="r1", topic="t")
             for tool, arguments, refusal in [
                     ("signers_add", {"bound": "x", "key": str(secret)}, "not an SSH public key"),
