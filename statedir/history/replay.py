@@ -91,17 +91,30 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     if f"{base}/state.yaml" in files:
         raise RunExists(f"run {commit.run_id!r} already existed", run_id=commit.run_id)
     name = str(req.args.get("template"))
-    t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
+    made = _recorded(reader, commit, f"{base}/state.yaml")
+    digest = made.get("template_digest")  # the content it records; none in a run made before runs recorded it
+    t = reader.template(commit.sha, name, made.get("template_version") if digest else None, digest)
+    reader.made_with[commit.run_id] = t.digest  # its later transitions replay on this content
     extra = _templates(reader, commit, t)
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
+    if digest is None:
+        del change.state["template_digest"]
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
         rel = run_logs.legacy(base, log)
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _recorded(reader: Reader, commit: Commit, rel: str) -> dict[str, Any]:
+    """The data the commit wrote to `rel` ({} where it wrote none, or no mapping)."""
+    if rel not in commit.changed or commit.changed[rel][0] == "D":
+        return {}
+    found = reader.plain(rel, commit.changed[rel][2])
+    return found if isinstance(found, dict) else {}
 
 
 def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:

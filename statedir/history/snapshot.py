@@ -54,6 +54,7 @@ class Reader:
         self._templates: dict[str, Template] = {}
         self.rendered: dict[str, Any] = {}  # path -> the plain data a replay just wrote there
         self._held: dict[str, dict[str, str]] = {}  # commit -> the store's templates: name -> blob id
+        self.made_with: dict[str, str] = {}  # run -> the template digest its `new` replayed with
 
     def spec(self, commit: str, rel: str) -> str:
         return f"{commit}:{self.store.git_path(rel)}"
@@ -102,22 +103,52 @@ class Reader:
         """Remember that blob `oid` holds `plain`, as statedir wrote it (a replay proved it)."""
         self._parsed.setdefault((layout.schema_ref(rel), oid), (plain, True))
 
-    def template(self, commit: str, name: str, version: str | None = None) -> Template:
+    def template(self, commit: str, name: str, version: str | None = None, digest: str | None = None) -> Template:
         """The template `name` as the store held it at `commit` (in `version`, where the run names
-        one: kept beside it, or earlier in history), else the one statedir ships."""
+        one: kept beside it, or earlier in history), else the one statedir ships; with `digest`,
+        the one of that content (a run's template is its name, version and digest), or CORRUPT_STORE."""
         t = self._template(commit, name)
-        if version is None or str(t.doc.get("version")) == version:
-            return t
-        key = f"{name}@{version}@{commit}"
-        if key not in self._templates:
-            from statedir.engine import template as template_mod
-            from statedir.engine import template_versions
+        if version is not None and str(t.doc.get("version")) != version:
+            key = f"{name}@{version}@{commit}"
+            if key not in self._templates:
+                from statedir.engine import template_versions
 
-            kept = self.objects.read(self.spec(commit, template_versions.kept_rel(name, version)))
-            older = (template_mod.parse(kept[2], template_versions.kept_rel(name, version)) if kept else
-                     template_versions.from_history(self.store, name, version, commit))
-            self._templates[key] = older or t  # none: the rules of the version at hand, as before
+                older = self._kept(commit, name, version) or template_versions.from_history(
+                    self.store, name, version, commit)
+                self._templates[key] = older or t  # none: the rules of the version at hand, as before
+            t = self._templates[key]
+        if digest is None or t.digest == digest:
+            return t
+        key = f"{name}@{version}#{digest}@{commit}"
+        if key not in self._templates:
+            from statedir.engine import template_identity, template_versions
+
+            at_hand = [self._kept(commit, name, str(version)), self._stored(commit, name),
+                       *template_identity.shipped_with(name, version)]
+            found = next((c for c in at_hand if c is not None and c.digest == digest), None)
+            found = found or template_versions.from_history(self.store, name, str(version), commit, digest)
+            if found is None:
+                raise CorruptStore(f"the run was made on template {name!r} version {version} with content "
+                                   f"{digest}, which neither the store at {commit[:10]}, its history nor statedir "
+                                   "holds", template=name, version=version)
+            self._templates[key] = found
         return self._templates[key]
+
+    def _kept(self, commit: str, name: str, version: str) -> Template | None:
+        from statedir.engine import template as template_mod
+        from statedir.engine import template_versions
+
+        rel = template_versions.kept_rel(name, version)
+        kept = self.objects.read(self.spec(commit, rel))
+        return template_mod.parse(kept[2], rel) if kept and kept[1] == "blob" else None
+
+    def _stored(self, commit: str, name: str) -> Template | None:
+        """The store's own `templates/<name>.yaml` at `commit`, or None."""
+        try:
+            t = self._template(commit, name)
+        except CorruptStore:
+            return None
+        return t if t.source.startswith("templates/") else None
 
     def _template(self, commit: str, name: str) -> Template:
         from statedir.engine import template as template_mod
@@ -148,7 +179,8 @@ class Reader:
         if f"{base}/state.yaml" not in files:
             raise UnknownRun(f"no run {run_id!r} at {commit[:10]}", run_id=run_id, commit=commit)
         state = self.plain(f"{base}/state.yaml", files[f"{base}/state.yaml"])
-        t = self.template(commit, state["template"], state.get("template_version"))
+        digest = state.get("template_digest") or self.made_with.get(run_id)  # a run made before runs recorded it:
+        t = self.template(commit, state["template"], state.get("template_version"), digest)  # its `new`'s
 
         def need(rel: str) -> Any:
             if rel not in files:

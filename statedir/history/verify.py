@@ -13,7 +13,7 @@ from typing import Any
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, objects
 from statedir.gitops.object_ids import blob_id
-from statedir.history import acknowledgements, merge_repair
+from statedir.history import acknowledgements, merge_repair, template_check
 from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -78,8 +78,9 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = Reader(store, objs)
+        templates = template_check.Identities(store, since_sha)
         for commit in history:
-            found += _check(reader, commit, removed)
+            found += template_check.combined(_check(reader, commit, removed), templates.check(reader, commit))
             found += signatures.check(commit)
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         accepted = acknowledgements.at_head(reader) if findings else set()
