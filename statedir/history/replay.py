@@ -91,16 +91,22 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     if f"{base}/state.yaml" in files:
         raise RunExists(f"run {commit.run_id!r} already existed", run_id=commit.run_id)
     name = str(req.args.get("template"))
-    made = _recorded(reader, commit, f"{base}/state.yaml")
-    digest = made.get("template_digest")  # the content it records; none in a run made before runs recorded it
-    t = reader.template(commit.sha, name, made.get("template_version") if digest else None, digest)
+    # As `new` took it: the file the commit stores, else by name on the parent (a recorded digest chooses nothing)
+    stores = f"templates/{name}.yaml" in commit.changed or not commit.parent
+    t = reader.by_name(commit.sha if stores else commit.parent or "", name)
     reader.made_with[commit.run_id] = t.digest  # its later transitions replay on this content
+    made = _recorded(reader, commit, f"{base}/state.yaml")
+    recorded = "template_digest" in made  # not in a run made before runs recorded it
+    if recorded and made["template_digest"] != t.digest:
+        raise ValidationFailed(f"the run records template {name!r} version {made.get('template_version')} "
+                               f"({made['template_digest']}), but `new` takes {name!r} version "
+                               f"{t.doc.get('version')} ({t.digest}) on the parent", file=f"{base}/state.yaml")
     extra = _templates(reader, commit, t)
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
-    if digest is None:
+    if not recorded:
         del change.state["template_digest"]
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
         rel = run_logs.legacy(base, log)
@@ -134,7 +140,7 @@ def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
         raise ValidationFailed(f"{stored} is not UTF-8 text") from None
 
     def held(rel: str) -> bytes | None:
-        return reader.objects.blob(reader.spec(commit.parent, rel)) if commit.parent else None
+        return reader.blob(commit.parent, rel) if commit.parent else None
 
     try:
         return {rel: data.encode() for rel, data in template_versions.stored_files(held, t, text).items()}
