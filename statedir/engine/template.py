@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -11,6 +10,14 @@ from typing import Any
 from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
 from statedir.files import schema
 from statedir.store.run_logs import LOGS
+
+try:  # the builtin module: importing hashlib would load OpenSSL, a few ms on every command
+    from _sha2 import sha256  # type: ignore[import-not-found]
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:  # pragma: no cover - other Pythons
+        from hashlib import sha256  # type: ignore[assignment]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -127,7 +134,7 @@ class Template:
 def content_digest(doc: Any) -> str:
     """sha256 of a template document as canonical JSON: its rules, whatever its comments and layout."""
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256(text.encode("utf-8")).hexdigest()
 
 
 def declared_logs(doc: dict[str, Any]) -> tuple[str, ...]:

@@ -4,7 +4,8 @@ store's history) have that one content for good: `new --template` refuses to sto
 content under them, and verify reports a commit that does as `illegal`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from typing import NamedTuple
 
 from statedir.engine import template
 from statedir.engine.template import Template
@@ -13,8 +14,7 @@ from statedir.files import yaml
 from statedir.store.disk import Store
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(NamedTuple):
     """The content a name and version were first seen with, and where."""
 
     digest: str
@@ -85,6 +85,12 @@ def known(store: Store, rev: str | None = "HEAD") -> Known:
     return out
 
 
+def next_version(version: str) -> str:
+    """A suggestion: the last number bumped ('3.21' -> '3.22', '1' -> '2'), else '.1' appended."""
+    match = re.search(r"(\d+)$", version)
+    return version[: match.start()] + str(int(match[1]) + 1) if match else f"{version}.1"
+
+
 def conflict(seen: Known, name: str, version: str, digest: str) -> Seen | None:
     """Where `name` `version` was seen with other content than `digest`, or None."""
     first = seen.get((name, version))
@@ -94,8 +100,6 @@ def conflict(seen: Known, name: str, version: str, digest: str) -> Seen | None:
 def refuse_other_content(store: Store, t: Template) -> None:
     """`new --template FILE`: refused (INVALID_VALUE) where the file's name and version were
     seen with other content."""
-    from statedir.engine.template_versions import next_version
-
     version = t.doc.get("version")
     if version is None:
         return

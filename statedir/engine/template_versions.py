@@ -10,6 +10,7 @@ from typing import Any
 
 from statedir.engine import template
 from statedir.engine.template import Template
+from statedir.engine.template_identity import next_version
 from statedir.errors import CorruptStore, InvalidValue
 from statedir.files import yaml
 from statedir.store import layout
@@ -18,12 +19,6 @@ from statedir.store.disk import Store
 
 def kept_rel(name: str, version: str) -> str:
     return f"templates/{name}@{version}.yaml"
-
-
-def next_version(version: str) -> str:
-    """A suggestion: the last number bumped ('3.21' -> '3.22', '1' -> '2'), else '.1' appended."""
-    match = re.search(r"(\d+)$", version)
-    return version[: match.start()] + str(int(match[1]) + 1) if match else f"{version}.1"
 
 
 def run_template(store: Store, state: dict[str, Any]) -> Template:

@@ -95,13 +95,13 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     stores = f"templates/{name}.yaml" in commit.changed or not commit.parent
     t = reader.by_name(commit.sha if stores else commit.parent or "", name)
     reader.made_with[commit.run_id] = t.digest  # its later transitions replay on this content
+    extra = _templates(reader, commit, t)
     made = _recorded(reader, commit, f"{base}/state.yaml")
     recorded = "template_digest" in made  # not in a run made before runs recorded it
     if recorded and made["template_digest"] != t.digest:
         raise ValidationFailed(f"the run records template {name!r} version {made.get('template_version')} "
                                f"({made['template_digest']}), but `new` takes {name!r} version "
                                f"{t.doc.get('version')} ({t.digest}) on the parent", file=f"{base}/state.yaml")
-    extra = _templates(reader, commit, t)
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),

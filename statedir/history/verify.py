@@ -81,12 +81,14 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
         templates = template_check.Identities(store, since_sha)
         for commit in history:
             if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
-                found += _merge(reader, commit)
+                found += _merge(reader, commit, templates.known)
             else:  # replayed on the state the hand merges before it should have left
                 forged = reader.hand_merges.at(commit.parent)
                 reader.viewing = (commit.parent, forged) if commit.parent and forged else None
                 found += template_check.combined(_check(reader, commit, removed), templates.check(reader, commit))
                 reader.viewing = None
+                if commit.repairs:
+                    reader.hand_merges.repair(store.worktree, commit.repairs, commit.sha)
             found += signatures.check(commit)
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         accepted = acknowledgements.at_head(reader) if findings else set()
@@ -100,14 +102,14 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None) ->
     return result
 
 
-def _merge(reader: Reader, commit: Commit) -> list[dict[str, Any]]:
+def _merge(reader: Reader, commit: Commit, seen: Any) -> list[dict[str, Any]]:
     """A merge's findings; a hand merge is remembered with what the driver gives instead."""
     wrong = merge_check.wrong(reader, commit.sha, commit.parents)
     rels = sorted(rel for rel, want in wrong.items() if not isinstance(want, bool))
     held = reader.objects.read_many([reader.spec(commit.sha, rel) for rel in rels]) if rels else []
     reader.hand_merges.met(reader.store.worktree, commit.sha, {
         rel: (found[2] if found and found[1] == "blob" else None, wrong[rel])  # type: ignore[misc]
-        for rel, found in zip(rels, held, strict=True)})
+        for rel, found in zip(rels, held, strict=True)}, seen)
     return merge_check.check(reader, commit.sha, commit.parents, wrong)
 
 
