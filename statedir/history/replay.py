@@ -93,7 +93,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     name = str(req.args.get("template"))
     # As `new` took it: the file the commit stores, else by name on the parent (a recorded digest chooses nothing)
     stores = f"templates/{name}.yaml" in commit.changed or not commit.parent
-    t = reader.by_name(commit.sha if stores else commit.parent or "", name)
+    t = _by_name(reader, commit.sha if stores else commit.parent or "", name)
     reader.made_with[commit.run_id] = t.digest  # its later transitions replay on this content
     extra = _templates(reader, commit, t)
     made = _recorded(reader, commit, f"{base}/state.yaml")
@@ -113,6 +113,20 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _by_name(reader: Reader, commit: str, name: str) -> Any:
+    """What `new --template NAME` takes at `commit` (statedir.engine.template.load): the store's
+    copy, unless statedir ships that name and version with other content."""
+    from statedir.engine import template as template_mod
+
+    t = reader.template(commit, name)
+    ships = template_mod.shipped().get(name)
+    if ships is not None and t.source.startswith("templates/"):
+        own = template_mod.load(str(ships))
+        if own.doc.get("version") == t.doc.get("version") and own.digest != t.digest:
+            return own
+    return t
 
 
 def _recorded(reader: Reader, commit: Commit, rel: str) -> dict[str, Any]:

@@ -181,19 +181,6 @@ class Reader:
             self._templates[key] = found
         return self._templates[key]
 
-    def by_name(self, commit: str, name: str) -> Template:
-        """What `new --template NAME` takes at `commit` (statedir.engine.template.load): the store's
-        copy, unless statedir ships that name and version with other content."""
-        from statedir.engine import template as template_mod
-
-        t = self._template(commit, name)
-        ships = template_mod.shipped().get(name)
-        if ships is not None and t.source.startswith("templates/"):
-            own = template_mod.load(str(ships))
-            if own.doc.get("version") == t.doc.get("version") and own.digest != t.digest:
-                return own
-        return t
-
     def _kept(self, commit: str, name: str, version: str) -> Template | None:
         from statedir.engine import template as template_mod
         from statedir.engine import template_versions
