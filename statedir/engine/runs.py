@@ -44,6 +44,7 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
                                 f"{', '.join(map(t.display, t.entry_points()))}", entry_point=entry)
     state: dict[str, Any] = {
         "run_id": run_id, "template": t.name, "template_version": t.doc.get("version"),
+        "template_digest": t.digest,
         "topic": topic, "language": language, "entry_point": entry, "current_stage": entry,
         "pipeline_state": t.pipeline["initial"], "paused_from": None,
         "consecutive_continue_count": 0, "slim_checkpoints": False, "checkpoints_opened": 0,

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,14 @@ from statedir.argument_checks import names_a_file
 from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
 from statedir.files import schema
 from statedir.store.run_logs import LOGS
+
+try:  # the builtin module: importing hashlib would load OpenSSL, a few ms on every command
+    from _sha2 import sha256  # type: ignore[import-not-found]
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:  # pragma: no cover - other Pythons
+        from hashlib import sha256  # type: ignore[assignment]
 
 # Every append-only log statedir knows is listed with its layout (statedir.store.run_logs); a
 # template declares which of them its runs hold, and every run holds statedir's own two.
@@ -39,6 +49,11 @@ class Template:
         self.logs = declared_logs(doc)
         # The run fields `statedir new` must be given; a template that says nothing needs a topic.
         self.required_run_fields: list[str] = doc.get("required_run_fields", ["topic"])
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The content digest: with `name` and `version`, what identifies the template."""
+        return content_digest(self.doc)
 
     # --- stages --------------------------------------------------------------------------
     def stage(self, stage_id: str) -> dict[str, Any]:
@@ -127,6 +142,10 @@ class Template:
 # The user's role where a template declares none: they answer checkpoints (and nothing else).
 USER = "user"
 USER_MAY = ("confirm",)
+def content_digest(doc: Any) -> str:
+    """sha256 of a template document as canonical JSON: its rules, whatever its comments and layout."""
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + sha256(text.encode("utf-8")).hexdigest()
 
 
 def declared_logs(doc: dict[str, Any]) -> tuple[str, ...]:
@@ -206,7 +225,13 @@ def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path
     """A template by name (the store's own first, then shipped) or, with allow_path, by file path."""
     if not allow_path or not names_a_file("template", name_or_path):
         if store_templates is not None and (store_templates / f"{name_or_path}.yaml").is_file():
-            return _load_file(store_templates / f"{name_or_path}.yaml", cache_dir)
+            held = _load_file(store_templates / f"{name_or_path}.yaml", cache_dir)
+            ships = shipped().get(name_or_path)
+            if ships is not None:  # a name and version have one content: a store copy never shadows statedir's
+                own = _load_file(ships, cache_dir)
+                if own.doc.get("version") == held.doc.get("version") and own.digest != held.digest:
+                    return own
+            return held
         if name_or_path in shipped():
             return _load_file(shipped()[name_or_path], cache_dir)
         raise InvalidValue(f"unknown template {name_or_path!r}; see `statedir templates`",

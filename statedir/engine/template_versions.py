@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from statedir.engine import template
 from statedir.engine.template import Template
+from statedir.engine.template_identity import next_version
 from statedir.errors import CorruptStore, InvalidValue
 from statedir.files import yaml
 from statedir.store import layout
@@ -19,15 +21,31 @@ def kept_rel(name: str, version: str) -> str:
     return f"templates/{name}@{version}.yaml"
 
 
-def next_version(version: str) -> str:
-    """A suggestion: the last number bumped ('3.21' -> '3.22', '1' -> '2'), else '.1' appended."""
-    match = re.search(r"(\d+)$", version)
-    return version[: match.start()] + str(int(match[1]) + 1) if match else f"{version}.1"
+def run_template(store: Store, state: dict[str, Any]) -> Template:
+    """The template a run started with: by the content digest its state records, else (a run
+    made before runs recorded one) its kept version, or the newest the store holds or statedir
+    ships when that is the same version."""
+    name, version = state["template"], state.get("template_version")
+    t = _by_version(store, name, version)
+    digest = state.get("template_digest")
+    if digest is None:  # made before runs recorded it: where two contents claim its version, the one it was made with
+        if len({c.digest for c in _candidates(store, name, version)} | {t.digest}) == 1:
+            return t
+        digest = made_with(store, state.get("run_id") or "", name, version)
+        if digest is None:
+            return t
+    if t.digest == digest:
+        return t
+    found = next((c for c in _candidates(store, name, version) if c.digest == digest), None)
+    found = found or from_history(store, name, str(version), "HEAD", digest)
+    if found is None:
+        raise CorruptStore(f"run {state.get('run_id')} was made on template {name!r} version {version} with "
+                           f"content {digest}, which neither the store, its history nor statedir holds; restore "
+                           f"templates/{name}@{version}.yaml from git", template=name, version=version)
+    return found
 
 
-def run_template(store: Store, name: str, version: str | None) -> Template:
-    """The template a run started with: its kept version, else the newest the store holds or
-    statedir ships when that is the same version."""
+def _by_version(store: Store, name: str, version: str | None) -> Template:
     folder = store.root / "templates"
     if version is not None and (folder / f"{name}@{version}.yaml").is_file():
         return template.load(str(folder / f"{name}@{version}.yaml"), cache_dir=store.cache_dir)
@@ -44,26 +62,68 @@ def run_template(store: Store, name: str, version: str | None) -> Template:
     return t
 
 
-def from_history(store: Store, name: str, version: str, rev: str) -> Template | None:
-    """Version `version` of the store's template `name` as a commit up to `rev` held it at
-    `templates/<name>.yaml` (the newest such commit), or None. Read only where the kept file is
-    missing, so no other command pays for it."""
+def _candidates(store: Store, name: str, version: str | None) -> list[Template]:
+    """Every template at hand claiming `name` in `version`: kept, the store's copy, shipped."""
+    from statedir.engine import template_identity
+
+    folder = store.root / "templates"
+    found = [template.load(str(p), cache_dir=store.cache_dir)
+             for p in (folder / f"{name}@{version}.yaml", folder / f"{name}.yaml") if p.is_file()]
+    found = [t for t in found if t.name == name and str(t.doc.get("version")) == str(version)]
+    return found + template_identity.shipped_with(name, version)
+
+
+def made_with(store: Store, run_id: str, name: str, version: str | None) -> str | None:
+    """The digest of the template run `run_id` was made with: as the commit that added its
+    state.yaml held it (kept, the store's copy, else shipped), or None."""
     from statedir.errors import StatedirError
     from statedir.gitops import git, objects
 
-    path = store.git_path(f"templates/{name}.yaml")
     try:
-        shas = git.run(store.worktree, "log", "--format=%H", rev, "--", path).stdout.decode().split()
+        layout.check_run_id(run_id)
+        path = store.git_path(f"runs/{run_id}/state.yaml")
+        added = git.run(store.worktree, "log", "--format=%H", "--diff-filter=A", "-1", "HEAD", "--",
+                        path).stdout.decode().split()
+        if not added:
+            return None
         with objects.Objects(store.worktree) as objs:
-            for start in range(0, len(shas), 50):
-                for found in objs.read_many([f"{sha}:{path}" for sha in shas[start:start + 50]]):
-                    if found is None:
+            held = objs.read_many([f"{added[0]}:{store.git_path(rel)}"
+                                   for rel in (kept_rel(name, str(version)), f"templates/{name}.yaml")])
+        for found in held:
+            if found is not None and found[1] == "blob":
+                t = template.parse(found[2], f"templates/{name}.yaml")
+                if str(t.doc.get("version")) == str(version):
+                    return t.digest
+    except StatedirError:
+        return None
+    from statedir.engine import template_identity
+
+    shipped = template_identity.shipped_with(name, version)
+    return shipped[0].digest if shipped else None
+
+
+def from_history(store: Store, name: str, version: str, rev: str, digest: str | None = None) -> Template | None:
+    """Version `version` of the store's template `name` as a commit up to `rev` held it at
+    `templates/<name>.yaml` or kept it beside (the newest such commit; with `digest`, the newest
+    with that content), or None. Read only where the kept file is missing, so no other command
+    pays for it."""
+    from statedir.errors import StatedirError
+    from statedir.gitops import git, objects
+
+    paths = [store.git_path(f"templates/{name}.yaml"), store.git_path(kept_rel(name, version))]
+    try:
+        log = git.run(store.worktree, "log", "--format=%H", rev, "--", *paths).stdout.decode().split()
+        specs = [f"{sha}:{path}" for sha in log for path in paths]
+        with objects.Objects(store.worktree) as objs:
+            for start in range(0, len(specs), 50):
+                for found in objs.read_many(specs[start:start + 50]):
+                    if found is None or found[1] != "blob":
                         continue
                     try:
                         held = template.parse(found[2], f"templates/{name}.yaml@{version}")
                     except StatedirError:
                         continue
-                    if str(held.doc.get("version")) == version:
+                    if str(held.doc.get("version")) == version and digest in (None, held.digest):
                         return held
     except StatedirError:
         return None
@@ -72,8 +132,13 @@ def from_history(store: Store, name: str, version: str, rev: str) -> Template | 
 
 def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
     """The template files a run on the user's template file `path` adds to the store: the
-    newest at `templates/<name>.yaml`, and the version it replaces kept beside it."""
-    return stored_files(store.read_bytes, t, path.read_bytes().decode("utf-8"))
+    newest at `templates/<name>.yaml`, and the version it replaces kept beside it; refused
+    where its name and version were ever seen with other content (statedir.engine.template_identity)."""
+    from statedir.engine import template_identity
+
+    files = stored_files(store.read_bytes, t, path.read_bytes().decode("utf-8"))
+    template_identity.refuse_other_content(store, t)
+    return files
 
 
 def stored_files(read: Callable[[str], bytes | None], t: Template, text: str) -> dict[str, str]:

@@ -115,7 +115,7 @@ def run_template(store: Store, state: dict[str, Any]) -> Template:
 
     # A run names a template the store holds or statedir ships, never a path; and keeps its version.
     try:
-        return template_versions.run_template(store, state["template"], state.get("template_version"))
+        return template_versions.run_template(store, state)
     except InvalidValue:
         raise CorruptStore(f"run {state['run_id']} uses template {state['template']!r}, which the store "
                            "does not hold", template=state["template"]) from None

@@ -69,7 +69,7 @@ class Runs:
         if not isinstance(state, dict) or not isinstance(state.get("template"), str):
             return None
         try:
-            t = template_versions.run_template(self.store, state["template"], state.get("template_version"))
+            t = template_versions.run_template(self.store, state)
         except StatedirError as exc:
             self.problems.append(Problem(f"runs/{run_id}/state.yaml", "$.template", exc.message))
             return None

@@ -25,11 +25,12 @@ def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
     return {n[len(prefix):] for n in names if n.startswith(prefix)}
 
 
-def check(reader: Reader, sha: str, parents: list[str]) -> list[dict[str, Any]]:
+def check(reader: Reader, sha: str, parents: list[str],
+          found: dict[str, bytes | None | bool] | None = None) -> list[dict[str, Any]]:
     """Findings [{commit, kind, file, message}] for one merge commit (two parents; more are
-    folded in order, as an octopus merge does)."""
+    folded in order, as an octopus merge does); `found`: its `wrong` files, where known."""
     findings: list[dict[str, Any]] = []
-    for rel, want in sorted(wrong(reader, sha, parents).items()):
+    for rel, want in sorted((wrong(reader, sha, parents) if found is None else found).items()):
         reason = "cannot be merged by the rules (a conflict resolved by hand?)" if want is False else \
             "is not what the statedir merge driver gives from the merge's parents (resolved by hand, or merged " \
             "line by line where the driver was not registered)"

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from statedir.errors import ValidationFailed
 from statedir.gitops import git, objects
 from statedir.history import merge_check
+from statedir.history.repaired_view import fixed
 from statedir.history.snapshot import Reader
-from statedir.store import layout
 from statedir.store.disk import Store
 from statedir.store.write import persist
 
@@ -41,20 +41,6 @@ class HandMerge:
         return {rel: why for rel, why in self.fixed.items() if isinstance(why, str)}
 
 
-def _fixed(rel: str, want: bytes | None | bool, merged: bytes | None, now: bytes | None) -> bytes | None | str:
-    """What `rel` must hold after the repair, given the driver's merge (`want`), the hand
-    merge's content (`merged`) and the file today (`now`); a string: why it cannot be fixed."""
-    if want is False or want is True:
-        return "the merge's parents conflict on it (the rules refuse to merge them): resolve by hand"
-    if now == merged or now == want:
-        return want
-    kind = layout.schema_for(rel) or ""
-    if kind.startswith("log-") and want is not None and merged is not None and now is not None \
-            and now.startswith(merged):  # transitions appended since: kept after the re-merged entries
-        return want + now[len(merged):]
-    return "changed since the merge: repair it by hand"
-
-
 def _parents(store: Store, sha: str) -> list[str]:
     words = git.run(store.worktree, "rev-list", "--parents", "-n", "1", sha).stdout.decode().split()
     return words[1:]
@@ -68,7 +54,7 @@ def examine(reader: Reader, sha: str, parents: list[str], at: str) -> HandMerge 
     rels = sorted(wrong)
     found = reader.objects.read_many([reader.spec(c, rel) for c in (sha, at) for rel in rels])
     blobs = [f[2] if f and f[1] == "blob" else None for f in found]
-    return HandMerge(sha, {rel: _fixed(rel, wrong[rel], blobs[i], blobs[len(rels) + i])
+    return HandMerge(sha, {rel: fixed(rel, wrong[rel], blobs[i], blobs[len(rels) + i])
                            for i, rel in enumerate(rels)})
 
 

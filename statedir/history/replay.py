@@ -93,18 +93,51 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     if f"{base}/state.yaml" in files:
         raise RunExists(f"run {commit.run_id!r} already existed", run_id=commit.run_id)
     name = str(req.args.get("template"))
-    t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
+    # As `new` took it: the file the commit stores, else by name on the parent (a recorded digest chooses nothing)
+    stores = f"templates/{name}.yaml" in commit.changed or not commit.parent
+    t = _by_name(reader, commit.sha if stores else commit.parent or "", name)
+    reader.made_with[commit.run_id] = t.digest  # its later transitions replay on this content
     extra = _templates(reader, commit, t)
     attribution.check(t, req)
+    made = _recorded(reader, commit, f"{base}/state.yaml")
+    recorded = "template_digest" in made  # not in a run made before runs recorded it
+    if recorded and made["template_digest"] != t.digest:
+        raise ValidationFailed(f"the run records template {name!r} version {made.get('template_version')} "
+                               f"({made['template_digest']}), but `new` takes {name!r} version "
+                               f"{t.doc.get('version')} ({t.digest}) on the parent", file=f"{base}/state.yaml")
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")))
+    if not recorded:
+        del change.state["template_digest"]
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
         rel = run_logs.legacy(base, log)
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _by_name(reader: Reader, commit: str, name: str) -> Any:
+    """What `new --template NAME` takes at `commit` (statedir.engine.template.load): the store's
+    copy, unless statedir ships that name and version with other content."""
+    from statedir.engine import template as template_mod
+
+    t = reader.template(commit, name)
+    ships = template_mod.shipped().get(name)
+    if ships is not None and t.source.startswith("templates/"):
+        own = template_mod.load(str(ships))
+        if own.doc.get("version") == t.doc.get("version") and own.digest != t.digest:
+            return own
+    return t
+
+
+def _recorded(reader: Reader, commit: Commit, rel: str) -> dict[str, Any]:
+    """The data the commit wrote to `rel` ({} where it wrote none, or no mapping)."""
+    if rel not in commit.changed or commit.changed[rel][0] == "D":
+        return {}
+    found = reader.plain(rel, commit.changed[rel][2])
+    return found if isinstance(found, dict) else {}
 
 
 def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
@@ -124,7 +157,7 @@ def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
         raise ValidationFailed(f"{stored} is not UTF-8 text") from None
 
     def held(rel: str) -> bytes | None:
-        return reader.objects.blob(reader.spec(commit.parent, rel)) if commit.parent else None
+        return reader.blob(commit.parent, rel) if commit.parent else None
 
     try:
         return {rel: data.encode() for rel, data in template_versions.stored_files(held, t, text).items()}

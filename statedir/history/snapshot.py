@@ -11,7 +11,9 @@ from statedir.engine.template import Template
 from statedir.errors import CorruptStore, UnknownRun
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import objects
+from statedir.gitops.object_ids import blob_id
 from statedir.gitops.objects import Objects
+from statedir.history.repaired_view import HandMerges, fixed
 from statedir.store import layout, run_logs
 from statedir.store.disk import Store
 
@@ -54,6 +56,11 @@ class Reader:
         self._templates: dict[str, Template] = {}
         self.rendered: dict[str, Any] = {}  # path -> the plain data a replay just wrote there
         self._held: dict[str, dict[str, str]] = {}  # commit -> the store's templates: name -> blob id
+        self.made_with: dict[str, str] = {}  # run -> the template digest its `new` replayed with
+        self.hand_merges = HandMerges()  # met so far: what they forged, and what the driver gives
+        # (commit, forged files): the parent a replay now reads, on the state its hand merges should have left
+        self.viewing: tuple[str, dict[str, tuple[bytes | None, bytes | None]]] | None = None
+        self._own: dict[str, bytes] = {}  # blob id -> bytes of a file of that state (no git object)
 
     def spec(self, commit: str, rel: str) -> str:
         return f"{commit}:{self.store.git_path(rel)}"
@@ -81,10 +88,43 @@ class Reader:
                     pending.append((f"{directory}/{name}", self.objects.tree(oid)))
                 else:
                     out[f"{directory}/{name}"] = oid
+        if self.viewing is not None and self.viewing[0] == commit:
+            held = self._held.get(commit) if usual else None
+            for rel in self.viewing[1]:
+                if rel.startswith(f"{rel_dir}/"):
+                    _put(out, rel, self.viewed(rel, out.get(rel)))
+                elif held is not None and _is_template(rel):
+                    _put(held, rel[len("templates/"):-5], self.viewed(rel, held.get(rel[len("templates/"):-5])))
         return out
 
+    def viewed(self, rel: str, oid: str | None) -> str | None:
+        """The blob `rel` holds on the state the hand merges in view should have left, where
+        the commit holds `oid` (None: absent, as is the answer)."""
+        if self.viewing is None or rel not in self.viewing[1]:
+            return oid
+        merged, want = self.viewing[1][rel]
+        now = self.raw(oid) if oid and set(oid) != {"0"} else None
+        result = fixed(rel, want, merged, now)
+        if isinstance(result, str):  # changed since the merge: as it is (its change was replayed on the view)
+            return oid
+        if result is None:
+            return None
+        found = blob_id(result, len(self.viewing[0]))
+        self._own[found] = result
+        return found
+
+    def blob_id(self, commit: str, rel: str) -> str | None:
+        """The blob id of `rel` at `commit` (as viewed), or None."""
+        found = self.objects.read(self.spec(commit, rel))
+        oid = found[0] if found and found[1] == "blob" else None
+        return self.viewed(rel, oid) if self.viewing is not None and self.viewing[0] == commit else oid
+
+    def blob(self, commit: str, rel: str) -> bytes | None:
+        oid = self.blob_id(commit, rel)
+        return self.raw(oid) if oid else None
+
     def raw(self, oid: str) -> bytes:
-        blob = self.objects.blob(oid)
+        blob = self._own[oid] if oid in self._own else self.objects.blob(oid)
         if blob is None:
             raise CorruptStore(f"git object {oid} is missing")
         return blob
@@ -102,22 +142,60 @@ class Reader:
         """Remember that blob `oid` holds `plain`, as statedir wrote it (a replay proved it)."""
         self._parsed.setdefault((layout.schema_ref(rel), oid), (plain, True))
 
-    def template(self, commit: str, name: str, version: str | None = None) -> Template:
+    def template(self, commit: str, name: str, version: str | None = None, digest: str | None = None) -> Template:
         """The template `name` as the store held it at `commit` (in `version`, where the run names
-        one: kept beside it, or earlier in history), else the one statedir ships."""
-        t = self._template(commit, name)
-        if version is None or str(t.doc.get("version")) == version:
-            return t
-        key = f"{name}@{version}@{commit}"
-        if key not in self._templates:
-            from statedir.engine import template as template_mod
-            from statedir.engine import template_versions
+        one: kept beside it, or earlier in history), else the one statedir ships; with `digest`,
+        the one of that content (a run's template is its name, version and digest), or CORRUPT_STORE."""
+        t = self._found(commit, name, version, digest)
+        if self.viewing is not None and self.viewing[0] == commit and t.digest in self.hand_merges.planted:
+            raise CorruptStore(f"template {name!r} version {t.doc.get('version')} is one a hand-resolved merge "
+                               "planted (not what the statedir merge driver gives), which no run follows",
+                               template=name, version=version)
+        return t
 
-            kept = self.objects.read(self.spec(commit, template_versions.kept_rel(name, version)))
-            older = (template_mod.parse(kept[2], template_versions.kept_rel(name, version)) if kept else
-                     template_versions.from_history(self.store, name, version, commit))
-            self._templates[key] = older or t  # none: the rules of the version at hand, as before
+    def _found(self, commit: str, name: str, version: str | None, digest: str | None) -> Template:
+        t = self._template(commit, name)
+        if version is not None and str(t.doc.get("version")) != version:
+            key = f"{name}@{version}@{commit}"
+            if key not in self._templates:
+                from statedir.engine import template_versions
+
+                older = self._kept(commit, name, version) or template_versions.from_history(
+                    self.store, name, version, commit)
+                self._templates[key] = older or t  # none: the rules of the version at hand, as before
+            t = self._templates[key]
+        if digest is None or t.digest == digest:
+            return t
+        key = f"{name}@{version}#{digest}@{commit}"
+        if key not in self._templates:
+            from statedir.engine import template_identity, template_versions
+
+            at_hand = [self._kept(commit, name, str(version)), self._stored(commit, name),
+                       *template_identity.shipped_with(name, version)]
+            found = next((c for c in at_hand if c is not None and c.digest == digest), None)
+            found = found or template_versions.from_history(self.store, name, str(version), commit, digest)
+            if found is None:
+                raise CorruptStore(f"the run was made on template {name!r} version {version} with content "
+                                   f"{digest}, which neither the store at {commit[:10]}, its history nor statedir "
+                                   "holds", template=name, version=version)
+            self._templates[key] = found
         return self._templates[key]
+
+    def _kept(self, commit: str, name: str, version: str) -> Template | None:
+        from statedir.engine import template as template_mod
+        from statedir.engine import template_versions
+
+        rel = template_versions.kept_rel(name, version)
+        kept = self.blob(commit, rel)
+        return template_mod.parse(kept, rel) if kept is not None else None
+
+    def _stored(self, commit: str, name: str) -> Template | None:
+        """The store's own `templates/<name>.yaml` at `commit`, or None."""
+        try:
+            t = self._template(commit, name)
+        except CorruptStore:
+            return None
+        return t if t.source.startswith("templates/") else None
 
     def _template(self, commit: str, name: str) -> Template:
         from statedir.engine import template as template_mod
@@ -126,8 +204,7 @@ class Reader:
         if commit in self._held:  # listed with the run's files
             oid = self._held[commit].get(name)
         else:
-            found = self.objects.read(self.spec(commit, rel))
-            oid = found[0] if found else None
+            oid = self.blob_id(commit, rel)
         key = oid or f"shipped:{name}"
         if key not in self._templates:
             if oid:
@@ -148,7 +225,8 @@ class Reader:
         if f"{base}/state.yaml" not in files:
             raise UnknownRun(f"no run {run_id!r} at {commit[:10]}", run_id=run_id, commit=commit)
         state = self.plain(f"{base}/state.yaml", files[f"{base}/state.yaml"])
-        t = self.template(commit, state["template"], state.get("template_version"))
+        digest = state.get("template_digest") or self.made_with.get(run_id)  # a run made before runs recorded it:
+        t = self.template(commit, state["template"], state.get("template_version"), digest)  # its `new`'s
 
         def need(rel: str) -> Any:
             if rel not in files:
@@ -190,6 +268,17 @@ class Reader:
             passports[label] = passport
         histories = {name: copy.deepcopy(self.log(files, base, name)) for name in t.logs}
         return Snapshot(commit, t, run, passports, histories)
+
+
+def _put(listing: dict[str, str], key: str, oid: str | None) -> None:
+    if oid is None:
+        listing.pop(key, None)
+    else:
+        listing[key] = oid
+
+
+def _is_template(rel: str) -> bool:
+    return rel.startswith("templates/") and rel.count("/") == 1 and rel.endswith(".yaml")
 
 
 def read_at(store: Store, run_id: str, rev: str) -> Snapshot:

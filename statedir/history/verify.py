@@ -13,7 +13,7 @@ from typing import Any
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, identity, objects
 from statedir.gitops.object_ids import blob_id
-from statedir.history import ack_trust, acknowledgements, merge_repair
+from statedir.history import ack_trust, acknowledgements, merge_check, merge_repair, template_check
 from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -85,8 +85,17 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = Reader(store, objs)
+        templates = template_check.Identities(store, since_sha)
         for commit in history:
-            found += _check(reader, commit, removed)
+            if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
+                found += _merge(reader, commit, templates.known)
+            else:  # replayed on the state the hand merges before it should have left
+                forged = reader.hand_merges.at(commit.parent)
+                reader.viewing = (commit.parent, forged) if commit.parent and forged else None
+                found += template_check.combined(_check(reader, commit, removed), templates.check(reader, commit))
+                reader.viewing = None
+                if commit.repairs:
+                    reader.hand_merges.repair(store.worktree, commit.repairs, commit.sha)
             found += signatures.check(commit)
         if taken and since_sha and history:
             found += signatures.entry.taken([c.sha for c in history if len(c.parents) == 1], since_sha,
@@ -104,6 +113,17 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     return result
 
 
+def _merge(reader: Reader, commit: Commit, seen: Any) -> list[dict[str, Any]]:
+    """A merge's findings; a hand merge is remembered with what the driver gives instead."""
+    wrong = merge_check.wrong(reader, commit.sha, commit.parents)
+    rels = sorted(rel for rel, want in wrong.items() if not isinstance(want, bool))
+    held = reader.objects.read_many([reader.spec(commit.sha, rel) for rel in rels]) if rels else []
+    reader.hand_merges.met(reader.store.worktree, commit.sha, {
+        rel: (found[2] if found and found[1] == "blob" else None, wrong[rel])  # type: ignore[misc]
+        for rel, found in zip(rels, held, strict=True)}, seen)
+    return merge_check.check(reader, commit.sha, commit.parents, wrong)
+
+
 def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[str, Any]:
     return {"commit": commit.sha, "kind": kind, "file": file, "message": message}
 
@@ -111,10 +131,6 @@ def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[
 def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     replayed: set[str] = set()  # files the replay proved exactly right
-    if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
-        from statedir.history import merge_check
-
-        return merge_check.check(reader, commit.sha, commit.parents)
     statedirs = bool(commit.run_id and commit.actor and commit.action)
     foreign = {rel: why for rel, (status, _, _) in commit.changed.items()
                if status != "D" and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
@@ -158,11 +174,10 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
             out.append(_finding(commit, "hand_edit", rel, f"{_verb(commit.changed[rel][0])} in the commit of a "
                                                           f"{commit.action} transition, which does not write it"))
             continue
-        if rel in commit.changed:
-            actual = commit.changed[rel][2]
+        if rel in commit.changed:  # as it reads on the state the hand merges before it should have left
+            actual = reader.viewed(rel, commit.changed[rel][2]) or "0" * width
         elif not rel.startswith(f"runs/{commit.run_id}/"):  # the bus's, the ledger's: as the parent held it
-            found = reader.objects.read(reader.spec(commit.parent, rel)) if commit.parent else None
-            actual = found[0] if found else "0" * width
+            actual = (reader.blob_id(commit.parent, rel) if commit.parent else None) or "0" * width
         else:
             if parent_files is None:
                 parent_files = reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}

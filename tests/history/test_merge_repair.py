@@ -128,3 +128,47 @@ def test_a_forged_repair_commit_repairs_nothing(tmp_path: Path) -> None:
     kinds = {(f["commit"], f["kind"]) for f in verified["findings"]}
     assert (merge, "illegal_merge") in kinds and (git(c["b"], "rev-parse", "HEAD"), "illegal") in kinds
     assert "repaired" not in verified
+
+
+def _relaxed(clone: Path) -> bytes:
+    """A `linear` version 2 with a role of the collaborator's, as the store would hold it."""
+    from statedir.engine import template
+    from statedir.files import yaml
+    from statedir.store import layout
+
+    text = template.shipped()["linear"].read_text().replace("version: '1'", "version: '2'")
+    text = text.replace("roles:\n", "roles:\n  collab: {may: [stage, set, confirm]}\n", 1)
+    return (yaml.header(layout.schema_ref("templates/linear.yaml")) + text.partition("\n")[2]).encode()
+
+
+@pytest.mark.slow  # several clones and a remote, each step through the CLI
+def test_after_a_repair_later_commits_replay_on_the_repaired_state(tmp_path: Path) -> None:
+    """Issue 30, point 6: a hand merge plants a relaxed template, a run is made on it and moved by
+    a role only it has; `doctor --fix` repairs the merge, and verify still calls both illegal."""
+    c = network(tmp_path, ("a", "b"))
+    ok(c["a"], "set", "r1", "topic", "from A", "--reason", "A retitles")
+    ok(c["a"], "sync")
+    ok(c["b"], "stage", "r1", "1", "in_progress", "--reason", "B starts")
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-commit"], cwd=c["b"], capture_output=True, text=True)
+    assert pull.returncode == 0, pull.stdout + pull.stderr  # the driver merged it; the hand adds its own file
+    (c["b"] / "state/templates").mkdir(exist_ok=True)
+    (c["b"] / "state/templates/linear.yaml").write_bytes(_relaxed(c["b"]))
+    git(c["b"], "add", "-A")
+    git(c["b"], "commit", "-q", "--no-verify", "--no-edit")
+    merge = git(c["b"], "rev-parse", "HEAD")
+    made = ok(c["b"], "new", "p9", "--template", "linear")["commit"]  # legal only under the planted file
+    moved = ok(c["b"], "stage", "p9", "plan", "in_progress", "--actor", "collab")["commit"]
+    git(c["b"], "push", "-q")
+
+    git(c["a"], "pull", "-q", "--ff-only")  # the victim takes it, and doctor repairs the merge
+    fixed = cli("doctor", "--fix", "--json", cwd=c["a"])
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    repair = git(c["a"], "rev-parse", "HEAD")
+    assert f"Statedir-Repairs-Merge: {merge}" in git(c["a"], "log", "-1", "--format=%B")
+    assert not (c["a"] / "state/templates/linear.yaml").exists()
+    verified = json.loads(cli("verify", "--json", cwd=c["a"]).stdout)
+    assert {(f["commit"], f["repaired_by"]) for f in verified["repaired"]} == {(merge, repair)}
+    assert not verified["clean"]
+    assert {(f["commit"], f["kind"]) for f in verified["findings"]} == {(made, "illegal"), (moved, "illegal")}
+    assert "planted" in next(f["message"] for f in verified["findings"] if f["commit"] == moved)
+    assert cli("verify", cwd=c["a"]).returncode == 1

@@ -70,8 +70,8 @@ def test_a_run_on_a_store_template_verifies_clean(sd: api.StateDir, repo: Path) 
     assert result == {"clean": True, "checked": 7, "findings": []}, result
     edited = repo / "state/templates/mine.yaml"
     edited.write_text(edited.read_text().replace("title: Linear Pipeline", "title: Mine"))
-    git(repo, "commit", "-qam", "retitle my template")
-    assert [(f["kind"], f["file"]) for f in sd.verify()["findings"]] == [("hand_edit", "templates/mine.yaml")]
+    git(repo, "commit", "-qam", "retitle my template")  # its version kept: other content under a name and version
+    assert [(f["kind"], f["file"]) for f in sd.verify()["findings"]] == [("illegal", "templates/mine.yaml")]
 
 
 def test_a_store_deeper_in_the_repository(isolated: Path) -> None:

@@ -1,0 +1,47 @@
+"""verify's check of the template files a commit stores: a name and version keep the content
+they were first seen with, shipped or stored (statedir.engine.template_identity); a commit
+storing other content under them is `illegal`, whoever made it."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.engine import template_identity
+from statedir.history.replay import Commit
+from statedir.history.snapshot import Reader
+from statedir.store.disk import Store
+
+
+class Identities:
+    """The names and versions seen so far in verify's walk, with their content."""
+
+    def __init__(self, store: Store, since: str | None) -> None:
+        self.known = template_identity.known(store, since)  # shipped, and what history held before `since`
+
+    def check(self, reader: Reader, commit: Commit) -> list[dict[str, Any]]:
+        out = []
+        for rel, (status, _, new) in sorted(commit.changed.items()):
+            if status == "D" or not rel.startswith("templates/") or not rel.endswith(".yaml"):
+                continue
+            found = template_identity.identity(reader.raw(new))
+            if found is None:
+                continue
+            name, version, digest = found
+            first = template_identity.conflict(self.known, name, version, digest)
+            if first is None:
+                self.known.setdefault((name, version), template_identity.Seen(
+                    digest, f"commit {commit.sha[:10]} stored it as {rel}", commit.sha))
+                continue
+            out.append({"commit": commit.sha, "kind": "illegal", "file": rel,
+                        "message": f"stores template {name!r} version {version} with other content than it has "
+                                   f"({first.where}): a name and version never change content, so a run on "
+                                   "it would follow other rules"})
+        return out
+
+
+def combined(own: list[dict[str, Any]], forged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A commit's findings, a forged template's in place of a lesser word on its file (a replay
+    that already calls the file illegal says so in its own words)."""
+    illegal = {f["file"] for f in own if f["kind"] == "illegal"}
+    forged = [f for f in forged if f["file"] not in illegal]
+    files = {f["file"] for f in forged}
+    return [f for f in own if f["file"] not in files] + forged
