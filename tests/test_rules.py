@@ -7,6 +7,11 @@ from sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 from statedir import errors
 from statedir.engine import rules
 from statedir.engine.decision import Request
+from statedir.files import schema
+
+# The academic template as it was before its integrity gates (3.21: a free-text FAIL-loop decision
+# given as --reason); runs made on it keep these rules (tests/test_gates.py: the rules of 3.22 on).
+OLD_ACADEMIC = str(schema.data_dir("templates") / "academic-pipeline@3.21.yaml")
 
 
 def refused(sim: Sim, code: str, action: str, actor: str = ORCH, reason: str | None = None, **args: object) -> str:
@@ -72,7 +77,7 @@ def test_completion_needs_the_stage_requirements() -> None:
 
 
 def test_fail_retries_stay_in_progress_and_are_capped_at_three() -> None:
-    sim = Sim()
+    sim = Sim(OLD_ACADEMIC)
     sim.research()
     sim.write()
     for attempt in range(3):
@@ -90,7 +95,7 @@ def test_fail_retries_stay_in_progress_and_are_capped_at_three() -> None:
 
 
 def test_the_fourth_attempt_goes_through_with_a_recorded_decision() -> None:
-    sim = Sim()
+    sim = Sim(OLD_ACADEMIC)
     sim.research()
     sim.write()
     sim.fail_integrity(3)
@@ -225,7 +230,7 @@ def test_final_integrity_completes_only_on_what_leads_to_stage_five(verdict: str
 
 
 def test_a_fail_loop_decision_at_final_integrity_lifts_the_cap_and_a_pass_leads_on() -> None:
-    sim = Sim()
+    sim = Sim(OLD_ACADEMIC)
     sim.to_review()
     sim.review("accept")
     sim.do("confirm", response="continue")

@@ -128,8 +128,21 @@ class Transitions:
         """Answer the open checkpoint; its log entry records `answered_by` (default: the actor,
         `user` where the caller asked the user, as the MCP server does at a MANDATORY checkpoint)."""
         actor = self._actor(actor)
-        return self._do(run_id, "confirm", actor, expect=expect, next=next, response=response,
-                        answered_by=answered_by or actor)
+        return self._users_answer(run_id, "confirm", actor, answered_by or actor, expect=expect, next=next,
+                                  response=response)
+
+    def resolve(self, run_id: str, stage: str, decision: str, *, reason: str | None = None,
+                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        """The user's FAIL-loop resolution after an integrity stage's retry cap (one of the template's
+        decisions); the user's answer whoever relays it, recorded `answered_by: user`."""
+        return self._users_answer(run_id, "resolve", self._actor(actor), "user", reason, expect=expect,
+                                  stage=stage, decision=decision)
+
+    def _users_answer(self, run_id: str, action: str, actor: str, answered_by: str, reason: str | None = None, *,
+                      expect: str | None = None, **args: Any) -> dict[str, Any]:
+        """A user's answer (a checkpoint, a FAIL-loop resolution, an acknowledgement): the one place
+        its request records who answered (`answered_by`), whoever carries it (`actor`)."""
+        return self._do(run_id, action, actor, reason, expect=expect, answered_by=answered_by, **args)
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
              expect: str | None = None) -> dict[str, Any]:

@@ -24,6 +24,8 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
     if "integrity" in spec:
         record.update(verdict=None, refs_total=None, refs_verified=None, retry_count=0,
                       issues_found=None, issues_fixed=None, fail_loop_decision=None)
+        if t.doc.get("fail_loop"):  # the FAIL-loop resolution's records (templates that declare it)
+            record.update(issues_detail=[], extra_rounds=0, partially_unverified=False, unresolved_items=[])
     if "decision" in spec:
         record["decision"] = None
     if "revision" in spec:
@@ -47,7 +49,7 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
         "topic": topic, "language": language, "entry_point": entry, "current_stage": entry,
         "pipeline_state": t.pipeline["initial"], "paused_from": None,
         "consecutive_continue_count": 0, "slim_checkpoints": False, "checkpoints_opened": 0,
-        "loop_count": 0, "checkpoint": None,
+        "loop_count": 0, **({"override_rounds": {}} if t.doc.get("override_ladder") else {}), "checkpoint": None,
         "materials": {name: False for name in t.materials},
         "current_version": {}, "version_counters": {},
         "team": {role: None for role in t.doc.get("team", [])},
@@ -147,6 +149,11 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         team=state.get("team", {}), loop_count=state.get("loop_count", 0),
         collaboration_depth_history=histories.get("collaboration_depth", []),
     )
+    resolutions = [e for e in doc["integrity_history"] if e.get("event") == "resolution"]
+    if resolutions:  # the user's FAIL-loop decisions, each with the items it went on with
+        doc["fail_loop_resolutions"] = [
+            {k: e.get(k) for k in ("at", "stage", "decision", "reason", "unresolved_items", "override_round",
+                                   "answered_by")} for e in resolutions]
     for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
         if key in state:
             doc[key] = state[key]

@@ -159,7 +159,15 @@ def _with_line(problem: schema.Problem) -> dict[str, Any]:
 
 
 def shipped() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml"))}
+    """The templates statedir ships, newest version of each (`<name>@<version>.yaml` files are
+    older versions kept for the runs made on them: `shipped_version`)."""
+    return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml")) if "@" not in p.stem}
+
+
+def shipped_version(name: str, version: str) -> Template | None:
+    """An older version of a shipped template, kept beside it for the runs made on it (None: not shipped)."""
+    path = schema.data_dir("templates") / f"{name}@{version}.yaml"
+    return _load_file(path) if NAME_RE.match(name) and path.is_file() else None
 
 
 def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) -> Template:

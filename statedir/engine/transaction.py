@@ -241,7 +241,10 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     from statedir.engine import runs, template_versions
     from statedir.engine.decision import require_permission
 
+    from statedir.engine.admission import refuse_writer
+
     layout.check_run_id(run_id)
+    refuse_writer(t, req.actor)
     require_permission(t, req.actor, "new")
     if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
         from statedir.engine import template_flow

@@ -91,7 +91,8 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     if f"{base}/state.yaml" in files:
         raise RunExists(f"run {commit.run_id!r} already existed", run_id=commit.run_id)
     name = str(req.args.get("template"))
-    t = reader.template(commit.sha, name)  # as the run first used it (changed later: reported then)
+    # as the run first used it, in the version its state records (changed later: reported then)
+    t = reader.template(commit.sha, name, _made_on(reader, commit, base))
     extra = _templates(reader, commit, t)
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
@@ -102,6 +103,20 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _made_on(reader: Reader, commit: Commit, base: str) -> str | None:
+    """The template version the run's new state.yaml names (None: none readable); the replay holds
+    its files to that version's rules, so naming another version than the one used fails there."""
+    changed = commit.changed.get(f"{base}/state.yaml")
+    if changed is None:
+        return None
+    try:
+        state = reader.plain(f"{base}/state.yaml", changed[2])
+    except StatedirError:
+        return None
+    version = state.get("template_version") if isinstance(state, dict) else None
+    return str(version) if version is not None else None
 
 
 def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:

@@ -115,7 +115,8 @@ class Reader:
 
             kept = self.objects.read(self.spec(commit, template_versions.kept_rel(name, version)))
             older = (template_mod.parse(kept[2], template_versions.kept_rel(name, version)) if kept else
-                     template_versions.from_history(self.store, name, version, commit))
+                     template_mod.shipped_version(name, version)
+                     or template_versions.from_history(self.store, name, version, commit))
             self._templates[key] = older or t  # none: the rules of the version at hand, as before
         return self._templates[key]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.decision import RunData
+from statedir.engine.gates import unverified_note
 from statedir.engine.template import Template
 
 WIDTH = 45  # characters between the box's corner marks
@@ -23,7 +24,9 @@ def _detail(t: Template, run: RunData, stage_id: str, rec: dict[str, Any]) -> st
         if rec.get("refs_total") is not None:
             refs = f" ({rec['refs_verified']}/{rec['refs_total']} refs verified)"
         retry = f", retry {rec['retry_count']}" if rec.get("retry_count") else ""
-        return f"{rec['verdict']}{refs}{retry}" + ("" if status == t.status["done"] else f" - {label}")
+        note = unverified_note(rec)  # the user's resolution carried it on: never shown as a pass
+        return (f"{rec['verdict']}{refs}{retry}" + (f", {note}" if note else "")
+                + ("" if status == t.status["done"] else f" - {label}"))
     if "decision" in spec and rec.get("decision"):
         items = _items_after(t, run, stage_id)
         return _pretty(rec["decision"]) + (f" ({items} items)" if items else "")
@@ -76,7 +79,8 @@ def render(t: Template, run: RunData) -> str:
             issues = f" ({rec['issues_found']} issues)" if rec.get("issues_found") is not None else ""
             spec = t.stage(sid)["integrity"]
             mode = spec.get("label") or _pretty(spec.get("mode") or sid)
-            lines.append(_boxed(f"  {mode}: {verdict}{issues}"))
+            note = unverified_note(rec)
+            lines += _wrapped(f"  {mode}: {verdict}{issues}" + (f", {note}" if note else ""))
     reviews = [sid for sid in t.stage_ids if "decision" in t.stage(sid)]
     if reviews:
         lines += [rule, _boxed("Review:")]
