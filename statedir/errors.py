@@ -40,6 +40,7 @@ HeadMoved = _error("HEAD_MOVED", REFUSED)  # compare-and-swap: HEAD is not the c
 MergeRefused = _error("MERGE_REFUSED", REFUSED)  # sync: the two sides cannot merge into a legal state
 UserAnswerRequired = _error("USER_ANSWER_REQUIRED", REFUSED)  # a MANDATORY checkpoint is the user's: ask them
 UserDeclined = _error("USER_DECLINED", REFUSED)  # the user declined (or cancelled) the question: nothing changed
+ContentChanged = _error("CONTENT_CHANGED", REFUSED)  # a passport's content_hash differs from the file brought
 # Bad input (exit 2).
 UnknownRun = _error("UNKNOWN_RUN", BAD_INPUT)
 UnknownStage = _error("UNKNOWN_STAGE", BAD_INPUT)

@@ -238,3 +238,53 @@ def test_no_caller_acts_as_statedir_itself(repo: Path, failed_final: api.StateDi
     with pytest.raises(errors.PermissionDenied):
         failed_final.resolve(RUN, "4.5", "continue_unverified", actor="state_tracker")
     assert snapshot(repo) == before
+
+
+# --- mechanics ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("word", ["done", "finish", "end", "confirm"])
+def test_every_terminal_acknowledgement_word_ends_the_run(word: str) -> None:
+    from test_rules import finish_to_five
+
+    sim = Sim()
+    finish_to_five(sim)
+    sim.do("confirm", response="continue")
+    assert sim.state["current_stage"] == "6"
+    assert "done, finish, end, confirm" in refused(sim, "INVALID_VALUE", "confirm", response="bye")
+    sim.do("confirm", response=word)
+    assert sim.status("6") == "completed" and sim.state["pipeline_state"] == "completed"
+
+
+def test_a_skipped_stage_never_starts_later() -> None:
+    sim = Sim()
+    sim.to_review()
+    sim.do("stage", stage="4", status="skipped", reason="not needed")
+    sim.review("minor_revision")
+    assert "cannot start" in refused(sim, "ILLEGAL_TRANSITION", "confirm", response="continue")
+    assert sim.status("4") == "skipped"
+
+
+def test_mid_entry_compares_the_passports_hash_with_the_file_brought(repo: Path, sd: api.StateDir) -> None:
+    import hashlib
+    import json
+
+    draft = repo / "draft.md"
+    draft.write_text("the verified draft\n")
+    passport = {"version_label": "paper_draft_v2", "series": "paper_draft", "materials": ["paper_draft"],
+                "origin_skill": "academic-paper", "origin_mode": None, "origin_date": "2026-12-01T00:00:00Z",
+                "verification_status": "VERIFIED", "files": [],
+                "content_hash": hashlib.sha256(draft.read_bytes()).hexdigest(),
+                "integrity_pass_date": __import__("time").strftime("%Y-%m-%dT%H:%M:%SZ", __import__("time").gmtime()),
+                "upstream_dependencies": [], "repro_lock": None}
+    (repo / "passport.json").write_text(json.dumps(passport))
+    enter = ["new", "m1", "--topic", "t", "--entry-point", "3", "--passport", "passport.json", "--confirm-skip"]
+    rc, out = cli_json(*enter, cwd=repo)
+    assert rc == 1 and "--file" in out["error"]["message"]  # type: ignore[index]
+    (repo / "other.md").write_text("an edited draft\n")
+    before = snapshot(repo)
+    rc, out = cli_json(*enter, "--file", "other.md", cwd=repo)
+    assert rc == 1 and out["error"]["code"] == "CONTENT_CHANGED", out  # type: ignore[index]
+    assert snapshot(repo) == before
+    rc, out = cli_json(*enter, "--file", "draft.md", cwd=repo)
+    assert rc == 0, out
+    assert cli("stage", "m1", "3", "in_progress", cwd=repo).returncode == 0  # the entry stage starts at once
+    assert sd.verify()["clean"]

@@ -339,7 +339,8 @@ def test_mid_entry_cannot_skip_integrity_without_a_fresh_verified_passport() -> 
     sim = Sim(entry="3", passport=passport(1), confirm_skip=True)
     assert sim.status("2.5") == "completed" and "paper_draft_v3" in sim.run.stages["2.5"]["reason"]
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v3"
-    sim.do("material", names=["integrity_report_pre"])
+    assert sim.state["materials"]["integrity_report_pre"]  # what the passport stands for, registered at entry
+    refused(sim, "PERMISSION_DENIED", "material", names=["integrity_report_pre"])
     sim.do("stage", stage="3", status="in_progress")
     sim.do("material", names=["paper_draft"])
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v4"
@@ -543,10 +544,13 @@ def test_version_labels_follow_the_series_table() -> None:
                 ("revised_draft",): "paper_draft_v2", ("re_revised_draft",): "paper_draft_v3",
                 ("review_reports",): "review_v1", ("re_review_report",): "review_v2",
                 ("revision_roadmap",): "roadmap_v1", ("response_to_reviewers",): "revision_v1",
-                ("integrity_report_pre",): "integrity_mid_v1", ("integrity_report_final",): "integrity_final_v1",
                 ("editorial_decision",): "editorial_decision_v1", ("final_paper",): "final_paper_v1"}
     for names, label in expected.items():
         assert sim.do("material", names=list(names)).result["version_label"] == label
+    for name in ("integrity_report_pre", "integrity_report_final", "verified_paper_draft"):
+        assert "only from an integrity check" in refused(sim, "PERMISSION_DENIED", "material", names=[name])
+    old = Sim(OLD_ACADEMIC)  # the rules of 3.21: any material by `material`
+    assert old.do("material", names=["integrity_report_pre"]).result["version_label"] == "integrity_mid_v1"
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v3"
     assert sim.state["version_counters"]["review"] == 2
 

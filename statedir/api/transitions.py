@@ -43,7 +43,8 @@ class Transitions:
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,
-            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None,
+            file: str | None = None) -> dict[str, Any]:
         """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
 
         Every method that writes takes `expect`: the commit the caller last read; the write is
@@ -56,6 +57,10 @@ class Transitions:
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
+        if file is not None:  # the content the passport stands for, hashed to compare (recorded only where given)
+            from statedir.api.caller_inputs import file_hash
+
+            args["file"] = file_hash(file, self.store.files_worktree)
         req = Request("new", self._actor(actor, t.default_actor()), args)
         with expectation.expecting(self.store, expect):
             return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,

@@ -8,7 +8,7 @@ from statedir.engine import materials, template_conditions
 from statedir.engine.adjudication_contract import initial_rows
 from statedir.engine.decision import Change, RunData
 from statedir.engine.template import Template
-from statedir.errors import IllegalTransition, InvalidValue
+from statedir.errors import ContentChanged, IllegalTransition, InvalidValue
 
 
 def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
@@ -34,7 +34,8 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
 
 
 def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
-            *, passport: dict[str, Any] | None = None, confirm_skip: bool = False) -> tuple[RunData, Change]:
+            *, passport: dict[str, Any] | None = None, confirm_skip: bool = False,
+            file: dict[str, str] | None = None) -> tuple[RunData, Change]:
     """The files of a new run, entering at `entry_point` (mid-entry skips what lies before)."""
     if topic is None and "topic" in t.required_run_fields:
         raise InvalidValue(f"template {t.name} needs --topic (what the run is about)", argument="topic")
@@ -64,6 +65,8 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
     guarded = [s for s in before if not t.skippable(s)]
     if guarded:
         _carry_over(t, state, stages, change, guarded, entry, now, passport, confirm_skip)
+        if t.doc.get("integrity_sole_source"):
+            _what_it_stands_for(t, state, guarded, passport, file)
     for stage_id in before:
         if stage_id not in guarded:
             if not t.status.get("skipped"):
@@ -111,6 +114,30 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
             completed_at=now, checkpoint_confirmed=True,
             reason=f"mid-entry on VERIFIED passport {label} (integrity pass "
                    f"{passport.get('integrity_pass_date')}), confirmed by the user")
+
+
+def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], passport: dict[str, Any] | None,
+                        file: dict[str, str] | None) -> None:
+    """Mid-entry on a passport, by the rules of templates whose integrity materials come from nowhere
+    else: the passport stands for content the user brings unchanged (its content_hash is the file's),
+    and what it stands for is registered at entry (each skipped integrity stage's report), so the
+    entry stage can start at once."""
+    assert passport is not None
+    recorded = passport.get("content_hash")
+    if recorded:
+        if file is None:
+            raise IllegalTransition(f"the passport {passport.get('version_label')} stands for a file of SHA-256 "
+                                    f"{str(recorded)[:12]}...: bring that file (--file) so statedir can compare it",
+                                    argument="file")
+        if file.get("content_hash") != recorded:
+            raise ContentChanged(f"the file {file.get('path')} has changed since the passport "
+                                 f"{passport.get('version_label')} was verified (SHA-256 {file.get('content_hash', '')[:12]}"
+                                 f"..., the passport's {str(recorded)[:12]}...): verify the new content instead",
+                                 file=file.get("path"), passport=passport.get("version_label"))
+    for stage_id in guarded:
+        report = t.stage(stage_id).get("integrity", {}).get("report_material")
+        if report:
+            state["materials"][report] = True
 
 
 def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:

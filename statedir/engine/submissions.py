@@ -32,6 +32,12 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     names = req.args["names"]
     if len(set(names)) != len(names):
         raise InvalidValue("a material is named twice")
+    if t.doc.get("integrity_sole_source"):
+        made = [n for n in names if n in integrity_made(t)]
+        if made:  # what an integrity check stands for is never the caller's to say
+            raise PermissionDenied(f"{', '.join(made)} come{'s' if len(made) == 1 else ''} only from an integrity "
+                                   "check (`statedir integrity`, actor integrity_verification) or a mid-entry "
+                                   "passport, never from `material`", materials=made)
     current = draft.state["current_stage"]
     skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
     label, passport, stale = materials.register(
@@ -40,6 +46,12 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     draft.passports = {**stale, label: passport}
     return draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label,
                         stale=sorted(stale))
+
+
+def integrity_made(t: Template) -> set[str]:
+    """The materials the template's integrity stages write: each one's report and what it verifies."""
+    specs = [s["integrity"] for s in t.stages if "integrity" in s]
+    return {name for spec in specs for name in (spec.get("report_material"), spec.get("verifies")) if name}
 
 
 def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, actor: str,

@@ -257,7 +257,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         now, req = utc_now(), stamped(req)
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
-                                 confirm_skip=bool(req.args.get("confirm_skip")))
+                                 confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"))
         scope = scope_of(t)
         extra: dict[str, str] = {}
         if template_file is not None:
