@@ -21,7 +21,7 @@ INIT = "init"
 # working directory), and refused where they lead out of the repository.
 FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",),
-    "new": ("passport",), "validate": ("files",)}
+    "new": ("passport", "file"), "validate": ("files",)}
 # Arguments taking a path or else a name (a template's) or a text (a key's): a value with no blank
 # that holds a '/' or ends as a file does (.yaml, .pub, ...) is a path, read as the ones above.
 PATH_OR_NAME: dict[str, tuple[str, ...]] = {
