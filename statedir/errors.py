@@ -101,6 +101,13 @@ class UserDeclined(StatedirError):
     exit_code = REFUSED
 
 
+class ContentChanged(StatedirError):
+    """CONTENT_CHANGED (exit 1): a passport's content_hash differs from the file brought."""
+
+    code = "CONTENT_CHANGED"
+    exit_code = REFUSED
+
+
 # Bad input (exit 2).
 class UnknownRun(StatedirError):
     """UNKNOWN_RUN (exit 2)."""

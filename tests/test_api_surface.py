@@ -57,12 +57,15 @@ def test_validate_names_a_bad_file(linear: statedir.api.StateDir, repo: Path) ->
 
 def test_statedir_actor_is_who_asks(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     statedir.init(repo / "state")
-    monkeypatch.setenv("STATEDIR_ACTOR", "state_tracker")
+    monkeypatch.setenv("STATEDIR_ACTOR", "user")
     sd = statedir.open(repo / "state")
-    sd.new("r", template="linear")
+    sd.new("r", template="linear", actor="pipeline_orchestrator")
+    with pytest.raises(statedir.errors.PermissionDenied):  # the linear template has no role `user`
+        sd.stage("r", "plan", "in_progress")
+    monkeypatch.setenv("STATEDIR_ACTOR", "pipeline_orchestrator")
+    sd = statedir.open(repo / "state")
     sd.stage("r", "plan", "in_progress")
-    assert sd.stage("r", "plan", "done", actor="pipeline_orchestrator")
-    assert [e["actor"] for e in sd.log("r")] == ["pipeline_orchestrator", "state_tracker", "state_tracker"]
+    assert [e["actor"] for e in sd.log("r")] == ["pipeline_orchestrator", "pipeline_orchestrator"]
     monkeypatch.setenv("STATEDIR_ACTOR", "nobody")
     with pytest.raises(statedir.errors.PermissionDenied):
         statedir.open(repo / "state").pipeline("r", "paused")

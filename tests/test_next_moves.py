@@ -128,12 +128,13 @@ def test_an_integrity_move_says_which_verdicts_let_its_stage_complete(repo: Path
     sd = at_final_integrity
     [move] = find(moves_of(repo), "integrity", stage="4.5")
     assert move["allowed"]["verdict"] == ["PASS", "PASS_WITH_NOTES", "FAIL"]
-    assert move["note"] == "stage 4.5 completes only with verdict in PASS; issues_open = 0"
+    assert move["note"] == "stage 4.5 completes only with verdict in PASS or fail_loop_decision in continue_unverified; issues_open = 0 or fail_loop_decision in continue_unverified"
     assert "note: stage 4.5 completes only with verdict in PASS" in cli("next", RUN, cwd=repo).stdout
     noted = sd.integrity(RUN, "4.5", "PASS_WITH_NOTES", refs_total=1, refs_verified=1, issues=["minor:style:x"],
                          actor=INTEGRITY)
     assert noted["commit"] and noted["warning"] == (
-        "stage 4.5 cannot complete on this record: it completes only with verdict in PASS; issues_open = 0")
+        "stage 4.5 cannot complete on this record: it completes only with "
+        "verdict in PASS or fail_loop_decision in continue_unverified; issues_open = 0 or fail_loop_decision in continue_unverified")
     passed = sd.integrity(RUN, "4.5", "PASS", refs_total=1, refs_verified=1, actor=INTEGRITY)
     assert "warning" not in passed
     sd.stage(RUN, "4.5", "completed")

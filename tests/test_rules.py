@@ -7,6 +7,11 @@ from sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 from statedir import errors
 from statedir.engine import rules
 from statedir.engine.decision import Request
+from statedir.files import schema
+
+# The academic template as it was before its integrity gates (3.21: a free-text FAIL-loop decision
+# given as --reason); runs made on it keep these rules (tests/test_gates.py: the rules of 3.22 on).
+OLD_ACADEMIC = str(schema.data_dir("templates") / "academic-pipeline@3.21.yaml")
 
 
 def refused(sim: Sim, code: str, action: str, actor: str = ORCH, reason: str | None = None, **args: object) -> str:
@@ -72,7 +77,7 @@ def test_completion_needs_the_stage_requirements() -> None:
 
 
 def test_fail_retries_stay_in_progress_and_are_capped_at_three() -> None:
-    sim = Sim()
+    sim = Sim(OLD_ACADEMIC)
     sim.research()
     sim.write()
     for attempt in range(3):
@@ -90,7 +95,7 @@ def test_fail_retries_stay_in_progress_and_are_capped_at_three() -> None:
 
 
 def test_the_fourth_attempt_goes_through_with_a_recorded_decision() -> None:
-    sim = Sim()
+    sim = Sim(OLD_ACADEMIC)
     sim.research()
     sim.write()
     sim.fail_integrity(3)
@@ -225,7 +230,7 @@ def test_final_integrity_completes_only_on_what_leads_to_stage_five(verdict: str
 
 
 def test_a_fail_loop_decision_at_final_integrity_lifts_the_cap_and_a_pass_leads_on() -> None:
-    sim = Sim()
+    sim = Sim(OLD_ACADEMIC)
     sim.to_review()
     sim.review("accept")
     sim.do("confirm", response="continue")
@@ -334,7 +339,8 @@ def test_mid_entry_cannot_skip_integrity_without_a_fresh_verified_passport() -> 
     sim = Sim(entry="3", passport=passport(1), confirm_skip=True)
     assert sim.status("2.5") == "completed" and "paper_draft_v3" in sim.run.stages["2.5"]["reason"]
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v3"
-    sim.do("material", names=["integrity_report_pre"])
+    assert sim.state["materials"]["integrity_report_pre"]  # what the passport stands for, registered at entry
+    refused(sim, "PERMISSION_DENIED", "material", names=["integrity_report_pre"])
     sim.do("stage", stage="3", status="in_progress")
     sim.do("material", names=["paper_draft"])
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v4"
@@ -538,10 +544,13 @@ def test_version_labels_follow_the_series_table() -> None:
                 ("revised_draft",): "paper_draft_v2", ("re_revised_draft",): "paper_draft_v3",
                 ("review_reports",): "review_v1", ("re_review_report",): "review_v2",
                 ("revision_roadmap",): "roadmap_v1", ("response_to_reviewers",): "revision_v1",
-                ("integrity_report_pre",): "integrity_mid_v1", ("integrity_report_final",): "integrity_final_v1",
                 ("editorial_decision",): "editorial_decision_v1", ("final_paper",): "final_paper_v1"}
     for names, label in expected.items():
         assert sim.do("material", names=list(names)).result["version_label"] == label
+    for name in ("integrity_report_pre", "integrity_report_final", "verified_paper_draft"):
+        assert "only from an integrity check" in refused(sim, "PERMISSION_DENIED", "material", names=[name])
+    old = Sim(OLD_ACADEMIC)  # the rules of 3.21: any material by `material`
+    assert old.do("material", names=["integrity_report_pre"]).result["version_label"] == "integrity_mid_v1"
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v3"
     assert sim.state["version_counters"]["review"] == 2
 

@@ -13,6 +13,7 @@ from statedir.engine import template, template_flow
 
 LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
 ACADEMIC = (ROOT / "templates" / "academic-pipeline.yaml").read_text()
+OLD_ACADEMIC = (ROOT / "templates" / "academic-pipeline@3.21.yaml").read_text()  # before the integrity gates
 # A check stage whose decision `fail` completes it, but only `pass` leads on: stuck at its checkpoint.
 STUCK = [("name: linear", "name: stuck"),
          ("{id: check, name: CHECK,", "{id: check, decision: {values: [pass, fail]},\n"
@@ -60,7 +61,7 @@ def test_the_shipped_templates_have_no_dead_end(repo: Path) -> None:
 def test_the_academic_template_as_it_was_is_refused_at_final_integrity() -> None:
     """Before: stage 4.5 completed on PASS_WITH_NOTES (or a PASS with issues open), and the gate
     to 5 wanted a PASS with zero open issues: the checkpoint offered nothing."""
-    old = edited(ACADEMIC, [("    completion: [{field: verdict, in: [PASS]}, {field: issues_open, equals: 0}]\n",
+    old = edited(OLD_ACADEMIC, [("    completion: [{field: verdict, in: [PASS]}, {field: issues_open, equals: 0}]\n",
                              "    completion:\n      - any: [{field: verdict, in: [PASS, PASS_WITH_NOTES]}, "
                              "{fail_loop_decision: true}]\n")])
     t = template.parse(old.encode(), "old.yaml")

@@ -26,6 +26,8 @@ class Views:
         where given (read from history, nothing checked out)."""
         from statedir.views import dashboard
 
+        from statedir.engine import template_versions
+
         if at is not None:
             from statedir.history import snapshot
 
@@ -33,8 +35,9 @@ class Views:
             t, run = snap.template, snap.run
         else:
             t, run, _ = self.load(run_id)
-        return {"run_id": run_id, "dashboard": dashboard.render(t, run), "line": dashboard.line(t, run),
-                **dashboard.structure(t, run)}
+        text, older = dashboard.render(t, run), template_versions.older_rules(self.store, t)
+        return {"run_id": run_id, "dashboard": text + (f"\n  Rules: {older}" if older else ""),
+                "line": dashboard.line(t, run), **dashboard.structure(t, run), **({"rules": older} if older else {})}
 
     def next(self, run_id: str) -> dict[str, Any]:
         """The legal moves from the run's state, found by asking the rules, and what blocks the
@@ -42,8 +45,12 @@ class Views:
         blocked: [{move, needs}]}."""
         from statedir.engine import transaction
 
+        from statedir.engine import template_versions
+
         t, run, _ = self.load(run_id, ledger=True)
-        return transaction.legal_moves(self.store, t, run, transaction.utc_now())
+        found = transaction.legal_moves(self.store, t, run, transaction.utc_now())
+        older = template_versions.older_rules(self.store, t)
+        return {**found, "rules": older} if older else found
 
     def prereq(self, run_id: str, stage: str) -> dict[str, Any]:
         """check_prerequisites: {prerequisites_met, missing_required, missing_recommended, warning}."""

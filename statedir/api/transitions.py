@@ -46,7 +46,8 @@ class Transitions:
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,
-            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None,
+            file: str | None = None) -> dict[str, Any]:
         """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
 
         Every method that writes takes `expect`: the commit the caller last read; the write is
@@ -59,6 +60,10 @@ class Transitions:
         is_file = name not in template_mod.shipped() and not (self.store.root / "templates" / f"{name}.yaml").is_file()
         args = {"template": t.name, "topic": topic, "language": language, "entry_point": entry_point,
                 "passport": _passport(passport) if passport else None, "confirm_skip": confirm_skip}
+        if file is not None:  # the content the passport stands for, hashed to compare (recorded only where given)
+            from statedir.api.caller_inputs import file_hash
+
+            args["file"] = file_hash(file, self.store.files_worktree)
         req = Request("new", self._actor(actor, t.default_actor()), args, who=self._who(actor))
         with expectation.expecting(self.store, expect):
             return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
@@ -135,6 +140,14 @@ class Transitions:
         who = {key: value for key, value in (("answered_by", answered_by), ("channel", channel)) if value}
         return self._do(run_id, "confirm", actor, expect=expect, who=who, next=next, response=response,
                         answered_by=self._actor(actor))
+
+    def resolve(self, run_id: str, stage: str, decision: str, *, reason: str | None = None,
+                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        """The user's FAIL-loop resolution after an integrity stage's retry cap (one of the template's
+        decisions): the user's answer whoever relays it (engine.attribution records it as the
+        user's, via the role that carried it)."""
+        return self._do(run_id, "resolve", actor, reason, expect=expect, stage=stage, decision=decision,
+                        answered_by="user")
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
              expect: str | None = None) -> dict[str, Any]:

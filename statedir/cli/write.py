@@ -24,11 +24,13 @@ def new(run_id: RunArg,
             "--passport", help="A VERIFIED Material Passport file that lets mid-entry pass an integrity stage.")] = None,
         confirm_skip: Annotated[bool, Option(
             "--confirm-skip", help="The user confirms skipping an integrity stage on that passport.")] = False,
+        file: Annotated[Optional[str], Option(
+            "--file", help="The file the passport stands for (mid-entry): its SHA-256 must equal the passport's content_hash.")] = None,
         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
         expect: ExpectOpt = None) -> None:
     """Create a run."""
     done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
-                               language=language, passport=passport, confirm_skip=confirm_skip,
+                               language=language, passport=passport, confirm_skip=confirm_skip, file=file,
                                actor=actor, expect=expect), json)
 
 

@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from statedir.engine.decision import Request, RunData
 from statedir.engine.template import Template
-from statedir.errors import IllegalTransition, InvalidValue
+from statedir.errors import IllegalTransition, InvalidValue, PermissionDenied
+
+WRITER = "state_tracker"  # statedir itself, the sole writer: the State Tracker of the seed documents
+
+
+def refuse_writer(t: Template, actor: str) -> None:
+    """No caller acts as statedir itself: PERMISSION_DENIED naming the roles that may act (older
+    templates list it as a role; their history, replayed, keeps what it did)."""
+    if actor == WRITER:
+        roles = [role for role in t.roles if role != WRITER]
+        raise PermissionDenied(f"{WRITER!r} is statedir itself, the writer: no caller acts as it; act as one of "
+                               f"the roles of template {t.name}: {', '.join(roles)}", actor=actor, roles=roles)
 
 
 def admit(t: Template, run: RunData, req: Request) -> None:
     """Refuse a new request these checks do not admit (before the rules decide it). An actor the
     template does not let take the action is left to the rules' PERMISSION_DENIED."""
+    refuse_writer(t, req.actor)
     if not t.may(req.actor, req.action):
         return
     if req.action == "pipeline" and req.args.get("state") == t.pipeline["aborted"] and not (req.reason or "").strip():

@@ -5,7 +5,7 @@ from typing import Any
 
 from statedir.engine import wording
 from statedir.engine.template import Template
-from statedir.errors import PermissionDenied, RunTerminal
+from statedir.errors import IllegalTransition, PermissionDenied, RunTerminal
 
 
 class _Record:
@@ -133,3 +133,15 @@ def require_live(t: Template, state: dict[str, Any]) -> None:
     if state["pipeline_state"] in t.terminal_targets:
         raise RunTerminal(f"run {state['run_id']} is {state['pipeline_state']}; no further transitions",
                           pipeline_state=state["pipeline_state"])
+
+
+def active_current(t: Template, run: RunData, stage_id: str, what: str) -> dict[str, Any]:
+    """The record of `stage_id`, refusing `what` unless it is the current, active stage of a running pipeline."""
+    record = run.stages[stage_id]
+    if stage_id != run.state["current_stage"] or record["status"] != t.status["active"]:
+        raise IllegalTransition(f"{what} needs stage {t.display(stage_id)} current and {t.status['active']} "
+                                f"(it is {record['status']}; current stage {run.state['current_stage']})",
+                                stage=stage_id)
+    if run.state["pipeline_state"] != t.pipeline["running"]:
+        raise IllegalTransition(f"{what} needs the pipeline running (it is {run.state['pipeline_state']})")
+    return record

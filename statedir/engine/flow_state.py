@@ -61,8 +61,8 @@ def reads(t: Template) -> Reads:
                 materials.add(req)
                 continue
             materials.update(req.get("any_of", []))
-            if req.get("stage_field"):
-                ref = req["stage_field"]
+            refs = req.get("stage_field") or []
+            for ref in refs if isinstance(refs, list) else [refs]:
                 referenced.setdefault(ref["stage"], []).append(ref["field"])
     if t.caps.get("re_revise_rounds") is not None and "loop_count" in counters:
         counters["loop_count"] = max(counters["loop_count"], t.caps["re_revise_rounds"] + 1)
@@ -88,12 +88,15 @@ def key(t: Template, run: RunData, reads: Reads) -> tuple[Any, ...]:
         if stage_id in active:
             item += [_clamp(record.get(f), reads.bounds[f]) for f in reads.fields]
             cap = t.stage(stage_id).get("integrity", {}).get("retry_cap")
-            if cap is not None:
-                item += [min(record.get("retry_count") or 0, cap), bool(record.get("fail_loop_decision"))]
+            if cap is not None:  # the rounds left (a resolution lifts the cap by one), and the decision
+                cap += record.get("extra_rounds") or 0
+                item += [cap - min(record.get("retry_count") or 0, cap), record.get("fail_loop_decision")]
         item += [record.get(f) for f in reads.referenced.get(stage_id, [])]
         stages.append(tuple(item))
     opened = None if not checkpoint else (checkpoint["stage"], checkpoint["type"], tuple(checkpoint["choices"]),
                                           checkpoint.get("default"), checkpoint.get("terminal"))
     counters = tuple(_clamp(state.get(name, 0), bound) for name, bound in sorted(reads.counters.items()))
     have = tuple(name for name in reads.materials if state.get("materials", {}).get(name))
-    return (state["pipeline_state"], state.get("current_stage"), opened, tuple(stages), counters, have)
+    ladder = len(t.doc.get("override_ladder", []))  # past its last round, every round asks the same
+    overrides = tuple(sorted((k, min(v, ladder)) for k, v in (state.get("override_rounds") or {}).items()))
+    return (state["pipeline_state"], state.get("current_stage"), opened, tuple(stages), counters, have, overrides)

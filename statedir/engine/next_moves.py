@@ -19,7 +19,7 @@ from statedir.errors import StatedirError
 
 REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
 # The order moves are listed in: what advances the run first, bookkeeping last.
-ORDER = ("confirm", "stage", "integrity", "revision", "output", "material", "observe", "loop", "redo", "resume",
+ORDER = ("confirm", "stage", "integrity", "resolve", "revision", "output", "material", "observe", "loop", "redo", "resume",
          "pipeline", "set")
 # Arguments the caller writes (numbers, free text), by command: the CLI and the MCP tool require
 # them besides the enumerated ones a move lists with their values.
@@ -103,6 +103,26 @@ def _integrity_candidates(t: Template, stage_ids: list[str], samples: list[tuple
     return out
 
 
+def _resolve_candidates(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]:
+    """The user's FAIL-loop resolutions at an integrity stage, with a reason as long as the
+    override ladder's round asks (none where it asks none)."""
+    from statedir.engine import gates
+
+    loop, out = t.doc.get("fail_loop"), []
+    ladder = t.doc.get("override_ladder") or [0]
+    for stage_id in stage_ids if loop else []:
+        actor = actor_for(t, "resolve", stage_id)
+        if actor is None or "integrity" not in t.stage(stage_id):
+            continue
+        number = gates.ladder_round(t, run.state, stage_id)
+        least = int(ladder[min(number, len(ladder)) - 1])
+        reason = None if least == 0 else REASON.ljust(least, ".")
+        for decision in loop["decisions"]:
+            out.append(Candidate("resolve", actor, {"stage": stage_id, "decision": decision},
+                                 {"stage": stage_id, "decision": decision}, ("decision",), reason))
+    return out
+
+
 def _one(t: Template, command: str, args: dict[str, Any], shown: dict[str, Any], vary: tuple[str, ...] = (),
          stage_id: str | None = None, reason: str | None = None) -> list[Candidate]:
     actor = actor_for(t, command, stage_id)
@@ -116,7 +136,7 @@ def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int
     current = run.state.get("current_stage")
     here = [current] if current else []
     out = _stage_candidates(t, run, here, flow=True) + _confirm_candidates(t, run)
-    out += _integrity_candidates(t, here, integrity_samples)
+    out += _integrity_candidates(t, here, integrity_samples) + _resolve_candidates(t, run, here)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     if counters:
         out += _one(t, "loop", {}, {})
@@ -129,7 +149,7 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
     current = state.get("current_stage")
     ordered = sorted(t.stage_ids, key=lambda s: s != current)
     out = _stage_candidates(t, run, ordered, flow=False) + _confirm_candidates(t, run)
-    out += _integrity_candidates(t, ordered, [(None, None)])
+    out += _integrity_candidates(t, ordered, [(None, None)]) + _resolve_candidates(t, run, ordered[:1])
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     out += _one(t, "loop", {}, {})
     for stage_id in t.stage_ids:

@@ -139,8 +139,8 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                                 "`statedir confirm RUN --response done`")
     if state["pipeline_state"] != t.pipeline["running"]:
         raise IllegalTransition(f"the pipeline is {state['pipeline_state']}, not running")
-    integrity = spec.get("integrity")
-    if integrity and req.reason and record.get("retry_count", 0) >= integrity["retry_cap"]:
+    integrity = spec.get("integrity") if not t.doc.get("fail_loop") else None  # older templates: a free-text
+    if integrity and req.reason and record.get("retry_count", 0) >= integrity["retry_cap"]:  # decision here
         record["fail_loop_decision"] = req.reason
     if integrity and record.get("fail_loop_decision") and integrity.get("verifies"):
         # The user's recorded decision carries the draft on, "partially unverified": its passport
@@ -253,7 +253,7 @@ HANDLERS: dict[str, str] = {
     "redo": "rules:redo", "output": "submissions:output", "material": "submissions:material",
     "integrity": "submissions:integrity", "revision": "submissions:revision", "loop": "submissions:loop",
     "observe": "submissions:observe", "bind": "adjudication_rules:bind", "seal": "adjudication_rules:seal",
-    "resume": "reset_boundaries:resume",
+    "resume": "reset_boundaries:resume", "resolve": "gates:resolve",
 }
 
 

@@ -8,7 +8,7 @@ from statedir.engine import materials, template_conditions
 from statedir.engine.adjudication_contract import initial_rows
 from statedir.engine.decision import Change, RunData
 from statedir.engine.template import Template
-from statedir.errors import IllegalTransition, InvalidValue
+from statedir.errors import ContentChanged, IllegalTransition, InvalidValue
 
 
 def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
@@ -24,6 +24,8 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
     if "integrity" in spec:
         record.update(verdict=None, refs_total=None, refs_verified=None, retry_count=0,
                       issues_found=None, issues_fixed=None, fail_loop_decision=None)
+        if t.doc.get("fail_loop"):  # the FAIL-loop resolution's records (templates that declare it)
+            record.update(issues_detail=[], extra_rounds=0, partially_unverified=False, unresolved_items=[])
     if "decision" in spec:
         record["decision"] = None
     if "revision" in spec:
@@ -32,7 +34,8 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
 
 
 def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
-            *, passport: dict[str, Any] | None = None, confirm_skip: bool = False) -> tuple[RunData, Change]:
+            *, passport: dict[str, Any] | None = None, confirm_skip: bool = False,
+            file: dict[str, str] | None = None) -> tuple[RunData, Change]:
     """The files of a new run, entering at `entry_point` (mid-entry skips what lies before)."""
     if topic is None and "topic" in t.required_run_fields:
         raise InvalidValue(f"template {t.name} needs --topic (what the run is about)", argument="topic")
@@ -48,7 +51,7 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
         "topic": topic, "language": language, "entry_point": entry, "current_stage": entry,
         "pipeline_state": t.pipeline["initial"], "paused_from": None,
         "consecutive_continue_count": 0, "slim_checkpoints": False, "checkpoints_opened": 0,
-        "loop_count": 0, "checkpoint": None,
+        "loop_count": 0, **({"override_rounds": {}} if t.doc.get("override_ladder") else {}), "checkpoint": None,
         "materials": {name: False for name in t.materials},
         "current_version": {}, "version_counters": {},
         "team": {role: None for role in t.doc.get("team", [])},
@@ -63,6 +66,8 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
     guarded = [s for s in before if not t.skippable(s)]
     if guarded:
         _carry_over(t, state, stages, change, guarded, entry, now, passport, confirm_skip)
+        if t.doc.get("integrity_sole_source"):
+            _what_it_stands_for(t, state, guarded, passport, file)
     for stage_id in before:
         if stage_id not in guarded:
             if not t.status.get("skipped"):
@@ -112,6 +117,30 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
                    f"{passport.get('integrity_pass_date')}), confirmed by the user")
 
 
+def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], passport: dict[str, Any] | None,
+                        file: dict[str, str] | None) -> None:
+    """Mid-entry on a passport, by the rules of templates whose integrity materials come from nowhere
+    else: the passport stands for content the user brings unchanged (its content_hash is the file's),
+    and what it stands for is registered at entry (each skipped integrity stage's report), so the
+    entry stage can start at once."""
+    assert passport is not None
+    recorded = passport.get("content_hash")
+    if recorded:
+        if file is None:
+            raise IllegalTransition(f"the passport {passport.get('version_label')} stands for a file of SHA-256 "
+                                    f"{str(recorded)[:12]}...: bring that file (--file) so statedir can compare it",
+                                    argument="file")
+        if file.get("content_hash") != recorded:
+            raise ContentChanged(f"the file {file.get('path')} has changed since the passport "
+                                 f"{passport.get('version_label')} was verified (SHA-256 {file.get('content_hash', '')[:12]}"
+                                 f"..., the passport's {str(recorded)[:12]}...): verify the new content instead",
+                                 file=file.get("path"), passport=passport.get("version_label"))
+    for stage_id in guarded:
+        report = t.stage(stage_id).get("integrity", {}).get("report_material")
+        if report:
+            state["materials"][report] = True
+
+
 def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:
     """Boundary hashes no resume has consumed yet (computed, never stored; the ledger's rules are
     in statedir.engine.reset_boundaries)."""
@@ -150,6 +179,11 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         # who made each transition: the role, and the person, the user's answer, the agent relaying it
         transition_history=histories.get("transitions", []),
     )
+    resolutions = [e for e in doc["integrity_history"] if e.get("event") == "resolution"]
+    if resolutions:  # the user's FAIL-loop decisions, each with the items it went on with
+        doc["fail_loop_resolutions"] = [
+            {k: e.get(k) for k in ("at", "stage", "decision", "reason", "unresolved_items", "override_round",
+                                   "answered_by")} for e in resolutions]
     for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
         if key in state:
             doc[key] = state[key]

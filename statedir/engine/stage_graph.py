@@ -19,6 +19,11 @@ def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
                                    **report, needs=report["missing_required"],
                                    materials=[names for _, names in unmet])
     record = draft.stage(stage_id)
+    if t.status["active"] not in t.moves.get(record["status"], []) and record["status"] != t.status["active"]:
+        # a stage set skipped (or completed) never starts again by a move the template forbids
+        raise IllegalTransition(f"stage {t.display(stage_id)} is {record['status']}; it cannot start "
+                                f"({record['status']} -> {t.status['active']} is no move of template {t.name})",
+                                stage=stage_id, status=record["status"])
     record.update(status=t.status["active"], started_at=record.get("started_at") or now)
     draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None)
     return report
@@ -27,11 +32,14 @@ def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
 def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     response = req.args.get("response")
     policy = t.checkpoints
-    if response is not None and response not in policy.get("responses", []):
-        raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(policy.get('responses', []))}")
     current = run.state["current_stage"]
     ack = t.stage(current).get("terminal_ack") if current else None
-    if ack and run.stages[current]["status"] == t.status["active"]:
+    acknowledging = bool(ack) and run.stages[current]["status"] == t.status["active"]
+    # the terminal acknowledgement takes its own words (done, finish, end, confirm) besides the checkpoints'
+    known = list(dict.fromkeys([*policy.get("responses", []), *(ack["responses"] if acknowledging else [])]))
+    if response is not None and response not in known:
+        raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(known)}")
+    if acknowledging:
         return _terminal_ack(t, Draft(run), current, ack, response, now, _answered_by(req))
     checkpoint = run.state.get("checkpoint")
     if run.state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from statedir.engine import materials, template_conditions, wording
-from statedir.engine.decision import Change, Draft, Request, RunData
+from statedir.engine.decision import Change, Draft, Request, RunData, active_current
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
 
@@ -14,21 +14,10 @@ VERDICT_ALIASES = {"PASS_WITH_CONDITIONS": "PASS_WITH_NOTES"}
 VERDICTS = ("PASS", "PASS_WITH_NOTES", "FAIL")
 
 
-def _active_current(t: Template, run: RunData, stage_id: str, what: str) -> dict[str, Any]:
-    record = run.stages[stage_id]
-    if stage_id != run.state["current_stage"] or record["status"] != t.status["active"]:
-        raise IllegalTransition(f"{what} needs stage {t.display(stage_id)} current and {t.status['active']} "
-                                f"(it is {record['status']}; current stage {run.state['current_stage']})",
-                                stage=stage_id)
-    if run.state["pipeline_state"] != t.pipeline["running"]:
-        raise IllegalTransition(f"{what} needs the pipeline running (it is {run.state['pipeline_state']})")
-    return record
-
-
 def output(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
     """submit_output: a sub-skill appends its own stage's outputs."""
     assert stage_id is not None
-    _active_current(t, run, stage_id, "output")
+    active_current(t, run, stage_id, "output")
     if not req.args.get("outputs"):
         raise InvalidValue("give at least one --output")
     draft = Draft(run)
@@ -43,6 +32,12 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     names = req.args["names"]
     if len(set(names)) != len(names):
         raise InvalidValue("a material is named twice")
+    if t.doc.get("integrity_sole_source"):
+        made = [n for n in names if n in integrity_made(t)]
+        if made:  # what an integrity check stands for is never the caller's to say
+            raise PermissionDenied(f"{', '.join(made)} come{'s' if len(made) == 1 else ''} only from an integrity "
+                                   "check (`statedir integrity`, actor integrity_verification) or a mid-entry "
+                                   "passport, never from `material`", materials=made)
     current = draft.state["current_stage"]
     skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
     label, passport, stale = materials.register(
@@ -51,6 +46,12 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     draft.passports = {**stale, label: passport}
     return draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label,
                         stale=sorted(stale))
+
+
+def integrity_made(t: Template) -> set[str]:
+    """The materials the template's integrity stages write: each one's report and what it verifies."""
+    specs = [s["integrity"] for s in t.stages if "integrity" in s]
+    return {name for spec in specs for name in (spec.get("report_material"), spec.get("verifies")) if name}
 
 
 def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, actor: str,
@@ -88,11 +89,18 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     fixed = 0 if fixed is None else fixed
     if min(total, verified, found, fixed) < 0 or verified > total or fixed > found:
         raise InvalidValue("counts must be >= 0 with refs_verified <= refs_total and issues_fixed <= issues_found")
-    record = _active_current(t, run, stage_id, "integrity")
+    record = active_current(t, run, stage_id, "integrity")
     draft = Draft(run)
     retries = record.get("retry_count", 0)
     decision = record.get("fail_loop_decision")
-    if retries >= spec["retry_cap"] and not decision:
+    gated = bool(t.doc.get("fail_loop"))  # the user's resolution is `resolve`'s, a decision the template lists
+    if gated:
+        from statedir.engine import gates
+
+        refusal = gates.limit(t, stage_id, record, spec)
+        if refusal is not None:
+            raise refusal
+    elif retries >= spec["retry_cap"] and not decision:
         if not req.reason:
             raise LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {spec['retry_cap']});"
                                " record the user's decision with --reason (handle manually / remove "
@@ -115,6 +123,8 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
                                          f"{found} issues)"])
     if not passed:
         rec["retry_count"] = retries + 1
+    if gated:
+        rec["issues_detail"] = list(issues)
     if passed and spec.get("verifies"):
         draft.state["materials"][spec["verifies"]] = True
     if passed and draft_label and draft_label in run.passports:
@@ -123,7 +133,7 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     draft.log("integrity", {
         "at": now, "stage": stage_id, "mode": mode, "verdict": verdict, "refs_total": total,
         "refs_verified": verified, "issues_found": found, "issues_fixed": fixed, "retry_count": retries,
-        "issues_detail": issues, "report": label, "decision": decision})
+        "issues_detail": issues, "report": label, "decision": decision, **({"event": "check"} if gated else {})})
     change = draft.change(f"integrity {t.display(stage_id)} {verdict} ({verified}/{total} refs, {found} issues)",
                           now, version_label=label)
     completion = t.stage(stage_id).get("completion", [])
@@ -139,7 +149,7 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     spec = t.stage(stage_id).get("revision") if stage_id else None
     if not spec:
         raise IllegalTransition(f"the current stage ({stage_id}) is not a revision stage")
-    _active_current(t, run, stage_id, "revision")
+    active_current(t, run, stage_id, "revision")
     total = req.args["items_total"]
     addressed = req.args.get("items_addressed") or 0
     if total < 0 or addressed < 0 or addressed > total:

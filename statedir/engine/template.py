@@ -190,7 +190,20 @@ def _with_line(problem: schema.Problem) -> dict[str, Any]:
 
 
 def shipped() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml"))}
+    """The templates statedir ships, newest version of each (`<name>@<version>.yaml` files are
+    older versions kept for the runs made on them: `shipped_version`)."""
+    return {p.stem: p for p in sorted(schema.data_dir("templates").glob("*.yaml")) if "@" not in p.stem}
+
+
+def shipped_files() -> list[Path]:
+    """Every template file statedir ships: each name's newest, and the older versions it keeps."""
+    return sorted(schema.data_dir("templates").glob("*.yaml"))
+
+
+def shipped_version(name: str, version: str) -> Template | None:
+    """An older version of a shipped template, kept beside it for the runs made on it (None: not shipped)."""
+    path = schema.data_dir("templates") / f"{name}@{version}.yaml"
+    return _load_file(path) if not names_a_file("template", name) and path.is_file() else None
 
 
 def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) -> Template:

@@ -81,9 +81,9 @@ def unmet_requirements(t: Template, state: dict[str, Any], stages: dict[str, dic
         names = list(req.get("any_of", []))
         present = any(have.get(name) for name in names)
         field = req.get("stage_field")
-        if field and present:
-            record = stages.get(field["stage"], {})
-            present = record.get(field["field"]) in field["in"]
+        if field and present:  # one stage field, or a list of them any one of which holds
+            present = any(facts(stages.get(f["stage"], {})).get(f["field"]) in f["in"]
+                          for f in (field if isinstance(field, list) else [field]))
         if not present:
             out.append((req.get("label") or " or ".join(names), names))
     return out

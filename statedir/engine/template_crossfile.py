@@ -91,7 +91,8 @@ def stage_counters(base: str, stage_id: str, record: dict[str, Any],
     rel = f"{base}/stages/{stage_id}.yaml"
     if record.get("id") != stage_id:
         out.append(Problem(rel, "$.id", f"is {record.get('id')!r}, but the file is stage {stage_id}"))
-    fails = sum(1 for e in logs.get("integrity", []) if e.get("stage") == stage_id and e.get("verdict") == "FAIL")
+    fails = sum(1 for e in logs.get("integrity", []) if e.get("stage") == stage_id and e.get("verdict") == "FAIL"
+                and e.get("event") != "resolution")
     if int(record.get("retry_count") or 0) > fails:
         out.append(Problem(rel, "$.retry_count", f"is {record.get('retry_count')}, but history/integrity.yaml "
                                                  f"records {fails} FAIL round(s) for stage {stage_id}"))

@@ -40,7 +40,7 @@ def identity(raw: bytes) -> tuple[str, str, str] | None:
 def shipped_known() -> Known:
     """The name and version of every template statedir ships, with its content."""
     out: Known = {}
-    for path in template.shipped().values():
+    for path in template.shipped_files():
         found = identity(path.read_bytes())
         if found is not None:
             out.setdefault(found[:2], Seen(found[2], "statedir ships it"))
@@ -50,8 +50,7 @@ def shipped_known() -> Known:
 def shipped_with(name: str, version: str | None) -> list[Template]:
     """The templates statedir ships under `name` in `version` (a shipped file is named
     `<name>.yaml`, or `<name>@<version>.yaml` for an older version it still ships)."""
-    found = [template.load(str(path)) for stem, path in template.shipped().items()
-             if stem.partition("@")[0] == name]
+    found = [template.load(str(path)) for path in template.shipped_files() if path.stem.partition("@")[0] == name]
     return [t for t in found if t.name == name and str(t.doc.get("version")) == str(version)]
 
 

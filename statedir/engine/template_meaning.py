@@ -7,7 +7,7 @@ from typing import Any
 
 # Every action a role's `may` (or `owner_may`) can grant: the mutating commands.
 ACTIONS = ("new", "stage", "output", "pipeline", "set", "material", "integrity", "revision", "loop", "observe",
-           "confirm", "redo", "resume", "bind", "seal", "rollback")
+           "confirm", "redo", "resume", "bind", "seal", "rollback", "resolve")
 Found = list[tuple[list[Any], str]]
 
 
@@ -91,6 +91,7 @@ WRITES = {"stage": (("checkpoints", "completing a stage opens a checkpoint"),),
           "confirm": (("checkpoints", "confirm answers a checkpoint"),
                       ("schema_validation", "confirm records the schema check of the move")),
           "integrity": (("integrity", "integrity records each round"),),
+          "resolve": (("integrity", "resolve records the user's FAIL-loop resolution"),),
           "revision": (("revisions", "revision records each round"),),
           "observe": (("collaboration_depth", "observe records each report"),)}
 

@@ -11,7 +11,7 @@ from typing import Any
 from statedir.engine import template
 from statedir.engine.template import Template
 from statedir.engine.template_identity import next_version
-from statedir.errors import CorruptStore, InvalidValue
+from statedir.errors import CorruptStore, InvalidValue, StatedirError
 from statedir.files import yaml
 from statedir.store import layout
 from statedir.store.disk import Store
@@ -52,8 +52,9 @@ def _by_version(store: Store, name: str, version: str | None) -> Template:
     t = template.load(name, folder, store.cache_dir, allow_path=False)
     if version is not None and t.doc.get("version") != version:
         # The store's copy was edited in place and its version bumped (not through `new --template`,
-        # which keeps the old one as name@version.yaml): the run's version is in git's history.
-        older = from_history(store, name, version, "HEAD")
+        # which keeps the old one as name@version.yaml), or statedir ships a newer version than the
+        # run was made on (it keeps the older one beside it): else the run's version is in git's history.
+        older = template.shipped_version(name, version) or from_history(store, name, version, "HEAD")
         if older is None:
             raise CorruptStore(f"a run uses template {name!r} version {version}, but the store holds version "
                                f"{t.doc.get('version')} only and its history has no version {version}; restore "
@@ -170,3 +171,18 @@ def stored_files(read: Callable[[str], bytes | None], t: Template, text: str) ->
     if read(kept_rel(t.name, str(old))) is None:
         files[kept_rel(t.name, str(old))] = existing.decode("utf-8")
     return files
+
+
+def older_rules(store: Store, t: Template) -> str | None:
+    """What a run on an older version of its template is told (`status`, `next`): the rules it
+    moves by are not the newest the store or statedir holds (None: they are)."""
+    version = t.doc.get("version")
+    try:
+        newest = template.load(t.name, store.root / "templates", store.cache_dir, allow_path=False)
+    except StatedirError:
+        return None
+    latest = newest.doc.get("version")
+    if version is None or latest is None or str(latest) == str(version):
+        return None
+    return (f"run on template {t.name} {version}, the older rules it was made with (it keeps them); new runs "
+            f"get version {latest}")

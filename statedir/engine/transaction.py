@@ -260,8 +260,10 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     from statedir.engine.decision import require_permission
 
     from statedir.engine import attribution
+    from statedir.engine.admission import refuse_writer
 
     layout.check_run_id(run_id)
+    refuse_writer(t, req.actor)
     attribution.check(t, req)
     require_permission(t, req.actor, "new")
     if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
@@ -275,7 +277,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         now, req = utc_now(), stamped(req)
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
-                                 confirm_skip=bool(req.args.get("confirm_skip")))
+                                 confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"))
         scope = scope_of(t)
         extra: dict[str, str] = {}
         if template_file is not None:

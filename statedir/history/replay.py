@@ -97,9 +97,13 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     stores = f"templates/{name}.yaml" in commit.changed or not commit.parent
     t = _by_name(reader, commit.sha if stores else commit.parent or "", name)
     reader.made_with[commit.run_id] = t.digest  # its later transitions replay on this content
+    made = _recorded(reader, commit, f"{base}/state.yaml")
+    made_on = _made_on(reader, commit, base)
+    if "template_digest" not in made and made_on is not None and str(t.doc.get("version")) != made_on:
+        t = reader.template(commit.sha, name, made_on)  # a run from before digests: the version it names
+        reader.made_with[commit.run_id] = t.digest
     extra = _templates(reader, commit, t)
     attribution.check(t, req)
-    made = _recorded(reader, commit, f"{base}/state.yaml")
     recorded = "template_digest" in made  # not in a run made before runs recorded it
     if recorded and made["template_digest"] != t.digest:
         raise ValidationFailed(f"the run records template {name!r} version {made.get('template_version')} "
@@ -108,7 +112,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
-                             confirm_skip=bool(req.args.get("confirm_skip")))
+                             confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"))
     if not recorded:
         del change.state["template_digest"]
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`
@@ -138,6 +142,20 @@ def _recorded(reader: Reader, commit: Commit, rel: str) -> dict[str, Any]:
         return {}
     found = reader.plain(rel, commit.changed[rel][2])
     return found if isinstance(found, dict) else {}
+
+
+def _made_on(reader: Reader, commit: Commit, base: str) -> str | None:
+    """The template version the run's new state.yaml names (None: none readable); the replay holds
+    its files to that version's rules, so naming another version than the one used fails there."""
+    changed = commit.changed.get(f"{base}/state.yaml")
+    if changed is None:
+        return None
+    try:
+        state = reader.plain(f"{base}/state.yaml", changed[2])
+    except StatedirError:
+        return None
+    version = state.get("template_version") if isinstance(state, dict) else None
+    return str(version) if version is not None else None
 
 
 def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:

@@ -158,9 +158,11 @@ class Reader:
         if version is not None and str(t.doc.get("version")) != version:
             key = f"{name}@{version}@{commit}"
             if key not in self._templates:
+                from statedir.engine import template as template_mod
                 from statedir.engine import template_versions
 
-                older = self._kept(commit, name, version) or template_versions.from_history(
+                older = self._kept(commit, name, version) or template_mod.shipped_version(name, version) or \
+                    template_versions.from_history(
                     self.store, name, version, commit)
                 self._templates[key] = older or t  # none: the rules of the version at hand, as before
             t = self._templates[key]

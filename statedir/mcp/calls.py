@@ -21,7 +21,7 @@ from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
 from statedir.mcp import outputs, roles, served_tools, vocabulary
 from statedir.mcp.catalog import GROUPS
-from statedir.mcp.checkpoint_question import Answer, Question, question_of
+from statedir.mcp.checkpoint_question import Answer, Question, question_of, resolution_of
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
@@ -195,7 +195,8 @@ class Served:
         tool.keywords(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
         roles.acting(tool, arguments, self.roles)  # ... and one naming a role the server does not act in
         head = self.head()
-        if tool.path != ("confirm",) or head is None:
+        asks = {("confirm",): question_of, ("resolve",): resolution_of}.get(tool.path)  # the user's answers
+        if asks is None or head is None:
             return None, None
         run_id, store = arguments["run_id"], self.sd.store
         if arguments.get(EXPECT_HEAD) is not None:  # no question on a run the agent did not see
@@ -205,7 +206,7 @@ class Served:
         except StatedirError:  # an unknown run, a broken file: the command says so
             return None, None
         state = expectation.fingerprint(store, store.run_dir(run_id), head)
-        return question_of(t, run, arguments, head, state), head
+        return asks(t, run, arguments, head, state), head
 
     def _call(self, name: str, arguments: dict[str, Any], answer: Answer | None) -> Outcome:
         question, seen = self._question(name, arguments)
@@ -215,6 +216,9 @@ class Served:
             sd = _UsersAnswer(self.sd)
         elif question is not None:
             raise question.unaskable()
+        elif self.tools[name].path == ("resolve",) and seen is not None:
+            # never the agent's own answer: refused by the rules (asked of the user where they take it)
+            arguments[EXPECT_HEAD] = seen
         elif seen is not None:
             # only on the run as it was when found with no MANDATORY checkpoint open (the store checks, under its lock)
             arguments[EXPECT_HEAD] = seen

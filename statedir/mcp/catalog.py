@@ -52,6 +52,7 @@ TITLES = {
     "observe": "Append an observer report", "output": "Record stage outputs",
     "pipeline": "Pause, resume, abort or complete a run", "prereq": "Check a stage's prerequisites",
     "redo": "Reopen a completed stage", "research": "Research ledger", "resume": "Resume from a reset boundary",
+    "resolve": "Record the user's FAIL-loop resolution",
     "revision": "Record a revision round", "rollback": "Bring a run back to a commit", "runs": "List runs",
     "seal": "Seal the bound artifacts", "set": "Change a run field", "show": "The whole run",
     "signers_add": "Bind an actor to a signing key", "signers_list": "List bound signers",

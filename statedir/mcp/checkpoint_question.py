@@ -29,27 +29,36 @@ class Question:
     next_default: str | None
     head: str | None
     state: str | None = None
+    # What the form asks besides: the name of the argument the chosen response fills (a checkpoint's
+    # `response`, a resolution's `decision`), free-text fields the user may fill (a `reason`), and
+    # what the question is about in the messages.
+    answers: str = "response"
+    free: tuple[str, ...] = ()
+    about: str = "checkpoint"
 
     @property
     def title(self) -> str:
         """The form's title; naming the run's state, so an answer to the run as it was is never
         taken for the run as it is (a question asked again whenever the run changed)."""
-        return f"Checkpoint of run {self.run_id}" + (f" (state {self.state[:12]})" if self.state else "")
+        what = "Checkpoint" if self.about == "checkpoint" else self.about[:1].upper() + self.about[1:]
+        return f"{what} of run {self.run_id}" + (f" (state {self.state[:12]})" if self.state else "")
 
     def unaskable(self) -> StatedirError:
         """The refusal for a client that cannot ask its user (no elicitation)."""
+        what = (f"the checkpoint after stage {self.stage} of run {self.run_id} is MANDATORY" if self.about == "checkpoint"
+                else f"the {self.about} at stage {self.stage} of run {self.run_id} is the user's decision")
         return UserAnswerRequired(
-            f"the checkpoint after stage {self.stage} of run {self.run_id} is MANDATORY: only the user may answer "
+            f"{what}: only the user may answer "
             "it, and this client cannot ask them (it does not support elicitation). Ask the user: show them "
             f"`status {{run_id: {self.run_id}}}`, and have them answer it themselves (a client that can show them "
-            f"the form, or statedir's command line), with response {' or '.join(self.responses)}; do not answer "
-            "it for them",
+            f"the form, or statedir's command line), with {self.answers} {' or '.join(self.responses)}; do not "
+            "answer it for them",
             run_id=self.run_id, stage=self.stage, responses=list(self.responses), choices=list(self.choices))
 
     def misfit(self, wrong: dict[str, Any]) -> StatedirError:
         """The refusal for an accepted form whose answer it does not take: `wrong` maps each field
         to the value given (None: left out); nothing changed."""
-        allowed = {"response": list(self.responses), "next": list(self.choices)}
+        allowed = {self.answers: list(self.responses), "next": list(self.choices)}
         said = "; ".join(f"{name} was left out" if given is None else f"{name} {given!r} is not one of the choices"
                          for name, given in wrong.items())
         choices = "; ".join(f"{name}: {', '.join(allowed.get(name, []))}" for name in wrong)
@@ -62,7 +71,9 @@ class Question:
     def declined(self, action: str) -> StatedirError:
         """The refusal for a question the user declined or cancelled: nothing changed."""
         said = {"decline": "declined", "cancel": "cancelled"}.get(action, action)
-        return UserDeclined(f"the user {said} the MANDATORY checkpoint after stage {self.stage} of run "
+        what = (f"the MANDATORY checkpoint after stage {self.stage}" if self.about == "checkpoint"
+                else f"the {self.about} at stage {self.stage}")
+        return UserDeclined(f"the user {said} {what} of run "
                             f"{self.run_id}; nothing changed. Do not answer it for them: ask what they want",
                             run_id=self.run_id, stage=self.stage, action=action)
 
@@ -74,12 +85,16 @@ class Answer:
     question: Question
     response: str
     next: str | None = None
+    free: tuple[tuple[str, str | None], ...] = ()  # the free-text fields as the user filled them
 
     def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The call's arguments with the user's answer in place of the agent's, expecting the run
-        as it was when the user was asked (a change since is HEAD_MOVED: the answer was to it)."""
-        out = {**arguments, "response": self.response, "next": self.next or self.question.next_default,
-               EXPECT_HEAD: self.question.head}
+        """The call's arguments with the user's answer in place of the agent's (its free text too:
+        a reason the agent wrote is not the user's), expecting the run as it was when the user
+        was asked (a change since is HEAD_MOVED: the answer was to it)."""
+        out = {**{k: v for k, v in arguments.items() if k not in self.question.free},
+               self.question.answers: self.response, **dict(self.free), EXPECT_HEAD: self.question.head}
+        if self.question.answers == "response":
+            out["next"] = self.next or self.question.next_default
         return {key: value for key, value in out.items() if value is not None}
 
 
@@ -94,6 +109,12 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
     checkpoint = run.state["checkpoint"]
     lines = [f"Run {run.run_id}: stage {_name(t, asked['stage'])} is complete. Its checkpoint is MANDATORY: "
              "it is yours to answer, not the agent's.", dashboard.line(t, run)]
+    for sid in t.stage_ids:  # a stage the user's FAIL-loop resolution carried on: its items stay in view
+        if run.stages[sid].get("partially_unverified"):
+            items = run.stages[sid].get("unresolved_items") or []
+            lines.append(f"Stage {_name(t, sid)} went on partially unverified, {len(items)} unresolved item(s)"
+                         + "".join(f"\n  - {i.get('severity')}: {i.get('type')}: {i.get('description')}"
+                                   for i in items))
     if checkpoint.get("awareness_prompt"):
         count = run.state.get("consecutive_continue_count", 0)
         lines.append(f"You've continued {count} times in a row. Want to review progress?")
@@ -106,6 +127,35 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
         lines.append("Next: " + ", ".join(_name(t, c) for c in choices) + ".")
     return Question(run.run_id, t.display(asked["stage"]), "\n".join(lines), responses, choices,
                     asked["default"], head, state)
+
+
+def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
+                  state: str | None = None) -> Question | None:
+    """The user's question where a `resolve` call would record a FAIL-loop resolution (the stage's
+    FAIL rounds used up); None where the rules refuse it anyway (they say why)."""
+    from statedir.engine import gates
+
+    try:
+        stage_id = t.resolve_stage(str(arguments.get("stage")))
+    except StatedirError:
+        return None
+    asked = gates.resolvable(t, run, stage_id)
+    if asked is None:
+        return None
+    items, loop = asked["unresolved_items"], t.doc.get("fail_loop") or {}
+    lines = [f"Run {run.run_id}: stage {_name(t, stage_id)} has failed {asked['retry_count']} integrity rounds, its "
+             "cap. What happens now is yours to decide, not the agent's.", dashboard.line(t, run),
+             f"Open issues of the last check ({len(items)}):",
+             *(f"  - {i.get('severity')}: {i.get('type')}: {i.get('description')}" for i in items)]
+    meaning = {**{d: "one more check of the fixed draft" for d in loop.get("retry", [])},
+               **{d: "go on; the draft is marked partially unverified with these items" for d in loop.get("proceed", [])}}
+    lines.append("Decision: " + "; ".join(f"{d}: {meaning[d]}" if d in meaning else d for d in asked["decisions"]) + ".")
+    least = asked["least_characters"]
+    lines.append(f"Reason: override round {asked['round']} of this stage; "
+                 + ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
+                    f"it needs at least {least} characters."))
+    return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(asked["decisions"]), (), None, head,
+                    state, answers="decision", free=("reason",), about="FAIL-loop resolution")
 
 
 def _name(t: Template, stage_id: str) -> str:

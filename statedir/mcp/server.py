@@ -165,10 +165,12 @@ def _form(question: Question) -> type[BaseModel]:
         kind: Any = Literal[values]
         return (kind, Field(default if default is not None else ..., title=title, description=description,
                             json_schema_extra=enum))
-    fields = {"response": field(question.responses, None, "Your answer",
-                                "How the pipeline goes on (the message says what each means)")}
+    fields = {question.answers: field(question.responses, None, "Your answer",
+                                      "How the pipeline goes on (the message says what each means)")}
     if question.choices:
         fields["next"] = field(question.choices, question.next_default, "Next stage", "Where the pipeline goes next")
+    for name in question.free:  # free text the user may give (a reason: the message says when it is needed)
+        fields[name] = (str, Field("", title=name.capitalize(), description="In your own words"))
     return create_model("CheckpointAnswer", __config__=ConfigDict(title=question.title), **fields)
 
 
@@ -195,7 +197,8 @@ async def _ask_user(ctx: Any, params: types.CallToolRequestParams,
     if not isinstance(outcome, AcceptedElicitation):
         return question.declined(outcome.action)
     data = outcome.data
-    return Answer(question, data.response, getattr(data, "next", None))
+    return Answer(question, getattr(data, question.answers), getattr(data, "next", None),
+                  tuple((name, getattr(data, name, None) or None) for name in question.free))
 
 
 def _misfits(exc: BaseException) -> dict[str, Any]:

@@ -79,6 +79,7 @@ def vocabularies(ts: Templates) -> dict[str, tuple[list[str], bool]]:
         "response": lambda t: t.checkpoints.get("responses", []),
         "next": lambda t: [*_stages(t), t.pipeline["completed"], t.pipeline["aborted"]],
         "entry_point": lambda t: t.entry_points(), "material": lambda t: t.materials, "series": _series,
+        "fail_loop_decision": lambda t: (t.doc.get("fail_loop") or {}).get("decisions", []),
     }
     fixed = {"verdict": submissions.VERDICTS, "observer_checkpoint": submissions.OBSERVER_CHECKPOINTS,
              "family": adjudication_contract.FAMILY_NAMES,
@@ -98,6 +99,7 @@ ARGUMENTS = {
     ("stage", "stage"): "stage", ("stage", "status"): "status", ("stage", "decision"): "decision",
     ("prereq", "stage"): "stage", ("redo", "stage"): "stage", ("output", "stage"): "stage",
     ("resume", "stage"): "stage", ("integrity", "stage"): "integrity_stage", ("integrity", "verdict"): "verdict",
+    ("resolve", "stage"): "integrity_stage", ("resolve", "decision"): "fail_loop_decision",
     ("observe", "stage"): "observed_stage", ("observe", "checkpoint"): "observer_checkpoint",
     ("pipeline", "state"): "pipeline_state", ("confirm", "response"): "response", ("confirm", "next"): "next",
     ("new", "entry_point"): "entry_point", ("material", "names"): "material", ("versions", "material"): "series",

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.decision import RunData
+from statedir.engine.gates import unverified_note
 from statedir.engine.template import Template
 
 WIDTH = 45  # characters between the box's corner marks
@@ -23,7 +24,9 @@ def _detail(t: Template, run: RunData, stage_id: str, rec: dict[str, Any]) -> st
         if rec.get("refs_total") is not None:
             refs = f" ({rec['refs_verified']}/{rec['refs_total']} refs verified)"
         retry = f", retry {rec['retry_count']}" if rec.get("retry_count") else ""
-        return f"{rec['verdict']}{refs}{retry}" + ("" if status == t.status["done"] else f" - {label}")
+        note = unverified_note(rec)  # the user's resolution carried it on: never shown as a pass
+        return (f"{rec['verdict']}{refs}{retry}" + (f", {note}" if note else "")
+                + ("" if status == t.status["done"] else f" - {label}"))
     if "decision" in spec and rec.get("decision"):
         items = _items_after(t, run, stage_id)
         return _pretty(rec["decision"]) + (f" ({items} items)" if items else "")
@@ -70,7 +73,7 @@ def render(t: Template, run: RunData) -> str:
     integrity = integrity_rows(t, run)
     if integrity:
         lines += [rule, _boxed("Integrity:")]
-        lines += [_boxed(f"  {row['label']}: {row['text']}") for row in integrity]
+        lines += [line for row in integrity for line in _wrapped(f"  {row['label']}: {row['text']}")]
     reviews = review_rows(t, run)
     if reviews:
         lines += [rule, _boxed("Review:")]
@@ -95,8 +98,10 @@ def integrity_rows(t: Template, run: RunData) -> list[dict[str, Any]]:
     for sid in (sid for sid in t.stage_ids if "integrity" in t.stage(sid)):
         rec, spec = run.stages[sid], t.stage(sid)["integrity"]
         issues = f" ({rec['issues_found']} issues)" if rec.get("issues_found") is not None else ""
+        note = unverified_note(rec)  # carried on by the user's resolution: never shown as a pass
         rows.append({"stage": sid, "label": spec.get("label") or _pretty(spec.get("mode") or sid),
-                     "verdict": rec.get("verdict"), "text": f"{rec.get('verdict') or '-'}{issues}"})
+                     "verdict": rec.get("verdict"), "note": note,
+                     "text": f"{rec.get('verdict') or '-'}{issues}" + (f", {note}" if note else "")})
     return rows
 
 

@@ -7,7 +7,8 @@ from typing import Any
 # Each command's positional arguments, in the command line's order; every other argument is
 # an option spelled `--name-with-dashes`.
 POSITIONAL = {"stage": ("stage", "status"), "output": ("stage",), "pipeline": ("state",), "set": ("field", "value"),
-              "material": ("names",), "integrity": ("stage", "verdict"), "redo": ("stage",), "resume": ("hash",)}
+              "material": ("names",), "integrity": ("stage", "verdict"), "redo": ("stage",), "resume": ("hash",),
+              "resolve": ("stage", "decision")}
 # What a free argument's placeholder says it takes.
 PLACEHOLDER = {"refs_total": "N", "refs_verified": "N", "items_total": "N", "reason": "TEXT", "report": "FILE",
                "output": "TEXT", "value": "VALUE"}
@@ -48,6 +49,8 @@ def render(result: dict[str, Any]) -> str:
     """The moves, aligned by actor, then what is blocked and what it needs."""
     run_id = result["run_id"]
     lines = [f"run {run_id}: {_where(result.get('current_stage'), result.get('pipeline_state'))}"]
+    if result.get("rules"):
+        lines.append(f"rules: {result['rules']}")
     if not result["moves"]:
         lines.append("no legal move: the run has ended" if result.get("pipeline_state") in ("completed", "aborted")
                      else "no legal move")

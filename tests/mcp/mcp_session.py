@@ -76,7 +76,7 @@ class User:
         if self.action != "accept":
             return types.ElicitResult(action=self.action)
         fields = params.requested_schema["properties"]
-        content = {name: spec.get("default", spec["enum"][0]) for name, spec in fields.items()}
+        content = {name: spec["default"] if "default" in spec else spec["enum"][0] for name, spec in fields.items()}
         return types.ElicitResult(action="accept", content={**content, **self.answers})
 
 

@@ -199,3 +199,53 @@ def test_an_answer_to_the_run_as_it_was_is_never_written_on_the_run_as_it_is(sto
     done = anyio.run(main, "auto", modern)
     assert not done.is_error and len(modern.asked) == 2  # asked again, about the run as it is now
     assert answered(store)[-1]["answered_by"] == "user"
+
+
+def at_the_fail_cap(sd: api.StateDir) -> None:
+    sd.new("p", topic="T", entry_point="2.5")
+    sd.material("p", ["paper_draft"])
+    sd.stage("p", "2.5", "in_progress")
+    for _ in range(3):
+        sd.integrity("p", "2.5", "FAIL", refs_total=2, refs_verified=1, issues=["high:citation:ref 2 not found"],
+                     actor="integrity_verification")
+
+
+@pytest.fixture
+def capped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run p with stage 2.5's three FAIL rounds used up: made once per process and copied."""
+    copy_of("fail-cap-2.5", at_the_fail_cap, repo, tmp_path_factory)
+    return repo / "state"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, mode: str) -> None:
+    user = User(decision="handle_manually")  # the agent proposes to go on; the user asks for another check
+
+    async def main() -> dict[str, Any]:
+        async with agent(capped, mode, user) as a:
+            return await a("resolve", run_id="p", stage="2.5", decision="continue_unverified",
+                           reason="the agent's own words")  # type: ignore[no-any-return]
+
+    done = anyio.run(main)
+    assert done["decision"] == "handle_manually"
+    [asked] = user.asked
+    assert "ref 2 not found" in asked.message and "yours to decide" in asked.message
+    assert asked.requested_schema["properties"]["decision"]["enum"] == [
+        "handle_manually", "remove_unverifiable", "continue_unverified"]
+    entry = api.StateDir(capped).histories("p")["integrity"][-1]
+    assert (entry["decision"], entry["answered_by"], entry["reason"]) == ("handle_manually", "user", None)
+    assert api.StateDir(capped).verify()["clean"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_client_that_cannot_ask_cannot_resolve(capped: Path, repo: Path, mode: str) -> None:
+    before = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(capped, mode) as a:  # no elicitation
+            with pytest.raises(ToolError) as caught:
+                await a("resolve", run_id="p", stage="2.5", decision="continue_unverified")
+            assert caught.value.code == "USER_ANSWER_REQUIRED"
+
+    anyio.run(main)
+    assert snapshot(repo) == before
