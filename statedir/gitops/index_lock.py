@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statedir.errors import GitError
+from statedir.gitops import index_readers
 from statedir.gitops.git import common_dir, git_dir
 
 OWNER = "index.lock.owner"  # where a statedir before the mark recorded its lock
@@ -99,10 +100,7 @@ def _git_running_in(gitdir: Path) -> bool:
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():
         return False
-    roots = {gitdir.resolve(), common_dir(gitdir).resolve()}
-    with contextlib.suppress(OSError):  # a linked work tree names its own .git file here
-        roots.add(Path((gitdir / "gitdir").read_text().strip()).resolve().parent)
-    roots.update(root.parent for root in list(roots) if root.name == ".git")
+    roots = index_readers.roots(gitdir)
     me = str(os.getpid())
     for entry in os.scandir(proc):
         if not entry.name.isdigit() or entry.name == me:
@@ -220,6 +218,7 @@ def held(gitdir: Path, wait: float) -> Iterator[None]:
     mine = gitdir / "statedir" / f"index.lock.{os.getpid()}"
     deadline = time.monotonic() + wait
     delay = 0.005
+    readers = index_readers.Watch(gitdir)  # the processes running before the index changes
     try:
         mine.parent.mkdir(parents=True, exist_ok=True)
         mine.write_bytes(MARK + f"{os.getpid()}\n".encode())
@@ -238,7 +237,10 @@ def held(gitdir: Path, wait: float) -> Iterator[None]:
     try:
         yield
     finally:
-        lock.unlink(missing_ok=True)
+        try:
+            readers.wait()  # a git that read the index before it changed would write it back
+        finally:
+            lock.unlink(missing_ok=True)
 
 
 def settle(worktree: Path, timeout: float = 10.0) -> None:
