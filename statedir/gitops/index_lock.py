@@ -91,10 +91,15 @@ def left_by_the_dead(gitdir: Path) -> bool:
 
 
 def wait_to_release(gitdir: Path, wait: float) -> bool:
-    """release_dead_index_lock, tried until `wait` seconds pass (a dead git's locks must age first)."""
+    """release_dead_index_lock, tried for up to `wait` seconds while the lock is too young to be
+    taken for a dead git's (past that age, what holds it back is a git running: not waited for)."""
     deadline = time.monotonic() + wait
     while not release_dead_index_lock(gitdir):
-        if time.monotonic() >= deadline or not left_by_the_dead(gitdir):
+        try:
+            age = time.time_ns() - os.lstat(gitdir / "index.lock").st_mtime_ns
+        except FileNotFoundError:
+            return True
+        if time.monotonic() >= deadline or age > STALE_GIT_LOCK_NS + 10**9 or not left_by_the_dead(gitdir):
             return False
         time.sleep(0.1)
     return True

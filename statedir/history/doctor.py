@@ -19,7 +19,7 @@ from statedir.errors import StatedirError
 from statedir.files import schema
 from statedir.gitops import git, git_owner, index_lock
 from statedir.history import migrate
-from statedir.store import checkpoint, layout
+from statedir.store import layout, sync_journal
 from statedir.store.disk import Store
 from statedir.store.journal import JOURNAL
 from statedir.store.write import persist
@@ -56,11 +56,11 @@ def leftovers(store: Store, timeout: float | None) -> list[Finding]:
                 pass
         out.append(_finding("journal", JOURNAL, "a transition died before its commit and left its journal",
                             "roll its files back to HEAD and remove the journal", recover))
-    if checkpoint.dead_sync(store) and not lock_held(store):
+    if sync_journal.dead_sync(store) and not lock_held(store):
         def undo_sync() -> None:
             with store.locked(timeout):  # taking the lock finishes or puts back the dead sync
                 pass
-        out.append(_finding("sync_journal", f".git/statedir/{checkpoint.JOURNAL}",
+        out.append(_finding("sync_journal", f".git/statedir/{sync_journal.JOURNAL}",
                             "a sync died before it finished and left its record",
                             "finish a replay that was pushing, else put the branch, index and work tree back where "
                             "the sync started (the originals on the branch again)", undo_sync))

@@ -2,11 +2,8 @@
 work tree lacks. A sync that fails puts all three back, whatever it merged before it failed
 (a first merge whose push the remote rejected included), so "nothing was changed" is true.
 
-A sync that is killed cannot put anything back itself, so where it started is also saved on
-disk (`record`, under `.git/statedir/`) before anything moves, with what it is doing: merging,
-replaying (and the ref that keeps the originals, written before the branch moves), or pushing
-a finished replay. The next command that takes the store lock (and `doctor --fix`) finishes a
-replay that was pushing (the next sync pushes it) and otherwise puts everything back (`recover`).
+A sync that is killed cannot put anything back itself: statedir.store.sync_journal saves where
+it started on disk, and the next command puts it back with `restore`.
 
 git's own undos are not enough: `merge --abort` and `reset --keep` reset the index entries of
 files the merge never touched, and so drop what the user staged. Here the index file itself is
@@ -15,23 +12,16 @@ a file only where the work tree held its index entry (or nothing), so that is wh
 """
 from __future__ import annotations
 
-import contextlib
-import datetime
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from statedir.errors import CorruptStore, GitError
+from statedir.errors import GitError
 from statedir.gitops import git, index_lock
 
-if TYPE_CHECKING:  # the store calls recover() when it takes its lock
+if TYPE_CHECKING:  # the store puts a dead sync back (through sync_journal) when it takes its lock
     from statedir.store.disk import Store
-
-JOURNAL = "sync.json"  # in .git/statedir/: where a running sync started and what it is doing
-SAVED_INDEX = "sync.index"  # beside it: the index as it was
-UNDONE = "refs/statedir/undone/"  # a branch an undone sync found with commits of someone else's on it
 
 
 @dataclass(frozen=True)
@@ -135,88 +125,3 @@ def put_back(store: Store, point: Checkpoint, failure: BaseException) -> None:
                        f"the branch was at {point.head}: `git reset --keep {point.head}`, then re-stage your "
                        "changes", start=point.head) from failure
 
-
-def _folder(store: Store) -> Path:
-    return git.git_dir(store.worktree) / "statedir"
-
-
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
-
-
-def record(store: Store, point: Checkpoint, phase: str, *, kept: str | None = None,
-           replayed: str | None = None) -> None:
-    """Save where the sync started and what it does now (`sync`, `replaying`, `pushing`), before it does it."""
-    folder = _folder(store)
-    folder.mkdir(parents=True, exist_ok=True)
-    if phase == "sync" and point.index is not None:
-        _write(folder / SAVED_INDEX, point.index)
-    _write(folder / JOURNAL, json.dumps({"head": point.head, "index": point.index is not None,
-                                          "missing": sorted(point.missing), "phase": phase, "kept": kept,
-                                          "replayed": replayed}).encode())
-
-
-def recorded(store: Store) -> dict[str, Any] | None:
-    """The running (or dead) sync's record, None where there is none."""
-    try:
-        record = json.loads((_folder(store) / JOURNAL).read_bytes())
-        if not isinstance(record, dict) or not isinstance(record.get("missing"), list):
-            raise ValueError
-    except FileNotFoundError:
-        return None
-    except ValueError:
-        raise CorruptStore(f"the sync journal {_folder(store) / JOURNAL} cannot be read (edited by hand?); "
-                           "delete it and check the branch with `git reflog`", file=JOURNAL) from None
-    return record
-
-
-def dead_sync(store: Store) -> bool:
-    """Whether a sync's record is on disk (a reader holding the lock shared: its writer died)."""
-    return (_folder(store) / JOURNAL).exists()
-
-
-def clear(store: Store) -> None:
-    """The sync is over: its record goes (the saved index last)."""
-    for name in (JOURNAL, SAVED_INDEX):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(_folder(store) / name)
-
-
-def recover(store: Store) -> None:
-    """Finish or undo a sync that died (under the exclusive store lock); a no-op where none did."""
-    entry = recorded(store)
-    if entry is None:
-        return
-    head = git.head(store.worktree)
-    if entry["phase"] == "pushing" and head == entry["replayed"]:
-        clear(store)  # the replay was whole: the next sync pushes it
-        return
-    index = (_folder(store) / SAVED_INDEX).read_bytes() if entry["index"] else None
-    point = Checkpoint(entry["head"], index, frozenset(entry["missing"]))
-    _keep_foreign(store, point.head, head)
-    try:
-        restore(store, point)
-    except (GitError, OSError) as exc:
-        reason = exc.message if isinstance(exc, GitError) else str(exc)
-        raise GitError(f"a sync died and cannot be put back ({reason}); its record {_folder(store) / JOURNAL} "
-                       "is kept, fix the cause and run any statedir command") from None
-    if entry["kept"]:  # the originals are the branch again
-        git.run(store.worktree, "update-ref", "-d", entry["kept"], check=False)
-    clear(store)
-
-
-def _keep_foreign(store: Store, start: str | None, head: str | None) -> None:
-    """Before the branch goes back to `start`: where it holds a commit that no sync of statedir's
-    made (none carries a Statedir-Action trailer) and no remote has, keep it under a ref."""
-    if head is None or head == start:
-        return
-    actions = git.run(store.worktree, "log", "--format=%x1e%(trailers:key=Statedir-Action,valueonly)", head,
-                      "--not", *([start] if start else []), "--remotes", "--").stdout.decode(errors="replace")
-    if any(not part.strip() for part in actions.split("\x1e")[1:]):
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        git.run(store.worktree, "update-ref", "-m", "statedir: a dead sync undone", f"{UNDONE}{stamp}", head, "")

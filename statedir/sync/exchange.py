@@ -11,7 +11,7 @@ from typing import Any
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import git, git_owner, merge_driver, worktrees
 from statedir.merge import driver
-from statedir.store import checkpoint
+from statedir.store import checkpoint, sync_journal
 from statedir.store.disk import Store
 from statedir.sync import versions
 from statedir.sync import replay as replaying
@@ -80,7 +80,7 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
         start = checkpoint.take(store)
-        checkpoint.record(store, start, "sync")  # a kill from here on is put back by the next command
+        sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
         try:
             done = _exchange(store, name, branch, actor)
         except MergeRefused as refusal:
@@ -92,16 +92,16 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             _undo(store, start, failure)
             raise
         else:
-            checkpoint.clear(store)
+            sync_journal.clear(store)
             return done
         try:
             outcome = replaying.replay(store, name, branch, refused, start)
-            checkpoint.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
+            sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
             done = _publish(store, name, branch, outcome)
         except BaseException as failure:  # the replay undone whole: the originals are the branch again
             _undo(store, start, failure)
             raise
-        checkpoint.clear(store)
+        sync_journal.clear(store)
         return done
 
 
@@ -109,12 +109,12 @@ def _undo(store: Store, start: checkpoint.Checkpoint, failure: BaseException, *,
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
-    entry = checkpoint.recorded(store)
+    entry = sync_journal.recorded(store)
     checkpoint.put_back(store, start, failure)
     if entry and entry.get("kept"):
         replaying.forget(store, entry["kept"])
     if final:
-        checkpoint.clear(store)
+        sync_journal.clear(store)
 
 
 def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> dict[str, Any]:

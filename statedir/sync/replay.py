@@ -22,7 +22,7 @@ from statedir.gitops import git, objects
 from statedir.history import rollback
 from statedir.history.replay import Commit
 from statedir.history.verify import commits
-from statedir.store import checkpoint
+from statedir.store import checkpoint, sync_journal
 from statedir.store.disk import Store
 
 TRAILER = "Statedir-Replayed-From"
@@ -61,7 +61,7 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused,
                            **refused.details, skipped=[_skip(c) for c in todo])
     kept = f"{REFS}{branch}/{_stamp()}-{ours[:12]}"  # the originals, named before anything moves
     git.run(store.worktree, "update-ref", "-m", "statedir sync --replay: the originals", kept, ours, "")
-    checkpoint.record(store, start, "replaying", kept=kept)
+    sync_journal.record(store, start, "replaying", kept=kept)
     faults.point("replay_moving")
     git.run(store.worktree, "update-index", "-q", "--refresh", check=False)  # stat data only: a restore rewrote files
     git.run(store.worktree, "read-tree", "-m", "-u", ours, theirs)  # as `git checkout` would: keeps what is staged
