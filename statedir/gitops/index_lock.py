@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statedir.errors import GitError
+from statedir.gitops import git_owner, index_readers
 from statedir.gitops.git import common_dir, git_dir
 
 OWNER = "index.lock.owner"  # where a statedir before the mark recorded its lock
@@ -59,7 +60,9 @@ def release_dead_index_lock(gitdir: Path) -> bool:
     except FileNotFoundError:
         return False
     pid = _holder(gitdir, st)
-    if pid is None or _alive(pid):
+    if pid is None:
+        return _release_dead_gits(gitdir, lock, st)
+    if _alive(pid):
         return False
     leftovers = _git_locks_since(gitdir, st.st_ctime_ns)
     if leftovers and (any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers)
@@ -71,6 +74,52 @@ def release_dead_index_lock(gitdir: Path) -> bool:
         lock.unlink()
     for name in (OWNER, "index.next", f"index.next.{pid}.tmp", f"index.lock.{pid}", *_next_files(pid)):
         (gitdir / "statedir" / name).unlink(missing_ok=True)  # its other leftovers
+    return True
+
+
+def left_by_the_dead(gitdir: Path) -> bool:
+    """Whether `index.lock` is there and a statedir that is gone (or a git it ran) made it."""
+    try:
+        st = os.lstat(gitdir / "index.lock")
+    except FileNotFoundError:
+        return False
+    pid = _holder(gitdir, st)
+    if pid is not None:
+        return not _alive(pid)
+    owner = git_owner.dead(gitdir)
+    return owner is not None and st.st_ctime_ns >= owner[0]
+
+
+def wait_to_release(gitdir: Path, wait: float) -> bool:
+    """release_dead_index_lock, tried for up to `wait` seconds while the lock is too young to be
+    taken for a dead git's (past that age, what holds it back is a git running: not waited for)."""
+    deadline = time.monotonic() + wait
+    while not release_dead_index_lock(gitdir):
+        try:
+            age = time.time_ns() - os.lstat(gitdir / "index.lock").st_mtime_ns
+        except FileNotFoundError:
+            return True
+        if time.monotonic() >= deadline or age > STALE_GIT_LOCK_NS + 10**9 or not left_by_the_dead(gitdir):
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _release_dead_gits(gitdir: Path, lock: Path, st: os.stat_result) -> bool:
+    """git's own `index.lock`, made while a statedir that is gone ran git (statedir.gitops.git_owner):
+    released, with the ref locks and merge files made since, once none is younger than a dead
+    git's would be and no git runs in the repository."""
+    owner = git_owner.dead(gitdir)
+    if owner is None or st.st_ctime_ns < owner[0]:
+        return False
+    locks = [(lock, st.st_mtime_ns), *_git_locks_since(gitdir, owner[0])]
+    if any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in locks) or _git_running_in(gitdir):
+        return False
+    for path, _ in locks:
+        path.unlink(missing_ok=True)
+    for path in git_owner.leftovers(owner[1], owner[0]):
+        path.unlink(missing_ok=True)
+    git_owner.forget(gitdir)
     return True
 
 
@@ -99,10 +148,7 @@ def _git_running_in(gitdir: Path) -> bool:
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():
         return False
-    roots = {gitdir.resolve(), common_dir(gitdir).resolve()}
-    with contextlib.suppress(OSError):  # a linked work tree names its own .git file here
-        roots.add(Path((gitdir / "gitdir").read_text().strip()).resolve().parent)
-    roots.update(root.parent for root in list(roots) if root.name == ".git")
+    roots = index_readers.roots(gitdir)
     me = str(os.getpid())
     for entry in os.scandir(proc):
         if not entry.name.isdigit() or entry.name == me:
@@ -220,6 +266,7 @@ def held(gitdir: Path, wait: float) -> Iterator[None]:
     mine = gitdir / "statedir" / f"index.lock.{os.getpid()}"
     deadline = time.monotonic() + wait
     delay = 0.005
+    readers = index_readers.Watch(gitdir)  # the processes running before the index changes
     try:
         mine.parent.mkdir(parents=True, exist_ok=True)
         mine.write_bytes(MARK + f"{os.getpid()}\n".encode())
@@ -238,7 +285,10 @@ def held(gitdir: Path, wait: float) -> Iterator[None]:
     try:
         yield
     finally:
-        lock.unlink(missing_ok=True)
+        try:
+            readers.wait()  # a git that read the index before it changed would write it back
+        finally:
+            lock.unlink(missing_ok=True)
 
 
 def settle(worktree: Path, timeout: float = 10.0) -> None:

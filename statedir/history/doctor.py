@@ -17,9 +17,9 @@ from typing import Any
 
 from statedir.errors import StatedirError
 from statedir.files import schema
-from statedir.gitops import git
+from statedir.gitops import git, git_owner, index_lock
 from statedir.history import migrate
-from statedir.store import layout
+from statedir.store import layout, sync_journal
 from statedir.store.disk import Store
 from statedir.store.journal import JOURNAL
 from statedir.store.write import persist
@@ -56,6 +56,14 @@ def leftovers(store: Store, timeout: float | None) -> list[Finding]:
                 pass
         out.append(_finding("journal", JOURNAL, "a transition died before its commit and left its journal",
                             "roll its files back to HEAD and remove the journal", recover))
+    if sync_journal.dead_sync(store) and not lock_held(store):
+        def undo_sync() -> None:
+            with store.locked(timeout):  # taking the lock finishes or puts back the dead sync
+                pass
+        out.append(_finding("sync_journal", f".git/statedir/{sync_journal.JOURNAL}",
+                            "a sync died before it finished and left its record",
+                            "finish a replay that was pushing, else put the branch, index and work tree back where "
+                            "the sync started (the originals on the branch again)", undo_sync))
     for directory, _, names in os.walk(store.root):
         for name in names:
             if name.endswith(".tmp") and name.startswith("."):
@@ -63,6 +71,23 @@ def leftovers(store: Store, timeout: float | None) -> list[Finding]:
                 rel = path.relative_to(store.root).as_posix()
                 out.append(_finding("temp_file", rel, "a temporary file of an interrupted write",
                                     "delete it", functools.partial(path.unlink, missing_ok=True)))
+    return out
+
+
+def dead_gits(store: Store) -> list[Finding]:
+    """git's index lock and the merge driver's temporary files, left by a statedir process (or a
+    git it ran) that was killed: every later commit fails on the lock."""
+    gitdir = git.git_dir(store.worktree)
+    out = []
+    if index_lock.left_by_the_dead(gitdir):
+        out.append(_finding("index_lock", ".git/index.lock", "git's index lock was left by a statedir process "
+                            "that died (or a git it ran): every commit fails on it",
+                            "remove it, with the ref locks its git left (once no git runs in the repository)",
+                            functools.partial(index_lock.wait_to_release, gitdir, git.LOCK_RETRY_SECONDS)))
+    owner = git_owner.dead(gitdir)
+    for path in git_owner.leftovers(owner[1], owner[0]) if owner else []:
+        out.append(_finding("merge_file", path.name, f"{path.name} is a temporary file of a merge that was killed",
+                            "delete it", functools.partial(path.unlink, missing_ok=True)))
     return out
 
 
@@ -214,7 +239,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
     backup = Backup(git.git_dir(store.worktree) / "statedir" / "doctor")
 
     def examine() -> list[Finding]:
-        found = leftovers(store, timeout)
+        found = dead_gits(store) + leftovers(store, timeout)
         if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
             found += uncommitted(store, backup)
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
@@ -231,15 +256,26 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         return found + object_database(store)
 
     found = examine()
-    repaired = []
+    repaired: list[Finding] = []
     if fix:
-        for _ in range(2):  # a rolled-back journal can reveal more to repair
-            fixable = [finding for finding in found if finding["_repair"] is not None]
-            if not fixable:
-                break  # what is left has no automatic repair: it stays a finding, not "fixed"
-            for finding in fixable:
-                finding["_repair"]()
-                repaired.append({k: v for k, v in finding.items() if k != "_repair"})
+        dead = [finding for finding in found if finding["kind"] in ("index_lock", "merge_file")]
+        if dead:  # first, while the dead statedir's record of its gits is there to tell them
+            repaired += _repair(dead)
             found = examine()
+        with git_owner.running(git.git_dir(store.worktree), store.worktree):  # the gits a repair runs
+            for _ in range(2):  # a rolled-back journal can reveal more to repair
+                fixable = [finding for finding in found if finding["_repair"] is not None]
+                if not fixable:
+                    break  # what is left has no automatic repair: it stays a finding, not "fixed"
+                repaired += _repair(fixable)
+                found = examine()
     return {"findings": [{k: v for k, v in f.items() if k != "_repair"} for f in found],
             "repaired": repaired, "backup": str(backup.folder) if backup.folder else None}
+
+
+def _repair(findings: list[Finding]) -> list[Finding]:
+    """Each finding repaired; what was repaired, as reported."""
+    for finding in findings:
+        if finding["_repair"] is not None:
+            finding["_repair"]()
+    return [{k: v for k, v in finding.items() if k != "_repair"} for finding in findings if finding["_repair"]]

@@ -22,7 +22,7 @@ from statedir.errors import (
 from statedir.files import schema
 from statedir.files.parse_cache import ParseCache, digest
 from statedir.gitops import git, maintenance
-from statedir.store import expectation, journal, locking
+from statedir.store import expectation, journal, locking, sync_journal
 from statedir.store.discovery import not_a_store
 from statedir.store.journal import JOURNAL
 from statedir.store.layout import CONFIG, LOCK, check_run_id, schema_ref
@@ -253,6 +253,7 @@ class Store:
             self._inside = set()  # each directory is resolved once per hold of the lock
             self.warnings = list(self.standing)
             journal.recover(self)
+            sync_journal.recover(self)  # a sync that died: finished or put back
             expected, self.expected = self.expected, None  # checked once: the call's first hold of the lock
             if expected is not None:
                 expectation.check(self, expected, scope)
@@ -277,7 +278,7 @@ class Store:
             return
         try:
             locking.acquire(self.root, fd, fcntl.LOCK_SH, self.lock_timeout(timeout))
-            if (self.root / JOURNAL).exists():
+            if (self.root / JOURNAL).exists() or sync_journal.dead_sync(self):
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 expected, self.expected = self.expected, None  # kept for the write it precedes
                 try:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import git, merge_driver, worktrees
+from statedir.gitops import git, git_owner, merge_driver, worktrees
 from statedir.merge import driver
+from statedir.store import checkpoint, sync_journal
 from statedir.store.disk import Store
-from statedir.sync import checkpoint, versions
+from statedir.sync import versions
 from statedir.sync import replay as replaying
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
@@ -70,7 +71,7 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
     summary}; with `replay`, a refused merge is resolved by replaying (statedir.sync.replay), and
     the result says what was replayed, refused and skipped, and where the originals are kept."""
     name, branch = target(store, remote)
-    with store.locked(timeout):
+    with store.locked(timeout), git_owner.running(git.git_dir(store.worktree), store.worktree):
         for marker, operation in git.IN_PROGRESS:
             if (git.git_dir(store.worktree) / marker).exists():
                 raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
@@ -79,26 +80,41 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
         start = checkpoint.take(store)
+        sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
         try:
-            return _exchange(store, name, branch, actor)
+            done = _exchange(store, name, branch, actor)
         except MergeRefused as refusal:
-            checkpoint.put_back(store, start, refusal)
+            _undo(store, start, refusal, final=not replay or bool(refusal.details.get("findings")))
             if not replay or refusal.details.get("findings"):  # the remote's own history is not legal
                 raise
             refused = refusal
         except BaseException as failure:  # a refusal, a rejected push, an interrupt: put everything back
-            checkpoint.put_back(store, start, failure)
+            _undo(store, start, failure)
             raise
-        kept = None
+        else:
+            sync_journal.clear(store)
+            return done
         try:
-            outcome = replaying.replay(store, name, branch, refused)
-            kept = outcome["kept"]
-            return _publish(store, name, branch, outcome)
+            outcome = replaying.replay(store, name, branch, refused, start)
+            sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
+            done = _publish(store, name, branch, outcome)
         except BaseException as failure:  # the replay undone whole: the originals are the branch again
-            if kept is not None:
-                replaying.forget(store, kept)
-            checkpoint.put_back(store, start, failure)
+            _undo(store, start, failure)
             raise
+        sync_journal.clear(store)
+        return done
+
+
+def _undo(store: Store, start: checkpoint.Checkpoint, failure: BaseException, *, final: bool = True) -> None:
+    """Put the branch, index and work tree back where the sync started, then drop the replay's ref
+    of the originals (they are the branch again) and, when `final`, the sync's record. If putting
+    back fails, both stay for the next command to finish."""
+    entry = sync_journal.recorded(store)
+    checkpoint.put_back(store, start, failure)
+    if entry and entry.get("kept"):
+        replaying.forget(store, entry["kept"])
+    if final:
+        sync_journal.clear(store)
 
 
 def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> dict[str, Any]:

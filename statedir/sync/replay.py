@@ -4,7 +4,9 @@ remote's state, each a new commit naming its original (`Statedir-Replayed-From`)
 now refuse is reported and not applied. The originals stay under `refs/statedir/replayed/`.
 
 The caller (`exchange.sync`) holds the store lock and puts the branch, index and work tree back
-where they were if anything here fails, this ref included.
+where they were if anything here fails, this ref included. The ref is written, and the replay
+recorded in the sync's journal (statedir.store.checkpoint), before the branch moves: a replay
+killed at any moment is put back by the next command, the originals on the branch again.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
+from statedir import faults
 from statedir.engine import rules, transaction
 from statedir.engine.decision import Request
 from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
@@ -19,6 +22,7 @@ from statedir.gitops import git, objects
 from statedir.history import rollback
 from statedir.history.replay import Commit
 from statedir.history.verify import commits
+from statedir.store import checkpoint, sync_journal
 from statedir.store.disk import Store
 
 TRAILER = "Statedir-Replayed-From"
@@ -40,7 +44,8 @@ def unpublished(store: Store, ours: str, theirs: str) -> list[Commit]:
     return commits(store, store.git_path("."), theirs)
 
 
-def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[str, Any]:
+def replay(store: Store, name: str, branch: str, refused: MergeRefused,
+           start: checkpoint.Checkpoint) -> dict[str, Any]:
     """Move the branch to the remote's commit and decide each unpublished transition again on it;
     {replayed, refused, skipped, kept}: the pushing is the caller's. A refusal by the rules (or of
     the request's input) is reported; a failure of the environment (git, the disk) surfaces."""
@@ -54,6 +59,10 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
                            f"this branch's {len(todo)} unpublished store commit(s) records a request statedir can "
                            "decide again (hand edits?); merge them by hand with git; nothing was changed",
                            **refused.details, skipped=[_skip(c) for c in todo])
+    kept = f"{REFS}{branch}/{_stamp()}-{ours[:12]}"  # the originals, named before anything moves
+    git.run(store.worktree, "update-ref", "-m", "statedir sync --replay: the originals", kept, ours, "")
+    sync_journal.record(store, start, "replaying", kept=kept)
+    faults.point("replay_moving")
     git.run(store.worktree, "update-index", "-q", "--refresh", check=False)  # stat data only: a restore rewrote files
     git.run(store.worktree, "read-tree", "-m", "-u", ours, theirs)  # as `git checkout` would: keeps what is staged
     git.run(store.worktree, "update-ref", "-m", f"statedir sync --replay: onto {name}/{branch}", "HEAD", theirs, ours)
@@ -80,8 +89,6 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused) -> dict[
             store.trailers = before
         done.append({"from": commit.sha, "commit": result.get("commit"), "run": commit.run_id,
                      "action": commit.action, "summary": result.get("summary")})
-    kept = f"{REFS}{branch}/{_stamp()}-{ours[:12]}"
-    git.run(store.worktree, "update-ref", "-m", "statedir sync --replay: the originals", kept, ours, "")
     return {"replayed": done, "refused": not_applied, "skipped": skipped, "kept": kept, "original": ours,
             "onto": theirs}
 

@@ -2,6 +2,9 @@
 work tree lacks. A sync that fails puts all three back, whatever it merged before it failed
 (a first merge whose push the remote rejected included), so "nothing was changed" is true.
 
+A sync that is killed cannot put anything back itself: statedir.store.sync_journal saves where
+it started on disk, and the next command puts it back with `restore`.
+
 git's own undos are not enough: `merge --abort` and `reset --keep` reset the index entries of
 files the merge never touched, and so drop what the user staged. Here the index file itself is
 put back, and only the files whose index entries the merge changed are rewritten: git writes
@@ -12,10 +15,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from statedir.errors import GitError
 from statedir.gitops import git, index_lock
-from statedir.store.disk import Store
+
+if TYPE_CHECKING:  # the store puts a dead sync back (through sync_journal) when it takes its lock
+    from statedir.store.disk import Store
 
 
 @dataclass(frozen=True)
@@ -118,3 +124,4 @@ def put_back(store: Store, point: Checkpoint, failure: BaseException) -> None:
         raise GitError(f"sync failed ({failure}) and could not put the branch and index back ({reason}); "
                        f"the branch was at {point.head}: `git reset --keep {point.head}`, then re-stage your "
                        "changes", start=point.head) from failure
+
