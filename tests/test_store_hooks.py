@@ -132,6 +132,7 @@ def test_a_teammates_init_branch_verifies_what_it_checks_out(tmp_path: Path) -> 
     assert not (teammate / "state").exists() and git(teammate, "branch", "--list", B) == ""
     # the remote put right (its branch back at the last clean commit): the attach verifies and records
     git(tmp_path / "mallory", "push", "-q", "--force", "origin", f"{bad}~1:refs/heads/{B}")
+    git(teammate, "fetch", "-q", "origin")
     code, attached = cli_json("init", "--branch", B, cwd=teammate)
     assert code == 0 and attached["attached"], attached  # type: ignore[index]
     tip = git(teammate, "rev-parse", B)
@@ -142,7 +143,8 @@ def test_a_teammates_init_branch_verifies_what_it_checks_out(tmp_path: Path) -> 
                          "another quiet edit")
     git(teammate / "state", "pull", "-q", "--no-rebase", "origin", B)
     code, refused = cli_json("sync", cwd=teammate)
-    assert code == 1 and [f["commit"] for f in refused["error"]["details"]["findings"]] == [later], refused  # type: ignore[index]
+    assert code == 1, refused
+    assert [f["commit"] for f in refused["error"]["details"]["findings"]] == [later], refused  # type: ignore[index]
     assert git(teammate, "config", f"branch.{B}.statedirVerified") == tip
 
 
@@ -209,3 +211,16 @@ def test_the_docs_hook_set_up_leaves_the_users_branch_working(tmp_path: Path) ->
     refused = run(state, "git", "push", "-q", "origin", B)
     assert refused.returncode != 0 and "hand_edit" in refused.stdout + refused.stderr, refused
     assert git(remote, "branch", "--list", B) == ""
+
+
+def test_a_store_work_tree_without_statedirs_hooks_is_found_and_fixed_by_doctor(repo: Path) -> None:
+    """An attachment made before statedir installed the store's hooks (or with them undone)."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "start")
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    git(repo / "state", "config", "--worktree", "--unset", "core.hooksPath")
+    code, doctor = cli_json("doctor", cwd=repo)
+    assert code == 1 and [f["kind"] for f in doctor["findings"]] == ["store_hooks"], doctor  # type: ignore[index]
+    assert cli("doctor", "--fix", cwd=repo).returncode == 0
+    assert git(repo / "state", "config", "--get", "core.hooksPath") == str(repo / ".git" / "statedir" / "hooks")
+    assert cli_json("doctor", cwd=repo)[0] == 0
+    assert git(repo, "config", "--get", "core.hooksPath", check=False) == ""  # the user's work tree: untouched

@@ -110,8 +110,8 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
     # doctor wrote them (their replay then holds the text to statedir's, byte for byte).
     steered = {rel: why for rel in commit.changed if (why := steering.steers(rel))
                and not (statedirs and rel in _OWN_STEERING.get(commit.action, ()))}
-    foreign = {rel: why for rel, (status, _, _) in commit.changed.items()
-               if status != "D" and rel not in steered and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
+    foreign = {rel: why for rel, (status, _, _) in commit.changed.items() if status != "D" and rel not in steered
+               and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
     if steered or foreign:  # reported once, as what they are; the rest of the commit is checked as usual
         for rel in sorted({*steered, *foreign}):
             own = rel in steering.INIT_TEXTS and rel in steered
