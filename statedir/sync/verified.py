@@ -43,20 +43,32 @@ def _commits(store: Store, *revs: str) -> set[str]:
     return set(git.run(store.worktree, "rev-list", *revs).stdout.decode().split())
 
 
+def _since(store: Store, ours: str | None, theirs: str | None) -> str | None:
+    """Where the check of what came from `theirs` starts: `ours` (HEAD before the merge), or the
+    commit verified last where the branch holds commits of the remote's after it that no check
+    saw (a plain `git pull`)."""
+    last = recorded(store)
+    if last is None or ours is None or theirs is None:
+        return ours
+    base = git.run(store.worktree, "merge-base", ours, theirs, check=False).stdout.decode().strip()
+    if not base or git.run(store.worktree, "merge-base", "--is-ancestor", base, last, check=False).returncode == 0:
+        return ours
+    return last
+
+
 def taken(store: Store, ours: str | None, theirs: str | None) -> list[dict[str, Any]]:
     """The findings in history this branch took from a remote and has not verified: what a merge
     or fast-forward from `ours` brought (and the merge itself), and what reached the branch from
     `theirs` after the commit verified last (a plain `git pull`). A finding in this clone's own
     commits is its own to review, not held against the remote."""
-    since = recorded(store) or ours
+    since = _since(store, ours, theirs)
     if since is None or since == git.head(store.worktree):
-        return []
-    found = verify.verify(store, None, since)["findings"]
-    if not found:
         return []
     remote = (_commits(store, theirs, f"^{since}") if theirs else set()) | \
         (_commits(store, "HEAD", f"^{ours}") if ours else set())
-    return [f for f in found if f["commit"] in remote]
+    if not remote:
+        return []
+    return [f for f in verify.verify(store, None, since)["findings"] if f["commit"] in remote]
 
 
 def vet(directory: Path) -> None:
