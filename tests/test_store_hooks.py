@@ -53,7 +53,7 @@ def victim(base: Path) -> tuple[Path, Path]:
         assert run(repo, "pre-commit", "install", "--hook-type", hook_type).returncode == 0
     assert cli("init", "--branch", B, cwd=repo).returncode == 0
     assert cli_json("new", "r1", "--topic", "x", cwd=repo)[0] == 0
-    code, synced = cli_json("sync", cwd=repo)
+    code, synced = cli_json("sync", cwd=repo, env=env())  # statedir on PATH, as where the user works
     assert code == 0 and synced["pushed"], synced  # type: ignore[index]
     return remote, repo
 
@@ -80,8 +80,12 @@ def test_a_hook_a_remote_plants_on_the_store_branch_never_runs(tmp_path: Path) -
     state = repo / "state"
     marker = tmp_path / "PWNED"
     bad = collaborator(tmp_path, remote, {".pre-commit-config.yaml": planted(marker)})
+    pulled = run(state, "git", "pull", "-q", "--no-rebase", str(remote), B)  # the user takes it by hand
+    assert pulled.returncode == 0, pulled.stderr
+    assert (state / ".pre-commit-config.yaml").read_text() == planted(marker)
+    assert not marker.exists(), "git pull in ./state ran a hook the remote planted"
     before = snapshot(repo, objects=False)
-    code, refused = cli_json("sync", cwd=repo)  # fetched, fast-forward undone: the change is illegal
+    code, refused = cli_json("sync", cwd=repo)  # verified from the last check, not from HEAD
     assert code == 1 and refused["error"]["code"] == "MERGE_REFUSED", refused  # type: ignore[index]
     finding = refused["error"]["details"]["findings"][0]  # type: ignore[index]
     assert (finding["commit"], finding["kind"], finding["file"]) == (bad, "illegal", ".pre-commit-config.yaml")
@@ -90,11 +94,6 @@ def test_a_hook_a_remote_plants_on_the_store_branch_never_runs(tmp_path: Path) -
     assert {k for k in set(before) | set(after) if before.get(k) != after.get(k)  # git's own notes of a fetch aside
             and not k.startswith(".git/refs/remotes/") and "/logs/" not in k
             and not k.endswith(("FETCH_HEAD", "ORIG_HEAD"))} == set()
-    pulled = run(state, "git", "pull", "-q", "--no-rebase", "origin", B)  # the user takes it by hand anyway
-    assert pulled.returncode == 0, pulled.stderr
-    assert (state / ".pre-commit-config.yaml").read_text() == planted(marker)
-    code, refused = cli_json("sync", cwd=repo)  # verified from the last check, not from HEAD
-    assert code == 1 and refused["error"]["details"]["findings"][0]["commit"] == bad, refused  # type: ignore[index]
     whole = cli_json("verify", cwd=repo)[1]
     assert [(f["commit"], f["kind"]) for f in whole["findings"]] == [(bad, "illegal")]  # type: ignore[index]
     assert cli_json("stage", "r1", "1", "in_progress", cwd=repo)[0] == 0
