@@ -42,6 +42,6 @@ def init(directory: "str | Path" = "state", branch: "str | None" = None,
     its own, checked out at `directory` as a linked work tree (see docs/branch.md); where the
     branch exists already (a clone), it is checked out there again ({..., attached: true}).
     Without `branch`, where a remote branch holds a store, INVALID_VALUE names it (`new_store`: make one anyway)."""
-    from statedir.store.create import init as make
+    from statedir.api.making import init as make
 
     return make(directory, branch, new_store)

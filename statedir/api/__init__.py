@@ -31,7 +31,8 @@ from statedir.store.journal import JOURNAL
 if TYPE_CHECKING:
     from statedir.api.caller_inputs import read_yaml_file, resolve
     from statedir.bus import Bus
-    from statedir.store.create import CONFIG_DEFAULTS, init
+    from statedir.api.making import init
+    from statedir.store.create import CONFIG_DEFAULTS
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -52,12 +53,16 @@ __all__ = ["CONFIG_DEFAULTS", "RUN_FIELDS", "StateDir", "init", "read_yaml_file"
 
 
 def __getattr__(name: str) -> Any:
-    """`init` and `CONFIG_DEFAULTS` (statedir.store.create), `read_yaml_file` and `resolve`
+    """`init` (statedir.api.making) and `CONFIG_DEFAULTS` (statedir.store.create), `read_yaml_file` and `resolve`
     (statedir.api.caller_inputs), loaded when first asked for: a transition uses none of them."""
-    if name in ("init", "CONFIG_DEFAULTS"):
+    if name == "init":
+        from statedir.api import making
+
+        return making.init
+    if name == "CONFIG_DEFAULTS":
         from statedir.store import create
 
-        return getattr(create, name)
+        return create.CONFIG_DEFAULTS
     if name in ("read_yaml_file", "resolve"):
         from statedir.api import caller_inputs
 

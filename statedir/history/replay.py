@@ -18,7 +18,7 @@ from statedir.files import schema, yaml
 from statedir.gitops import request_ids
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
-from statedir.store import layout, run_logs
+from statedir.store import layout, run_logs, steering
 
 
 @dataclass
@@ -228,11 +228,16 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
     """`init`: the store's own files, made once, in a commit whose parent has no store."""
     if commit.parent and reader.objects.read(reader.spec(commit.parent, layout.CONFIG)):
         raise ValidationFailed("init of a store that already existed")
-    allowed = {layout.CONFIG, ".gitignore", ".gitattributes", layout.PRE_COMMIT_CONFIG}
+    allowed = {layout.CONFIG, *steering.INIT_TEXTS}
     odd = [rel for rel in commit.changed if rel not in allowed and not rel.startswith(".schemas/")]
     if odd or any(status != "A" for status, _, _ in commit.changed.values()):
         raise ValidationFailed(f"init wrote {', '.join(odd) or 'over existing files'}")
-    return {rel: reader.raw(new) for rel, (_, _, new) in commit.changed.items()}
+    out = {rel: reader.raw(new) for rel, (_, _, new) in commit.changed.items()}
+    for rel in sorted(steering.INIT_TEXTS.keys() & out.keys()):  # what git and hooks obey: statedir's text only
+        if not steering.init_wrote(rel, out[rel]):
+            raise ValidationFailed(f"init wrote {rel} with a text statedir's init never writes "
+                                   f"({steering.steers(rel)})", file=rel)
+    return out
 
 
 def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:

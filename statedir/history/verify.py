@@ -17,7 +17,7 @@ from statedir.history import ack_trust, acknowledgements, merge_check, merge_rep
 from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
-from statedir.store import layout
+from statedir.store import layout, steering
 from statedir.store.disk import Store
 
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
@@ -28,6 +28,7 @@ _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.TRAILERS.values()))
 _LOG = re.compile(r"^runs/[^/]+/history/")
 _PASSPORT = re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$")
+_OWN_STEERING = {"init": tuple(steering.INIT_TEXTS), "doctor": (".gitattributes",)}  # action -> what it writes
 
 
 def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
@@ -132,13 +133,21 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
     out: list[dict[str, Any]] = []
     replayed: set[str] = set()  # files the replay proved exactly right
     statedirs = bool(commit.run_id and commit.actor and commit.action)
-    foreign = {rel: why for rel, (status, _, _) in commit.changed.items()
-               if status != "D" and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
-    if foreign:  # reported once, as what they are; the rest of the commit is checked as usual
-        out += [_finding(commit, "illegal" if statedirs else "hand_edit", rel,
-                         f"{_verb(commit.changed[rel][0])} {rel}, a file statedir never writes: {why}")
-                for rel, why in sorted(foreign.items())]
-        commit = dataclasses.replace(commit, changed={k: v for k, v in commit.changed.items() if k not in foreign})
+    # Files that steer git or hooks: illegal whoever changed them, but where statedir's own init or
+    # doctor wrote them (their replay then holds the text to statedir's, byte for byte).
+    steered = {rel: why for rel in commit.changed if (why := steering.steers(rel))
+               and not (statedirs and rel in _OWN_STEERING.get(commit.action, ()))}
+    foreign = {rel: why for rel, (status, _, _) in commit.changed.items() if status != "D" and rel not in steered
+               and (why := layout.unwritten(rel, commit.modes.get(rel, "100644")))}
+    if steered or foreign:  # reported once, as what they are; the rest of the commit is checked as usual
+        for rel in sorted({*steered, *foreign}):
+            own = rel in steering.INIT_TEXTS and rel in steered
+            out.append(_finding(commit, "illegal" if statedirs or rel in steered else "hand_edit", rel,
+                                f"{_verb(commit.changed[rel][0])} {rel}, "
+                                + ("which only statedir's own init writes" if own else "a file statedir never writes")
+                                + f": {steered.get(rel) or foreign[rel]}"))
+        commit = dataclasses.replace(commit, changed={k: v for k, v in commit.changed.items()
+                                                      if k not in foreign and k not in steered})
         if not commit.changed:
             return out
     if not statedirs:

@@ -11,41 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, merge_driver, worktrees
+from statedir.gitops import git, hooks, merge_driver, worktrees
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
 
-# Committed on the store's branch at its root: the pre-commit framework reads the config of the work
-# tree it commits or pushes in, and the store's has no other (the user's hooks are shared by both).
-# `language: system`: the statedir the user runs, no URL or pin to keep up to date.
-VALIDATED_FILES = (r"(^|/)(statedir\.yaml|templates/[^/]+\.ya?ml|runs/[^/]+/(state|stages/[^/]+|materials/[^/]+|"
-                   r"history/[^/]+(/[0-9]{4}-[0-9]{2}-[0-9]{2})?)\.yaml|bus/[0-9]{4}-[0-9]{2}-[0-9]{2}-[^/]+\.yaml|"
-                   r"research/[^/]+/[^/]+\.yaml)$")
-PRE_COMMIT_CONFIG = f"""\
-# statedir: the hooks of the store's work tree (statedir init --branch); see docs/branch.md.
-# Installed with `pre-commit install` (and `--hook-type pre-push`) in your work tree, they run here too.
-repos:
-  - repo: local
-    hooks:
-      - id: statedir-validate
-        name: statedir validate
-        entry: statedir validate --skip-outside-stores
-        language: system
-        files: '{VALIDATED_FILES}'
-        types: [yaml]
-      - id: statedir-verify
-        name: statedir verify
-        entry: statedir verify --pushed
-        language: system
-        pass_filenames: false
-        always_run: true
-        stages: [pre-push]
-"""
+# Checks what an attach takes from a remote (statedir.sync.attach.vet, given by the entry points: the
+# store layer knows no history): raises, naming what does not verify, and the attach is undone.
+Vet = Callable[[Path], None]
 
 
-def init(directory: Path, branch: str) -> dict[str, Any]:
+def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]:
     """Make (or check out again) the store on `branch` at `directory`: {store, branch, created,
-    attached, commit[, warnings]}. A store already there on that branch changes nothing."""
+    attached, commit[, warnings]}. A store already there on that branch changes nothing. A branch
+    checked out again is first put to `vet` (what it holds from a remote is verified); its refusal
+    leaves everything as it was. Either way the store's work tree gets statedir's own hooks."""
     user_tree = git.find_worktree(directory.parent)
     if not worktrees.valid_branch_name(user_tree or Path(directory.anchor), branch):
         raise InvalidValue(f"{branch!r} is not a valid branch name", branch=branch)
@@ -91,16 +70,23 @@ def init(directory: Path, branch: str) -> dict[str, Any]:
     try:
         if source is None:
             worktrees.add_orphan(user_tree, directory, branch)
-            result = {**populate(directory, created=False, extra={layout.PRE_COMMIT_CONFIG: PRE_COMMIT_CONFIG}),
-                      "attached": False}
+            result = {**populate(directory, created=False), "attached": False}
         else:
-            worktrees.add_existing(user_tree, directory, branch, remote)
+            worktrees.add_existing(user_tree, directory, branch, remote)  # git runs no hook of its own here
+            if vet is not None:
+                vet(directory)
             merge_driver.register(directory)  # a fresh clone has no registration (git copies no config)
             result = {"store": str(directory), "created": False, "attached": True, "commit": git.head(directory)}
+        hooks.install(directory)
         worktrees.bind(user_tree, directory, branch)
         worktrees.exclude(user_tree, directory)
     except BaseException:
         worktrees.remove(user_tree, directory)
+        if local is None and source is not None:  # the local branch add_existing made from the remote's
+            worktrees.forget(user_tree, f"refs/heads/{branch}")
+            git.run(user_tree, "config", "--remove-section", f"branch.{branch}", check=False)
+        if fetched is not None:
+            worktrees.forget(user_tree, f"refs/remotes/{fetched}")
         if existed:
             directory.mkdir(parents=True, exist_ok=True)
         raise
@@ -128,6 +114,8 @@ def _existing(directory: Path, branch: str) -> dict[str, Any]:
     outer = git.find_worktree(directory.parent)
     if outer is not None and worktrees.exclude(outer, directory):
         repaired.append("listed its work tree in .git/info/exclude")
+    if hooks.install(directory):
+        repaired.append("made statedir's own hooks the hooks of its work tree (and of no other)")
     return {"store": str(directory), "branch": branch, "created": False, "attached": False, "commit": None,
             "repaired": repaired}
 
@@ -159,4 +147,11 @@ def problems(root: Path) -> list[tuple[str, str, str, Callable[[], None]]]:
         out.append(("branch_exclude", f"your work tree {outer} does not ignore the store's work tree: `git add -A` "
                     "would commit it into your branch as an embedded repository",
                     "list it in .git/info/exclude", exclude))
+    if not hooks.installed(root):
+        def install() -> None:
+            hooks.install(root)
+
+        out.append(("store_hooks", "the store's work tree runs the repository's hooks, not statedir's own: a hook "
+                    "configuration its branch carries (a .pre-commit-config.yaml a remote changed) could run there",
+                    "make statedir's own hooks the hooks of the store's work tree alone", install))
     return out

@@ -1,6 +1,7 @@
 """Making a store: `statedir init` and `statedir.init()`."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ from statedir.store.skeleton import CONFIG_DEFAULTS, populate, refuse_occupied, 
 __all__ = ["CONFIG_DEFAULTS", "init", "other_stores"]
 
 
-def init(directory: str | Path, branch: str | None = None, new_store: bool = False) -> dict[str, Any]:
+def init(directory: str | Path, branch: str | None = None, new_store: bool = False,
+         vet: Callable[[Path], None] | None = None) -> dict[str, Any]:
     """Make a store at `directory` (git init first where it is in no work tree); commits it.
 
     An existing store is left as it is; anything else already at `directory` is refused, and
@@ -21,7 +23,7 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
     what discovery and the pre-commit hook expect). With `branch`, the store is a linked work
     tree on that branch of its own (statedir.store.branch). Where a remote branch holds a store
     (a clone of a repository whose store is on a branch of its own), a new one on the user's
-    branch is refused unless `new_store`: `init --branch` checks that one out.
+    branch is refused unless `new_store`: `init --branch` checks that one out, first put to `vet`.
     """
     if not isinstance(directory, str | Path):
         raise InvalidValue(f"init(): directory must be a path, not {type(directory).__name__}", argument="directory")
@@ -31,7 +33,7 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
     if branch is not None:
         from statedir.store import branch as own_branch
 
-        return own_branch.init(directory, branch)
+        return own_branch.init(directory, branch, vet)
     if (directory / layout.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
     refuse_occupied(directory)

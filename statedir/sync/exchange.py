@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import git, git_owner, merge_driver, worktrees
+from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
 from statedir.merge import driver
 from statedir.store import checkpoint, sync_journal
 from statedir.store.disk import Store
-from statedir.sync import versions
+from statedir.sync import verified, versions
 from statedir.sync import replay as replaying
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
@@ -125,6 +125,7 @@ def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> d
     if push.returncode != 0:
         raise GitError(f"git push to {name} failed after the replay: {git.gist(push.stderr)}; nothing was "
                        "changed (the remote may have moved: run `statedir sync --replay` again)", remote=name)
+    verified.record(store, head)
     counts = f"{len(outcome['replayed'])} replayed, {len(outcome['refused'])} refused by the rules, " \
              f"{len(outcome['skipped'])} skipped"
     return {**_result(name, branch, "replayed", head, 1, pushed=True),
@@ -141,13 +142,17 @@ def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any
         ours = _rev(store, "HEAD")
         if theirs is not None and theirs != ours:
             status = _merge(store, name, branch, ours, theirs, actor) or status
+        if status == "up_to_date":  # nothing merged: what a plain `git pull` took since the last check
+            _refuse_taken(store, name, branch, verified.taken(store, ours, theirs))
         head = _rev(store, "HEAD")
         if head is None or head == theirs:
+            verified.record(store, head)
             return _result(name, branch, status, head, attempt, pushed=False)
         local = _out(store, "symbolic-ref", "HEAD")  # named, not HEAD: git may run in another work tree
         push = git.run(_remote_dir(store, name), "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
                        f"{local}:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
         if push.returncode == 0:
+            verified.record(store, head)
             return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
                            pushed=True)
         _fetch(store, name, branch)  # the remote moved meanwhile: merge again
@@ -158,8 +163,15 @@ def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any
 
 
 def _hooks(store: Store) -> str:
-    """The repository's own hooks directory (statedir's git calls run without hooks)."""
+    """The hooks a push runs: for a store on a branch of its own, statedir's own (its pre-push
+    verify; statedir.gitops.hooks), never the repository's, which could read a configuration the
+    branch carries; for a store on your branch, the repository's own, as on your `git push`
+    (statedir's other git calls run without hooks)."""
     import subprocess
+
+    bound = worktrees.binding(store.worktree)
+    if bound is not None and bound[1].resolve() == store.worktree.resolve():
+        return str(hooks.write(store.worktree)[0])
 
     proc = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"], cwd=store.worktree,
                           capture_output=True, env=git.environment(None), check=False)
@@ -215,13 +227,16 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
                            conflicts=[], problems=problems)
     if not fast:
         _git(store, "commit", "--quiet", "--no-edit", "-m", message)
-    findings = _findings(store, ours)
-    if findings:
-        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
-                           "nothing was changed",
-                           conflicts=[], findings=findings)
+    _refuse_taken(store, name, branch, verified.taken(store, ours, theirs))
     _record_aliases(store, name, branch, ours, theirs, actor)
     return "fast_forward" if fast else "merged"
+
+
+def _refuse_taken(store: Store, name: str, branch: str, findings: list[dict[str, Any]]) -> None:
+    if findings:
+        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['commit'][:10]} "
+                           f"{findings[0]['kind']} {findings[0]['file'] or '-'}: {findings[0]['message']}; "
+                           "nothing was changed", conflicts=[], findings=findings)
 
 
 def _record_aliases(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> None:
@@ -328,11 +343,3 @@ def _problems(store: Store, ours: str | None) -> list[str]:
     rels = [n[len(prefix):] for n in out.stdout.decode("utf-8", "surrogateescape").split("\0")
             if n.startswith(prefix) and n.endswith(".yaml")]
     return [str(p) for p in validate.opened_store(store, rels)]
-
-
-def _findings(store: Store, since: str | None) -> list[dict[str, Any]]:
-    from statedir.history import verify
-
-    if since is None:
-        return []
-    return verify.verify(store, None, since, taken=True)["findings"]
