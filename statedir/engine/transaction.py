@@ -200,6 +200,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
                                    ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
         now, req = utc_now(), stamped(req)
         try:
+            admission.refuse_writer(t, req.actor)  # statedir itself is no caller, before anything else is asked
             req = attribution.users_answer(t, run, req)
             attribution.check(t, req)
             admission.admit(t, run, req)
