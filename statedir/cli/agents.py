@@ -13,8 +13,8 @@ from statedir.commands.params import Option
 def mcp(store: StoreOpt = None,
         tools: Annotated[Optional[str], Option(
             "--tools", metavar="GROUP,...",
-            help="Serve only these groups of tools: pipeline, history, bus, research, signing, sync "
-                 "(default: all).")] = None) -> None:
+            help="Serve these groups of tools: pipeline, control, ars, history, bus, research, signing, "
+                 "sync, or all (default: pipeline, the everyday work of driving a run).")] = None) -> None:
     """Serve the store to an agent host over MCP on stdio (needs `pip install 'statedir[mcp]'`).
 
     One tool per command, results the --json documents (also as structured content), errors
@@ -28,7 +28,7 @@ def mcp(store: StoreOpt = None,
     from statedir.errors import MissingDependency, NotAStore
     from statedir.mcp import catalog
 
-    groups = catalog.chosen_groups(tools) if tools is not None else catalog.GROUPS
+    groups = catalog.chosen_groups(tools) if tools is not None else catalog.DEFAULT
     try:
         root = store_path(store)
     except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
