@@ -68,13 +68,12 @@ def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
     aliases: dict[str, list[str]] = {}
     for alias, target in (t.doc.get("aliases") or {}).items():
         aliases.setdefault(str(target), []).append(str(alias))
-    free = bool(t.doc.get("free_outputs"))
     stages = [{"id": st["id"], "name": st["name"], "owner": st["owner"], **({"aliases": aliases[st["id"]]}
                if st["id"] in aliases else {}), "decisions": st["decisions"], "produces": st["produces"],
                "requires": st["requires"], "next": st["next"]} for st in info["stages"]]
     return {"run_id": run_id, "template": t.name, "stages": stages,
-            "outputs": "free: any name (an unknown one is warned)" if free else
-                       "a stage's output is one of its produces or one of the template's materials",
+            "outputs": "a stage's output names one of its produces, the template's materials or series, or a version "
+                       "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'",
             "materials": info["materials"], "statuses": [s["value"] for s in info["statuses"]],
             "checkpoint_responses": info["checkpoint_responses"]}
 

@@ -141,3 +141,37 @@ def test_the_research_tools_have_real_output_schemas_their_results_keep_to(store
             assert found["runs"][0]["id"] == run["id"]
             assert (await a("research_validate"))["clean"] is True
     anyio.run(main)
+
+
+def test_a_stage_records_only_outputs_its_template_declares_and_no_list_grows_without_bound(store: Path,
+                                                                                             repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            await a("stage", run_id="r1", stage="1", status="in_progress", output=["RQ Brief"])
+            saved = snapshot(repo)
+            with pytest.raises(ToolError) as caught:  # the filed case: 2,000 strings of 200 characters
+                await a("stage", run_id="r1", stage="1", status="completed", output=["y" * 200] * 2000)
+            assert caught.value.code == "INVALID_VALUE" and caught.value.doc["error"]["details"]["argument"] == "outputs"
+            with pytest.raises(ToolError) as caught:  # an output nobody declared
+                await a("stage", run_id="r1", stage="1", status="completed", output=["whatever I like"])
+            error = caught.value.doc["error"]
+            assert error["code"] == "INVALID_VALUE" and "has no output 'whatever I like'" in error["message"]
+            assert {"research", "rq_brief", "bibliography"} <= set(error["details"]["expected"])
+            with pytest.raises(ToolError):
+                await a("output", run_id="r1", stage="1", output=["junk"], actor="deep-research")
+            assert snapshot(repo) == saved
+            done = await a("stage", run_id="r1", stage="1", status="completed",
+                           output=["Bibliography (22 sources)", "research_v1"])
+            assert done["commit"]
+    anyio.run(main)
+
+
+def test_the_cli_bounds_a_list_argument_too(store: Path, repo: Path) -> None:
+    from conftest import cli
+    assert cli("new", "r1", "--topic", "T", "--store", str(store)).returncode == 0
+    saved = snapshot(repo)
+    many = [arg for _ in range(300) for arg in ("--output", "rq_brief")]
+    proc = cli("stage", "r1", "1", "in_progress", *many, "--json", "--store", str(store))
+    assert proc.returncode == 2 and "more than 256 items" in proc.stdout and "Traceback" not in proc.stderr
+    assert snapshot(repo) == saved

@@ -106,7 +106,7 @@ def test_expect_head_refuses_a_write_only_where_its_run_changed(store: Path, rep
             await a("stage", run_id="r1", stage="1", status="in_progress", expect_head=seen[:12])
             saved = snapshot(repo)
             with pytest.raises(ToolError) as caught:  # `seen` is stale now: the run changed after it
-                await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=seen)
+                await a("stage", run_id="r1", stage="1", status="completed", output=["rq_brief"], expect_head=seen)
             assert caught.value.code == "HEAD_MOVED"
             assert caught.value.doc["error"]["details"] == {"expected": seen, "head": git.head(repo),
                                                             "changed": "runs/r1"}
@@ -118,7 +118,7 @@ def test_expect_head_refuses_a_write_only_where_its_run_changed(store: Path, rep
             subprocess.run(["git", "commit", "-qm", "user"], cwd=repo, check=True)
             await a("new", run_id="r2", topic="T")
             await a("bus_set", session="2026-06-30-s", field="phase", value="x")
-            done = await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=head)
+            done = await a("stage", run_id="r1", stage="1", status="completed", output=["rq_brief"], expect_head=head)
             assert done["commit"] == git.head(repo)
     anyio.run(main)
 
