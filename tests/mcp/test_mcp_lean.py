@@ -175,3 +175,21 @@ def test_the_cli_bounds_a_list_argument_too(store: Path, repo: Path) -> None:
     proc = cli("stage", "r1", "1", "in_progress", *many, "--json", "--store", str(store))
     assert proc.returncode == 2 and "more than 256 items" in proc.stdout and "Traceback" not in proc.stderr
     assert snapshot(repo) == saved
+
+
+def test_a_completed_research_run_takes_no_result_and_a_known_doi_says_it_was_deduplicated(store: Path,
+                                                                                            repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            first = await a("research_create_source", title="A study", doi="10.1/x")
+            again = await a("research_create_source", title="Another title", doi="10.1/x", venue="V")
+            assert (again["id"], again["deduplicated"], again["ignored"], again["commit"]) == (
+                first["id"], True, ["title", "venue"], None)
+            run = await a("research_start_run", skill="s", question="Q?")
+            await a("research_complete_run", run_id=run["id"], status="completed")
+            saved = snapshot(repo)
+            with pytest.raises(ToolError) as caught:
+                await a("research_record_result", run_id=run["id"], summary="late")
+            assert caught.value.code == "ILLEGAL_TRANSITION" and "is completed" in caught.value.doc["error"]["message"]
+            assert snapshot(repo) == saved
+    anyio.run(main)
