@@ -193,3 +193,17 @@ def test_a_completed_research_run_takes_no_result_and_a_known_doi_says_it_was_de
             assert caught.value.code == "ILLEGAL_TRANSITION" and "is completed" in caught.value.doc["error"]["message"]
             assert snapshot(repo) == saved
     anyio.run(main)
+
+
+def test_the_bus_tools_speak_of_nothing_an_mcp_agent_has_not_got(store: Path) -> None:
+    async def main() -> None:
+        async with Client(build(store, mcp_host(), ("bus",))) as client:  # type: ignore[arg-type]
+            tools = (await client.list_tools()).tools
+            assert len(tools) == 5
+            for tool in tools:
+                words = json.dumps([tool.description, tool.input_schema])
+                assert "pipeline-state.sh" not in words and "state_file" not in words, tool.name
+                assert "template's roles" not in words, tool.name
+                actor = tool.input_schema["properties"].get("actor")
+                assert actor is None or "no roles are checked" in actor["description"], tool.name
+    anyio.run(main)
