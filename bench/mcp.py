@@ -1,7 +1,9 @@
-"""What an agent reads of the MCP server (tools/list: tool count and size, all and by group),
+"""What an agent reads of the MCP server (tools/list: tool count and size, the default, all and by group),
 then a transition through MCP against `git add` + `git commit` and against the CLI. From the root:
 
     .venv/bin/python bench/mcp.py [--repeat 25]
+
+(bench/mcp_run.py counts the bytes of a whole run driven through the server.)
 
 One store in a temp dir; `statedir mcp` runs as a real stdio subprocess driven by the SDK's
 client (the server's start-up is paid once, before timing; it commits in-process with libgit2).
@@ -71,12 +73,12 @@ def listing_size(tools: list[Any]) -> int:
 
 
 async def tool_list(store: Path) -> None:
-    """How many tools an agent reads and their size: all of them, then each `--tools` group."""
-    for groups in ((), *((g,) for g in GROUPS)):
+    """How many tools an agent reads and their size: the default set, all of them, then each `--tools` group."""
+    for groups in ((), ("all",), *((g,) for g in GROUPS)):
         args = ["mcp", "--store", str(store), *(["--tools", ",".join(groups)] if groups else [])]
         async with Client(StdioServerParameters(command=str(BIN), args=args, env=dict(os.environ))) as client:
             tools = (await client.list_tools()).tools
-        print(f"tools/list {'--tools ' + groups[0] if groups else '(all groups)':<22} {len(tools):>3} tools "
+        print(f"tools/list {'--tools ' + groups[0] if groups else '(default)':<22} {len(tools):>3} tools "
               f"{listing_size(tools) / 1000:>6.1f} kB")
 
 

@@ -35,6 +35,10 @@ _ARGUMENT_OF_FLAG = {"file": "files", "output": "outputs", "issue": "issues", "u
 # One free-text argument (a reason, a topic, a statement, a path): at most this many bytes of
 # UTF-8. A log entry holds a few of them, so it stays far below what any reader accepts.
 MAX_TEXT_BYTES = 64 * 1024
+# One argument whole (a list, a mapping, their strings together): at most this many items and
+# bytes, so no call grows a file without bound (2,000 outputs of 200 characters is refused).
+MAX_ITEMS = 256
+MAX_TOTAL_BYTES = 256 * 1024
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -109,9 +113,39 @@ def coerce(name: str, value: Any, hint: Any) -> Any:
     return _one(name, value, hint)
 
 
+def _measure(value: Any, found: list[int]) -> None:
+    """Add `value`'s items (of its lists and mappings, nested ones included) and the bytes of its
+    strings to `found` ([items, bytes]), stopping once either is past its limit."""
+    if isinstance(value, str):
+        found[1] += len(value.encode("utf-8", "surrogatepass"))
+    elif isinstance(value, list | tuple | dict):
+        found[0] += len(value)
+        for item in (x for pair in value.items() for x in pair) if isinstance(value, dict) else value:
+            if found[0] > MAX_ITEMS or found[1] > MAX_TOTAL_BYTES:
+                return
+            _measure(item, found)
+
+
+def check_size(function: str, name: str, value: Any) -> None:
+    """INVALID_VALUE naming the argument and the limit where `value` (a list or a mapping, nested
+    ones counted too) holds more than MAX_ITEMS items or MAX_TOTAL_BYTES bytes of text in all."""
+    if not isinstance(value, list | tuple | dict):
+        return
+    found = [0, 0]
+    _measure(value, found)
+    if found[0] > MAX_ITEMS:
+        raise InvalidValue(f"{function}(): {name} holds more than {MAX_ITEMS} items (the limit of one argument)",
+                           argument=name, limit=MAX_ITEMS)
+    if found[1] > MAX_TOTAL_BYTES:
+        raise InvalidValue(f"{function}(): {name} holds more than {MAX_TOTAL_BYTES} bytes of text in all (the "
+                           "limit of one argument)", argument=name, limit=MAX_TOTAL_BYTES)
+
+
 def check_text(function: str, name: str, value: Any) -> None:
     """INVALID_VALUE naming the argument and the limit where a string in `value` (a string or
-    a list of them) is longer than MAX_TEXT_BYTES in UTF-8."""
+    a list of them) is longer than MAX_TEXT_BYTES in UTF-8, or `value` as a whole is past
+    MAX_ITEMS items or MAX_TOTAL_BYTES bytes (check_size)."""
+    check_size(function, name, value)
     for text in value if isinstance(value, list) else [value]:
         if isinstance(text, str) and len(text) * 4 > MAX_TEXT_BYTES:  # cheap first: most text is short
             size = len(text.encode("utf-8", "surrogatepass"))

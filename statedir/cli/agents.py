@@ -13,8 +13,8 @@ from statedir.commands.params import Option
 def mcp(store: StoreOpt = None,
         tools: Annotated[Optional[str], Option(
             "--tools", metavar="GROUP,...",
-            help="Serve only these groups of tools: pipeline, history, bus, research, signing, sync "
-                 "(default: all).")] = None,
+            help="Serve these groups of tools: pipeline, control, ars, history, bus, research, signing, "
+                 "sync, or all (default: pipeline, the everyday work of driving a run).")] = None,
         role: Annotated[Optional[str], Option(
             "--role", metavar="ROLE,...",
             help="The roles this server's callers act in; a call naming another is refused, and one naming none "
@@ -39,7 +39,7 @@ def mcp(store: StoreOpt = None,
     from statedir.gitops.identity import check_name
     from statedir.mcp import roles
 
-    groups = catalog.chosen_groups(tools) if tools is not None else catalog.GROUPS
+    groups = catalog.chosen_groups(tools) if tools is not None else catalog.DEFAULT
     acting = roles.chosen_roles(role) if role is not None else roles.DEFAULT_ROLES
     if client_name is not None:
         check_name(client_name, "client")

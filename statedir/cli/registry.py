@@ -19,6 +19,9 @@ COMMANDS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
 GROUPS: dict[str, tuple[typer.Typer | Callable[[], typer.Typer], dict[str, Any]]] = {}
 # A sub-group's commands declared with statedir.commands.params, by group: `direct` reads their plain calls.
 SUBCOMMANDS: dict[str, dict[str, Callable[..., Any]]] = {}
+# A command's declared group of MCP tools (`@app.command(tools_group="control")`, statedir.mcp.catalog):
+# which `statedir mcp --tools` group serves it; undeclared, the catalog finds one.
+TOOLS_GROUPS: dict[str, str] = {}
 # Every command (or group) and the module of statedir.cli that registers it, in the order
 # `statedir --help` lists them (everyday commands first): a call loads its command's module only.
 TABLE = {
@@ -101,9 +104,12 @@ class _Registry:
     call that names its command loads and registers that command alone (`--help`: all of them).
     """
 
-    def command(self, name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def command(self, name: str | None = None, *, tools_group: str | None = None,
+                **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
             COMMANDS[name or function.__name__] = (function, kwargs)
+            if tools_group is not None:
+                TOOLS_GROUPS[name or function.__name__] = tools_group
             return function
         return register
 
@@ -233,7 +239,8 @@ def command_table() -> tuple[table.Command, ...]:
     for name in TABLE:
         if name in COMMANDS:
             function, settings = COMMANDS[name]
-            found.append(table.Command((name,), function, hidden=bool(settings.get("hidden"))))
+            found.append(table.Command((name,), function, hidden=bool(settings.get("hidden")),
+                                       group=TOOLS_GROUPS.get(name)))
         else:
             found += [table.Command((name, word), function) for word, function in SUBCOMMANDS[name].items()]
     return tuple(found)

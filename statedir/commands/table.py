@@ -122,14 +122,17 @@ def parameters(function: Callable[..., Any]) -> tuple[Parameter, ...]:
 
 class Command:
     """One command of the table: the words naming it (`("stage",)`, `("bus", "set")`), the
-    function it calls, its help and its parameters."""
+    function it calls, its help and its parameters; `group`: the group of MCP tools it declares
+    (None: statedir.mcp.catalog finds one)."""
 
-    __slots__ = ("path", "function", "hidden", "_parameters")
+    __slots__ = ("path", "function", "hidden", "group", "_parameters")
 
-    def __init__(self, path: tuple[str, ...], function: Callable[..., Any], hidden: bool = False) -> None:
+    def __init__(self, path: tuple[str, ...], function: Callable[..., Any], hidden: bool = False,
+                 group: str | None = None) -> None:
         self.path = path
         self.function = function
         self.hidden = hidden
+        self.group = group
         self._parameters: tuple[Parameter, ...] | None = None
 
     @property

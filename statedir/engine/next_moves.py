@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir.engine import admission, rules, submissions, template_conditions
+from statedir.engine import admission, rules, stage_outputs, submissions, template_conditions
 from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
@@ -153,7 +153,8 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     out += _one(t, "loop", {}, {})
     for stage_id in t.stage_ids:
-        out += _one(t, "output", {"stage": stage_id, "outputs": ["-"]}, {"stage": stage_id}, ("stage",), stage_id)
+        out += _one(t, "output", {"stage": stage_id, "outputs": stage_outputs.accepted(t, stage_id)[:1] or ["-"]},
+                    {"stage": stage_id}, ("stage",), stage_id)
         out += _one(t, "redo", {"stage": stage_id}, {"stage": stage_id}, ("stage",), stage_id, reason=REASON)
     for name in t.materials:
         out += _one(t, "material", {"names": [name], "files": [], "origin_skill": None, "origin_mode": None,

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import template_conditions
+from statedir.engine import stage_outputs, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
@@ -28,6 +28,7 @@ def decide(t: Template, run: RunData, req: Request, now: str) -> Change | None:
         require_permission(t, req.actor, req.action, stage_id)
     if req.action not in POST_TERMINAL:
         require_live(t, run.state)
+    stage_outputs.check(t, req.args, stage_id)  # outputs the template declares, nothing else
     return handler(t, run, req, now, stage_id)
 
 

@@ -19,8 +19,8 @@ from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
-from statedir.mcp import outputs, roles, served_tools, vocabulary
-from statedir.mcp.catalog import GROUPS
+from statedir.mcp import lean, outputs, roles, served_tools, vocabulary
+from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question, question_of, resolution_of
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
@@ -52,7 +52,16 @@ class Outcome:
     is_error: bool
     head: str | None
     exit_code: int = 0
+    name: str = ""
     structured: dict[str, Any] | None = None  # the document as the tool's output schema says
+
+    @property
+    def line(self) -> str:
+        """The result's text content: one line saying what the structured content holds (a
+        refusal: its error document whole, for clients that show only the text of an error)."""
+        if self.is_error or self.structured is None:
+            return self.text
+        return outputs.summary_line(self.name, self.structured)
 
 
 class Served:
@@ -73,6 +82,9 @@ class Served:
     def chosen(self, groups: tuple[str, ...]) -> None:
         """Serve only the tools of `groups`; messages still name any command in its tool's words."""
         self.wording = wording_of(self.tools)
+        self.groups = {group: (purpose, tuple(name for name, tool in self.tools.items() if tool.kind.group == group))
+                       for group, purpose in GROUP_PURPOSES.items()}
+        self.served_groups = groups
         self.tools = {name: tool for name, tool in self.tools.items() if tool.kind.group in groups}
 
     def input_schemas(self) -> dict[str, dict[str, Any]]:
@@ -125,22 +137,28 @@ class Served:
             return git.head(worktree) if worktree is not None else None
         return git.head(self._sd.store.worktree)
 
-    def refusal(self, exc: StatedirError, name: str | None = None) -> Outcome:
+    def refusal(self, exc: StatedirError, name: str | None = None,
+                arguments: dict[str, Any] | None = None) -> Outcome:
         """A refusal as the CLI prints it with --json, in the tool's words."""
         return self._outcome(name, json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":")), True,
-                             exc.exit_code)
+                             exc.exit_code, arguments)
 
-    def _outcome(self, name: str | None, text: str, is_error: bool, code: int) -> Outcome:
+    def _outcome(self, name: str | None, text: str, is_error: bool, code: int,
+                 arguments: dict[str, Any] | None = None) -> Outcome:
         """A result as the agent reads it: the command line's words in the tool's (messages,
-        warnings), and its structured content."""
+        warnings), a refusal's moves those that fix it, and its structured content."""
         try:
             doc = json.loads(text) if text else None
         except ValueError:
             doc = None
+        tool = self.tools.get(name or "")
+        if is_error and isinstance(doc, dict) and tool is not None:
+            doc = lean.refusal_moves(doc, tool.path[0], arguments or {})
         if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
             doc = self._worded(doc, name)
+        if isinstance(doc, dict) and (is_error or {"error", "warning", "warnings", "blocked"} & set(doc)):
             text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-        return Outcome(text, is_error, self.head(), code, outputs.structured(name or "", text, is_error))
+        return Outcome(text, is_error, self.head(), code, name or "", outputs.structured(name or "", text, is_error))
 
     def _worded(self, doc: dict[str, Any], name: str | None) -> dict[str, Any]:
         say = self.wording.say
@@ -180,7 +198,7 @@ class Served:
                 finally:
                     store.trailers = before
         except StatedirError as exc:
-            return self.refusal(exc, name)
+            return self.refusal(exc, name, arguments)
 
     def _question(self, name: str, arguments: dict[str, Any]) -> tuple[Question | None, str | None]:
         """The question (None where the call answers no MANDATORY checkpoint) and the HEAD it was
@@ -232,7 +250,19 @@ class Served:
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
         failed = code != 0 and (_is_error_document(text) or not _is_document(text))
-        return self._outcome(name, text, failed, code)
+        if name == "show" and not failed and not (arguments.get(lean.WHOLE) or arguments.get("history")) \
+                and arguments.get("format") != "ars":
+            text = self._brief(text)
+        return self._outcome(name, text, failed, code, arguments)
+
+    def _brief(self, text: str) -> str:
+        """`show`'s document in its short form, with the current stage's prerequisites."""
+        doc = json.loads(text)
+        prereq = None
+        if isinstance(doc.get("current_stage"), str):
+            with contextlib.suppress(StatedirError):
+                prereq = self.sd.prereq(doc["run_id"], doc["current_stage"])
+        return json.dumps(lean.brief_show(doc, prereq), ensure_ascii=False, separators=(",", ":"))
 
 
 class _UsersAnswer:

@@ -1,9 +1,10 @@
 """What each tool is to a client: its group (`statedir mcp --tools`), its title, and the four
 hints (read-only, destructive, idempotent, open-world), each chosen for the command. No MCP SDK here.
 
-A tool's group is found from the first word of its command, so a command added to the CLI
-lands in one group with no further code; its title and hints are the table's, else the
-careful defaults (a write is destructive and not idempotent until said otherwise).
+A tool's group is declared: by its command (the registry's `tools_group`, see
+statedir.cli.registry), else in GROUP_OF below by the command's first word; a command declared
+nowhere is `pipeline` where it acts on a run as an actor (a transition an agent may need to drive
+it), else `control`. So a command added to the CLI lands in one group with no further code.
 """
 from __future__ import annotations
 
@@ -11,11 +12,32 @@ from dataclasses import dataclass
 
 from statedir.errors import InvalidValue
 
-GROUPS = ("pipeline", "history", "bus", "research", "signing", "sync")
-# The first word of a command -> its group; every other command drives runs (pipeline).
-_GROUP_OF = {"bus": "bus", "research": "research", "signers": "signing", "sync": "sync",
-             "log": "history", "diff": "history", "verify": "history", "doctor": "history",
-             "rollback": "history", "validate": "history"}
+# Every group, and what it is for (the `statedir://tools` resource lists them with their tools).
+GROUP_PURPOSES = {
+    "pipeline": "The everyday work of driving a run: read where it is and what is legal, then move it.",
+    "control": "Steering a run outside the everyday moves: pause/abort/complete, change a field, redo or resume "
+               "a stage, outputs and loops recorded alone, prerequisites, templates, the stage graph, a "
+               "material's versions.",
+    "ars": "Adjudication bindings and seals (bind, seal).",
+    "history": "The audit trail: log, diff, verify, validate, doctor, rollback.",
+    "bus": "The handoff bus: sessions of fields passed between phases.",
+    "research": "The research ledger, one tool per action.",
+    "signing": "Signing keys bound to actors.",
+    "sync": "Sync with the git remote.",
+}
+GROUPS = tuple(GROUP_PURPOSES)
+DEFAULT = ("pipeline",)  # what `statedir mcp` serves without --tools
+ALL = "all"  # --tools all: every group
+# The first word of a command -> its group.
+GROUP_OF = {"init": "pipeline", "new": "pipeline", "runs": "pipeline", "next": "pipeline", "status": "pipeline",
+            "show": "pipeline", "get": "pipeline", "stage": "pipeline", "confirm": "pipeline",
+            "material": "pipeline", "integrity": "pipeline", "revision": "pipeline", "observe": "pipeline",
+            "output": "control", "loop": "control", "prereq": "control", "pipeline": "control", "set": "control", "redo": "control", "resume": "control",
+            "templates": "control", "graph": "control", "versions": "control",
+            "bind": "ars", "seal": "ars",
+            "bus": "bus", "research": "research", "signers": "signing", "sync": "sync",
+            "log": "history", "diff": "history", "verify": "history", "doctor": "history",
+            "rollback": "history", "validate": "history"}
 
 # Commands that only read. Every other command is annotated as one that may write; a write's
 # --expect is its `expect_head`; a command with --actor is a transition and never read-only, and
@@ -76,24 +98,32 @@ class Kind:
     open_world: bool
 
 
-def group_of(path: tuple[str, ...]) -> str:
-    """The group a command (its words on the command line) belongs to."""
-    return _GROUP_OF.get(path[0], "pipeline")
+def group_of(path: tuple[str, ...], declared: str | None = None, acts: bool = False) -> str:
+    """The group of a command (its words on the command line; the group it declares; whether it
+    takes an actor): as declared, else GROUP_OF's, else `pipeline` for a transition, `control` for the rest."""
+    if declared in GROUP_PURPOSES:
+        return declared
+    return GROUP_OF.get(path[0], "pipeline" if acts else "control")
 
 
-def kind_of(name: str, path: tuple[str, ...], read_only: bool) -> Kind:
-    """Tool `name`'s (its command's words `path`; whether it only reads) group, title and hints."""
+def kind_of(name: str, path: tuple[str, ...], read_only: bool, declared: str | None = None,
+            acts: bool = False) -> Kind:
+    """Tool `name`'s (its command's words `path`; whether it only reads; its declared group;
+    whether it takes an actor) group, title and hints."""
     title = TITLES.get(name) or name.replace("_", " ").capitalize()
-    return Kind(group_of(path), title, read_only, destructive=not read_only and name in DESTRUCTIVE,
+    return Kind(group_of(path, declared, acts), title, read_only, destructive=not read_only and name in DESTRUCTIVE,
                 idempotent=read_only or name in IDEMPOTENT, open_world=name in OPEN_WORLD)
 
 
 def chosen_groups(text: str) -> tuple[str, ...]:
-    """The groups `--tools a,b` names, checked: an unknown one is INVALID_VALUE listing the valid ones."""
+    """The groups `--tools a,b` names (`all`: every group), checked: an unknown one is INVALID_VALUE
+    listing the valid ones."""
     names = tuple(dict.fromkeys(word.strip() for word in text.split(",") if word.strip()))
+    if ALL in names:
+        return GROUPS
     unknown = [name for name in names if name not in GROUPS]
     if unknown or not names:
         said = f"unknown tool group {', '.join(map(repr, unknown))}" if unknown else "no tool group named"
-        raise InvalidValue(f"--tools: {said}; the groups are {', '.join(GROUPS)}", unknown=unknown,
+        raise InvalidValue(f"--tools: {said}; the groups are {', '.join(GROUPS)} (or all)", unknown=unknown,
                            groups=list(GROUPS))
     return names

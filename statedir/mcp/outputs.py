@@ -36,9 +36,7 @@ _ANY: dict[str, Any] = {}
 _TRANSITION_FIELDS: dict[str, dict[str, Any]] = {
     "run_id": _S, "commit": _S_NULL, "summary": _S, "changed": _B, "warnings": _STRINGS, "warning": _S,
     "missing_recommended": _STRINGS, "next": _S, "version_label": _S, "stale": _STRINGS, "round": _I,
-    "loop_count": _I, "bumped": _ANY, "reset": _ANY,
-    "checkpoint": {"type": "object", "description": "The checkpoint this transition opened: the pipeline now awaits "
-                                                    "its answer (confirm)."}}
+    "loop_count": _I, "bumped": _ANY, "reset": _ANY, "checkpoint": {"type": "object"}}
 TRANSITION = _object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS)
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
                      value=_ANY, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)
@@ -89,6 +87,26 @@ ALWAYS_WRAPPED = frozenset({"get", "bus_get"})
 def schema_of(name: str) -> dict[str, Any]:
     """Tool `name`'s output schema (a tool not in the table: any object, e.g. text as {"text": ...})."""
     return SCHEMAS.get(name, _ANY_OBJECT)
+
+
+def summary_line(name: str, doc: dict[str, Any]) -> str:
+    """The one line a result's text content says (the structured content holds the document):
+    its `summary` where it has one, else what it is."""
+    if isinstance(doc.get("summary"), str):
+        line = doc["summary"]
+    elif isinstance(doc.get("line"), str):
+        line = doc["line"]
+    elif name == "next" and isinstance(doc.get("moves"), list):
+        line = f"{len(doc['moves'])} legal moves, {len(doc.get('blocked') or [])} blocked"
+    elif set(doc) == {"result"}:
+        value = doc["result"]
+        line = f"{name}: {len(value)} items" if isinstance(value, list) else f"{name}: {json.dumps(value)[:200]}"
+    elif set(doc) == {"text"} and isinstance(doc["text"], str):
+        return doc["text"] if "\n" not in doc["text"].strip() else f"{name}: {len(doc['text'].splitlines())} lines"
+    else:
+        line = f"{name}: " + ", ".join(doc)[:200]
+    commit = doc.get("commit")
+    return f"{line} (commit {commit[:12]})" if isinstance(commit, str) else line
 
 
 def structured(name: str, text: str, is_error: bool = False) -> dict[str, Any]:

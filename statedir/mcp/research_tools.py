@@ -12,6 +12,7 @@ from typing import Any
 
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
+from statedir.mcp import research_outputs
 from statedir.mcp.tools import EXPECT_HEAD, Tool, tool_of
 from statedir.research import evidence, kinds
 
@@ -86,6 +87,10 @@ class ResearchTool(Tool):
     @property
     def action(self) -> str:
         return self.path[1].removeprefix("--")
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return research_outputs.schema_of(self.action)
 
     def keywords(self, arguments: dict[str, Any], store: Path) -> dict[str, Any]:
         """The function's keyword arguments, the action's flag set and its required arguments

@@ -3,8 +3,11 @@
 agent to drive a run by `next` alone. Plain data; no MCP SDK here."""
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from statedir import agents
 from statedir.engine import template, template_catalog
@@ -12,6 +15,9 @@ from statedir.errors import InvalidValue
 
 GUIDE = "statedir://guide"
 TEMPLATES = "statedir://templates/"
+TOOLS = "statedir://tools"
+RUNS = "statedir://runs/"
+STAGES = "/stages"  # statedir://runs/<run_id>/stages
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,9 @@ class Resource:
 def listed(templates_dir: Path | None) -> list[Resource]:
     """The guide, then one resource per template (shipped, then the store's own)."""
     out = [Resource(GUIDE, "guide", "The agents guide", "Which tool when, exit and error codes, reading a refusal, "
-                    "and the rule: never answer a MANDATORY checkpoint for the user.", "text/markdown")]
+                    "and the rule: never answer a MANDATORY checkpoint for the user.", "text/markdown"),
+           Resource(TOOLS, "tools", "The groups of tools", "Every group of tools (statedir mcp --tools GROUP,...), "
+                    "what it is for, its tools, and whether this server serves it.", "application/json")]
     # by file name, none of them parsed: a broken one is listed too, and reading it says what is wrong
     held = sorted(templates_dir.glob("*.yaml")) if templates_dir is not None and templates_dir.is_dir() else []
     names = dict.fromkeys([*template.shipped(), *(p.stem for p in held if "@" not in p.stem)])  # @: kept for old runs
@@ -37,15 +45,55 @@ def listed(templates_dir: Path | None) -> list[Resource]:
     return out
 
 
-def read(uri: str, templates_dir: Path | None) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Served:
+    """What the server serves, for the resources that say so: each group's purpose and tools,
+    the groups served, and the template of a run (by its id)."""
+
+    groups: Mapping[str, tuple[str, tuple[str, ...]]]  # group -> (purpose, its tools)
+    served: tuple[str, ...]
+    template_of: Callable[[str], template.Template]
+
+
+def tools_listing(served: Served) -> dict[str, Any]:
+    return {"groups": [{"name": name, "purpose": purpose, "served": name in served.served, "tools": list(tools)}
+                       for name, (purpose, tools) in served.groups.items()],
+            "how": "restart the server with --tools GROUP,... (or --tools all) to serve other groups"}
+
+
+def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
+    """A run's template's stages as a tool's `stage` argument takes them: each id (its aliases
+    are accepted too), name, owner, decisions, the outputs `stage`/`output` accept, and the statuses."""
+    info = template_catalog.describe(t)
+    aliases: dict[str, list[str]] = {}
+    for alias, target in (t.doc.get("aliases") or {}).items():
+        aliases.setdefault(str(target), []).append(str(alias))
+    stages = [{"id": st["id"], "name": st["name"], "owner": st["owner"], **({"aliases": aliases[st["id"]]}
+               if st["id"] in aliases else {}), "decisions": st["decisions"], "produces": st["produces"],
+               "requires": st["requires"], "next": st["next"]} for st in info["stages"]]
+    return {"run_id": run_id, "template": t.name, "stages": stages,
+            "outputs": "a stage's output names one of its produces, the template's materials or series, or a version "
+                       "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'",
+            "materials": info["materials"], "statuses": [s["value"] for s in info["statuses"]],
+            "checkpoint_responses": info["checkpoint_responses"]}
+
+
+def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> tuple[str, str]:
     """The resource's text and MIME type; INVALID_VALUE for a URI that names none."""
     if uri == GUIDE:
         return agents.guide(), "text/markdown"
+    if uri == TOOLS and served is not None:
+        return json.dumps(tools_listing(served), ensure_ascii=False, indent=1), "application/json"
+    if uri.startswith(RUNS) and uri.endswith(STAGES) and served is not None:
+        run_id = uri[len(RUNS):-len(STAGES)]
+        return json.dumps(run_stages(run_id, served.template_of(run_id)), ensure_ascii=False, indent=1), \
+            "application/json"
     if uri.startswith(TEMPLATES):
         name = uri[len(TEMPLATES):]
         t = template.load(name, templates_dir, allow_path=False)  # a name only: a resource reads no file by path
         return template_catalog.render(template_catalog.describe(t)), "text/plain"
-    raise InvalidValue(f"no resource {uri!r}: read {GUIDE} or {TEMPLATES}<name>", uri=uri)
+    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {TEMPLATES}<name> or {RUNS}<run_id>{STAGES}",
+                       uri=uri)
 
 
 @dataclass(frozen=True)

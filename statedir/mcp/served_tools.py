@@ -13,6 +13,7 @@ from typing import Any
 from statedir.argument_checks import names_a_file
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
+from statedir.mcp import lean
 from statedir.mcp.research_tools import ResearchTool, research_tools
 from statedir.mcp.tools import Tool, tool_of, tools, worded, wording_of
 
@@ -38,7 +39,7 @@ AS_A_PATH = {
 WHERE_A_PATH_IS = ": relative to the repository root; a path leading out of the repository is refused."
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
-    ("show", "history"): (False, "Include the run's histories (they grow with every transition; default false)."),
+    ("show", "history"): (False, "The whole run with its histories (they grow with every transition; default false)."),
     ("log", "limit"): (50, "At most this many entries, the newest first (default 50)."),
     ("log", "cursor"): ("start", "Where the page starts: 'start' (the newest), or the next_cursor of the page "
                                  "before. The result is {entries, next_cursor}; next_cursor null on the last page."),
@@ -52,6 +53,10 @@ def served(commands: Iterable[Command]) -> dict[str, Tool]:
     out = {name: tool for name, tool in tools(commands).items() if name != "research"}
     out.update(research_tools(by_path[("research",)]))
     out[INIT] = _init_tool(by_path[(INIT,)])
+    if "show" in out:  # the short form by default: its argument for the whole run
+        schema = out["show"].input_schema
+        out["show"] = dataclasses.replace(out["show"], input_schema={
+            **schema, "properties": {**schema["properties"], lean.WHOLE: dict(lean.WHOLE_SCHEMA)}})
     return {name: _as_served(tool) for name, tool in sorted(out.items())}
 
 
@@ -87,6 +92,8 @@ def prepare(tool: Tool, arguments: dict[str, Any], worktree: Path | None) -> dic
     """The call's arguments as the CLI takes them: the MCP defaults filled in, file arguments
     made absolute under the repository root (refused where they leave it)."""
     out = dict(arguments)
+    if tool.name == "show" and out.get(lean.WHOLE) is not None and not isinstance(out[lean.WHOLE], bool):
+        raise InvalidValue(f"show: {lean.WHOLE} takes boolean values, not {out[lean.WHOLE]!r}", argument=lean.WHOLE)
     for (tool_name, name), (value, _) in MCP_DEFAULTS.items():
         if tool_name == tool.name and out.get(name) is None:
             out[name] = value

@@ -79,7 +79,8 @@ def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS, roles: tuple
 
     def _result(outcome: Outcome) -> types.CallToolResult:
         meta = {HEAD_META: outcome.head, EXIT_META: outcome.exit_code}
-        return types.CallToolResult(content=[types.TextContent(text=outcome.text)], is_error=outcome.is_error,
+        # the document once (structured content), its text a one-line summary (a refusal's: its error document)
+        return types.CallToolResult(content=[types.TextContent(text=outcome.line)], is_error=outcome.is_error,
                                     structured_content=outcome.structured, _meta=meta)
 
     return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
@@ -101,6 +102,9 @@ def _reading(served: Served) -> dict[str, Any]:
     def templates_dir() -> Path:
         return served.root / "templates"  # the store's own templates (none yet where it is no store)
 
+    def what_is_served() -> resources.Served:
+        return resources.Served(served.groups, served.served_groups, lambda run_id: served.sd.load(run_id)[0])
+
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         found = await anyio.to_thread.run_sync(resources.listed, templates_dir())
         return types.ListResourcesResult(resources=[
@@ -111,11 +115,15 @@ def _reading(served: Served) -> dict[str, Any]:
         return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
             uri_template=resources.TEMPLATES + "{name}", name="template", title="A template's rules",
             description="A template's stages, statuses and moves, checkpoints and actors, by its name "
-                        "(the `templates` tool lists them).", mime_type="text/plain")])
+                        "(the `templates` tool lists them).", mime_type="text/plain"), types.ResourceTemplate(
+            uri_template=resources.RUNS + "{run_id}" + resources.STAGES, name="run stages",
+            title="A run's stages", description="The stages of the run's template as tools take them: ids (aliases "
+            "accepted too), names, decisions, the outputs a stage accepts, statuses.", mime_type="application/json")])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            text, mime = await anyio.to_thread.run_sync(resources.read, str(params.uri), templates_dir())
+            text, mime = await anyio.to_thread.run_sync(resources.read, str(params.uri), templates_dir(),
+                                                        what_is_served())
         except StatedirError as exc:
             raise MCPError(types.INVALID_PARAMS, exc.message, exc.as_json()["error"]) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), mime_type=mime,

@@ -35,8 +35,7 @@ SERVED = frozenset({"store", "json"})
 PERSON_ONLY = frozenset({("verify", "acknowledge"), ("verify", "reason"), ("verify", "actor")})
 EXPECT = "expect"  # the command's --expect REV
 EXPECT_HEAD = "expect_head"  # ... as the tool's argument
-EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit you last read: HEAD_MOVED if this run or session "
-                      "changed since."}
+EXPECT_HEAD_SCHEMA = {"type": "string", "description": "Your last commit: HEAD_MOVED if the run changed since."}
 COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 _TYPES: dict[Any, str] = {int: "integer", float: "number"}
@@ -56,7 +55,8 @@ class Tool:
     @property
     def kind(self) -> Kind:
         """Its group, title and hints (statedir.mcp.catalog)."""
-        return kind_of(self.name, self.path, self.read_only)
+        acts = any(param.name == "actor" for param in self.command.parameters)
+        return kind_of(self.name, self.path, self.read_only, self.command.group, acts)
 
     @property
     def output_schema(self) -> dict[str, Any]:

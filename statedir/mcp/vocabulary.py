@@ -18,7 +18,7 @@ from statedir.errors import StatedirError
 from statedir.research import evidence, kinds
 from statedir.views import graph_drawing
 
-UNION_NOTE = "(Union over the store's templates: a run takes its own's.)"
+UNION_NOTE = "(Every template's; a run's own: statedir://runs/<run_id>/stages.)"
 SHOW_FORMATS = ("yaml", "json", "ars")  # `show --format` (the CLI checks the same three)
 
 Templates = list[template.Template]
@@ -50,7 +50,8 @@ def _union(ts: Templates, values: Callable[[template.Template], Iterable[str]]) 
 
 
 def _stages(t: template.Template) -> list[str]:
-    return [*t.stage_ids, *t.doc.get("aliases", {})]
+    """A template's stage ids, one spelling each: an alias (3' for 3p) is taken as input, not offered."""
+    return list(t.stage_ids)
 
 
 def _integrity_stages(t: template.Template) -> list[str]:

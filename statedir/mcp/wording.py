@@ -26,8 +26,7 @@ _SERVED = frozenset({"store", "json"})
 DESCRIPTIONS = {
     "bus_get": "The field's value (a list or mapping as JSON; null for a missing field), or the whole session. "
                "A missing session is an error.",
-    "bus_init": "Start session fresh ({session, phases: {}}); the result's `path` is its file (pass it on as "
-                "state_file).",
+    "bus_init": "Start session fresh ({session, phases: {}}); the result's `path` is its file in the repository.",
     "material": "Register the next version of a material; the result's `version_label` names it.",
     "prereq": "Check the prerequisites for entering a stage: `prerequisites_met` false, and what is missing, "
               "when not met (a result, not an error).",
@@ -42,6 +41,11 @@ DESCRIPTIONS = {
 # the docs folder is not the agent's to read) or name the wrong tool (the bus's `init`).
 _DROPPED = re.compile(r" \(repeatable\)| ?See docs/[\w./-]+\.md\.?|,? ?see docs/[\w./-]+\.md")
 _BUS_INIT = re.compile(r"as `init` prints it")
+# The bus's help speaks of the shell script it stands in for, which an MCP agent has not got.
+_BUS_SCRIPT = re.compile(r",? as in pipeline-state\.sh|: pipeline-state\.sh's cleanup, opt-in|"
+                         r" \(drop-in for [^)]*pipeline-state\.sh\)")
+# A session has no template: its actor is the commit's author, checked against no roles.
+_BUS_ACTOR = "Who writes (the commit's author; a session has no template, so no roles are checked)."
 # The served `init` takes no directory: the server serves one path.
 _INIT_CALL = re.compile(r"run `statedir init[^`]*`")
 
@@ -89,8 +93,10 @@ class Wording:
     def describe(self, text: str, tool: str) -> str:
         """A tool's or argument's description over MCP: its own phrasing where the command line's
         speaks of exit codes or printing, then in the tool's words (`say`)."""
-        text = _BUS_INIT.sub("as `bus_init` returns it", _DROPPED.sub("", text)) if tool.startswith("bus_") \
-            else _DROPPED.sub("", text)
+        if tool.startswith("bus_") and text.startswith("Who asks (checked against the template's roles)"):
+            return _BUS_ACTOR
+        text = _BUS_SCRIPT.sub("", _BUS_INIT.sub("as `bus_init` returns it", _DROPPED.sub("", text))) \
+            if tool.startswith("bus_") else _DROPPED.sub("", text)
         return self.say(text, tool)
 
     def _quoted(self, span: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.errors import InvalidValue
+from statedir.errors import IllegalTransition, InvalidValue
 from statedir.research import dedup
 from statedir.research.chain import HYPOTHESIS, QUESTION, RUN, one_of, project_for, required
 from statedir.research.kinds import KINDS, SCHEMA_VERSION, SCREENING, check_id, iso
@@ -31,7 +31,10 @@ def create_source(draft: Draft, title: str, *, authors: str | None = None, year:
             hits = draft.lookup(f"SELECT id FROM sources WHERE {column} = ? ORDER BY id", (value,))
             existing = _standing(draft, [hit["id"] for hit in hits])
             if existing is not None:
-                return {**_public(existing), "duplicate_hint": None}
+                given = {"title": title, "authors": authors, "year": year, "doi": doi, "url": url, "venue": venue,
+                         "evidence_tier": evidence_tier}
+                ignored = [k for k, v in given.items() if v is not None and v != existing.get(k)]
+                return {**_public(existing), "duplicate_hint": None, "deduplicated": True, "ignored": ignored}
     hint = None
     similar = draft.lookup("SELECT id FROM sources WHERE hint_key = ? ORDER BY created_at, id LIMIT 1",
                          (dedup.hint_key(title, authors, year),))
@@ -113,7 +116,10 @@ def record_result(draft: Draft, run_id: str, summary: str, *, artifact_role: str
     required(summary, "summary")
     if bool(artifact_role) != bool(artifact_path):
         raise InvalidValue("--artifact-role and --artifact-path must be given together")
-    draft.require(RUN, check_id(required(run_id, "run_id")))
+    run = draft.require(RUN, check_id(required(run_id, "run_id")))
+    if run.get("status") != "running":
+        raise IllegalTransition(f"run {run_id} is {run.get('status')}: a Result is recorded on a running Run only "
+                                "(start a new run with --start-run)", run_id=run_id, status=run.get("status"))
     return draft.put(RESULT, {
         "event": "result", "id": draft.mint(RESULT), "run_id": run_id, "summary": summary,
         "artifact_ref": {"role": artifact_role, "path": artifact_path} if artifact_role else None,

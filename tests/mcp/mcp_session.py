@@ -19,6 +19,18 @@ from statedir.mcp.server import HEAD_META, build
 AGENT_ROLES = ("pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent")
 
 
+def document(result: Any) -> Any:
+    """What a call returned, as the CLI's --json prints it: a refusal's error document (its text),
+    else the structured content (the text is one line saying what it holds), a wrapped value
+    (`{"result": ...}`, `{"text": ...}`) unwrapped."""
+    if result.is_error:
+        return json.loads(result.content[0].text) if result.content[0].text else None
+    doc = result.structured_content
+    if isinstance(doc, dict) and len(doc) == 1 and ("result" in doc or "text" in doc):
+        return next(iter(doc.values()))
+    return doc
+
+
 class ToolError(Exception):
     def __init__(self, doc: dict[str, Any]) -> None:
         super().__init__(doc)
@@ -41,8 +53,7 @@ class Agent:
     async def __call__(self, name: str, **arguments: Any) -> Any:
         result = await self.raw(name, **arguments)
         self.head = (result.meta or {}).get(HEAD_META)
-        text = result.content[0].text
-        doc = json.loads(text) if text else None
+        doc = document(result)
         if result.is_error:
             raise ToolError(doc)
         await self.keeps_to_its_schema(name, result.structured_content)

@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.from_thread
 import pytest
 from conftest import snapshot
 from hypothesis import given, settings
+from mcp_session import document
 from hypothesis import strategies as st
 from mcp import Client
 
@@ -96,7 +98,7 @@ def refuses_every_wrong_call(call_tool: Any, name: str, schema: dict[str, Any], 
     def refused(call: tuple[dict[str, Any], set[str]]) -> None:
         arguments, faulty = call
         result = call_tool(name, arguments)  # a crash of the server raises here
-        doc = json.loads(result.content[0].text)
+        doc = document(result)
         assert result.is_error, (name, arguments, doc)
         assert set(doc["error"]) == {"code", "message", "details"}, doc
         assert doc["error"]["code"] == "INVALID_VALUE", (name, arguments, doc)

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from conftest import cli, snapshot
 from mcp import Client, StdioServerParameters
-from mcp_session import ToolError, agent
+from mcp_session import ToolError, agent, document
 
 from statedir import api
 from statedir.gitops import git
@@ -73,7 +73,7 @@ def test_log_pages_filter_too_and_the_cli_pages_with_cursor(store: Path) -> None
     assert unchanged == page["entries"]  # without --cursor, the CLI's list as before
 
 
-def test_show_leaves_the_histories_out_unless_asked(store: Path) -> None:
+def test_show_is_the_current_stage_and_what_it_needs_the_whole_run_on_request(store: Path) -> None:
     sd = api.StateDir(store)
     sd.set("r1", "topic", "T2", reason="retitled")
     whole = sd.show("r1")
@@ -82,8 +82,14 @@ def test_show_leaves_the_histories_out_unless_asked(store: Path) -> None:
     async def main() -> None:
         async with agent(store) as a:
             brief = await a("show", run_id="r1")
-            assert "history" not in brief and brief["stages"] == whole["stages"]
-            assert (await a("show", run_id="r1", history=True)) == whole
+            current = whole["current_stage"]
+            assert "history" not in brief and brief["stages"] == {k: v["status"] for k, v in whole["stages"].items()}
+            assert brief["stage"] == {k: v for k, v in whole["stages"][current].items() if v not in (None, [], {})}
+            assert brief["needs"] == {"missing_required": [], "missing_recommended": []}
+            assert (brief["run_id"], brief["topic"], brief["pipeline_state"]) == ("r1", "T2", whole["pipeline_state"])
+            assert len(json.dumps(brief)) * 3 < len(json.dumps(sd.show("r1", history=False)))
+            assert (await a("show", run_id="r1", whole=True)) == sd.show("r1", history=False)
+            assert (await a("show", run_id="r1", whole=True, history=True)) == whole
             ars = await a("show", run_id="r1", format="ars")
             assert "revision_history" not in ars and "integrity_history" not in ars
     anyio.run(main)
@@ -148,18 +154,19 @@ def test_a_path_leaving_the_repository_is_refused_and_nothing_changes(store: Pat
 def test_over_stdio_files_resolve_against_the_repository_not_the_servers_cwd(store: Path, repo: Path) -> None:
     (repo / "notes.md").write_text("notes\n")
     (store / "runs" / "notes.md").write_text("a decoy in the server's working directory\n")
-    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store)],
+    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store),
+                                                                 "--tools", "all"],
                                    env=dict(os.environ), cwd=store / "runs")
 
     async def main() -> None:
         async with Client(server) as client:
             result = await client.call_tool("material", {"run_id": "r1", "names": ["rq_brief"], "file": ["notes.md"]})
             assert not result.is_error, result.content[0].text
-            page = json.loads((await client.call_tool("log", {"limit": 1})).content[0].text)
+            page = document(await client.call_tool("log", {"limit": 1}))
             assert page["entries"][0]["commit"] == git.head(repo) and page["next_cursor"]
-            brief = json.loads((await client.call_tool("show", {"run_id": "r1"})).content[0].text)
-            whole = json.loads((await client.call_tool("show", {"run_id": "r1", "history": True})).content[0].text)
-            assert "history" not in brief and whole["history"] and len(brief) == len(whole) - 1
+            brief = document(await client.call_tool("show", {"run_id": "r1"}))
+            whole = document(await client.call_tool("show", {"run_id": "r1", "history": True}))
+            assert "history" not in brief and whole["history"] and brief["stage"]["id"] == whole["current_stage"]
     anyio.run(main)
     files = api.StateDir(store).show("r1")["passports"]
     assert '"notes.md"' in json.dumps(files) and "runs/notes.md" not in json.dumps(files)
@@ -254,7 +261,7 @@ def test_a_bus_session_named_by_its_files_path_is_found_from_the_repository_root
             await a("bus_set", session=made["path"], field="owner", value="ana")
             relative = Path(made["path"]).relative_to(repo).as_posix()
             await a("bus_set", session=relative, field="topic", value="t")
-            assert json.loads((await a.raw("bus_get", session=session)).content[0].text)["owner"] == "ana"
+            assert document(await a.raw("bus_get", session=session))["owner"] == "ana"
             with pytest.raises(ToolError) as refused:
                 await a("bus_get", session="../elsewhere/2026-06-30-handoff.yaml")
             assert refused.value.doc["error"]["details"]["argument"] == "session"

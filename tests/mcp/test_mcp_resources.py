@@ -37,7 +37,7 @@ def test_the_guide_and_each_templates_rules_are_resources(store: Path) -> None:
             expected = template_catalog.render(template_catalog.describe(template.load("academic-pipeline")))
             assert rules == expected and "MANDATORY" in rules
             kinds = (await a.client.list_resource_templates()).resource_templates
-            assert [k.uri_template for k in kinds] == ["statedir://templates/{name}"]
+            assert [k.uri_template for k in kinds] == ["statedir://templates/{name}", "statedir://runs/{run_id}/stages"]
             for uri in ("statedir://templates/nowhere", "statedir://templates/../../etc/passwd", "statedir://x"):
                 with pytest.raises(MCPError) as refused:
                     await a.client.read_resource(uri)

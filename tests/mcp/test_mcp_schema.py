@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from conftest import cli, snapshot
 from mcp import Client, StdioServerParameters
-from mcp_session import ToolError, agent
+from mcp_session import ToolError, agent, document
 
 from statedir import api
 from statedir.cli.common import mcp_host
@@ -120,14 +120,15 @@ def test_enums_wherever_values_form_a_vocabulary(store: Path) -> None:
     async def described() -> list[dict[str, Any]]:
         async with agent(store) as a:
             rows = await a("templates")
-            return [json.loads((await a.client.call_tool("templates", {"name": row["name"]})).content[0].text)
+            return [document(await a.client.call_tool("templates", {"name": row["name"]}))
                     for row in rows]
     held = anyio.run(described)
     union = lambda values: {v for t in held for v in values(t)}  # noqa: E731
     assert set(props("stage")["status"]["enum"]) == union(lambda t: [s["value"] for s in t["statuses"]])
     assert set(props("confirm")["response"]["enum"]) == union(lambda t: t["checkpoint_responses"])
     assert set(props("stage")["decision"]["enum"]) == union(lambda t: [d for s in t["stages"] for d in s["decisions"]])
-    assert set(props("stage")["stage"]["enum"]) >= union(lambda t: [s["id"] for s in t["stages"]])
+    assert set(props("stage")["stage"]["enum"]) == union(lambda t: [s["id"] for s in t["stages"]])  # one spelling
+    assert "3'" not in props("stage")["stage"]["enum"] and "3p" in props("stage")["stage"]["enum"]
     assert set(props("integrity")["stage"]["enum"]) == union(lambda t: [s["id"] for s in t["stages"] if s["integrity"]])
     assert set(props("pipeline")["state"]["enum"]) == union(
         lambda t: [t["pipeline_states"][r] for r in ("paused", "running", "aborted", "completed")])
@@ -135,7 +136,7 @@ def test_enums_wherever_values_form_a_vocabulary(store: Path) -> None:
     assert props("integrity")["verdict"]["enum"] == ["PASS", "PASS_WITH_NOTES", "FAIL"]
     assert props("show")["format"]["enum"] == ["yaml", "json", "ars"]
     assert props("graph")["format"]["enum"] == ["mermaid", "dot"]
-    assert "(Union over the store's templates: a run takes its own's.)" in props("stage")["status"]["description"]
+    assert "a run's own: statedir://runs/<run_id>/stages" in props("stage")["status"]["description"]
 
 
 def test_enums_follow_the_store_s_own_templates(store: Path, repo: Path) -> None:
@@ -178,7 +179,7 @@ def test_structured_content_is_the_document_and_keeps_to_the_output_schema(store
             for name, arguments in calls:
                 result = await a.raw(name, **arguments)
                 assert not result.is_error, (name, result.content)
-                doc = json.loads(result.content[0].text)
+                doc = document(result)
                 expected = doc if isinstance(doc, dict) and name not in ("get", "bus_get") else {"result": doc}
                 assert result.structured_content == expected, name
                 jsonschema.validate(result.structured_content, tools[name].output_schema)
@@ -285,7 +286,7 @@ def test_tools_serves_only_the_chosen_groups(store: Path, repo: Path) -> None:
     async def main() -> None:
         async with Client(build(store, mcp_host(), ("bus",))) as client:  # type: ignore[arg-type]
             result = await client.call_tool("new", {"run_id": "r1", "topic": "T"})
-            doc = json.loads(result.content[0].text)
+            doc = document(result)
             assert result.is_error and doc["error"]["code"] == "INVALID_VALUE"
             assert "unknown tool 'new'; this server serves bus_append" in doc["error"]["message"]
     saved = snapshot(repo)
@@ -318,10 +319,11 @@ def test_over_stdio_tools_serves_the_chosen_groups_each_described(store: Path) -
 def test_an_unknown_group_is_refused_naming_the_groups(store: Path) -> None:
     proc = cli("mcp", "--store", str(store), "--tools", "pipeline,histry")
     assert proc.returncode == 2 and not proc.stdout
-    assert "unknown tool group 'histry'; the groups are pipeline, history, bus, research, signing, sync" in proc.stderr
+    assert ("unknown tool group 'histry'; the groups are pipeline, control, ars, history, bus, research, signing, "
+            "sync (or all)") in proc.stderr
     assert "Traceback" not in proc.stderr
     help_text = " ".join(cli("mcp", "--help").stdout.split())
-    assert "--tools" in help_text and "pipeline, history, bus, research, signing, sync" in help_text
+    assert "--tools" in help_text and "pipeline, control, ars, history, bus, research, signing, sync, or all" in help_text
     assert subprocess.run(["git", "status", "--porcelain"], cwd=store, capture_output=True, text=True).stdout == ""
 
 

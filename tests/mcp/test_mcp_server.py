@@ -10,7 +10,7 @@ from typing import Annotated
 import anyio
 import pytest
 from conftest import cli, snapshot
-from mcp_session import AGENT_ROLES, Agent, ToolError, agent
+from mcp_session import AGENT_ROLES, Agent, ToolError, agent, document
 
 from statedir import api
 from statedir.cli.common import mcp_host
@@ -57,7 +57,7 @@ def test_results_are_the_json_the_cli_prints(store: Path, repo: Path) -> None:
             assert set(made) >= {"run_id", "commit", "summary"} and made["commit"] == git.head(repo) == a.head
             await a("stage", run_id="r1", stage="1", status="in_progress", mode="socratic")
             for name, arguments, argv in [
-                    ("show", {"run_id": "r1"}, ["r1", "--no-history"]),
+                    ("show", {"run_id": "r1", "whole": True}, ["r1", "--no-history"]),
                     ("show", {"run_id": "r1", "history": True}, ["r1"]),
                     ("show", {"run_id": "r1", "format": "ars"}, ["r1", "--format", "ars", "--no-history"]),
                     ("get", {"run_id": "r1", "path": "stages.1.status"}, ["r1", "stages.1.status"]),
@@ -67,7 +67,7 @@ def test_results_are_the_json_the_cli_prints(store: Path, repo: Path) -> None:
                     ("graph", {"run_id": "r1", "format": "dot"}, ["r1", "--format", "dot"])]:
                 result = await a.raw(name, **arguments)
                 expected = cli(name, *argv, "--store", str(store), "--json").stdout.strip()
-                assert result.content[0].text == expected, name
+                assert document(result) == json.loads(expected), name  # sent once: the structured content
                 assert result.is_error is False, name  # prereq not met is an answer, not a failure
     anyio.run(main)
 
@@ -106,7 +106,7 @@ def test_expect_head_refuses_a_write_only_where_its_run_changed(store: Path, rep
             await a("stage", run_id="r1", stage="1", status="in_progress", expect_head=seen[:12])
             saved = snapshot(repo)
             with pytest.raises(ToolError) as caught:  # `seen` is stale now: the run changed after it
-                await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=seen)
+                await a("stage", run_id="r1", stage="1", status="completed", output=["rq_brief"], expect_head=seen)
             assert caught.value.code == "HEAD_MOVED"
             assert caught.value.doc["error"]["details"] == {"expected": seen, "head": git.head(repo),
                                                             "changed": "runs/r1"}
@@ -118,7 +118,7 @@ def test_expect_head_refuses_a_write_only_where_its_run_changed(store: Path, rep
             subprocess.run(["git", "commit", "-qm", "user"], cwd=repo, check=True)
             await a("new", run_id="r2", topic="T")
             await a("bus_set", session="2026-06-30-s", field="phase", value="x")
-            done = await a("stage", run_id="r1", stage="1", status="completed", output=["x"], expect_head=head)
+            done = await a("stage", run_id="r1", stage="1", status="completed", output=["rq_brief"], expect_head=head)
             assert done["commit"] == git.head(repo)
     anyio.run(main)
 

@@ -14,6 +14,7 @@ import anyio
 import pytest
 from conftest import cli, snapshot
 from mcp import Client, StdioServerParameters
+from mcp_session import document
 
 import statedir
 from statedir import api
@@ -29,13 +30,14 @@ def store(repo: Path, sd: api.StateDir) -> Path:
 
 
 def params(store: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store)],
+    return StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store),
+                                                                 "--tools", "all"],
                                  env=dict(os.environ))
 
 
 async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, Any]:
     result = await client.call_tool(name, arguments)
-    return result.is_error, json.loads(result.content[0].text)
+    return result.is_error, document(result)
 
 
 def test_the_sdk_stdio_client_drives_a_subprocess_server(store: Path, repo: Path) -> None:
@@ -113,10 +115,10 @@ def test_nothing_but_protocol_on_stdout_and_logs_on_stderr(store: Path, repo: Pa
     assert set(by_id) == {1, 2, 3, 4, 5, 6}
     assert by_id[1]["serverInfo"]["name"] == "statedir" and "expect_head" in by_id[1]["instructions"]
     assert "Never answer a MANDATORY checkpoint for the user" in by_id[1]["instructions"]
-    runs = json.loads(by_id[4]["content"][0]["text"])
+    runs = by_id[4]["structuredContent"]["result"]  # the document once; its text one line
     assert [r["run_id"] for r in runs] == ["broken", "r1"] and runs[0]["error"]["code"] == "BAD_FILE"
     assert "run broken cannot be read" in stderr  # the CLI's warning went to the log, not the wire
-    assert "Pipeline:" in json.loads(by_id[5]["content"][0]["text"])["line"]
+    assert "Pipeline:" in by_id[5]["structuredContent"]["line"] and "Pipeline:" in by_id[5]["content"][0]["text"]
     assert by_id[6]["isError"] is True
     assert json.loads(by_id[6]["content"][0]["text"])["error"]["code"] in {"INVALID_VALUE", "ILLEGAL_TRANSITION"}
 
@@ -184,7 +186,8 @@ import os, sys, anyio
 from mcp import Client, StdioServerParameters
 
 async def main():
-    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", sys.argv[1]],
+    server = StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", sys.argv[1],
+                                                                 "--tools", "all"],
                                    env=dict(os.environ))
     async with Client(server) as client:
         await client.list_tools()

@@ -14,20 +14,20 @@ import anyio
 import pytest
 from conftest import snapshot
 from mcp import Client, StdioServerParameters
-from mcp_session import ToolError, agent
+from mcp_session import ToolError, agent, document
 
 from statedir import api
 from statedir.gitops import git
 
 
 def params(store: Path | None, cwd: Path | None = None) -> StdioServerParameters:
-    args = ["-m", "statedir", "mcp"] + (["--store", str(store)] if store else [])
+    args = ["-m", "statedir", "mcp", "--tools", "all"] + (["--store", str(store)] if store else [])
     return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ), cwd=cwd)
 
 
 async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, Any]:
     result = await client.call_tool(name, arguments)
-    return bool(result.is_error), json.loads(result.content[0].text)
+    return bool(result.is_error), document(result)
 
 
 @pytest.mark.slow  # a server process over stdio

@@ -1,0 +1,57 @@
+"""What an agent reads, kept to what it needs: a refusal's moves cut to those that fix this
+refusal (the full list is one `next` away), and `show` as the current stage and what it needs
+(the whole run on request). Plain data over the documents the commands print; no MCP SDK here."""
+from __future__ import annotations
+
+from typing import Any
+
+# The run's fields `show` keeps in its short form, beside the current stage.
+SHOWN = ("run_id", "template", "topic", "current_stage", "pipeline_state", "checkpoint", "loop_count",
+         "current_version")
+WHOLE = "whole"  # show's argument for the whole run
+WHOLE_SCHEMA = {"type": "boolean", "default": False,
+                "description": "The whole run, every stage (default false: the current stage and what it needs; "
+                               "history: true is the whole run too)."}
+# Moves that end or pause a run never fix a refusal: left to `next`.
+_NEVER_A_FIX = frozenset({"pipeline"})
+
+
+def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The refusal `doc` of a call to `command` (its first word) with `arguments`, its
+    `details.moves` cut to the moves that fix it: those of the same command (of the stage the call
+    named, where it named one and such a move exists), else the moves that lead the run on.
+    `details.more_moves` counts the rest; `details.all_moves` names the call that lists them."""
+    error = doc.get("error")
+    details = error.get("details") if isinstance(error, dict) else None
+    moves = details.get("moves") if isinstance(details, dict) else None
+    if not isinstance(moves, list) or not all(isinstance(m, dict) for m in moves):
+        return doc
+    same = [m for m in moves if m.get("command") == command]
+    stage = arguments.get("stage")
+    of_stage = [m for m in same if stage in (m.get("allowed") or {}).get("stage", [])]
+    fixes = of_stage or same or [m for m in moves if m.get("leads_to") and m.get("command") not in _NEVER_A_FIX]
+    kept = {**details, "moves": fixes}
+    if len(fixes) < len(moves):
+        kept["more_moves"] = len(moves) - len(fixes)
+        if isinstance(details.get("run_id"), str):
+            kept["all_moves"] = f"next {{run_id: {details['run_id']}}}"
+    return {**doc, "error": {**error, "details": kept}}
+
+
+def brief_show(doc: dict[str, Any], prereq: dict[str, Any] | None) -> dict[str, Any]:
+    """`show`'s short form: the run's state, its current stage whole (its fields that are set),
+    every stage's status, and what the current stage needs (`prereq`'s missing materials)."""
+    out = {key: doc[key] for key in SHOWN if key in doc}
+    stages = doc.get("stages")
+    if isinstance(stages, dict):
+        current = stages.get(doc.get("current_stage"))
+        if isinstance(current, dict):
+            out["stage"] = {key: value for key, value in current.items() if value not in (None, [], {})}
+        out["stages"] = {sid: s.get("status") for sid, s in stages.items() if isinstance(s, dict)}
+    materials = doc.get("materials")
+    if isinstance(materials, dict):
+        out["materials_registered"] = [name for name, held in materials.items() if held]
+    if prereq is not None:
+        out["needs"] = {key: prereq.get(key) for key in ("missing_required", "missing_recommended")}
+    out["more"] = "show {run_id, whole: true} for every stage; history: true for the whole run with its histories"
+    return out

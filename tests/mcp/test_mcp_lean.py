@@ -1,0 +1,209 @@
+"""What an agent reads is lean: `statedir mcp` serves the everyday group unless told otherwise,
+its tool list under 20 kB; a result's document is sent once (the text a one-line summary); a
+refusal carries the moves that fix it; the groups and a run's stages are resources."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import snapshot
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_session import ToolError, agent
+
+from statedir import api
+from statedir.cli.common import mcp_host
+from statedir.commands import table
+from statedir.mcp import catalog
+from statedir.mcp.server import build
+
+
+@pytest.fixture
+def store(repo: Path, sd: api.StateDir) -> Path:
+    return repo / "state"
+
+
+def listing_bytes(tools: list[types.Tool]) -> int:
+    return len(types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
+@pytest.mark.slow  # a server process over stdio, twice
+def test_statedir_mcp_serves_the_everyday_group_in_under_20_kb_the_rest_on_request(store: Path) -> None:
+    def server(*more: str) -> StdioServerParameters:
+        return StdioServerParameters(command=sys.executable, args=["-m", "statedir", "mcp", "--store", str(store),
+                                                                   *more], env=dict(os.environ))
+
+    async def main() -> None:
+        async with Client(server()) as client:
+            tools = (await client.list_tools()).tools
+            names = {t.name for t in tools}
+            assert {"next", "new", "stage", "confirm", "material", "integrity", "show", "status"} <= names
+            assert not names & {"bus_set", "research_start_run", "signers_add", "sync", "log", "set"}
+            assert listing_bytes(tools) < 20_000
+        async with Client(server("--tools", "all")) as client:
+            assert len((await client.list_tools()).tools) >= 55
+    anyio.run(main)
+
+
+def test_a_command_s_group_is_declared_else_found() -> None:
+    def command(name: str, group: str | None = None, actor: bool = False) -> table.Command:
+        def transition(run_id: str, actor: str = "x") -> None:
+            """A transition."""
+
+        def read(run_id: str) -> None:
+            """A read."""
+        return table.Command((name,), transition if actor else read, group=group)
+
+    from statedir.mcp.tools import tool_of
+    assert tool_of("resolve", ("resolve",), command("resolve", actor=True)).kind.group == "pipeline"
+    assert tool_of("checklist", ("checklist",), command("checklist")).kind.group == "control"
+    assert tool_of("checklist", ("checklist",), command("checklist", group="history")).kind.group == "history"
+    assert tool_of("stage", ("stage",), command("stage", group="nonsense")).kind.group == "pipeline"
+    assert catalog.chosen_groups("all") == catalog.GROUPS
+
+
+def test_a_result_is_sent_once_its_text_one_line(store: Path) -> None:
+    async def main() -> None:
+        async with Client(build(store, mcp_host())) as client:  # type: ignore[arg-type]
+            made = await client.call_tool("new", {"run_id": "r1", "topic": "T"})
+            assert made.structured_content["run_id"] == "r1"
+            text = made.content[0].text
+            assert "\n" not in text and made.structured_content["summary"] in text
+            assert made.structured_content["commit"][:12] in text
+            moves = await client.call_tool("next", {"run_id": "r1"})
+            assert moves.content[0].text.endswith("blocked") and "\n" not in moves.content[0].text
+            assert len(moves.content[0].text) < 100 and moves.structured_content["moves"]
+            refused = await client.call_tool("stage", {"run_id": "r1", "stage": "9", "status": "completed"})
+            assert refused.is_error and json.loads(refused.content[0].text) == refused.structured_content
+    anyio.run(main)
+
+
+def test_a_refusal_carries_the_moves_that_fix_it_not_every_move(store: Path, repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            every = (await a("next", run_id="r1"))["moves"]
+            saved = snapshot(repo)
+            with pytest.raises(ToolError) as caught:  # no checkpoint open: what opens one is a stage move
+                await a("confirm", run_id="r1", response="continue")
+            details = caught.value.doc["error"]["details"]
+            assert details["moves"] and all(m["command"] == "stage" and m.get("leads_to") for m in details["moves"])
+            assert details["more_moves"] == len(every) - len(details["moves"]) > 0
+            assert details["all_moves"] == "next {run_id: r1}"
+            with pytest.raises(ToolError) as caught:  # a stage move refused: that stage's moves
+                await a("stage", run_id="r1", stage="1", status="completed")
+            details = caught.value.doc["error"]["details"]
+            assert details["moves"] and all(m["command"] == "stage" and "1" in m["allowed"]["stage"]
+                                            for m in details["moves"])
+            assert len(json.dumps(details["moves"])) < len(json.dumps(every))
+            assert snapshot(repo) == saved
+    anyio.run(main)
+
+
+def test_the_groups_and_a_run_s_stages_are_resources(store: Path) -> None:
+    async def main() -> None:
+        async with Client(build(store, mcp_host(), catalog.DEFAULT)) as client:  # type: ignore[arg-type]
+            listed = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert "statedir://tools" in listed
+            groups = json.loads((await client.read_resource("statedir://tools")).contents[0].text)["groups"]
+            by_name = {g["name"]: g for g in groups}
+            assert list(by_name) == list(catalog.GROUPS)
+            assert by_name["pipeline"]["served"] and not by_name["bus"]["served"]
+            assert "bus_set" in by_name["bus"]["tools"] and "stage" in by_name["pipeline"]["tools"]
+            await client.call_tool("new", {"run_id": "r1", "topic": "T"})
+            stages = json.loads((await client.read_resource("statedir://runs/r1/stages")).contents[0].text)
+            assert stages["template"] == "academic-pipeline"
+            ids = [s["id"] for s in stages["stages"]]
+            assert "3p" in ids and "3'" not in ids and "plan" not in ids  # its own template's, one spelling each
+            assert {"id": "3p", "aliases": ["3'"]}.items() <= next(s for s in stages["stages"] if s["id"] == "3p").items()
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource("statedir://runs/nope/stages")
+            assert refused.value.data["code"] == "UNKNOWN_RUN"
+    anyio.run(main)
+
+
+def test_the_research_tools_have_real_output_schemas_their_results_keep_to(store: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            tools = {t.name: t for t in (await a.client.list_tools()).tools if t.name.startswith("research_")}
+            assert len(tools) == 20
+            for name, tool in tools.items():
+                assert tool.output_schema and tool.output_schema.get("properties"), name
+            run = await a("research_start_run", skill="s", question="Does it hold?")  # checked against its schema
+            assert set(tools["research_start_run"].output_schema["required"]) <= set(run)
+            await a("research_record_result", run_id=run["id"], summary="it holds")
+            found = await a("research_query", run_id=run["id"])
+            assert found["runs"][0]["id"] == run["id"]
+            assert (await a("research_validate"))["clean"] is True
+    anyio.run(main)
+
+
+def test_a_stage_records_only_outputs_its_template_declares_and_no_list_grows_without_bound(store: Path,
+                                                                                             repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            await a("new", run_id="r1", topic="T")
+            await a("stage", run_id="r1", stage="1", status="in_progress", output=["RQ Brief"])
+            saved = snapshot(repo)
+            with pytest.raises(ToolError) as caught:  # the filed case: 2,000 strings of 200 characters
+                await a("stage", run_id="r1", stage="1", status="completed", output=["y" * 200] * 2000)
+            assert caught.value.code == "INVALID_VALUE" and caught.value.doc["error"]["details"]["argument"] == "outputs"
+            with pytest.raises(ToolError) as caught:  # an output nobody declared
+                await a("stage", run_id="r1", stage="1", status="completed", output=["whatever I like"])
+            error = caught.value.doc["error"]
+            assert error["code"] == "INVALID_VALUE" and "has no output 'whatever I like'" in error["message"]
+            assert {"research", "rq_brief", "bibliography"} <= set(error["details"]["expected"])
+            with pytest.raises(ToolError):
+                await a("output", run_id="r1", stage="1", output=["junk"], actor="deep-research")
+            assert snapshot(repo) == saved
+            done = await a("stage", run_id="r1", stage="1", status="completed",
+                           output=["Bibliography (22 sources)", "research_v1"])
+            assert done["commit"]
+    anyio.run(main)
+
+
+def test_the_cli_bounds_a_list_argument_too(store: Path, repo: Path) -> None:
+    from conftest import cli
+    assert cli("new", "r1", "--topic", "T", "--store", str(store)).returncode == 0
+    saved = snapshot(repo)
+    many = [arg for _ in range(300) for arg in ("--output", "rq_brief")]
+    proc = cli("stage", "r1", "1", "in_progress", *many, "--json", "--store", str(store))
+    assert proc.returncode == 2 and "more than 256 items" in proc.stdout and "Traceback" not in proc.stderr
+    assert snapshot(repo) == saved
+
+
+def test_a_completed_research_run_takes_no_result_and_a_known_doi_says_it_was_deduplicated(store: Path,
+                                                                                            repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            first = await a("research_create_source", title="A study", doi="10.1/x")
+            again = await a("research_create_source", title="Another title", doi="10.1/x", venue="V")
+            assert (again["id"], again["deduplicated"], again["ignored"], again["commit"]) == (
+                first["id"], True, ["title", "venue"], None)
+            run = await a("research_start_run", skill="s", question="Q?")
+            await a("research_complete_run", run_id=run["id"], status="completed")
+            saved = snapshot(repo)
+            with pytest.raises(ToolError) as caught:
+                await a("research_record_result", run_id=run["id"], summary="late")
+            assert caught.value.code == "ILLEGAL_TRANSITION" and "is completed" in caught.value.doc["error"]["message"]
+            assert snapshot(repo) == saved
+    anyio.run(main)
+
+
+def test_the_bus_tools_speak_of_nothing_an_mcp_agent_has_not_got(store: Path) -> None:
+    async def main() -> None:
+        async with Client(build(store, mcp_host(), ("bus",))) as client:  # type: ignore[arg-type]
+            tools = (await client.list_tools()).tools
+            assert len(tools) == 5
+            for tool in tools:
+                words = json.dumps([tool.description, tool.input_schema])
+                assert "pipeline-state.sh" not in words and "state_file" not in words, tool.name
+                assert "template's roles" not in words, tool.name
+                actor = tool.input_schema["properties"].get("actor")
+                assert actor is None or "no roles are checked" in actor["description"], tool.name
+    anyio.run(main)
