@@ -14,7 +14,7 @@ Reason = Annotated[Optional[str], Option("--reason", help="Why (recorded in the 
 
 @app.command()
 def new(run_id: RunArg,
-        topic: Annotated[Optional[str], Option("--topic", help="What the run is about (required where the template says so; academic-pipeline does).")] = None,
+        topic: Annotated[Optional[str], Option("--topic", help="What the run is about (where its template asks for one, as academic-pipeline does).")] = None,
         template: Annotated[Optional[str], Option(
             "--template", help="Template name or file; default: the store's default (academic-pipeline).")] = None,
         entry_point: Annotated[Optional[str], Option(

@@ -29,7 +29,8 @@ def _start_time(pid: int) -> str:
     return fields[19].decode() if len(fields) > 19 else ""
 
 
-def _alive(pid: int, start: str) -> bool:
+def alive(pid: int, start: str = "") -> bool:
+    """Whether process `pid` runs (and, with `start`, is the process that started then)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -60,10 +61,10 @@ def dead(gitdir: Path) -> tuple[int, Path] | None:
     try:
         pid, start, worktree = path.read_text().rstrip("\n").split(" ", 2)
         since = os.stat(path).st_mtime_ns
-        alive = _alive(int(pid), "" if start == "-" else start)
+        running = alive(int(pid), "" if start == "-" else start)
     except (OSError, ValueError):
         return None
-    return None if alive else (since, Path(worktree))
+    return None if running else (since, Path(worktree))
 
 
 def forget(gitdir: Path) -> None:

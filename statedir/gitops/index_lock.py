@@ -28,16 +28,6 @@ MARK = b"statedir writer "  # an index.lock of statedir's begins with this, then
 STALE_GIT_LOCK_NS = 2 * 10**9  # git holds a ref lock for milliseconds; one this old was left by a dead git
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _holder(gitdir: Path, st: os.stat_result) -> int | None:
     """The pid of the statedir writer that made this `index.lock`: written into the lock as it
     was made (it appears whole, by link), or, from a statedir before that, in the owner file."""
@@ -62,7 +52,7 @@ def release_dead_index_lock(gitdir: Path) -> bool:
     pid = _holder(gitdir, st)
     if pid is None:
         return _release_dead_gits(gitdir, lock, st)
-    if _alive(pid):
+    if git_owner.alive(pid):
         return False
     leftovers = _git_locks_since(gitdir, st.st_ctime_ns)
     if leftovers and (any(time.time_ns() - mtime < STALE_GIT_LOCK_NS for _, mtime in leftovers)
@@ -85,7 +75,7 @@ def left_by_the_dead(gitdir: Path) -> bool:
         return False
     pid = _holder(gitdir, st)
     if pid is not None:
-        return not _alive(pid)
+        return not git_owner.alive(pid)
     owner = git_owner.dead(gitdir)
     return owner is not None and st.st_ctime_ns >= owner[0]
 
@@ -136,7 +126,7 @@ def _sweep(folder: Path) -> None:
         return
     for name in names:
         pid = name.split(".")[2] if name.startswith("index.next.") and name.count(".") >= 2 else ""
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not git_owner.alive(int(pid)):
             (folder / name).unlink(missing_ok=True)
 
 

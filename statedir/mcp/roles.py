@@ -54,6 +54,9 @@ def with_roles(tool: Tool, schema: dict[str, Any], roles: tuple[str, ...]) -> di
     properties = schema.get("properties", {})
     if tool.read_only or ACTOR not in properties:
         return schema
-    said = f"The role this call acts in: {either(list(roles))} (this server's; default {roles[0]})."
-    actor = {**properties[ACTOR], "enum": list(roles), "default": roles[0], "description": said}
+    if len(roles) == 1:  # the server's one role, the only value (the default too): nothing more to say, 40 times
+        actor: dict[str, Any] = {"type": "string", "enum": list(roles)}
+    else:
+        said = f"The role this call acts in: {either(list(roles))} (this server's; default {roles[0]})."
+        actor = {**properties[ACTOR], "enum": list(roles), "default": roles[0], "description": said}
     return {**schema, "properties": {**properties, ACTOR: actor}}

@@ -30,13 +30,12 @@ PATH_OR_NAME: dict[str, dict[str, str]] = {
     "new": {"template": "template"}, "graph": {"template": "template"}, "templates": {"name": "template"},
     "signers_add": {"key": "key"}, "signers_remove": {"key": "key"},
     **{f"bus_{verb}": {"session": "session"} for verb in ("init", "set", "append", "get", "clear")}}
-IN_REPOSITORY = ("A path relative to the repository root (an absolute path must lie inside it); a path leading "
-                 "out of the repository is refused.")
+IN_REPOSITORY = "A path relative to the repository root; one leading out of it is refused."
 AS_A_PATH = {
-    "template": "Anything but a template's name (letters, digits and ._-, no .yaml suffix) is a file's path",
+    "template": "A value not a template's name (letters, digits, ._-; no .yaml) is a file's path",
     "key": "Anything but a key's text (ssh-..., ecdsa-..., sk-...) is a .pub file's path",
     "session": "A value holding a '/' is the path of the session's file"}
-WHERE_A_PATH_IS = ": relative to the repository root; a path leading out of the repository is refused."
+WHERE_A_PATH_IS = ": relative to the repository root; one leading out of it is refused."
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
     ("show", "history"): (False, "The whole run with its histories (they grow with every transition; default false)."),

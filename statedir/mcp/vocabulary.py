@@ -18,7 +18,7 @@ from statedir.errors import StatedirError
 from statedir.research import evidence, kinds
 from statedir.views import graph_drawing
 
-UNION_NOTE = "(Every template's; a run's own: statedir://runs/<run_id>/stages.)"
+UNION_NOTE = "(a run's own: statedir://runs/<run_id>/stages)"
 SHOW_FORMATS = ("yaml", "json", "ars")  # `show --format` (the CLI checks the same three)
 
 Templates = list[template.Template]
