@@ -42,7 +42,7 @@ HUMAN = [
     ["runs"], ["status", "p1"], ["status", "p1", "--line"], ["show", "p1"], ["show", "p1", "--format", "json"],
     ["get", "p1", "topic"], ["get", "p1", "history.transitions"], ["next", "p1"], ["prereq", "p1", "build"],
     ["log"], ["log", "p1", "--cursor", "start"], ["diff", "p1", "HEAD~5"], ["versions", "p1", "plan"],
-    ["verify"], ["doctor"], ["validate"], ["templates"], ["bus", "get", "2026-06-30-s1", "note"],
+    ["verify"], ["doctor"], ["validate"], ["templates"],
     ["get", "p1", HOSTILE], ["status", HOSTILE], ["new", "p2", "--template", "linear", "--topic", HOSTILE],
     ["set", "p1", "topic", HOSTILE, "--reason", "r"],
     ["set", "p1", "language", "de", "--reason", HOSTILE], ["pipeline", "p1", "resumed"],

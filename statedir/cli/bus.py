@@ -156,10 +156,16 @@ def get(session: SessionArg,
     value = _open(store, session).get(field)
     if json:
         emit_json(value)
-    elif field is None:
-        print(_jq(value))
-    elif value is not None:
-        print(_raw(value))
+    else:  # a value is data: raw into a pipe, as pipeline-state.sh prints it; escaped only for a terminal
+        import sys
+
+        from statedir.cli.render import unescaped
+
+        out = sys.stdout if sys.stdout.isatty() else unescaped(sys.stdout)
+        if field is None:
+            print(_jq(value), file=out)
+        elif value is not None:
+            print(_raw(value), file=out)
 
 
 @app.subcommand("bus", "clear")

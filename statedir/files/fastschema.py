@@ -117,6 +117,23 @@ def compile_schema(root: dict[str, Any]) -> Check:
         if key == "not":
             sub = build(arg)
             return lambda v: not sub(v)
+        if key == "uniqueItems":
+            if not arg:
+                return lambda v: True
+            return lambda v: not isinstance(v, list) or _unique(v)
         raise Unsupported(key)
 
     return build(root)
+
+
+def _unique(values: list[object]) -> bool:
+    """JSON Schema's uniqueItems: no two items equal as JSON values (1 and true differ)."""
+    import json
+
+    seen = set()
+    for value in values:
+        key = json.dumps(value, sort_keys=True)
+        if key in seen:
+            return False
+        seen.add(key)
+    return True

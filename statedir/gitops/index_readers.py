@@ -24,7 +24,7 @@ from pathlib import Path
 from statedir.gitops.git import common_dir
 
 PROC = Path("/proc")
-WAIT_SECONDS = 2.0
+WAIT_SECONDS = 10.0  # a CPU-starved git may take seconds from its read to the lock; the wait ends when it does
 # git commands that write the index from a read they may have made before taking its lock
 WRITERS = frozenset({"add", "am", "apply", "checkout", "cherry-pick", "commit", "merge", "mv", "pull", "read-tree",
                      "rebase", "reset", "restore", "revert", "rm", "stash", "switch", "update-index"})

@@ -12,12 +12,14 @@ from statedir.research.kinds import KINDS
 from statedir.store.layout import schema_ref
 
 TEXT = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "")
+# A skill's name is the actor its writes are recorded as: an identifier (anything else is INVALID_ID).
+SKILL = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,39}", fullmatch=True)
 
 
 # Slow: a property test (hypothesis: many generated cases)
 @pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(question=TEXT, skill=TEXT, mode=st.one_of(st.none(), TEXT))
+@given(question=TEXT, skill=SKILL, mode=st.one_of(st.none(), TEXT))
 def test_text_round_trips_through_file_and_index(ledger: Ledger, question: str, skill: str, mode: str | None) -> None:
     run = ledger.start_run(skill, mode=mode, question_text=question)
     rel = KINDS["question"].rel(run["question_id"])
