@@ -267,3 +267,34 @@ def past_stage_one(sd: api.StateDir, run: str, topic: str) -> None:
     sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
     sd.stage(run, "1", "completed")
     sd.confirm(run, response="continue")
+
+
+def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
+    """Stage 2 written and confirmed: stage 2.5 in progress (or, with "4.5", through an accept)."""
+    past_stage_one(sd, run, "t")
+    sd.material(run, ["paper_draft"])
+    sd.stage(run, "2", "completed")
+    sd.confirm(run, response="continue")
+    if stage == "4.5":
+        sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+        sd.stage(run, "2.5", "completed")
+        sd.confirm(run, response="continue")
+        sd.material(run, ["review_reports"])
+        sd.stage(run, "3", "completed", decision="accept")
+        sd.confirm(run, response="continue")
+
+
+def at_mandatory_2_5(sd: api.StateDir) -> None:
+    """Run p entered at 2.5 with its PASS recorded and the stage completed: its MANDATORY checkpoint open."""
+    sd.new("p", topic="T", entry_point="2.5")
+    sd.material("p", ["paper_draft"])
+    sd.stage("p", "2.5", "in_progress")
+    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.stage("p", "2.5", "completed")
+
+
+def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
+    """The commit's trailers, one value per key (the last where a key repeats)."""
+    out = subprocess.run(["git", "log", "-1", "--format=%(trailers:only,unfold)", rev], cwd=repo,
+                         capture_output=True, text=True, check=True).stdout
+    return dict(line.split(": ", 1) for line in out.splitlines() if line)

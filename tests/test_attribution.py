@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, cli_json, copy_of, snapshot
+from conftest import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
 from statedir import api
 from statedir.engine import attribution
@@ -18,25 +18,11 @@ from statedir.engine.template import load
 from statedir.errors import InvalidValue, PermissionDenied
 
 
-def at_the_checkpoint(sd: api.StateDir) -> None:
-    sd.new("p", topic="T", entry_point="2.5")
-    sd.material("p", ["paper_draft"])
-    sd.stage("p", "2.5", "in_progress")
-    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    sd.stage("p", "2.5", "completed")
-
-
 @pytest.fixture
 def store(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Run p with stage 2.5's MANDATORY checkpoint open."""
-    copy_of("attribution-2.5-open", at_the_checkpoint, repo, tmp_path_factory)
+    copy_of("mandatory-2.5-open", at_mandatory_2_5, repo, tmp_path_factory)
     return repo / "state"
-
-
-def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
-    out = subprocess.run(["git", "log", "-1", "--format=%(trailers:only,unfold)", rev], cwd=repo,
-                         capture_output=True, text=True, check=True).stdout
-    return dict(line.split(": ", 1) for line in out.splitlines() if line)
 
 
 def test_the_agents_relay_of_a_mandatory_answer_is_the_users_via_the_agent(store: Path, repo: Path) -> None:

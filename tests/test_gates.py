@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, copy_of, past_stage_one, snapshot
+from conftest import cli, cli_json, copy_of, past_stage_one, snapshot, to_integrity
 from sim import INTEGRITY, ORCH, Sim
 
 from statedir import api, errors
@@ -130,17 +130,7 @@ def test_the_old_template_keeps_its_free_text_decision() -> None:
 
 # --- through the CLI ----------------------------------------------------------------------------
 def _failed_thrice(sd: api.StateDir, stage: str = "4.5") -> None:
-    past_stage_one(sd, RUN, "t")
-    sd.material(RUN, ["paper_draft"])
-    sd.stage(RUN, "2", "completed")
-    sd.confirm(RUN, response="continue")
-    if stage == "4.5":
-        sd.integrity(RUN, "2.5", "PASS", refs_total=1, refs_verified=1, actor=INTEGRITY)
-        sd.stage(RUN, "2.5", "completed")
-        sd.confirm(RUN, response="continue")
-        sd.material(RUN, ["review_reports"])
-        sd.stage(RUN, "3", "completed", decision="accept")
-        sd.confirm(RUN, response="continue")
+    to_integrity(sd, RUN, stage)
     for _ in range(3):
         sd.integrity(RUN, stage, "FAIL", refs_total=4, refs_verified=2, issues=["high:citation:ref 7 not found"],
                      actor=INTEGRITY)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, cli_json, copy_of, past_stage_one
+from conftest import cli, cli_json, copy_of, past_stage_one, to_integrity
 from next_driver import choose, pick
 
 from statedir import api
@@ -29,25 +29,10 @@ def find(result: dict[str, Any], command: str, **fixed: Any) -> list[dict[str, A
             and all(value in m["allowed"].get(name, []) for name, value in fixed.items())]
 
 
-def to_integrity(sd: api.StateDir, stage: str = "2.5") -> None:
-    """Stage 2 written and confirmed: stage 2.5 in progress (or, with "4.5", through an accept)."""
-    past_stage_one(sd, RUN, "t")
-    sd.material(RUN, ["paper_draft"])
-    sd.stage(RUN, "2", "completed")
-    sd.confirm(RUN, response="continue")
-    if stage == "4.5":
-        sd.integrity(RUN, "2.5", "PASS", refs_total=1, refs_verified=1, actor=INTEGRITY)
-        sd.stage(RUN, "2.5", "completed")
-        sd.confirm(RUN, response="continue")
-        sd.material(RUN, ["review_reports"])
-        sd.stage(RUN, "3", "completed", decision="accept")
-        sd.confirm(RUN, response="continue")
-
-
 @pytest.fixture
 def at_final_integrity(sd: api.StateDir, repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
     """The run at stage 4.5 in progress (`to_integrity(sd, "4.5")`): made once per process and copied."""
-    return copy_of("next-moves-at-4.5", lambda made: to_integrity(made, "4.5"), repo, tmp_path_factory)[0]
+    return copy_of("next-moves-at-4.5", lambda made: to_integrity(made, RUN, "4.5"), repo, tmp_path_factory)[0]
 
 
 def test_a_fresh_run_may_start_its_first_stage(sd: api.StateDir, repo: Path) -> None:
@@ -81,7 +66,7 @@ def test_mid_run_the_owner_outputs_and_the_orchestrator_completes(sd: api.StateD
 
 
 def test_at_a_mandatory_checkpoint_confirm_needs_an_explicit_answer(sd: api.StateDir, repo: Path) -> None:
-    to_integrity(sd)
+    to_integrity(sd, RUN)
     blocked = moves_of(repo)
     assert find(blocked, "integrity", stage="2.5", verdict="PASS")[0]["actor"] == INTEGRITY
     needs = {e["move"]["command"]: e["needs"] for e in blocked["blocked"]}

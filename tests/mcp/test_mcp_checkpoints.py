@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import copy_of, snapshot
+from conftest import at_mandatory_2_5, copy_of, snapshot
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -19,18 +19,10 @@ from statedir.gitops import git
 MODES = ["auto", "legacy"]
 
 
-def at_the_checkpoint(sd: api.StateDir) -> None:
-    sd.new("p", topic="T", entry_point="2.5")
-    sd.material("p", ["paper_draft"])
-    sd.stage("p", "2.5", "in_progress")
-    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    sd.stage("p", "2.5", "completed")
-
-
 @pytest.fixture
 def store(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Run p with stage 2.5's MANDATORY checkpoint open: made once per process and copied."""
-    copy_of("mandatory-2.5-open", at_the_checkpoint, repo, tmp_path_factory)
+    copy_of("mandatory-2.5-open", at_mandatory_2_5, repo, tmp_path_factory)
     return repo / "state"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import copy_of, snapshot
+from conftest import copy_of, snapshot, trailers
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -31,12 +31,6 @@ def store(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Run p at stage 2.5 in progress: an integrity verdict is the next move."""
     copy_of("roles-2.5-in-progress", at_the_checkpoint, repo, tmp_path_factory)
     return repo / "state"
-
-
-def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
-    out = subprocess.run(["git", "log", "-1", "--format=%(trailers:only,unfold)", rev], cwd=repo,
-                         capture_output=True, text=True, check=True).stdout
-    return dict(line.split(": ", 1) for line in out.splitlines() if line)
 
 
 VERDICT = {"run_id": "p", "stage": "2.5", "verdict": "PASS", "refs_total": 1, "refs_verified": 1}
