@@ -34,10 +34,8 @@ def mcp(store: StoreOpt = None,
     NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
     """
     from statedir.errors import MissingDependency, NotAStore
-    from statedir.mcp import catalog
-
     from statedir.gitops.identity import check_name
-    from statedir.mcp import roles
+    from statedir.mcp import catalog, roles
 
     groups = catalog.chosen_groups(tools) if tools is not None else catalog.DEFAULT
     acting = roles.chosen_roles(role) if role is not None else roles.DEFAULT_ROLES

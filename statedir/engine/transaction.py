@@ -257,11 +257,9 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
            template_file: Path | None = None) -> dict[str, Any]:
     """`new`: the run's files and its first log entry, one commit (a log appears with its
     first entry: a new run has only `history/transitions/<today>.yaml`)."""
-    from statedir.engine import runs, template_versions
-    from statedir.engine.decision import require_permission
-
-    from statedir.engine import attribution
+    from statedir.engine import attribution, runs, template_versions
     from statedir.engine.admission import refuse_writer
+    from statedir.engine.decision import require_permission
 
     layout.check_run_id(run_id)
     refuse_writer(t, req.actor)
