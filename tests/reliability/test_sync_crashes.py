@@ -4,6 +4,7 @@ lost: each of the clone's unpublished transitions reaches the remote, itself or 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -181,6 +182,12 @@ def test_a_lock_a_live_git_holds_is_never_a_dead_statedirs(tmp_path: Path) -> No
     (gitdir / "statedir").mkdir()
     (gitdir / "statedir" / git_owner.NAME).write_text(f"{dead.pid} - {tmp_path}\n")
     holder = subprocess.Popen(["git", "-C", str(tmp_path), "cat-file", "--batch"], stdin=subprocess.PIPE)
+    for _ in range(1000):  # a loaded machine: the git is running in the repository (exec'd, -C taken) first
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{holder.pid}/comm").read_text().startswith("git") and \
+                    Path(os.readlink(f"/proc/{holder.pid}/cwd")) == tmp_path:
+                break
+        time.sleep(0.01)
     try:
         (gitdir / "index.lock").write_text("")  # made since the record: the live git's, as far as anyone can tell
         old = time.time() - 60
