@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +40,9 @@ def pytest_configure(config: pytest.Config) -> None:
             in_memory = any(line.split()[1:3] == [str(shm), "tmpfs"] for line in mounts)
     except OSError:
         return
-    if in_memory and os.access(shm, os.W_OK) and stats.f_bavail * stats.f_frsize >= 4 << 30:
+    # (a tmpfs counts each hard link against its inodes: make_large's copies need room in both)
+    roomy = stats.f_bavail * stats.f_frsize >= 4 << 30 and stats.f_favail >= 1_000_000
+    if in_memory and os.access(shm, os.W_OK) and roomy:
         import tempfile
 
         os.environ["TMPDIR"] = str(shm)
@@ -127,6 +129,22 @@ def sd(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir
 _LARGE: dict[str, Path] = {}
 
 
+_LARGE_COPIES: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _large_copies_removed() -> Iterator[None]:
+    """Each test's copy of the large repository removed when the test ends: 14,000 links and an
+    index of 1 MiB per test add up over a run's hundred (a tmpfs ran out of inodes keeping them)."""
+    yield
+    import shutil
+
+    while _LARGE_COPIES:
+        copy = _LARGE_COPIES.pop()
+        shutil.rmtree(copy / "bulk", ignore_errors=True)
+        shutil.rmtree(copy / ".git", ignore_errors=True)
+
+
 def make_large(repo: Path) -> Path:
     """Give `repo` (just made by `git init`) 14,000 committed empty files: the repository's index
     grows past the size above which statedir commits with plumbing instead of `git commit --only`.
@@ -149,6 +167,7 @@ def make_large(repo: Path) -> Path:
         _LARGE["large"] = built
     built = _LARGE["large"]
     shutil.rmtree(repo / ".git")
+    _LARGE_COPIES.append(repo)
     subprocess.run(["cp", "-a", str(built / ".git"), str(repo / ".git")], check=True)
     subprocess.run(["cp", "-al", str(built / "bulk"), str(repo / "bulk")], check=True)
     assert (repo / ".git" / "index").stat().st_size > store_commit.PLUMBING_INDEX_BYTES
