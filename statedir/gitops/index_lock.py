@@ -256,7 +256,7 @@ def held(gitdir: Path, wait: float) -> Iterator[None]:
     mine = gitdir / "statedir" / f"index.lock.{os.getpid()}"
     deadline = time.monotonic() + wait
     delay = 0.005
-    readers = index_readers.Watch(gitdir)  # the processes running before the index changes
+    readers = index_readers.Watch(gitdir)
     try:
         mine.parent.mkdir(parents=True, exist_ok=True)
         mine.write_bytes(MARK + f"{os.getpid()}\n".encode())

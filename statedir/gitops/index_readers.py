@@ -77,31 +77,28 @@ def _has_child(pid: str) -> bool:
 
 
 class Watch:
-    """The processes running now (`Watch(gitdir)`, before the lock); `wait()`, under it and after
-    the index changed, waits for the git writers among them and among any started since."""
+    """`Watch(gitdir)` before the lock; `wait()`, under it and after the index changed, waits for
+    the git writers running in this repository then.
+
+    Every process is read afresh when `wait()` runs: one forked before the lock may still have
+    been the parent's program when the lock was taken and be a git reading the index by now.
+    """
 
     def __init__(self, gitdir: Path) -> None:
         self.gitdir = gitdir
         self.usable = (PROC / "self" / "stat").exists()
-        self.seen: dict[str, tuple[bytes, bytes, bytes] | None] = {}
-        if self.usable:
-            self._scan()
-
-    def _scan(self) -> None:
-        """Learn the processes not seen before (the name of each, read once)."""
-        with contextlib.suppress(OSError):
-            for pid in os.listdir(PROC):
-                if pid.isdigit() and pid not in self.seen:
-                    self.seen[pid] = _stat(pid)
 
     def wait(self) -> None:
         """Wait (bounded) until no git that may hold an index read before now is still running."""
         if not self.usable:
             return
-        self._scan()
         me, places = str(os.getpid()), roots(self.gitdir)
-        pending = {pid: info[2] for pid, info in self.seen.items()
-                   if info and info[0].startswith(b"git") and pid != me and self._writer_here(pid, me, places)}
+        pending: dict[str, bytes] = {}
+        with contextlib.suppress(OSError):
+            for pid in os.listdir(PROC):
+                info = _stat(pid) if pid.isdigit() and pid != me else None
+                if info and info[0].startswith(b"git") and self._writer_here(pid, me, places):
+                    pending[pid] = info[2]
         deadline = time.monotonic() + WAIT_SECONDS
         delay = 0.001
         while pending and time.monotonic() < deadline:
