@@ -30,7 +30,7 @@ from statedir import api  # noqa: E402
 from statedir.cli.common import mcp_host  # noqa: E402
 from statedir.mcp import catalog, server  # noqa: E402
 
-INTEGRITY, OBSERVER = "integrity_verification", "collaboration_depth_agent"
+ORCHESTRATOR, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
 
 
 def size(model: Any) -> int:
@@ -138,10 +138,16 @@ async def drive(a: Counted, files: Path) -> None:
 
 
 async def measure(store: Path, groups: tuple[str, ...] | None) -> Counted:
-    built = server.build(store, mcp_host(), groups if groups is not None else catalog.DEFAULT)
+    """The run driven by one server acting in the three agents' roles (in use, each agent has its
+    own server: the calls are the same), the tool list counted as `statedir mcp` lists it (one role)."""
+    groups = groups if groups is not None else catalog.DEFAULT
+    async with Client(server.build(store, mcp_host(), groups)) as client:  # type: ignore[arg-type]
+        listing = Counted(client)
+        tools = await listing.list_tools()
+    built = server.build(store, mcp_host(), groups, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
     async with Client(built, elicitation_callback=answer) as client:  # type: ignore[arg-type]
         a = Counted(client)
-        a.tools = await a.list_tools()  # type: ignore[attr-defined]
+        a.bytes["tools/list"], a.tools = listing.bytes["tools/list"], tools  # type: ignore[attr-defined]
         await drive(a, store.parent / "artifacts")
     return a
 
@@ -161,7 +167,7 @@ def main() -> None:
         (repo / "artifacts").mkdir()
         a = anyio.run(measure, repo / "state", groups)
     total = sum(a.bytes.values())
-    print(f"tools/list: {a.tools} tools, {a.bytes['tools/list'] / 1000:.1f} kB")  # type: ignore[attr-defined]
+    print(f"tools/list: {a.tools} tools, {a.bytes['tools/list']:,} bytes")  # type: ignore[attr-defined]
     print(f"calls: {a.calls} ({a.refusals} refused), {a.bytes['calls'] / 1000:.1f} kB")
     print(f"bytes exchanged for the whole run: {total / 1000:.1f} kB")
 

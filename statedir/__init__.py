@@ -7,7 +7,8 @@
 # The annotations below are strings: `statedir --version` imports this module and loads nothing
 # more (no typing, no pathlib, no api); the errors module it re-exports imports nothing.
 from statedir.errors import (  # the typed errors, for `except statedir.IllegalTransition:`
-    BadFile, ContentChanged, CorruptStore, GitError, HeadMoved, IllegalTransition, ImmutableField, InvalidId, InvalidValue,
+    BadFile, ContentChanged, ContractIncomplete, CorruptStore, FailureModeBlock, GitError, HeadMoved, IllegalTransition, ImmutableField,
+    InvalidId, InvalidValue,
     LimitReached, LockTimeout, MergeRefused, MissingDependency, NotAStore, PermissionDenied,
     PrerequisitesMissing, RunExists, RunTerminal, SigningKeyMismatch, SigningKeyMissing, StatedirError,
     UncommittedEdit, UnknownMaterial, UnknownRun, UnknownStage, UnresolvedMerge, UserAnswerRequired,
@@ -15,7 +16,8 @@ from statedir.errors import (  # the typed errors, for `except statedir.IllegalT
 )
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "init", "open", "BadFile", "ContentChanged", "CorruptStore", "GitError", "HeadMoved", "IllegalTransition",
+__all__ = ["__version__", "init", "open", "BadFile", "ContentChanged", "ContractIncomplete", "CorruptStore", "FailureModeBlock", "GitError",
+           "HeadMoved", "IllegalTransition",
            "ImmutableField", "InvalidId", "InvalidValue", "LimitReached", "LockTimeout", "MergeRefused",
            "MissingDependency", "NotAStore", "PermissionDenied", "PrerequisitesMissing", "RunExists", "RunTerminal",
            "SigningKeyMismatch", "SigningKeyMissing", "StatedirError", "UncommittedEdit", "UnknownMaterial",

@@ -101,10 +101,25 @@ class UserDeclined(StatedirError):
     exit_code = REFUSED
 
 
+class FailureModeBlock(StatedirError):
+    """FAILURE_MODE_BLOCK (exit 1): a failure-mode checklist blocks the stage (or none is recorded)
+    until the user answers each blocking mode."""
+
+    code = "FAILURE_MODE_BLOCK"
+    exit_code = REFUSED
+
+
 class ContentChanged(StatedirError):
     """CONTENT_CHANGED (exit 1): a passport's content_hash differs from the file brought."""
 
     code = "CONTENT_CHANGED"
+    exit_code = REFUSED
+
+
+class ContractIncomplete(StatedirError):
+    """CONTRACT_INCOMPLETE (exit 1): a re-review decision before its contract's passing check."""
+
+    code = "CONTRACT_INCOMPLETE"
     exit_code = REFUSED
 
 

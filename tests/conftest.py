@@ -288,6 +288,15 @@ def past_stage_one(sd: api.StateDir, run: str, topic: str) -> None:
     sd.confirm(run, response="continue")
 
 
+CLEAR_ITEMS = [f"{mode}=CLEAR" for mode in range(1, 8)]  # a failure-mode checklist that finds nothing
+CLEAR_ARGS = [arg for item in CLEAR_ITEMS for arg in ("--item", item)]  # ... as the CLI takes it
+
+
+def clear_checklist(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
+    """The integrity stage's failure-mode checklist, every mode CLEAR (it must stand before the stage completes)."""
+    sd.checklist(run, stage, CLEAR_ITEMS, actor="integrity_verification")
+
+
 def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
     """Stage 2 written and confirmed: stage 2.5 in progress (or, with "4.5", through an accept)."""
     past_stage_one(sd, run, "t")
@@ -296,6 +305,7 @@ def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
     sd.confirm(run, response="continue")
     if stage == "4.5":
         sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+        clear_checklist(sd, run)
         sd.stage(run, "2.5", "completed")
         sd.confirm(run, response="continue")
         sd.material(run, ["review_reports"])
@@ -309,6 +319,7 @@ def at_mandatory_2_5(sd: api.StateDir) -> None:
     sd.material("p", ["paper_draft"])
     sd.stage("p", "2.5", "in_progress")
     sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    clear_checklist(sd, "p")
     sd.stage("p", "2.5", "completed")
 
 
@@ -317,3 +328,15 @@ def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
     out = subprocess.run(["git", "log", "-1", "--format=%(trailers:only,unfold)", rev], cwd=repo,
                          capture_output=True, text=True, check=True).stdout
     return dict(line.split(": ", 1) for line in out.splitlines() if line)
+
+
+def contract_holds(sd: api.StateDir, run: str, exit_code: int = 0) -> dict[str, Any]:
+    """Stage 3''s re-review contract recorded (files under rr/ in the store's work tree) and its
+    synthesis check given `exit_code`: what a decision at 3' needs on academic-pipeline 3.22."""
+    folder = sd.store.files_worktree / "rr" / run
+    folder.mkdir(parents=True, exist_ok=True)
+    for part in ("manifest", "criteria", "evidence", "claims", "check"):
+        (folder / f"{part}.md").write_text(f"{part} of the re-review of {run}\n")
+        if part != "check":
+            sd.contract(run, "3p", part, file=str(folder / f"{part}.md"))
+    return sd.contract(run, "3p", "check", file=str(folder / "check.md"), exit_code=exit_code)

@@ -6,9 +6,10 @@ from typing import Any
 
 # The driver's taste, deterministic: the command it prefers (status for `stage`), and values it
 # prefers where a move allows several; otherwise the first allowed value.
-PREFERRED = [("confirm", None), ("stage", "completed"), ("integrity", None), ("revision", None),
+PREFERRED = [("confirm", None), ("stage", "completed"), ("checklist", None), ("integrity", None), ("revision", None),
              ("stage", "in_progress")]
-FREE = {"refs_total": 10, "refs_verified": 10, "items_total": 3, "reason": "the user's decision"}
+FREE = {"refs_total": 10, "refs_verified": 10, "items_total": 3, "reason": "the user's decision",
+        "item": [f"{mode}=CLEAR" for mode in range(1, 8)]}
 
 
 def pick(moves: list[dict[str, Any]], taste: dict[str, list[str]]) -> dict[str, Any] | None:

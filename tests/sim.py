@@ -58,7 +58,15 @@ class Sim:
     def integrity_pass(self, stage: str = "2.5", verdict: str = "PASS", issues: int = 0) -> None:
         self.do("integrity", actor=INTEGRITY, stage=stage, verdict=verdict, refs_total=10, refs_verified=10,
                 issues_found=issues, issues_fixed=issues)
+        if self.t.doc.get("failure_modes"):  # templates with the failure-mode checklist (3.22 on)
+            self.checklist(stage)
         self.do("stage", stage=stage, status="completed")
+
+    def checklist(self, stage: str = "2.5", **outcomes: str) -> Change:
+        """The stage's failure-mode checklist: every mode CLEAR but those given (mode id -> outcome, as `m3=`)."""
+        given = {key.removeprefix("m"): value for key, value in outcomes.items()}
+        return self.do("checklist", actor=INTEGRITY, stage=stage, evidence=[],
+                       items=[f"{mode}={given.get(str(mode), 'CLEAR')}" for mode in range(1, 8)])
 
     def fail_integrity(self, rounds: int, stage: str = "2.5") -> None:
         for _ in range(rounds):
@@ -70,7 +78,22 @@ class Sim:
             self.do("material", names=["revision_roadmap"])
         else:
             self.do("material", names=["re_review_report"])
+            self.contract_holds()
         self.do("stage", stage=stage, status="completed", decision=decision)
+
+    def contract_holds(self, exit_code: int = 0) -> None:
+        """The re-review contract recorded and its check given `exit_code` (templates that declare one)."""
+        spec = self.t.doc.get("re_review_contract")
+        if not spec or (self.run.stages[spec["stage"]].get("contract") or {}).get("check"):
+            return
+        if self.state.get("settings", {}).get("re_review_legacy"):
+            return
+        hashes = {}
+        for number, part in enumerate(spec["parts"]):
+            hashes[part] = f"{number + 1:064x}"
+            self.do("contract", stage=spec["stage"], part=part, file={"path": f"{part}.md", "content_hash": hashes[part]})
+        self.do("contract", stage=spec["stage"], part="check", exit_code=exit_code, current=hashes,
+                file={"path": "check.json", "content_hash": "f" * 64})
 
     def revise(self, stage: str = "4") -> None:
         self.do("material", names=["revised_draft" if stage == "4" else "re_revised_draft"])

@@ -84,7 +84,7 @@ def test_the_obvious_argument_forms(sd: statedir.api.StateDir, repo: Path) -> No
     sd.confirm("p")
     label = sd.material("p", "paper_draft", files=[draft], upstream="research_v1")["version_label"]  # a Path
     assert sd.get("p", f"passports.{label}.files") == [{"path": "draft.md", "content_hash": sd.get(
-        "p", f"passports.{label}.files.0.content_hash")}]
+        "p", f"passports.{label}.files.0.content_hash"), "fields": []}]
     with pytest.raises(UnknownStage):
         sd.stage("p", 9, "in_progress")
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, call, cli, cli_json, on_terminal, snapshot
+from conftest import CLEAR_ARGS, ROOT, call, cli, cli_json, on_terminal, snapshot
 
 from statedir import api
 
@@ -47,12 +47,14 @@ def test_every_command_has_help_and_is_documented() -> None:
     assert "..." not in listed.partition("\n")[2], "a command's line in --help is cut short"
     assert "\nOther:" not in listed, "every command sits under a heading of registry.PANELS"
     for group in ("bus", "signers"):
-        assert "..." not in call([group, "--help"])[1].partition("\n")[2], f"{group} --help cuts a line short"
+        # (past the usage lines, which end in `[ARGS]...` and wrap where the console is narrow)
+        assert "..." not in call([group, "--help"])[1].partition("\n\n")[2], f"{group} --help cuts a line short"
 
 
 def test_init_makes_a_store_and_is_idempotent(isolated: Path) -> None:
     proc = cli("init", cwd=isolated)
     assert proc.returncode == 0, proc.stderr
+    assert f"{isolated} was in no git repository: ran `git init` there" in proc.stdout  # said, not silent
     store = isolated / "state"
     for name in ("statedir.yaml", ".gitattributes", ".schemas/run-state.schema.json"):
         assert (store / name).is_file()
@@ -80,6 +82,7 @@ def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
         ["confirm", "p1", "--response", "just-continue"],
         ["integrity", "p1", "2.5", "PASS", "--refs-total", "62", "--refs-verified", "62",
          "--actor", "integrity_verification"],
+        ["checklist", "p1", "2.5", *CLEAR_ARGS, "--actor", "integrity_verification"],
         ["stage", "p1", "2.5", "completed"],
         ["confirm", "p1", "--response", "continue"],
         ["material", "p1", "review_reports"], ["material", "p1", "revision_roadmap"],
@@ -90,10 +93,13 @@ def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
         ["stage", "p1", "4", "completed"],
         ["confirm", "p1"],
         ["material", "p1", "re_review_report"],
+        *[["contract", "p1", "3'", part, "--file", str(draft)] for part in ("manifest", "criteria", "evidence", "claims")],
+        ["contract", "p1", "3'", "check", "--exit-code", "0", "--file", str(draft)],
         ["stage", "p1", "3'", "completed", "--decision", "minor_revision"],
         ["confirm", "p1", "--response", "continue"],
         ["integrity", "p1", "4.5", "PASS", "--refs-total", "62", "--refs-verified", "62",
          "--actor", "integrity_verification"],
+        ["checklist", "p1", "4.5", *CLEAR_ARGS, "--actor", "integrity_verification"],
         ["stage", "p1", "4.5", "completed"],
         ["confirm", "p1", "--response", "continue"],
         ["material", "p1", "final_paper"],
@@ -375,6 +381,16 @@ def test_a_verified_passport_reads_as_stale_after_24_hours(store: Path, sd: api.
     assert ok("get", "r1", "passports.paper_draft_v1.verification_status", cwd=repo) == "VERIFIED"
     passport.write_text(text.replace("integrity_pass_date: null", "integrity_pass_date: '2020-01-01T00:00:00Z'"))
     assert ok("get", "r1", "passports.paper_draft_v1.verification_status", cwd=repo) == "STALE"
+
+
+def test_init_in_a_repository_runs_no_git_init_and_says_none(repo: Path) -> None:
+    code, out = cli_json("init", cwd=repo)
+    assert code == 0 and "git_init" not in out  # type: ignore[operator]
+    assert "git init" not in cli("init", "other", "--new-store", cwd=repo).stdout
+    other = repo / "elsewhere"
+    other.mkdir()
+    code, out = cli_json("init", cwd=other)  # inside repo's work tree still
+    assert code == 0 and "git_init" not in out  # type: ignore[operator]
 
 
 def test_init_refuses_what_is_already_there_and_leaves_it(isolated: Path) -> None:

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
+from conftest import CLEAR_ITEMS, cli, cli_json
 
 from statedir import api
 from statedir.engine import template
@@ -35,6 +35,7 @@ def test_a_run_shows_done_current_and_skipped(sd: api.StateDir) -> None:
     sd.material("r1", ["paper_draft"])
     sd.stage("r1", "2.5", "in_progress")
     sd.integrity("r1", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.checklist("r1", "2.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage("r1", "2.5", "completed")
     t, run, _ = sd.load("r1")
     assert "class s_2_5 done" in graph_drawing.mermaid(t, run)

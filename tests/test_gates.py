@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, copy_of, past_stage_one, snapshot, to_integrity
+from conftest import CLEAR_ARGS, CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, snapshot, to_integrity
 from sim import INTEGRITY, ORCH, Sim
 
 from statedir import api, errors
@@ -75,6 +75,7 @@ def test_continue_unverified_carries_the_stage_on_with_its_items_marked() -> Non
     refused(sim, "LIMIT_REACHED", "integrity", actor=INTEGRITY, stage="2.5", verdict="FAIL", refs_total=1,
             refs_verified=0)
     refused(sim, "ILLEGAL_TRANSITION", "resolve", actor="user", stage="2.5", decision="handle_manually")
+    sim.checklist("2.5")
     sim.do("stage", stage="2.5", status="completed")
     sim.do("confirm", response="continue")
     assert sim.state["current_stage"] == "3"
@@ -111,6 +112,7 @@ def test_final_integrity_passes_to_five_only_on_a_clean_pass_or_the_users_decisi
     refused(sim, "ILLEGAL_TRANSITION", "stage", stage="4.5", status="completed")  # PASS_WITH_NOTES: never
     fails(sim, 3, "4.5")
     sim.do("resolve", actor="user", stage="4.5", decision="continue_unverified")
+    sim.checklist("4.5")
     sim.do("stage", stage="4.5", status="completed")
     sim.do("confirm", response="continue")
     assert sim.state["current_stage"] == "5" and sim.run.stages["4.5"]["unresolved_items"] == [ISSUE]
@@ -153,6 +155,7 @@ def test_the_users_decision_takes_a_thrice_failed_run_to_stage_five(repo: Path, 
     assert snapshot(repo) == before  # each refusal left the store byte-identical
     rc, out = cli_json("resolve", RUN, "4.5", "continue_unverified", "--actor", "user", cwd=repo)
     assert rc == 0 and out["unresolved_items"] == [ISSUE], out  # type: ignore[index]
+    assert cli("checklist", RUN, "4.5", *CLEAR_ARGS, "--actor", "integrity_verification", cwd=repo).returncode == 0
     assert cli("stage", RUN, "4.5", "completed", cwd=repo).returncode == 0
     assert cli("confirm", RUN, "--response", "continue", cwd=repo).returncode == 0
     assert cli_json("get", RUN, "current_stage", cwd=repo)[1] == "5"
@@ -244,13 +247,14 @@ def test_every_terminal_acknowledgement_word_ends_the_run(word: str) -> None:
     assert sim.status("6") == "completed" and sim.state["pipeline_state"] == "completed"
 
 
-def test_a_skipped_stage_never_starts_later() -> None:
+def test_a_stage_ahead_cannot_be_skipped_by_hand() -> None:
     sim = Sim()
     sim.to_review()
-    sim.do("stage", stage="4", status="skipped", reason="not needed")
+    for stage in ("4", "5"):
+        assert "stage graph" in refused(sim, "ILLEGAL_TRANSITION", "stage", stage=stage, status="skipped", reason="x")
     sim.review("minor_revision")
-    assert "cannot start" in refused(sim, "ILLEGAL_TRANSITION", "confirm", response="continue")
-    assert sim.status("4") == "skipped"
+    sim.do("confirm", response="continue")
+    assert sim.status("4") == "in_progress"
 
 
 def test_mid_entry_compares_the_passports_hash_with_the_file_brought(repo: Path, sd: api.StateDir) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, isolate, snapshot
+from conftest import clear_checklist, cli_json, contract_holds, isolate, snapshot
 
 from statedir import api
 
@@ -24,6 +24,7 @@ def drive(sd: api.StateDir, until: str, reached: Callable[[str], None] = lambda 
     for stage in steps:
         if stage in ("2.5", "4.5"):
             sd.integrity("r1", stage, "PASS", refs_total=1, refs_verified=1, actor=INTEGRITY)
+            clear_checklist(sd, "r1", stage)
         if stage == "3":
             sd.material("r1", ["review_reports"])
             sd.material("r1", ["revision_roadmap"])
@@ -31,6 +32,8 @@ def drive(sd: api.StateDir, until: str, reached: Callable[[str], None] = lambda 
             sd.material("r1", ["revised_draft"])
             sd.revision("r1", items_total=1, items_addressed=1)
         decision = {"3": "major_revision", "3p": "accept"}.get(stage)
+        if stage == "3p":
+            contract_holds(sd, "r1")
         sd.stage("r1", stage, "completed", decision=decision)
         reached(stage)
         if stage == until:

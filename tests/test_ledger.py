@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-from conftest import cli, cli_json, segment
+from conftest import CLEAR_ITEMS, cli, cli_json, segment
 
 from statedir import api
 from statedir.engine import reset_boundaries
@@ -84,6 +84,7 @@ def test_mandatory_checkpoints_are_not_boundaries(sd: api.StateDir, repo: Path) 
     sd.stage("r1", "2", "completed")
     sd.confirm("r1")
     sd.integrity("r1", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.checklist("r1", "2.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage("r1", "2.5", "completed")
     entries = boundaries(repo)
     assert [e["stage"] for e in entries] == ["1", "2"]
@@ -98,6 +99,7 @@ def test_pending_decision_must_be_answered(sd: api.StateDir, repo: Path) -> None
         sd.stage("r1", stage, "completed")
         sd.confirm("r1")
     sd.integrity("r1", "2.5", "PASS", refs_total=1, refs_verified=1, actor=integ)
+    sd.checklist("r1", "2.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage("r1", "2.5", "completed")
     sd.confirm("r1", response="continue")
     sd.material("r1", ["review_reports"])
@@ -105,6 +107,7 @@ def test_pending_decision_must_be_answered(sd: api.StateDir, repo: Path) -> None
     sd.stage("r1", "3", "completed", decision="accept")
     sd.confirm("r1", response="continue")
     sd.integrity("r1", "4.5", "PASS", refs_total=1, refs_verified=1, actor=integ)
+    sd.checklist("r1", "4.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage("r1", "4.5", "completed", actor=orch)
     sd.confirm("r1", response="continue")
     sd.stage("r1", "5", "completed")
@@ -116,7 +119,7 @@ def test_pending_decision_must_be_answered(sd: api.StateDir, repo: Path) -> None
     rc, out = cli_json("resume", "r1", last["hash"], "--choice", "completed", cwd=repo)
     assert rc == 0, out
     assert sd.get("r1", "pipeline_state") == "completed" and sd.get("r1", "stages.6.status") == "skipped"
-    assert boundaries(repo)[-1] == {**boundaries(repo)[-1], "kind": "resume", "choice": "completed"}
+    assert boundaries(repo)[-1] == {**boundaries(repo)[-1], "kind": "resume", "chosen_branch": "completed"}
     rc, out = cli_json("resume", "r1", last["hash"], "--choice", "completed", cwd=repo)
     assert rc == 1
     assert cli("resume", "r1", "--help").returncode == 0

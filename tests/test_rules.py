@@ -56,11 +56,14 @@ def test_integrity_stages_are_never_skipped(stage: str) -> None:
     assert "never be skipped" in refused(sim, "ILLEGAL_TRANSITION", "stage", stage=stage, status="skipped")
 
 
-def test_other_pending_stages_may_be_skipped_but_not_the_current_one() -> None:
+def test_no_stage_is_skipped_by_hand_only_by_the_graph() -> None:
+    """The spec's stage graph: only the graph's own skip lists make a stage skipped; a pending stage
+    ahead set skipped by hand (and later started by a confirm) was the bug."""
     sim = Sim()
     refused(sim, "ILLEGAL_TRANSITION", "stage", stage="1", status="skipped")
-    sim.do("stage", stage="4p", status="skipped", reason="not needed")
-    assert sim.status("4p") == "skipped"
+    assert "stage graph" in refused(sim, "ILLEGAL_TRANSITION", "stage", stage="4p", status="skipped", reason="x")
+    assert "stage graph" in refused(sim, "ILLEGAL_TRANSITION", "stage", stage="5", status="skipped", reason="x")
+    assert sim.status("4p") == sim.status("5") == "pending"
 
 
 def test_completion_needs_the_stage_requirements() -> None:

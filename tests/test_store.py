@@ -186,10 +186,10 @@ def test_a_warm_transition_imports_no_ruamel(sd: api.StateDir, repo: Path) -> No
     them), are read without ruamel; only hand-edited text needs it."""
     import subprocess
 
-    sd.set("r1", "settings.reset_boundaries", "true", reason="ledger on")  # the ledger is read on load
-    sd.get("r1", "topic")  # the cache learns the store's hand-commented template
-    probe = ("import sys, statedir; sd = statedir.open(sys.argv[1]); sd.stage('r1', '1', 'in_progress'); "
-             "sd.load('r1'); print(sorted(m for m in sys.modules if m.startswith('ruamel')))")
+    sd.new("r3", topic="t", settings=["passport_reset=true"])  # the ledger is read on load
+    sd.get("r3", "topic")  # the cache learns the store's hand-commented template
+    probe = ("import sys, statedir; sd = statedir.open(sys.argv[1]); sd.stage('r3', '1', 'in_progress'); "
+             "sd.load('r3'); print(sorted(m for m in sys.modules if m.startswith('ruamel')))")
     out = subprocess.run([sys.executable, "-c", probe, str(repo / "state")], capture_output=True, text=True,
                          check=True).stdout
     assert out == "[]\n"

@@ -200,3 +200,32 @@ def test_a_remote_branch_without_a_store_is_refused_and_forgotten(repo: Path, tm
     code, out = cli_json("init", "--branch", B, cwd=repo)
     assert code == 2 and "holds no statedir store" in out["error"]["message"], out  # type: ignore[index]
     assert git(repo, "for-each-ref", "refs/remotes") == "" and not (repo / "state").exists()
+
+
+def test_sync_names_the_pre_push_hooks_findings_and_the_way_on(repo: Path, tmp_path: Path) -> None:
+    """A push statedir's own pre-push verify refuses: sync says which hook, what it found and how to go
+    on, as a rule refusal (exit 1); acknowledged, the next sync pushes."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    user_repo(repo)
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    assert cli_json("new", "r1", "--topic", "x", cwd=repo)[0] == 0
+    git(repo, "remote", "add", "origin", str(remote))
+    assert cli_json("sync", cwd=repo)[0] == 0
+    run_file = repo / "state" / "runs" / "r1" / "state.yaml"
+    run_file.write_text(run_file.read_text().replace("topic: x", "topic: by hand"))
+    git(repo / "state", "commit", "-qam", "a hand edit")
+    edit = git(repo, "rev-parse", B)
+    code, out = cli_json("sync", cwd=repo)
+    error = out["error"]  # type: ignore[index]
+    assert code == 1 and error["code"] == "VALIDATION_FAILED", out
+    assert "pre-push hook (statedir verify)" in error["message"] and "hand_edit" in error["message"]
+    assert "statedir verify --acknowledge SHA --reason R" in error["message"]
+    assert any(edit[:10] in f and "hand_edit" in f for f in error["details"]["findings"]), error
+    assert git(remote, "rev-parse", B) != edit
+    plain = cli("sync", cwd=repo)
+    assert plain.returncode == 1 and "hand_edit" in plain.stderr and "Traceback" not in plain.stderr
+    assert cli("verify", "--acknowledge", edit, "--reason", "the topic was corrected by hand on purpose",
+               cwd=repo).returncode == 0
+    code, synced = cli_json("sync", cwd=repo)
+    assert code == 0 and synced["status"] == "pushed", synced  # type: ignore[index]

@@ -201,10 +201,14 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
 
     @_reads
     def histories(self, run_id: str, t: Any = None) -> dict[str, list[dict[str, Any]]]:
-        """Every log the run's template declares, whole (a log with no entry yet: [])."""
+        """Every log the run's template declares, whole (a log with no entry yet: []); an entry
+        written before a merge renumbered the version it made names the label it has now."""
+        from statedir.engine import renumbered
+
         if t is None:
             t = self.load(run_id)[0]
-        return {name: transaction.read_log(self.store, run_id, name) for name in t.logs}
+        logs = {name: transaction.read_log(self.store, run_id, name) for name in t.logs}
+        return renumbered.histories(logs, self.passports(run_id, t))
 
     def signers(self) -> list[dict[str, Any]]:
         """The actors bound to SSH signing keys (signers.yaml as of HEAD): actor, type, fingerprint, comment, key."""

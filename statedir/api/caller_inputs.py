@@ -41,17 +41,23 @@ def lies_in(path: str, worktree: Path) -> bool:
     return Path(path).resolve().is_relative_to(worktree.resolve())
 
 
-def file_hash(path: str, worktree: Path) -> dict[str, str]:
-    """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory)."""
+def file_hash(path: str, worktree: Path, *, with_fields: bool = False) -> dict[str, Any]:
+    """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory);
+    `with_fields`: also the fields it holds (statedir.api.material_fields), for its schema check."""
     import hashlib
+
+    from statedir.api import material_fields
 
     with open_regular(path, "--file") as f:
         where = in_repository(path, worktree)
         try:
             digest = hashlib.file_digest(f, "sha256").hexdigest()
+            if with_fields:
+                f.seek(0)
+                found = material_fields.fields(where, f)
         except OSError as exc:
             raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
-    return {"path": where, "content_hash": digest}
+    return {"path": where, "content_hash": digest, **({"fields": found} if with_fields else {})}
 
 
 def read_yaml_file(path: str) -> Any:
@@ -86,3 +92,30 @@ def resolve(doc: Any, path: str) -> Any:
         else:
             raise InvalidValue(f"no value at {path!r} (stopped at {'.'.join(parts[i:])!r})", path=path)
     return node
+
+
+def current_hashes(worktree: Path, paths: dict[str, str]) -> dict[str, str | None]:
+    """Each name's file (repository-relative) hashed again now (None: it is gone or unreadable)."""
+    import hashlib
+
+    out: dict[str, str | None] = {}
+    for name, rel in paths.items():
+        try:
+            with open_regular(str(worktree / rel), "file") as f:
+                out[name] = hashlib.file_digest(f, "sha256").hexdigest()
+        except (InvalidValue, OSError):
+            out[name] = None
+    return out
+
+
+def named_manifest(path: str) -> str | None:
+    """The manifest SHA-256 a check report names (`manifest_sha256` of a JSON object), if any."""
+    import json
+
+    try:
+        with open_regular(path, "--file") as f:
+            doc = json.loads(f.read(1 << 20))
+    except (InvalidValue, OSError, ValueError):
+        return None
+    value = doc.get("manifest_sha256") if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else None

@@ -25,6 +25,21 @@ class Overview:
         """Every run's id, sorted: one directory listing, no file opened."""
         return self.store.run_ids()
 
+    def pipeline_states(self) -> list[str]:
+        """The pipeline states a run of the store's default template can be in, in the template's order."""
+        from statedir.engine import template as template_mod
+
+        name = str(self.store.config.get("default_template", "academic-pipeline"))
+        t = template_mod.load(name, self.store.root / "templates", self.store.cache_dir)
+        return list(dict.fromkeys(str(v) for v in t.pipeline.values()))
+
+    def bus_history(self, session: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The commits that changed a bus session's file, newest first (as `log` lists them)."""
+        from statedir.bus import Bus
+        from statedir.history import log
+
+        return log.entries(self.store, limit=limit, path=Bus(self.store, session).rel)
+
     def head(self) -> str | None:
         """The repository's HEAD commit (None before the first), read from the ref files."""
         from statedir.gitops import git

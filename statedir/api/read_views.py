@@ -36,8 +36,21 @@ class Views:
         else:
             t, run, _ = self.load(run_id)
         text, older = dashboard.render(t, run), template_versions.older_rules(self.store, t)
+        audit = self._audit(t, run, run_id) if at is None else None
+        text += "".join(f"\n{line}" for line in dashboard.audit_lines(audit))
         return {"run_id": run_id, "dashboard": text + (f"\n  Rules: {older}" if older else ""),
-                "line": dashboard.line(t, run), **dashboard.structure(t, run), **({"rules": older} if older else {})}
+                "line": dashboard.line(t, run), **dashboard.structure(t, run), **({"rules": older} if older else {}),
+                **({"failure_mode_audit": audit} if audit else {})}
+
+    def _audit(self, t: Any, run: Any, run_id: str) -> dict[str, Any] | None:
+        """The failure-mode audit the Stage 6 summary shows: at the template's last stage (the
+        process summary) or once the run ended, where the template has the checklist (else None)."""
+        from statedir.engine import failure_modes, transaction
+
+        if not failure_modes.declared(t) or (run.state.get("current_stage") != t.stage_ids[-1]
+                                             and run.state["pipeline_state"] not in t.terminal_targets):
+            return None
+        return failure_modes.audit(t, transaction.read_log(self.store, run_id, "failure_modes"))
 
     def next(self, run_id: str) -> dict[str, Any]:
         """The legal moves from the run's state, found by asking the rules, and what blocks the

@@ -22,6 +22,39 @@ def _passport(path: str) -> dict[str, Any]:
     return data
 
 
+# The actions that may write a reset-boundary entry (a checkpoint opened, a boundary resumed).
+SESSION_ACTIONS = ("stage", "resume")
+_SESSION: list[str] = []
+
+
+def session_marker() -> str:
+    """This session's marker: STATEDIR_SESSION, else an id made once per process."""
+    import os
+
+    given = os.environ.get("STATEDIR_SESSION", "").strip()
+    if given:
+        return given
+    if not _SESSION:
+        _SESSION.append("s-" + os.urandom(6).hex())
+    return _SESSION[0]
+
+
+def _settings(t: Any, given: list[str] | None, reset_boundaries: bool) -> dict[str, str]:
+    """The run settings a new run is made with: those given, else their environment variables'."""
+    import os
+
+    from statedir.engine import run_settings
+
+    chosen = run_settings.parse_pairs(list(given or []))
+    if not run_settings.declared(t):
+        return chosen  # refused by the rules where any is given
+    from_env = run_settings.from_environment(t, dict(os.environ))
+    boundaries = run_settings.setting_for(t, "reset_boundaries")
+    if reset_boundaries and boundaries:
+        from_env.setdefault(boundaries, "true")
+    return {**from_env, **chosen}
+
+
 @checked
 class Transitions:
     """Mixed into StateDir: every method that changes a run."""
@@ -40,6 +73,8 @@ class Transitions:
             expect: str | None = None, who: dict[str, str] | None = None, **args: Any) -> dict[str, Any]:
         if self.reset_boundaries:
             args["reset_boundaries"] = True
+        if action in SESSION_ACTIONS:  # what a reset-boundary entry names as its session_marker
+            args["session"] = args.get("session") or session_marker()
         req = Request(action, self._actor(actor), args, reason, who={**self._who(actor), **(who or {})})
         with expectation.expecting(self.store, expect):
             return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
@@ -47,8 +82,12 @@ class Transitions:
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,
             confirm_skip: bool = False, actor: str | None = None, expect: str | None = None,
-            file: str | None = None) -> dict[str, Any]:
+            file: str | None = None, settings: list[str] | None = None) -> dict[str, Any]:
         """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
+
+        `settings` are the run settings (`KEY=VALUE`) the template declares, fixed at creation; a
+        setting's environment variable (e.g. ARS_PASSPORT_RESET) is read here, and only here, where
+        the setting is not given.
 
         Every method that writes takes `expect`: the commit the caller last read; the write is
         refused with HEAD_MOVED (nothing changed) where what it is about (here the run's folder)
@@ -64,6 +103,9 @@ class Transitions:
             from statedir.api.caller_inputs import file_hash
 
             args["file"] = file_hash(file, self.store.files_worktree)
+        chosen = _settings(t, settings, self.reset_boundaries)
+        if chosen:
+            args["settings"] = chosen
         req = Request("new", self._actor(actor, t.default_actor()), args, who=self._who(actor))
         with expectation.expecting(self.store, expect):
             return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
@@ -71,9 +113,10 @@ class Transitions:
 
     def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
               outputs: list[str] | None = None, decision: str | None = None, reason: str | None = None,
-              turns: str | None = None, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+              turns: str | None = None, session: str | None = None, actor: str | None = None,
+              expect: str | None = None) -> dict[str, Any]:
         return self._do(run_id, "stage", actor, reason, expect=expect, stage=stage, status=status, mode=mode,
-                        outputs=outputs or [], decision=decision, turns=turns)
+                        outputs=outputs or [], decision=decision, turns=turns, session=session)
 
     def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None,
                expect: str | None = None) -> dict[str, Any]:
@@ -93,7 +136,7 @@ class Transitions:
                  expect: str | None = None) -> dict[str, Any]:
         from statedir.api.caller_inputs import file_hash
 
-        hashed = [file_hash(f, self.store.files_worktree) for f in files or []]
+        hashed = [file_hash(f, self.store.files_worktree, with_fields=True) for f in files or []]
         return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
                         origin_mode=origin_mode, upstream=upstream or [])
 
@@ -142,17 +185,61 @@ class Transitions:
                         answered_by=self._actor(actor))
 
     def resolve(self, run_id: str, stage: str, decision: str, *, reason: str | None = None,
-                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+                actor: str | None = None, expect: str | None = None,
+                channel: str | None = None) -> dict[str, Any]:
         """The user's FAIL-loop resolution after an integrity stage's retry cap (one of the template's
         decisions): the user's answer whoever relays it (engine.attribution records it as the
-        user's, via the role that carried it)."""
-        return self._do(run_id, "resolve", actor, reason, expect=expect, stage=stage, decision=decision,
+        user's, via the role that carried it, with the `channel` it came by, default cli)."""
+        who = {"answered_by": "user", "channel": channel} if channel else None
+        return self._do(run_id, "resolve", actor, reason, expect=expect, who=who, stage=stage, decision=decision,
                         answered_by="user")
+
+    def checklist(self, run_id: str, stage: str, items: list[str] | dict[str, str], *,
+                  evidence: list[str] | dict[str, str] | None = None, actor: str | None = None,
+                  expect: str | None = None) -> dict[str, Any]:
+        """The failure-mode checklist of an integrity stage: every mode's outcome at once
+        (`["1=CLEAR", ...]` or a mapping), with evidence by mode; the result says whether it
+        blocks (`blocks`, `blocking`) and which modes only warn."""
+        return self._do(run_id, "checklist", actor, expect=expect, stage=stage,
+                        items=list(items) if not isinstance(items, dict) else dict(items),
+                        evidence=(list(evidence) if not isinstance(evidence, dict) else dict(evidence))
+                        if evidence else [])
+
+    def acknowledge_mode(self, run_id: str, stage: str, mode: str, answer: str, *, reason: str | None = None,
+                         actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        """The user's answer to a blocking failure mode (the CLI's `acknowledge`; `acknowledge` of
+        this API is `verify --acknowledge`'s): the user's whoever relays it, as `resolve` is."""
+        return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, stage=stage, mode=mode,
+                        answer=answer, answered_by="user")
+
+    def contract(self, run_id: str, stage: str, part: str, *, file: str, exit_code: int | None = None,
+                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        """The re-review contract: a part's file (manifest, then the phase artifacts in order) bound
+        to its SHA-256, or the synthesis check (`part` "check", with its exit code and report); at
+        the check every recorded part's file is hashed again, and must be unchanged."""
+        from statedir.api import caller_inputs
+
+        args: dict[str, Any] = {"stage": stage, "part": part,
+                                "file": caller_inputs.file_hash(file, self.store.files_worktree)}
+        if part == "check":
+            t, run, _ = transaction.load_run(self.store, run_id)
+            recorded = run.stages.get(t.resolve_stage(stage), {}).get("contract") or {}
+            args.update(exit_code=exit_code, report_manifest=caller_inputs.named_manifest(file),
+                        current=caller_inputs.current_hashes(self.store.files_worktree,
+                                                             {p: e["path"] for p, e in recorded.items()}))
+        elif exit_code is not None:
+            raise InvalidValue("--exit-code belongs to the check (`contract RUN STAGE check --exit-code N --file F`)",
+                               argument="exit_code")
+        return self._do(run_id, "contract", actor, expect=expect, **args)
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
              expect: str | None = None) -> dict[str, Any]:
         return self._do(run_id, "redo", actor, reason, expect=expect, stage=stage)
 
     def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
-               choice: str | None = None, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "resume", actor, expect=expect, hash=hash, stage=stage, mode=mode, choice=choice)
+               choice: str | None = None, session: str | None = None, actor: str | None = None,
+               expect: str | None = None) -> dict[str, Any]:
+        """Consume reset boundary `hash`; `session` is the resuming session's marker (default
+        STATEDIR_SESSION, else one per process)."""
+        return self._do(run_id, "resume", actor, expect=expect, hash=hash, stage=stage, mode=mode, choice=choice,
+                        session=session)

@@ -74,6 +74,30 @@ def _with(doc: dict[str, Any], parts: list[str], value: str, *, append: bool) ->
     return new
 
 
+SCHEMA_FILE = "schemas/bus-session.schema.json"  # the session schema, in the package and each store's .schemas/
+SCHEMA_URI = "statedir://bus/schema"  # ... as the MCP server serves it
+
+
+def _hint(old: dict[str, Any], parts: list[str], append: bool) -> str:
+    """Which call writes what a refused write to a phase entry meant: a field of its `outputs`
+    mapping, an item of one of its lists, or one of the fields an entry holds."""
+    if len(parts) < 3 or parts[0] != "phases":
+        return ""
+    entry = schema.load_schema("bus-session")["$defs"]["phase_entry"]["properties"]
+    field, key, session = ".".join(parts[:3]), parts[2], old.get("session", "SESSION")
+    kind = entry.get(key, {}).get("type")
+    if kind == "object" and len(parts) == 3:
+        return (f"; {field} is a mapping of contract fields: set one with `statedir bus set {session} {field}.NAME "
+                "VALUE`")
+    if kind == "array" and not append:
+        return f"; {field} is a list: add to it with `statedir bus append {session} {field} VALUE`"
+    if key not in entry:
+        return (f"; a phase entry holds {', '.join(entry)} and nothing else (the session schema: {SCHEMA_FILE}, "
+                f"{SCHEMA_URI} over MCP); a contract field goes in outputs: `statedir bus set {session} "
+                f"{'.'.join(parts[:2])}.outputs.NAME VALUE`")
+    return ""
+
+
 @functools.cache
 def status_order() -> tuple[str, ...]:
     """The phase lifecycle, in order, as the session schema lists it."""
@@ -102,7 +126,7 @@ def decide(old: dict[str, Any], parts: list[str], value: str, *, append: bool) -
     problems = schema.validate("bus-session", new, ".".join(parts))
     if problems:
         first = problems[0]
-        raise ValidationFailed(f"{'.'.join(parts)}: {first.message} (at {first.path})",
-                               errors=[p.as_dict() for p in problems])
+        raise ValidationFailed(f"{'.'.join(parts)}: {first.message} (at {first.path}){_hint(old, parts, append)}",
+                               errors=[p.as_dict() for p in problems], schema=SCHEMA_FILE)
     _check_statuses(old, new)
     return new

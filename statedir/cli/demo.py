@@ -46,6 +46,9 @@ def _script(sd: api.StateDir, artifacts: Path) -> list[dict[str, Any]]:
                          "MEDIUM:reference:Omitted co-author"])
     sd.integrity(RUN, "2.5", "PASS", refs_total=62, refs_verified=62, issues_found=3, issues_fixed=3,
                  actor=INTEGRITY)
+    checklist = sd.load(RUN)[0].doc.get("failure_modes") or {}  # the run template's: the demo names no mode
+    clear = [f"{mode['id']}={checklist['clear']}" for mode in checklist.get("modes", [])]  # it finds nothing
+    sd.checklist(RUN, "2.5", clear, actor=INTEGRITY)
     sd.stage(RUN, "2.5", "completed")
     sd.confirm(RUN, response="continue")
     sd.material(RUN, ["review_reports"], files=[artifact("reviews.md", "EIC + R1 + R2 + R3 + DA\n")])
@@ -59,9 +62,15 @@ def _script(sd: api.StateDir, artifacts: Path) -> list[dict[str, Any]]:
     sd.stage(RUN, "4", "completed")
     sd.confirm(RUN, response="continue")
     sd.material(RUN, ["re_review_report"], files=[artifact("rereview.md", "Accept\n")])
+    for part, text in (("manifest", "Inputs: revised draft v2, response, roadmap\n"),  # the re-review contract
+                       ("criteria", "Phase 1 criteria, revision-blind\n"), ("evidence", "Phase 2A evidence\n"),
+                       ("claims", "Phase 2B claims, letter revealed\n")):
+        sd.contract(RUN, "3p", part, file=artifact(f"rr-{part}.md", text))
+    sd.contract(RUN, "3p", "check", file=artifact("rr-check.json", "{}\n"), exit_code=0)
     sd.stage(RUN, "3p", "completed", decision="accept")
     sd.confirm(RUN, response="continue")
     sd.integrity(RUN, "4.5", "PASS", refs_total=64, refs_verified=64, issues_found=0, actor=INTEGRITY)
+    sd.checklist(RUN, "4.5", clear, actor=INTEGRITY)
     sd.stage(RUN, "4.5", "completed")
     sd.confirm(RUN, response="continue")
     sd.material(RUN, ["final_paper"], files=[artifact("final.md", "Final paper\n")])

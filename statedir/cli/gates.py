@@ -12,10 +12,10 @@ from statedir.commands.params import Argument, Option
 
 @app.command()
 def resolve(run_id: RunArg,
-            stage: Annotated[str, Argument(help="The integrity stage whose FAIL rounds are used up (academic-pipeline: 2.5, 4.5).",
+            stage: Annotated[str, Argument(help="The integrity stage whose FAIL rounds are used up.",
                                            autocompletion=completion.stage_ids)],
-            decision: Annotated[str, Argument(help="The user's decision, one the template lists (academic-pipeline: handle_manually, remove_unverifiable: one more check; continue_unverified: the stage completes, partially unverified).")],
-            reason: Annotated[Optional[str], Option("--reason", help="Why; the override ladder of the run and stage decides whether it is needed (academic-pipeline: the 1st may omit it, the 2nd needs one, the 3rd and later at least 100 characters).")] = None,
+            decision: Annotated[str, Argument(help="The user's decision (handle_manually, remove_unverifiable: one more check; continue_unverified: go on, partially unverified).")],
+            reason: Annotated[Optional[str], Option("--reason", help="Why (the override ladder decides whether it is needed: the 2nd needs one, the 3rd and later 100 characters).")] = None,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
             expect: ExpectOpt = None) -> None:
     """Record the user's FAIL-loop resolution after an integrity stage's retry cap.
@@ -26,3 +26,25 @@ def resolve(run_id: RunArg,
     passport, the dashboard and `show --format ars`. Refused before the cap is reached.
     """
     done(open_store(store).resolve(run_id, stage, decision, reason=reason, actor=actor, expect=expect), json)
+
+
+@app.command()
+def contract(run_id: RunArg,
+             stage: Annotated[str, Argument(help="The stage held to the re-review contract (academic-pipeline: 3p).",
+                                            autocompletion=completion.stage_ids)],
+             part: Annotated[str, Argument(help="manifest, criteria, evidence, claims (in that order), then check.")],
+             file: Annotated[str, Option("--file", help="The part's file, or the check's report (inside the repository).")],
+             exit_code: Annotated[Optional[int], Option("--exit-code", help="The synthesis check's exit code (0 pass, 1 synthesis mismatch, 2 manifest invalid).")] = None,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             expect: ExpectOpt = None) -> None:
+    """Record a part of the re-review contract, or its synthesis check.
+
+    Before stage 3' can take a decision: the input manifest, then the phase artifacts criteria,
+    evidence and claims, each bound to its file's SHA-256 and the manifest's, then the check
+    (`check --exit-code N --file REPORT`). A decision before a passing check is
+    CONTRACT_INCOMPLETE; a part out of order, a part's file changed by the check, or a report
+    naming another manifest (manifest_sha256) is refused. A failing check hands the decision to
+    the user (user_review_required) or aborts the run fail-closed, as the template says.
+    """
+    done(open_store(store).contract(run_id, stage, part, file=file, exit_code=exit_code, actor=actor,
+                                    expect=expect), json)

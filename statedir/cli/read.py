@@ -117,7 +117,8 @@ def status(run_id: RunArg, line: Annotated[bool, Option("--line", help="Only the
 def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The legal moves now: each command, its arguments' allowed values, its actor; and what blocks the rest.
 
-    A move lists its required `args`, their `allowed` values and the `actor` who may take it;
+    A move lists its required `args`, the `optional` ones that change what it records, their
+    `allowed` values and the `actor` who may take it;
     a blocked move names what it `needs` (a material, a verdict, a cap). Found by asking the
     rules themselves; every refusal's details carry the same moves.
     """

@@ -1,6 +1,7 @@
 """`statedir research`: research-lab-skills' `state.py` action and value flags, unchanged.
 
-Every action but --report prints JSON on stdout, a failure included, in the seed's flat
+Every action but --report prints JSON on stdout (at a terminal without --json: the same as words,
+statedir.cli.research_text), a failure included, in the seed's flat
 shape `{"error": "<CODE>", "message": ...}` with statedir's exit codes: flag errors that
 click finds before the callback runs are caught by the command class below.
 """
@@ -122,7 +123,7 @@ def research(
     since: Annotated[Text, Option("--since", metavar="DATE", help="ISO date or date-time: Runs started then or later.")] = None,
     full: Annotated[Flag, Option("--full", help="With --rebuild-index: reread every research file.")] = False,
     store: StoreOpt = None,
-    json: Annotated[Flag, Option("--json", help="Compact JSON on stdout (every action but --report prints JSON anyway).")] = False,
+    json: Annotated[Flag, Option("--json", help="JSON on stdout at a terminal too (a pipe always gets JSON; a terminal without it, the same as words).")] = False,
     actor: Annotated[Text, Option("--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Commit author; default: --skill, else user.")] = None,
     expect: ExpectOpt = None,
 ) -> None:
@@ -145,6 +146,10 @@ def research(
 
     if chosen[0] == "report":
         render.say(result)
+    elif not json and render.SINK.get() is None and sys.stdout.isatty():  # a person: words, not JSON
+        from statedir.cli.research_text import readable
+
+        render.say(readable(result))
     else:
         render.emit_json(result)
 

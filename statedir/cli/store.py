@@ -36,6 +36,8 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
         emit_json(result)
     elif result["created"]:
         on = f" on branch {result['branch']}" if "branch" in result else ""
+        if result.get("git_init"):
+            print(f"ok  {result['git_init']} was in no git repository: ran `git init` there")
         print(f"ok  initialized statedir store in {result['store']}{on}  [{result['commit'][:10]}]")
     elif result.get("attached"):
         print(f"ok  checked out the store's branch {result['branch']} at {result['store']}")

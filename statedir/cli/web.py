@@ -13,11 +13,14 @@ def serve(port: Annotated[int, Option("--port", min=0, max=65535, help="The port
           open_browser: Annotated[bool, Option("--open", help="Open the view in the default browser.")] = False,
           host: Annotated[str, Option("--host", help="Listen here instead of 127.0.0.1; an address beyond loopback needs --token.")] = "127.0.0.1",
           token: Annotated[Optional[str], Option("--token", envvar="STATEDIR_SERVE_TOKEN", show_envvar=True, help="A secret (16+ characters) every request must carry: the printed address holds it once, a cookie after.")] = None,
+          answer: Annotated[bool, Option("--answer", help="Let the run pages answer an open checkpoint or a FAIL-loop resolution, recorded as yours (channel web); off: read-only.")] = False,
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Serve a read-only web view of the store: runs, a run's dashboard and stage graph, history with
     diffs, bus sessions, the research ledger; live as transitions land (needs the web extra: `pip install -e '.[web]'` in a clone).
 
     It prints its address first (with --json: {"url": ...} on one line), then serves until Ctrl-C.
+    With --answer a run's page also answers its open checkpoint or FAIL-loop resolution as the
+    user's answer (POST from the same origin, with a per-session CSRF token).
     """
     from statedir.errors import MissingDependency
 
@@ -28,4 +31,5 @@ def serve(port: Annotated[int, Option("--port", min=0, max=65535, help="The port
         raise MissingDependency(f"the web view's libraries are not installed ({exc.name}): "
                                 "pip install 'statedir[web]' (from a clone of statedir's repository: "
                                 "pip install -e '.[web]')", missing=exc.name) from None
-    serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser, as_json=json)
+    serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser, as_json=json,
+                    answer=answer)

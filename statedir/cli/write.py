@@ -9,29 +9,37 @@ from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
 
+Session = Annotated[Optional[str], Option("--session", envvar="STATEDIR_SESSION", help="This session's marker, named by the reset-boundary entries it writes (default: STATEDIR_SESSION, else one per process).")]
 Reason = Annotated[Optional[str], Option("--reason", help="Why (recorded in the transition log).")]
 
 
 @app.command()
 def new(run_id: RunArg,
-        topic: Annotated[Optional[str], Option("--topic", help="What the run is about (where its template asks for one, as academic-pipeline does).")] = None,
+        topic: Annotated[Optional[str], Option("--topic", help="What the run is about (academic-pipeline needs one).")] = None,
         template: Annotated[Optional[str], Option(
             "--template", help="Template name or file; default: the store's default (academic-pipeline).")] = None,
         entry_point: Annotated[Optional[str], Option(
             "--entry-point", help="Stage to enter at (mid-entry); default: the first.")] = None,
-        language: Annotated[Optional[str], Option("--language", help="Language code, default en.")] = None,
+        language: Annotated[Optional[str], Option("--language", help="Language code (en).")] = None,
         passport: Annotated[Optional[str], Option(
-            "--passport", help="A VERIFIED Material Passport file that lets mid-entry pass an integrity stage.")] = None,
+            "--passport", help="A VERIFIED passport letting mid-entry pass an integrity stage.")] = None,
         confirm_skip: Annotated[bool, Option(
             "--confirm-skip", help="The user confirms skipping an integrity stage on that passport.")] = False,
         file: Annotated[Optional[str], Option(
-            "--file", help="The file the passport stands for (mid-entry): its SHA-256 must equal the passport's content_hash.")] = None,
+            "--file", help="The file the passport stands for.")] = None,
+        setting: Annotated[Optional[list[str]], Option(
+            "--setting", help="KEY=true|false (repeatable).")] = None,
         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
         expect: ExpectOpt = None) -> None:
-    """Create a run."""
+    """Create a run.
+
+    Run settings (--setting KEY=VALUE) are the template's opt-in switches: recorded in state.yaml,
+    shown by `statedir status`, and never changed afterwards (IMMUTABLE_FIELD). A key the template
+    does not know, or a value that is not true or false, is refused (INVALID_VALUE, with the list).
+    """
     done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
                                language=language, passport=passport, confirm_skip=confirm_skip, file=file,
-                               actor=actor, expect=expect), json)
+                               settings=setting, actor=actor, expect=expect), json)
 
 
 @app.command()
@@ -44,7 +52,7 @@ def stage(run_id: RunArg,
           decision: Annotated[Optional[str], Option("--decision", help="A decision, on a stage whose template declares decisions.")] = None,
           reason: Reason = None,
           turns: Annotated[Optional[str], Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
-          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+          session: Session = None, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
           expect: ExpectOpt = None) -> None:
     """Update a stage's status and details.
 
@@ -53,7 +61,7 @@ def stage(run_id: RunArg,
     has (with nothing else to change) is a no-op that says so, not an error.
     """
     done(open_store(store).stage(run_id, stage, status, mode=mode, outputs=output, decision=decision,
-                                 reason=reason, turns=turns, actor=actor, expect=expect), json)
+                                 reason=reason, turns=turns, session=session, actor=actor, expect=expect), json)
 
 
 @app.command("output")
@@ -201,7 +209,13 @@ def resume(run_id: RunArg, hash: Annotated[str, Argument(help="The 12-hex bounda
            stage: Annotated[Optional[str], Option("--stage", help="Override the next stage.")] = None,
            mode: Annotated[Optional[str], Option("--mode", help="Mode for the resumed stage.")] = None,
            choice: Annotated[Optional[str], Option("--choice", help="Answer to the boundary's pending decision.")] = None,
-           store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+           session: Session = None, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
            expect: ExpectOpt = None) -> None:
-    """Resume from a reset boundary (consumes it)."""
-    done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, actor=actor, expect=expect), json)
+    """Resume from a reset boundary (consumes it, once).
+
+    A boundary with a pending decision needs --choice; resuming on a draft whose passport is STALE
+    or UNVERIFIED warns. The resume entry names the boundary it consumes, the branch chosen, any
+    --stage/--mode override and this session's marker.
+    """
+    done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, session=session,
+                                  actor=actor, expect=expect), json)

@@ -17,8 +17,9 @@ from statedir.gitops.identity import TRAILERS, check_name
 
 CHANNELS = ("cli", "mcp-elicitation", "web")
 # The user's own commands: their answer whoever carries it (the FAIL-loop `resolve`, a failure
-# mode's `acknowledge`).
-USERS_ACTIONS = frozenset({"resolve", "acknowledge"})
+# mode's acknowledgement: the CLI's `acknowledge`, the action `acknowledge_mode`, apart from
+# `verify --acknowledge`'s findings).
+USERS_ACTIONS = frozenset({"resolve", "acknowledge_mode"})
 
 
 def is_users_answer(t: Template, run: RunData, req: Request) -> bool:

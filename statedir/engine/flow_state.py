@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from statedir.engine import next_moves, template_conditions
+from statedir.engine import failure_modes, next_moves, template_conditions
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
 
@@ -92,6 +92,11 @@ def key(t: Template, run: RunData, reads: Reads) -> tuple[Any, ...]:
                 cap += record.get("extra_rounds") or 0
                 item += [cap - min(record.get("retry_count") or 0, cap), record.get("fail_loop_decision")]
         item += [record.get(f) for f in reads.referenced.get(stage_id, [])]
+        if "failure_modes" in record:  # the checklist recorded, and the modes it blocks on still
+            item += [record["failure_modes"] is not None, tuple(failure_modes.standing(record))]
+        if stage_id in active and record.get("contract"):  # the re-review contract's parts recorded so far, and its check's outcome
+            contract = record["contract"]
+            item += [tuple(sorted(contract)), (contract.get("check") or {}).get("outcome")]
         stages.append(tuple(item))
     opened = None if not checkpoint else (checkpoint["stage"], checkpoint["type"], tuple(checkpoint["choices"]),
                                           checkpoint.get("default"), checkpoint.get("terminal"))

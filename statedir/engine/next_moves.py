@@ -11,49 +11,24 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir.engine import admission, rules, stage_outputs, submissions, template_conditions
-from statedir.engine.decision import Change, Request, RunData
+from statedir.engine import admission, next_gates, rules, stage_outputs, submissions, template_conditions
+from statedir.engine.decision import Change, RunData
+from statedir.engine.move_candidates import REASON, Candidate, actor_for
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
 from statedir.errors import StatedirError
 
-REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
 # The order moves are listed in: what advances the run first, bookkeeping last.
-ORDER = ("confirm", "stage", "integrity", "resolve", "revision", "output", "material", "observe", "loop", "redo", "resume",
-         "pipeline", "set")
+ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "resolve", "contract", "revision", "output",
+         "material", "observe", "loop", "redo", "resume", "pipeline", "set")
 # Arguments the caller writes (numbers, free text), by command: the CLI and the MCP tool require
 # them besides the enumerated ones a move lists with their values.
 FREE = {"integrity": ("refs_total", "refs_verified"), "revision": ("items_total",), "output": ("output",),
-        "observe": ("report",), "set": ("value",), "redo": ("reason",)}
-
-
-@dataclass
-class Candidate:
-    """One request to try: its command, actor and args as the Python API builds them; `shown`
-    the enumerated arguments by their CLI/MCP name (None: not given); `vary` the shown
-    arguments whose values one listed move gathers."""
-
-    command: str
-    actor: str
-    args: dict[str, Any]
-    shown: dict[str, Any]
-    vary: tuple[str, ...] = ()
-    reason: str | None = None
-
-    def request(self) -> Request:
-        return Request(self.command, self.actor, self.args, self.reason)
-
-
-def actor_for(t: Template, action: str, stage_id: str | None = None) -> str | None:
-    """Who takes `action`: the stage's owner where the template lets owners, else the default
-    actor, else the role with the fewest other powers that may (None: no role may)."""
-    owner = t.owner(stage_id) if stage_id else None
-    if owner and action in t.doc.get("owner_may", []) and t.may(owner, action, stage_id):
-        return owner
-    if t.may(t.default_actor(), action, stage_id):
-        return t.default_actor()
-    able = [role for role, spec in t.roles.items() if action in spec.get("may", [])]
-    return min(able, key=lambda role: len(t.roles[role].get("may", [])), default=None)
+        "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",)}
+# Each command's optional arguments that change what a move records (a move lists them as `optional`:
+# followed with its required `args` alone, a revision round records 0 items addressed).
+OPTIONAL = {"revision": ("items_addressed", "pending"), "integrity": ("issues_found", "issues_fixed", "issue"),
+            "material": ("file", "upstream"), "checklist": ("evidence",)}
 
 
 def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool) -> list[Candidate]:
@@ -103,23 +78,23 @@ def _integrity_candidates(t: Template, stage_ids: list[str], samples: list[tuple
     return out
 
 
-def _resolve_candidates(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]:
-    """The user's FAIL-loop resolutions at an integrity stage, with a reason as long as the
-    override ladder's round asks (none where it asks none)."""
-    from statedir.engine import gates
-
-    loop, out = t.doc.get("fail_loop"), []
-    ladder = t.doc.get("override_ladder") or [0]
-    for stage_id in stage_ids if loop else []:
-        actor = actor_for(t, "resolve", stage_id)
-        if actor is None or "integrity" not in t.stage(stage_id):
-            continue
-        number = gates.ladder_round(t, run.state, stage_id)
-        least = int(ladder[min(number, len(ladder)) - 1])
-        reason = None if least == 0 else REASON.ljust(least, ".")
-        for decision in loop["decisions"]:
-            out.append(Candidate("resolve", actor, {"stage": stage_id, "decision": decision},
-                                 {"stage": stage_id, "decision": decision}, ("decision",), reason))
+def _contract_candidates(t: Template, run: RunData) -> list[Candidate]:
+    """The re-review contract's next part, or its check (with the recorded files unchanged)."""
+    spec = t.doc.get("re_review_contract")
+    if not spec:
+        return []
+    stage_id = spec["stage"]
+    recorded = run.stages[stage_id].get("contract") or {}
+    file = {"path": "-", "content_hash": "0" * 64}
+    out = []
+    for part in spec["parts"]:
+        out += _one(t, "contract", {"stage": stage_id, "part": part, "file": file},
+                    {"stage": stage_id, "part": part}, ("part",), stage_id)
+    current = {part: entry["sha256"] for part, entry in recorded.items()}
+    for code in spec["check_codes"]:
+        out += _one(t, "contract", {"stage": stage_id, "part": "check", "file": file, "exit_code": int(code),
+                                    "current": current}, {"stage": stage_id, "part": "check", "exit_code": int(code)},
+                    ("part", "exit_code"), stage_id)
     return out
 
 
@@ -136,7 +111,8 @@ def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int
     current = run.state.get("current_stage")
     here = [current] if current else []
     out = _stage_candidates(t, run, here, flow=True) + _confirm_candidates(t, run)
-    out += _integrity_candidates(t, here, integrity_samples) + _resolve_candidates(t, run, here)
+    out += _integrity_candidates(t, here, integrity_samples) + next_gates.candidates(t, run, here, flow=True)
+    out += _contract_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     if counters:
         out += _one(t, "loop", {}, {})
@@ -149,7 +125,8 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
     current = state.get("current_stage")
     ordered = sorted(t.stage_ids, key=lambda s: s != current)
     out = _stage_candidates(t, run, ordered, flow=False) + _confirm_candidates(t, run)
-    out += _integrity_candidates(t, ordered, [(None, None)]) + _resolve_candidates(t, run, ordered[:1])
+    out += _integrity_candidates(t, ordered, [(None, None)]) + next_gates.candidates(t, run, ordered[:1])
+    out += _contract_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     out += _one(t, "loop", {}, {})
     for stage_id in t.stage_ids:
@@ -168,15 +145,18 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
                     ("hash",))
     for target in dict.fromkeys(t.pipeline.values()):
         out += _one(t, "pipeline", {"state": target}, {"state": target}, ("state",))
-    for name, value in _settable(state):
+    for name, value in _settable(t, state):
         out += _one(t, "set", {"field": name, "value": value}, {"field": name}, ("field",), reason=REASON)
     return out
 
 
-def _settable(state: dict[str, Any]) -> list[tuple[str, str]]:
-    """Each run-level field with a value it does not hold (`set` refuses a value already held)."""
-    fields = [("topic", f"{state.get('topic')} (new)"), ("language", "x" if state.get("language") != "x" else "y"),
-              ("settings.reset_boundaries", str(not state.get("settings", {}).get("reset_boundaries")).lower())]
+def _settable(t: Template, state: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each run-level field with a value it does not hold (`set` refuses a value already held); run
+    settings a template declares are fixed at creation, never offered."""
+    fields = [("topic", f"{state.get('topic')} (new)"), ("language", "x" if state.get("language") != "x" else "y")]
+    if not t.doc.get("run_settings"):
+        fields.append(("settings.reset_boundaries",
+                       str(not state.get("settings", {}).get("reset_boundaries")).lower()))
     return fields + [(f"team.{role}", "x" if value != "x" else "y") for role, value in state.get("team", {}).items()]
 
 
@@ -254,7 +234,7 @@ def _noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:
     """An integrity move with a `note` saying what lets its stage complete (the stage's completion
     conditions, as the template writes them): a verdict it lists may be legal and still not lead on."""
     if move["command"] != "integrity":
-        return move
+        return next_gates.noted(t, move)
     notes = []
     for stage_id in move["allowed"].get("stage", []):
         completion = t.stage(t.resolve_stage(stage_id)).get("completion")
@@ -340,7 +320,11 @@ def _move(found: _Found, values: dict[str, list[Any]]) -> dict[str, Any]:
     args += [name for name in FREE.get(c.command, ()) if name not in args]
     if c.reason is not None and "reason" not in args:
         args.append("reason")
-    move: dict[str, Any] = {"command": c.command, "args": args, "allowed": allowed, "actor": c.actor}
+    move: dict[str, Any] = {"command": next_gates.command_of(c.command), "args": args, "allowed": allowed,
+                            "actor": c.actor}
+    optional = [name for name in OPTIONAL.get(c.command, ()) if name not in args]
+    if optional:
+        move["optional"] = optional
     if found.leads_to:
         move["leads_to"] = found.leads_to
     return move

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import stage_outputs, template_conditions
+from statedir.engine import schema_checks, stage_outputs, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
@@ -69,7 +69,7 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
     state = draft.state
     if state["pipeline_state"] == t.pipeline["paused"]:
         raise IllegalTransition("the pipeline is paused; resume it with `statedir pipeline RUN running`")
-    extra = _stage_details(t, record, args, req.reason)
+    extra = _stage_details(t, record, args, req.reason, state)
     if target == record["status"]:
         if not extra and target == t.status["active"] and stage_id == state["current_stage"]:
             # `confirm` already started it: an agent that starts it again is told, not refused
@@ -104,6 +104,9 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
             raise IllegalTransition(f"stage {t.display(stage_id)} can never be skipped", stage=stage_id)
         if stage_id == state["current_stage"]:
             raise IllegalTransition(f"stage {t.display(stage_id)} is the current stage; it cannot be skipped")
+        raise IllegalTransition(f"stage {t.display(stage_id)} is not the current stage ({t.display(state['current_stage'])}); "
+                                "a stage ahead is skipped only by the stage graph, through the decision that "
+                                "passes it (see `statedir next`)", stage=stage_id)
         record["reason"] = req.reason or record.get("reason")
     elif target == t.status.get("blocked"):
         record["reason"] = req.reason or record.get("reason")
@@ -114,7 +117,8 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
     return change
 
 
-def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], reason: str | None) -> set[str]:
+def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], reason: str | None,
+                   state: dict[str, Any]) -> set[str]:
     """Apply --mode/--output/--decision/--turns; returns the fields that changed."""
     before = dict(record)
     spec = t.stage(record["id"])
@@ -128,6 +132,10 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
             raise InvalidValue(f"stage {t.display(record['id'])} takes no decision", stage=record["id"])
         if args["decision"] not in values:
             raise InvalidValue(f"decision {args['decision']!r} is not one of {', '.join(values)}")
+        if t.doc.get("re_review_contract"):
+            from statedir.engine import review_contract
+
+            review_contract.require_check(t, state, record, args["decision"])
         record["decision"] = args["decision"]
     _set_turns(t, record, args.get("turns"))
     return {k for k in record if record[k] != before.get(k)}
@@ -151,8 +159,16 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
         needs = spec.get("completion_message") or template_conditions.describe(spec["completion"])
         raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: {needs}", stage=stage_id,
                                 needs=[needs.removeprefix("needs ")])
+    if t.doc.get("failure_modes"):  # the run's own template: no setting, flag or actor silences a block
+        from statedir.engine import failure_modes
+
+        block = failure_modes.completion_refusal(t, state, stage_id, record)
+        if block is not None:
+            raise block
     kind, awareness = template_conditions.checkpoint_type(t, state, stage_id)
-    record.update(completed_at=now, schema_validated=True, checkpoint_type=kind, checkpoint_confirmed=False)
+    checked = schema_checks.check(t, draft, stage_id)  # true only where something was checked and held
+    validated = True if checked is None else (checked["result"] == "PASS" and bool(checked["schemas_checked"]))
+    record.update(completed_at=now, schema_validated=validated, checkpoint_type=kind, checkpoint_confirmed=False)
     choices = [e["to"] for e in t.edges_from(stage_id)
                if template_conditions.all_hold(e.get("when", []), record, state)]
     defaults = [e["to"] for e in t.edges_from(stage_id) if e.get("default") and e["to"] in choices]
@@ -162,10 +178,13 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                              "choices": choices, "default": default, "terminal": False})
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
-    if kind == "FULL" and (state.get("settings", {}).get("reset_boundaries") or req.args.get("reset_boundaries")):
+    from statedir.engine import run_settings
+
+    if run_settings.effect_on(t, state, "reset_boundaries", req.args):
         from statedir.engine import reset_boundaries
 
-        reset_boundaries.append_boundary(t, draft, stage_id, choices, default, now)
+        if reset_boundaries.is_boundary(t, stage_id, kind) if reset_boundaries.shape(t) else kind == "FULL":
+            reset_boundaries.append_boundary(t, draft, stage_id, choices, default, now, req.args.get("session"))
 
 
 # --- pipeline: update_pipeline_state --------------------------------------------------------------
@@ -198,6 +217,9 @@ def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -
 def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     draft = Draft(run)
     field, value = req.args["field"], req.args["value"]
+    from statedir.engine import run_settings
+
+    run_settings.refuse_change(t, field)
     if field in ("run_id", "template", "created_at"):
         raise ImmutableField(f"{field} is set at creation and never changes", field=field)
     if field in ("topic", "language"):
@@ -254,7 +276,8 @@ HANDLERS: dict[str, str] = {
     "redo": "rules:redo", "output": "submissions:output", "material": "submissions:material",
     "integrity": "submissions:integrity", "revision": "submissions:revision", "loop": "submissions:loop",
     "observe": "submissions:observe", "bind": "adjudication_rules:bind", "seal": "adjudication_rules:seal",
-    "resume": "reset_boundaries:resume", "resolve": "gates:resolve",
+    "resume": "reset_boundaries:resume", "resolve": "gates:resolve", "checklist": "checklist_rules:checklist",
+    "acknowledge_mode": "checklist_rules:acknowledge_mode", "contract": "review_contract:record",
 }
 
 

@@ -26,6 +26,8 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
                       issues_found=None, issues_fixed=None, fail_loop_decision=None)
         if t.doc.get("fail_loop"):  # the FAIL-loop resolution's records (templates that declare it)
             record.update(issues_detail=[], extra_rounds=0, partially_unverified=False, unresolved_items=[])
+    if stage_id in (t.doc.get("failure_modes") or {}).get("stages", []):
+        record["failure_modes"] = None  # the failure-mode checklist recorded last, with the user's answers
     if "decision" in spec:
         record["decision"] = None
     if "revision" in spec:
@@ -35,8 +37,12 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
 
 def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
             *, passport: dict[str, Any] | None = None, confirm_skip: bool = False,
-            file: dict[str, str] | None = None) -> tuple[RunData, Change]:
-    """The files of a new run, entering at `entry_point` (mid-entry skips what lies before)."""
+            file: dict[str, str] | None = None, settings: dict[str, Any] | None = None) -> tuple[RunData, Change]:
+    """The files of a new run, entering at `entry_point` (mid-entry skips what lies before), with
+    the run settings `settings` gives (statedir.engine.run_settings; fixed from now on)."""
+    from statedir.engine import run_settings
+
+    recorded_settings = run_settings.initial(t, settings)
     if topic is None and "topic" in t.required_run_fields:
         raise InvalidValue(f"template {t.name} needs --topic (what the run is about)", argument="topic")
     if topic is not None and not topic.strip():
@@ -55,7 +61,7 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
         "materials": {name: False for name in t.materials},
         "current_version": {}, "version_counters": {},
         "team": {role: None for role in t.doc.get("team", [])},
-        "settings": {"reset_boundaries": False},
+        "settings": recorded_settings,
         **({"pending_adjudication_activity_bindings": initial_rows()} if t.doc.get("adjudication_activity") else {}),
         "created_at": now, "updated_at": now,
     }
@@ -144,7 +150,7 @@ def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], 
 def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:
     """Boundary hashes no resume has consumed yet (computed, never stored; the ledger's rules are
     in statedir.engine.reset_boundaries)."""
-    consumed = {e["hash"] for e in ledger if e.get("kind") == "resume"}
+    consumed = {e.get("consumes_hash") or e.get("hash") for e in ledger if e.get("kind") == "resume"}
     return [e["hash"] for e in ledger if e.get("kind") == "boundary" and e["hash"] not in consumed]
 
 
@@ -184,6 +190,17 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         doc["fail_loop_resolutions"] = [
             {k: e.get(k) for k in ("at", "stage", "decision", "reason", "unresolved_items", "override_round",
                                    "answered_by")} for e in resolutions]
+    if t.doc.get("failure_modes"):  # per mode its final status, its history and the user's answers
+        from statedir.engine import failure_modes
+
+        doc["failure_mode_audit"] = failure_modes.audit(t, histories.get("failure_modes", []))
+    from statedir.engine import run_settings
+
+    if run_settings.declared(t):  # the settings the run was made with, and the marks they put on it
+        doc["settings"] = dict(state.get("settings") or {})
+        marks = run_settings.marks(t, state)
+        if marks:
+            doc["marks"] = marks
     for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
         if key in state:
             doc[key] = state[key]

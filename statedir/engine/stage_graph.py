@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import template_conditions
+from statedir.engine import schema_checks, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
@@ -51,6 +51,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     target = _choose(t, run, checkpoint, req.args.get("next"))
     draft = Draft(run)  # decided from here on: the copies the change is made of
     state = draft.state
+    checked = schema_checks.check(t, draft, checkpoint["stage"])  # the outputs as the stage left them
     report = _advance(t, draft, checkpoint["stage"], target, now)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
@@ -62,12 +63,17 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     draft.log("checkpoints", {"at": now, "event": "answered", "stage": checkpoint["stage"],
                               "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
                               "response": response, "next": target, **_answered_by(req)})
-    schemas = t.stage(checkpoint["stage"]).get("schemas_checked", [])
+    if checked is None:  # a template naming no material schemas: the entry its runs always had
+        checked = {"schemas_checked": t.stage(checkpoint["stage"]).get("schemas_checked", []), "result": "PASS",
+                   "missing_fields": []}
     draft.log("schema_validation", {"transition": f"{t.display(checkpoint['stage'])} -> {_shown(t, target)}",
-                                    "schemas_checked": schemas, "result": "PASS", "missing_fields": [],
-                                    "timestamp": now})
+                                    **checked, "timestamp": now})
     change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response})",
                           now, next=target)
+    mismatch = schema_checks.warning(t, checkpoint["stage"], checked)
+    if mismatch:  # the seed's "format mismatch -> notify": said, never a refusal
+        change.result["warnings"] = [mismatch]
+        change.result["schema_check"] = checked
     if report and report["warning"]:  # as `prereq` and `stage ... in_progress` say it
         change.result.update(warning=report["warning"], missing_recommended=report["missing_recommended"])
     return change

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, template_conditions, wording
+from statedir.engine import materials, schema_checks, template_conditions, wording
 from statedir.engine.decision import Change, Draft, Request, RunData, active_current
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
@@ -42,7 +42,7 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
     label, passport, stale = materials.register(
         t, draft.state, run.passports, names, now, origin_skill=skill, origin_mode=req.args.get("origin_mode"),
-        files=req.args.get("files", []), upstream=req.args.get("upstream", []), request_id=req.request_id)
+        files=schema_checks.passport_files(t, req.args.get("files", [])), upstream=req.args.get("upstream", []), request_id=req.request_id)
     draft.passports = {**stale, label: passport}
     return draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label,
                         stale=sorted(stale))
@@ -162,8 +162,12 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     draft.log("revisions", {"at": now, "round": number, "stage": f"{t.display(after)} -> {t.display(stage_id)}",
                             "from_decision": run.stages[after].get("decision"), "items_total": total,
                             "items_addressed": addressed, "items_pending": list(req.args.get("pending", []))})
-    return draft.change(f"revision round {number} at stage {t.display(stage_id)}: {addressed}/{total} items",
-                        now, round=number)
+    change = draft.change(f"revision round {number} at stage {t.display(stage_id)}: {addressed}/{total} items",
+                          now, round=number)
+    if req.args.get("items_addressed") is None and total:  # followed literally, a move's required args only
+        change.result["warning"] = (f"--items-addressed left out: round {number} records 0 of {total} items "
+                                    "addressed; record the round again with --items-addressed to correct it")
+    return change
 
 
 def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:

@@ -12,7 +12,7 @@ from statedir.engine.template import Template
 from statedir.files import schema
 from statedir.files.parse_cache import digest
 
-RUN_KINDS = ("run-state", "stage", "passport", "log-checkpoints", "log-collaboration_depth", "log-integrity",
+RUN_KINDS = ("run-state", "stage", "passport", "log-checkpoints", "log-collaboration_depth", "log-failure_modes", "log-integrity",
              "log-reset_boundary", "log-revisions", "log-schema_validation", "log-transitions")
 SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.'-]{0,63}/[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 
@@ -85,6 +85,9 @@ def compile_schemas(t: Template) -> dict[str, dict[str, Any]]:
     state["current_version"]["additionalProperties"] = False
     _closed_object(state["version_counters"], list(labels), {"type": "integer", "minimum": 1}, "version series")
     _closed_object(state["team"], list(t.doc.get("team", [])), {"type": ["string", "null"]}, "team roles")
+    if t.doc.get("run_settings"):
+        _closed_object(state["settings"], list(t.doc["run_settings"]), {"type": "boolean"}, "run settings")
+        state["settings"]["required"] = list(t.doc["run_settings"])
     open_checkpoint = state["checkpoint"]["anyOf"][0]["properties"]
     _enum(open_checkpoint["stage"], stage_ids, "a stage")
     _enum(open_checkpoint["type"], types, "checkpoint type")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine.failure_modes_meaning import meaning
+
 # Every action a role's `may` (or `owner_may`) can grant: the mutating commands.
 ACTIONS = ("new", "stage", "output", "pipeline", "set", "material", "integrity", "revision", "loop", "observe",
-           "confirm", "redo", "resume", "bind", "seal", "rollback", "resolve")
+           "confirm", "redo", "resume", "bind", "seal", "rollback", "resolve", "checklist", "acknowledge_mode", "contract")
 Found = list[tuple[list[Any], str]]
 
 
@@ -18,7 +20,7 @@ def json_path(path: list[Any]) -> str:
 
 def problems(doc: dict[str, Any]) -> Found:
     """Every meaning problem of a template that already has the schema's shape."""
-    return _references(doc) + _roles(doc) + _produces(doc) + _logs(doc) + _reachability(doc)
+    return _references(doc) + _roles(doc) + _produces(doc) + _logs(doc) + _reachability(doc) + meaning(doc)
 
 
 def _references(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
@@ -93,7 +95,9 @@ WRITES = {"stage": (("checkpoints", "completing a stage opens a checkpoint"),),
           "integrity": (("integrity", "integrity records each round"),),
           "resolve": (("integrity", "resolve records the user's FAIL-loop resolution"),),
           "revision": (("revisions", "revision records each round"),),
-          "observe": (("collaboration_depth", "observe records each report"),)}
+          "observe": (("collaboration_depth", "observe records each report"),),
+          "checklist": (("failure_modes", "checklist records each failure-mode checklist"),),
+          "acknowledge_mode": (("failure_modes", "acknowledge records the user's answer to a blocking mode"),)}
 
 
 def _logs(doc: dict[str, Any]) -> Found:

@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from statedir.engine import run_settings
 from statedir.engine import template as template_mod
 from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
@@ -100,7 +101,7 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
     passports = {label: sources.read(f"{base}/materials/{label}.yaml")
                  for label in state.get("current_version", {}).values()}
     run = RunData(run_id, state, stages, passports)
-    if ledger or state.get("settings", {}).get("reset_boundaries"):
+    if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
         run.ledger = read_log(store, run_id, "reset_boundary")
     return t, run, sources
 
@@ -186,7 +187,7 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
                               merged[rel] is None)
     result = {"run_id": run_id, "commit": sha, "summary": change.summary, **change.result}
     if store.warnings:
-        result["warnings"] = list(store.warnings)
+        result["warnings"] = [*result.get("warnings", []), *store.warnings]
     return result
 
 
@@ -276,7 +277,8 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         now, req = utc_now(), stamped(req)
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
-                                 confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"))
+                                 confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"),
+                                 settings=req.args.get("settings"))
         scope = scope_of(t)
         extra: dict[str, str] = {}
         if template_file is not None:

@@ -9,8 +9,8 @@ DOING = {
     "integrity": "record integrity verdicts", "revision": "record revision progress", "loop": "start revision loops",
     "observe": "append observer reports", "confirm": "answer checkpoints", "redo": "reopen stages",
     "resume": "resume at reset boundaries", "bind": "bind adjudication artifacts", "seal": "seal adjudication runs",
-    "rollback": "roll runs back", "resolve": "resolve FAIL loops", "acknowledge": "acknowledge failure modes",
-    "checklist": "submit failure-mode checklists",
+    "rollback": "roll runs back", "resolve": "resolve FAIL loops", "acknowledge_mode": "acknowledge failure modes",
+    "checklist": "submit failure-mode checklists", "contract": "record the re-review contract",
 }
 
 

@@ -44,6 +44,7 @@ class Objects:
         self._packs_seen = self._stamp()
         config = self._repo.config
         self._shared = "core.sharedrepository" in config
+        self.entries_edited = 0  # tree entries handed to libgit2 by edit_trees (what the tests count)
 
     def _stamp(self) -> int | None:
         try:
@@ -125,6 +126,45 @@ class Objects:
                     listing[str(entry.name)] = (mode, kind, str(entry.id))
             listings[directory] = listing
         return listings
+
+    def edit_trees(self, rev: str | None, ordered: list[str],
+                   files: dict[str, dict[str, tuple[str, str, str]]]) -> str | None:
+        """The root tree of `rev` with `files` (directory -> name -> (mode, type, id); an empty
+        mode removes the name) put in, each directory in `ordered` (deepest first, root last)
+        edited from its tree in `rev`: only the changed names are handed over, so the cost does
+        not grow with the directory (a `runs/` of 10,000 runs is copied by libgit2, not listed
+        here). None where a name is not UTF-8: the caller lists and writes those trees whole."""
+        pygit2 = self._pygit2
+        repo = self.repo
+        root = repo[rev].peel(pygit2.Tree) if rev else None
+        written: dict[str, str | None] = {}
+        try:
+            for directory in ordered:
+                base = None
+                if root is not None:
+                    with contextlib.suppress(KeyError):
+                        base = root[directory] if directory else root
+                builder = repo.TreeBuilder(base) if isinstance(base, pygit2.Tree) else repo.TreeBuilder()
+                changes = dict(files.get(directory, {}))
+                for sub, oid in written.items():  # this directory's children, written just before
+                    parent_dir, _, name = sub.rpartition("/")
+                    if sub and parent_dir == directory:
+                        changes[name] = ("40000", "tree", oid) if oid else ("", "", "")
+                for name, (mode, _, oid) in changes.items():
+                    self.entries_edited += 1
+                    if mode:
+                        builder.insert(name, pygit2.Oid(hex=oid), int(mode, 8))
+                    elif builder.get(name) is not None:
+                        builder.remove(name)
+                if not len(builder) and directory:
+                    written[directory] = None  # an emptied directory leaves its parent
+                    continue
+                written[directory] = str(builder.write())
+        except UnicodeEncodeError:
+            return None
+        except pygit2.GitError as exc:
+            raise GitError(f"libgit2 could not write a tree: {exc}") from None
+        return written.get("") or None
 
     @contextlib.contextmanager
     def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:

@@ -166,6 +166,9 @@ def _tree(store: Objects, worktree: Path, paths: list[str], parent: str | None, 
         parts = directory.split("/") if directory else []
         dirs.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
     ordered = sorted(dirs, key=lambda d: (-d.count("/") - (d != ""), d))  # deepest first, root last
+    edit = getattr(store, "edit_trees", None)  # in-process: only the changed names are handed over
+    if edit is not None and (root := edit(parent, ordered, files)) is not None:
+        return root
     trees = store.trees(parent, ordered) if parent else {d: {} for d in ordered}
     with store.tree_writer() as mktree:
         return _write_trees(ordered, trees, files, mktree)

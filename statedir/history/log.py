@@ -38,13 +38,14 @@ def since_arg(since: str) -> tuple[str, str | None]:
 
 def entries(store: Store, run_id: str | None = None, *, actor: str | None = None, action: str | None = None,
             since: str | None = None, limit: int | None = None, start: str | None = None,
-            skip: int = 0) -> list[dict[str, Any]]:
+            skip: int = 0, path: str | None = None) -> list[dict[str, Any]]:
     """Every commit touching the store (or the run's folder), newest first, as
     {commit, time, actor, action, run_id, summary, reason, statedir} and, where the commit names them,
     person, answered_by, channel, via and client (statedir.gitops.identity), and `by`, all that in a
     phrase; a commit without
     statedir's trailers (a hand edit, a `git revert`) is listed with `statedir: false` and
-    its git author as actor. From commit `start` (default HEAD), the first `skip` matches left out."""
+    its git author as actor. From commit `start` (default HEAD), the first `skip` matches left out;
+    `path` (store-relative, instead of a run): the commits that touched it (a bus session's file)."""
     if limit is not None and limit < 1:
         raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
     if not git.head(store.worktree):
@@ -60,9 +61,10 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         args.append(f"--since={git_since}")
     if limit is not None and not filtered:
         args.append(f"-n{limit}")
-    spec = store.git_path(store.run_dir(run_id) if run_id else ".")
+    spec = store.git_path(path if path is not None else store.run_dir(run_id) if run_id else ".")
     out = git.run(store.worktree, *args, start or "HEAD", "--", spec, env={"TZ": "UTC"}).stdout.decode(errors="replace")
     found = []
+    labels: dict[str, dict[str, str]] = {}  # run -> request id -> its version's label now
     for record in out.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
         if len(fields) != len(_FIELDS):
@@ -72,6 +74,8 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         entry = {"commit": sha, "time": time, "actor": who if ours else author, "action": what if ours else None,
                  "run_id": run if ours else run_id, "summary": summary, "reason": _reason(request),
                  "statedir": ours}
+        if ours and " -> " in summary:  # a version it made may have been renumbered by a merge since
+            entry = _relabelled(store, entry, _request_field(request, "request_id"), labels)
         if ours:  # the person, the user's answer and how it came, the agent that relayed it, the MCP client
             entry.update((key, value) for key, value in zip(identity.NAMED, named, strict=True) if value)
         entry["by"] = by(entry)
@@ -103,11 +107,61 @@ def by(entry: dict[str, Any]) -> str:
 
 
 def _reason(request: str) -> str | None:
+    return _request_field(request, "reason")
+
+
+def _request_field(request: str, key: str) -> str | None:
     try:
-        value = json.loads(request).get("reason") if request else None
+        value = json.loads(request).get(key) if request else None
     except (ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None
+
+
+_REQUEST_ID = re.compile(rb"^request_id: '?([0-9A-Za-z]+)'?$", re.M)
+
+
+def _made_by(store: Store, run: str, label: str, request_id: str) -> bool:
+    """Whether the passport `label` of `run` is the one `request_id` registered (read as written)."""
+    from statedir.errors import StatedirError
+    from statedir.store import layout
+
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}", label):
+        return False
+    try:
+        layout.check_run_id(run)
+        raw = store.path(f"{store.run_dir(run)}/materials/{label}.yaml").read_bytes()
+    except (StatedirError, OSError, ValueError):
+        return False
+    found = _REQUEST_ID.search(raw)
+    return found is not None and found[1].decode() == request_id
+
+
+def _relabelled(store: Store, entry: dict[str, Any], request_id: str | None,
+                labels: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The entry naming the label its version has now (statedir.engine.renumbered), the run's
+    passports read once per call of `entries`."""
+    from statedir.engine import renumbered
+    from statedir.errors import StatedirError
+    from statedir.files import yaml
+    from statedir.store import layout
+
+    run = entry.get("run_id")
+    if not request_id or not isinstance(run, str):
+        return entry
+    named = entry["summary"].rpartition(" -> ")[2]
+    if run not in labels and _made_by(store, run, named, request_id):
+        return entry  # the usual case: the label it names is still its own (one small file read)
+    if run not in labels:
+        passports: dict[str, Any] = {}
+        try:
+            layout.check_run_id(run)
+            for path in sorted(store.path(f"{store.run_dir(run)}/materials").glob("*.yaml")):
+                passports[path.stem] = yaml.to_plain(yaml.load(path.read_bytes(), path.name))
+        except (StatedirError, OSError):
+            passports = {}
+        labels[run] = renumbered.labels(passports)
+    return renumbered.entry(entry, labels[run], request_id)
 
 
 START = "start"  # the first page's cursor: the newest entries

@@ -112,7 +112,8 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     require_permission(t, req.actor, "new")
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
-                             confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"))
+                             confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"),
+                             settings=req.args.get("settings"))
     if not recorded:
         del change.state["template_digest"]
     for log in LOGS:  # statedir before log segments wrote every log, empty, at `new`

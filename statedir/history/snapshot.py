@@ -6,6 +6,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
+from statedir.engine import renumbered
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
 from statedir.errors import CorruptStore, UnknownRun
@@ -241,7 +242,9 @@ class Reader:
         passports = {label: need(f"{base}/materials/{label}.yaml")
                      for label in state.get("current_version", {}).values()}
         run = RunData(run_id, state, stages, passports)
-        if ledger or state.get("settings", {}).get("reset_boundaries"):
+        from statedir.engine import run_settings
+
+        if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
             run.ledger = self.log(files, base, "reset_boundary")
         return t, run
 
@@ -269,7 +272,7 @@ class Reader:
             passport["verification_status"] = materials.effective_status(passport, clock, hours)
             passports[label] = passport
         histories = {name: copy.deepcopy(self.log(files, base, name)) for name in t.logs}
-        return Snapshot(commit, t, run, passports, histories)
+        return Snapshot(commit, t, run, passports, renumbered.histories(histories, passports))
 
 
 def _put(listing: dict[str, str], key: str, oid: str | None) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, identity, objects
 from statedir.gitops.object_ids import blob_id
-from statedir.history import ack_trust, acknowledgements, merge_check, merge_repair, template_check
+from statedir.history import ack_trust, acknowledgements, merge_check, merge_repair, template_check, verified_cache
 from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -81,8 +81,13 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     to the signers trusted at `since` too (statedir.history.entry)."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
+    whole = run_id is None and since is None and not taken
+    head = git.head(store.worktree) if whole else None
+    earlier = verified_cache.start(store) if whole else None  # verified up to a commit: only what came after
+    if earlier:
+        since_sha = earlier[0]
     history = commits(store, store.git_path(rel), since_sha)
-    found: list[Any] = []  # findings, and signature checks still running (Futures)
+    found: list[Any] = list(earlier[2]) if earlier else []  # findings, and signature checks still running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = Reader(store, objs)
@@ -104,13 +109,16 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         findings, acknowledged, not_counted = ack_trust.standing(
             reader, signatures, findings, lambda: commits(store, store.git_path(acknowledgements.FILE), None))
-    result: dict[str, Any] = {"clean": not findings, "checked": len(history), "findings": findings}
+    result: dict[str, Any] = {"clean": not findings, "checked": len(history) + (earlier[1] if earlier else 0),
+                              "findings": findings}
     if repaired:
         result["repaired"] = repaired
     if acknowledged:  # the contract's three keys, and these only where they have an entry
         result["acknowledged"] = acknowledged
     if not_counted:
         result["not_counted"] = not_counted
+    if head:
+        verified_cache.remember(store, head, result, any(len(c.parents) > 1 or c.repairs for c in history))
     return result
 
 

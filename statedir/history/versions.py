@@ -1,5 +1,7 @@
 """Every version of a material or series, oldest first, with its passport and the commit
-that made it (read from one `git log` of the run's materials folder)."""
+that made it (read from one `git log` of the run's materials folder): the commit of the request
+that registered it (the passport's request id), so a version a merge renumbered is credited to
+the commit that wrote its content, not to the one that first wrote its label's file."""
 from __future__ import annotations
 
 from typing import Any
@@ -18,20 +20,27 @@ def series_name(t: Template, material: str) -> str:
     return str(t.series_of(t.check_material(material))["name"])  # UNKNOWN_MATERIAL otherwise
 
 
-def adding_commits(store: Store, run_id: str) -> dict[str, str]:
-    """Passport file name -> the newest commit that added it."""
+def adding_commits(store: Store, run_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(passport file name -> the newest commit that added it, request id -> its commit), of the
+    commits that touched the run's materials (both sides of a merge)."""
     folder = store.git_path(f"{store.run_dir(run_id)}/materials")
     if not git.head(store.worktree):
-        return {}
-    out = git.run(store.worktree, "log", "--diff-filter=A", "--no-renames", "--format=%x1e%H", "--name-only",
-                  "-z", "--", folder).stdout.decode("utf-8", "surrogateescape")
+        return {}, {}
+    out = git.run(store.worktree, "log", "--full-history", "--no-renames",
+                  "--format=%x1e%H%x1f%(trailers:key=Statedir-Request-Id,valueonly,separator=%x2C)",
+                  "--name-status", "-z", "--", folder).stdout.decode("utf-8", "surrogateescape")
     made: dict[str, str] = {}
+    requests: dict[str, str] = {}
     for record in out.split("\x1e")[1:]:
-        sha, _, names = record.partition("\n")
-        for name in names.strip("\n\0").split("\0"):
-            if name:
-                made.setdefault(name.rpartition("/")[2], sha.strip("\0\n"))
-    return made
+        head, _, names = record.partition("\n")
+        sha, _, request = head.strip("\0").partition("\x1f")
+        if request.strip():
+            requests.setdefault(request.strip(), sha)
+        fields = names.strip("\n\0").split("\0")
+        for status, name in zip(fields[::2], fields[1::2], strict=False):
+            if status == "A" and name:
+                made.setdefault(name.rpartition("/")[2], sha)
+    return made, requests
 
 
 def versions(store: Store, run_id: str, material: str, t: Template,
@@ -41,7 +50,7 @@ def versions(store: Store, run_id: str, material: str, t: Template,
     is None for a passport no commit added (it was written by hand and not committed)."""
     name = series_name(t, material)
     whole = any(series["name"] == material for series in t.series)
-    made = adding_commits(store, run_id)
+    made, requests = adding_commits(store, run_id)
 
     def number(label: str) -> int:
         match = materials.LABEL_RE.match(label)
@@ -49,5 +58,9 @@ def versions(store: Store, run_id: str, material: str, t: Template,
 
     mine = [label for label, p in passports.items()
             if p.get("series") == name and (whole or material in p.get("materials", []))]
-    return [{"version_label": label, "commit": made.get(f"{label}.yaml"), "passport": passports[label]}
+    def commit(label: str) -> str | None:
+        request = passports[label].get("request_id")
+        return (requests.get(request) if isinstance(request, str) else None) or made.get(f"{label}.yaml")
+
+    return [{"version_label": label, "commit": commit(label), "passport": passports[label]}
             for label in sorted(mine, key=lambda label: (number(label), label))]

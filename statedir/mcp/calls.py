@@ -19,9 +19,9 @@ from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
-from statedir.mcp import lean, outputs, roles, served_tools, vocabulary
+from statedir.mcp import lean, outputs, races, roles, served_tools, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
-from statedir.mcp.checkpoint_question import Answer, Question, question_of, resolution_of
+from statedir.mcp.checkpoint_question import Answer, Question, acknowledgement_of, question_of, resolution_of
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
@@ -198,7 +198,8 @@ class Served:
                 finally:
                     store.trailers = before
         except StatedirError as exc:
-            return self.refusal(exc, name, arguments)
+            tool = self.tools.get(name)
+            return self.refusal(races.told(self._sd, exc, tool.path if tool else (), answer), name, arguments)
 
     def _question(self, name: str, arguments: dict[str, Any]) -> tuple[Question | None, str | None]:
         """The question (None where the call answers no MANDATORY checkpoint) and the HEAD it was
@@ -213,7 +214,8 @@ class Served:
         tool.keywords(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
         roles.acting(tool, arguments, self.roles)  # ... and one naming a role the server does not act in
         head = self.head()
-        asks = {("confirm",): question_of, ("resolve",): resolution_of}.get(tool.path)  # the user's answers
+        asks = {("confirm",): question_of, ("resolve",): resolution_of,  # the user's answers
+                ("acknowledge",): acknowledgement_of}.get(tool.path)
         if asks is None or head is None:
             return None, None
         run_id, store = arguments["run_id"], self.sd.store
@@ -234,7 +236,7 @@ class Served:
             sd = _UsersAnswer(self.sd)
         elif question is not None:
             raise question.unaskable()
-        elif self.tools[name].path == ("resolve",) and seen is not None:
+        elif self.tools[name].path in (("resolve",), ("acknowledge",)) and seen is not None:
             # never the agent's own answer: refused by the rules (asked of the user where they take it)
             arguments[EXPECT_HEAD] = seen
         elif seen is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from statedir.engine import stage_graph
+from statedir.engine import gates, stage_graph
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError, UserAnswerRequired, UserDeclined
@@ -156,6 +156,38 @@ def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: st
                     f"it needs at least {least} characters."))
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(asked["decisions"]), (), None, head,
                     state, answers="decision", free=("reason",), about="FAIL-loop resolution")
+
+
+def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
+                       state: str | None = None) -> Question | None:
+    """The user's question where an `acknowledge` call would answer a blocking failure mode; None
+    where the rules refuse it anyway (an unknown stage, a mode that does not block: they say why)."""
+    from statedir.engine import failure_modes as fm
+
+    try:
+        stage_id = t.resolve_stage(str(arguments.get("stage")))
+    except StatedirError:
+        return None
+    mode, spec = str(arguments.get("mode")), fm.declared(t)
+    if spec is None or not fm.carries(t, stage_id) or mode not in fm.standing(run.stages[stage_id]):
+        return None
+    check = run.stages[stage_id]["failure_modes"]
+    evidence = (check.get("evidence") or {}).get(mode)
+    meaning = {fm.BACK: f"the flag stands: the run goes back to stage {spec.get('on_confirm')}",
+               fm.CLEAR: "go on past it for this stage, with your reason", fm.KEEP: "it keeps blocking until a new checklist"}
+    ladder = t.doc.get("override_ladder") or [0]
+    number = gates.ladder_round(t, run.state, stage_id)
+    least = max(1, int(ladder[min(number, len(ladder)) - 1]))
+    lines = [f"Run {run.run_id}: the failure-mode checklist of stage {_name(t, stage_id)} blocks on mode "
+             f"{fm.named(spec, [mode])}: {check['outcomes'].get(mode)}. How the run goes on is yours to decide, "
+             "not the agent's.", dashboard.line(t, run)]
+    if evidence:
+        lines.append(f"Evidence: {evidence}")
+    lines.append("Answer: " + "; ".join(f"{a}: {meaning.get(e, e)}" for a, e in spec["answers"].items()) + ".")
+    lines.append(f"Reason: an override is override round {number} of this stage; it needs "
+                 + ("one." if least <= 1 else f"at least {least} characters."))
+    return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(spec["answers"]), (), None, head, state,
+                    answers="answer", free=("reason",), about="failure-mode acknowledgement")
 
 
 def _name(t: Template, stage_id: str) -> str:

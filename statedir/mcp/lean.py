@@ -10,8 +10,7 @@ SHOWN = ("run_id", "template", "topic", "current_stage", "pipeline_state", "chec
          "current_version")
 WHOLE = "whole"  # show's argument for the whole run
 WHOLE_SCHEMA = {"type": "boolean", "default": False,
-                "description": "The whole run, every stage (default false: the current stage and what it needs; "
-                               "history: true is the whole run too)."}
+                "description": "Every stage (else the current stage and what it needs)."}
 # Moves that end or pause a run never fix a refusal: left to `next`.
 _NEVER_A_FIX = frozenset({"pipeline"})
 

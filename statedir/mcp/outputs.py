@@ -30,14 +30,36 @@ def _wrapped(result: dict[str, Any]) -> dict[str, Any]:
 ERROR = _object(("error",), error=_object(("code", "message", "details"), code=_S, message=_S,
                                           details={"type": "object"}))
 _ANY: dict[str, Any] = {}
-# A transition of a run: the commit it made (null: nothing to change), what it did, and each field
-# a command adds (engine/rules.py and its neighbours: `draft.change(summary, now, **result)`):
-# `warning` one sentence (recommended materials missing), `warnings` a list (the store's, hand edits).
-_TRANSITION_FIELDS: dict[str, dict[str, Any]] = {
-    "run_id": _S, "commit": _S_NULL, "summary": _S, "changed": _B, "warnings": _STRINGS, "warning": _S,
-    "missing_recommended": _STRINGS, "next": _S, "version_label": _S, "stale": _STRINGS, "round": _I,
-    "loop_count": _I, "bumped": _ANY, "reset": _ANY, "checkpoint": {"type": "object"}}
-TRANSITION = _object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS)
+# A transition of a run: the commit it made (null: nothing to change), what it did, and each
+# command's own fields (engine/rules.py and its neighbours: `draft.change(summary, now, **result)`),
+# declared per tool. The fields any transition may add (COMMON: engine/transaction.py) are said once,
+# in the server's instructions, not in each schema (every agent reads every listed schema): the
+# document is an open one (additionalProperties).
+_TRANSITION_FIELDS: dict[str, dict[str, Any]] = {"run_id": _S, "commit": _S_NULL, "summary": _S}
+COMMON = {"changed": _B, "warnings": _STRINGS, "warning": _S, "checkpoint": {"type": "object"}}
+COMMON_NOTE = ("A write's result: run_id, commit (null: nothing to change), summary, its own fields, and where "
+               "they apply changed, warning (one sentence), warnings (a list) and checkpoint (the one it opened); "
+               "read every warning.")
+_STARTS_A_STAGE: dict[str, dict[str, Any]] = {"next": _S, "missing_recommended": _STRINGS}  # a confirm's
+_OWN_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
+    "confirm": _STARTS_A_STAGE, "resume": _STARTS_A_STAGE,  # resume answers the boundary's checkpoint
+    "material": {"version_label": _S, "stale": _STRINGS}, "integrity": {"version_label": _S},
+    "revision": {"round": _I}, "loop": {"loop_count": _I}, "redo": {"bumped": _ANY, "reset": _OBJECTS},
+    "resolve": {"decision": _S, "unresolved_items": _ANY, "override_round": _I},
+    "checklist": {"blocks": _B, "blocking": _STRINGS, "warned": _STRINGS},
+    "acknowledge": {"mode": _S, "answer": _S, "blocking": _STRINGS, "override_round": _I},
+    "contract": {"part": _S, "sha256": _S, "outcome": _S, "then": _S},
+}
+TRANSITIONS = ("new", "stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
+               "pipeline", "set", "redo", "resume", "rollback", "resolve", "checklist", "acknowledge", "contract")
+
+
+def transition(name: str) -> dict[str, Any]:
+    """The output schema of transition `name`: the fields every transition may return, and its own."""
+    return {**_object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS, **_OWN_FIELDS.get(name, {})),
+            "additionalProperties": True}
+
+
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
                      value=_ANY, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)
 _SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S_NULL, signers=_I,
@@ -45,9 +67,8 @@ _SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, acto
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
-    **{name: TRANSITION for name in ("new", "stage", "confirm", "material", "output", "integrity", "revision",
-                                     "loop", "observe", "pipeline", "set", "redo", "resume", "rollback")},
-    "bind": _object(("summary",), **_TRANSITION_FIELDS, family=_S, capture_state=_S, artifacts=_I, dropped=_ANY,
+    **{name: transition(name) for name in TRANSITIONS},
+    "bind": _object(("summary",), **_TRANSITION_FIELDS, **COMMON, family=_S, capture_state=_S, artifacts=_I, dropped=_ANY,
                     sources=_ANY),
     "seal": _object(("summary",), run_id=_S, commit=_S_NULL, summary=_S),
     "bus_init": _BUS_WRITE, "bus_set": _BUS_WRITE, "bus_append": _BUS_WRITE, "bus_clear": _BUS_WRITE,
@@ -68,7 +89,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                        stages={"type": "object"}), "additionalProperties": True},
     "status": _object(("run_id", "line"), run_id=_S, template=_S, topic=_S,
                       pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
-                      checkpoint={"type": ["object", "null"]}, integrity=_OBJECTS, reviews=_OBJECTS),
+                      checkpoint={"type": ["object", "null"]}, integrity=_OBJECTS, reviews=_OBJECTS,
+                      settings={"type": "object"}, marks=_STRINGS),
     "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,
                     moves=_OBJECTS, blocked=_OBJECTS),
     "prereq": _object(("prerequisites_met", "missing_required", "missing_recommended"), prerequisites_met=_B,
@@ -91,7 +113,7 @@ def schema_of(name: str) -> dict[str, Any]:
 
 def summary_line(name: str, doc: dict[str, Any]) -> str:
     """The one line a result's text content says (the structured content holds the document):
-    its `summary` where it has one, else what it is."""
+    its `summary` where it has one, else what it is; and its warnings."""
     if isinstance(doc.get("summary"), str):
         line = doc["summary"]
     elif isinstance(doc.get("line"), str):
@@ -106,7 +128,11 @@ def summary_line(name: str, doc: dict[str, Any]) -> str:
     else:
         line = f"{name}: " + ", ".join(doc)[:200]
     commit = doc.get("commit")
-    return f"{line} (commit {commit[:12]})" if isinstance(commit, str) else line
+    line = f"{line} (commit {commit[:12]})" if isinstance(commit, str) else line
+    # a warning is in the line too: a client that shows the model only the text must not hide it
+    said = [doc["warning"]] if isinstance(doc.get("warning"), str) else []
+    said += [w for w in doc.get("warnings") or [] if isinstance(w, str)] if isinstance(doc.get("warnings"), list) else []
+    return "".join([line, *(f"; warning: {w}" for w in said)]).replace("\n", " ")
 
 
 def structured(name: str, text: str, is_error: bool = False) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from statedir import agents
+from statedir.bus import fields
 from statedir.engine import template, template_catalog
+from statedir.files import schema
 from statedir.errors import InvalidValue
 
 GUIDE = "statedir://guide"
@@ -18,6 +20,8 @@ TEMPLATES = "statedir://templates/"
 TOOLS = "statedir://tools"
 RUNS = "statedir://runs/"
 STAGES = "/stages"  # statedir://runs/<run_id>/stages
+BUS_SCHEMA = fields.SCHEMA_URI  # a bus session's shape
+SESSION_SCHEMA = "bus-session"
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,11 @@ def listed(templates_dir: Path | None) -> list[Resource]:
     out = [Resource(GUIDE, "guide", "The agents guide", "Which tool when, exit and error codes, reading a refusal, "
                     "and the rule: never answer a MANDATORY checkpoint for the user.", "text/markdown"),
            Resource(TOOLS, "tools", "The groups of tools", "Every group of tools (statedir mcp --tools GROUP,...), "
-                    "what it is for, its tools, and whether this server serves it.", "application/json")]
+                    "what it is for, its tools, and whether this server serves it.", "application/json"),
+           Resource(BUS_SCHEMA, "bus session schema", "A bus session's shape", "The JSON Schema every bus write is "
+                    "held to: session, phases (each entry: agent, status todo -> in_progress -> done, outputs a "
+                    "mapping of contract fields, evidence and work_items lists of paths; nothing else), and free "
+                    "top-level run variables (strings, lists of them, mappings of them).", "application/json")]
     # by file name, none of them parsed: a broken one is listed too, and reading it says what is wrong
     held = sorted(templates_dir.glob("*.yaml")) if templates_dir is not None and templates_dir.is_dir() else []
     names = dict.fromkeys([*template.shipped(), *(p.stem for p in held if "@" not in p.stem)])  # @: kept for old runs
@@ -88,11 +96,14 @@ def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> 
         run_id = uri[len(RUNS):-len(STAGES)]
         return json.dumps(run_stages(run_id, served.template_of(run_id)), ensure_ascii=False, indent=1), \
             "application/json"
+    if uri == BUS_SCHEMA:
+        return schema.schema_path(SESSION_SCHEMA).read_text(encoding="utf-8"), "application/json"
     if uri.startswith(TEMPLATES):
         name = uri[len(TEMPLATES):]
         t = template.load(name, templates_dir, allow_path=False)  # a name only: a resource reads no file by path
         return template_catalog.render(template_catalog.describe(t)), "text/plain"
-    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {TEMPLATES}<name> or {RUNS}<run_id>{STAGES}",
+    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {BUS_SCHEMA}, {TEMPLATES}<name> or "
+                       f"{RUNS}<run_id>{STAGES}",
                        uri=uri)
 
 
@@ -103,6 +114,8 @@ class Prompt:
     description: str
     arguments: tuple[tuple[str, str, bool], ...]  # (name, description, required)
     text: str
+    # An optional argument's words in the text: (given, its format with {value}; left out, what stands)
+    phrases: tuple[tuple[str, str, str], ...] = ()
 
     def render(self, arguments: dict[str, str] | None) -> str:
         given = {k: v for k, v in (arguments or {}).items() if isinstance(v, str)}
@@ -112,7 +125,10 @@ class Prompt:
         unknown = sorted(set(given) - {name for name, _, _ in self.arguments})
         if unknown:
             raise InvalidValue(f"prompt {self.name} takes no argument {', '.join(unknown)}", argument=unknown[0])
-        return self.text.format(**{name: given.get(name, "") for name, _, _ in self.arguments})
+        values = {name: given.get(name, "") for name, _, _ in self.arguments}
+        for name, when_given, left_out in self.phrases:
+            values[name] = when_given.format(value=values[name]) if values[name] else left_out
+        return self.text.format(**values)
 
 
 _DRIVE = """Drive run {run_id} to its end with statedir's tools, taking only moves statedir lists.
@@ -132,7 +148,7 @@ _DRIVE = """Drive run {run_id} to its end with statedir's tools, taking only mov
 """
 
 _START = """Start a run {run_id} about: {topic}
-Call `new` with run_id {run_id} and topic as given (template {template}; empty: the store's default),
+Call `new` with run_id {run_id} and topic as given, {template},
 then drive it as the prompt drive_run says: take only the moves `next` lists, and never answer a
 MANDATORY checkpoint for the user.
 """
@@ -143,7 +159,8 @@ PROMPTS = {p.name: p for p in (
            (("run_id", "The run to drive.", True),), _DRIVE),
     Prompt("start_run", "Start a run", "Create a run, then drive it by `next` alone.",
            (("run_id", "The new run's id.", True), ("topic", "What the run is about.", True),
-            ("template", "A template's name (default: the store's).", False)), _START),
+            ("template", "A template's name (default: the store's).", False)), _START,
+           (("template", "template {value}", "no template (the store's default)"),)),
 )}
 
 

@@ -22,7 +22,7 @@ INIT = "init"
 # working directory), and refused where they lead out of the repository.
 FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",),
-    "new": ("passport", "file"), "validate": ("files",)}
+    "new": ("passport", "file"), "validate": ("files",), "contract": ("file",)}
 # Arguments taking a path or else a name (a template's, a session's) or a key's text, with the kind
 # whose rule (argument_checks.names_a_file, the one their readers use) tells which: a path is read
 # as the ones above, whatever it holds.
@@ -30,19 +30,38 @@ PATH_OR_NAME: dict[str, dict[str, str]] = {
     "new": {"template": "template"}, "graph": {"template": "template"}, "templates": {"name": "template"},
     "signers_add": {"key": "key"}, "signers_remove": {"key": "key"},
     **{f"bus_{verb}": {"session": "session"} for verb in ("init", "set", "append", "get", "clear")}}
-IN_REPOSITORY = "A path relative to the repository root; one leading out of it is refused."
+IN_REPOSITORY = "A path relative to the repository root (one out of it is refused)."
 AS_A_PATH = {
     "template": "A value not a template's name (letters, digits, ._-; no .yaml) is a file's path",
     "key": "Anything but a key's text (ssh-..., ecdsa-..., sk-...) is a .pub file's path",
     "session": "A value holding a '/' is the path of the session's file"}
-WHERE_A_PATH_IS = ": relative to the repository root; one leading out of it is refused."
+WHERE_A_PATH_IS = ", relative to the repository root (one out of it is refused)."
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
-    ("show", "history"): (False, "The whole run with its histories (they grow with every transition; default false)."),
+    ("show", "history"): (False, "The whole run with its histories (they grow with every transition)."),
     ("log", "limit"): (50, "At most this many entries, the newest first (default 50)."),
     ("log", "cursor"): ("start", "Where the page starts: 'start' (the newest), or the next_cursor of the page "
                                  "before. The result is {entries, next_cursor}; next_cursor null on the last page."),
 }
+
+# Arguments described over MCP in fewer words than the command line's help, where those words send
+# an agent to a tool the default set lacks (`templates`), repeat the enum, or explain what an agent
+# never needs (init's branch): every agent reads each of them, every session.
+MCP_WORDS: dict[tuple[str, str], str] = {
+    ("stage", "status"): "The stage's new status (`next` lists the legal ones).",
+    ("integrity", "stage"): "The integrity stage checked.",
+    ("confirm", "response"): "The user's answer (default continue): continue goes on; just-continue too, later "
+                             "checkpoints SLIM; review: the user reviewed the work, checkpoints FULL again; done "
+                             "ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs one given.",
+    **{("bus_" + verb, "field"): "The field; dots reach nested entries: phases.1-design.status, "
+       "phases.1-design.outputs.NAME (a contract field), phases.1-design.evidence (a list: bus_append). "
+       "A session's shape: the resource statedir://bus/schema." for verb in ("set", "append")},
+    ("show", "format"): "ars: the State Tracker's single JSON (always the whole run).",
+    ("init", "branch"): "Commit the store to this branch (checked out as a linked work tree), never to yours.",
+    ("init", "new_store"): "Make a store on your branch even where a remote's branch holds one.",
+}
+# Descriptions that say nothing the argument's name does not.
+SAYS_NOTHING = frozenset({"The run id."})
 
 
 def served(commands: Iterable[Command]) -> dict[str, Tool]:
@@ -65,8 +84,8 @@ def _init_tool(command: Command) -> Tool:
     schema = {**tool.input_schema, "properties": {k: v for k, v in tool.input_schema["properties"].items()
                                                   if k != "directory"}}
     schema.pop("required", None)
-    description = ("Make the store the server was started on (git init first where needed); on an existing store "
-                   "changes nothing and says so (created: false). Other tools answer NOT_A_STORE until it exists.")
+    description = ("Make the served store (git init first where needed); on an existing one it changes nothing "
+                   "(created: false). Until then other tools answer NOT_A_STORE.")
     tool = dataclasses.replace(tool, description=description, input_schema=schema)
     return worded(tool, wording_of({INIT: tool}))
 
@@ -82,6 +101,12 @@ def _as_served(tool: Tool) -> Tool:
     for (tool_name, name), (value, description) in MCP_DEFAULTS.items():
         if tool_name == tool.name:
             changed[name] = {**properties[name], "default": value, "description": description}
+    for (tool_name, name), description in MCP_WORDS.items():
+        if tool_name == tool.name and name in properties:
+            changed[name] = {**properties[name], "description": description}
+    for name, prop in properties.items():
+        if prop.get("description") in SAYS_NOTHING:
+            changed[name] = {key: value for key, value in prop.items() if key != "description"}
     if not changed:
         return tool
     return dataclasses.replace(tool, input_schema={**tool.input_schema, "properties": {**properties, **changed}})

@@ -26,15 +26,19 @@ from statedir.mcp import resources
 from statedir.mcp.calls import Host, Outcome, Served
 from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
+from statedir.mcp.outputs import COMMON_NOTE
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import Tool
+from statedir.mcp.vocabulary import UNION_NOTE
 
 INSTRUCTIONS = (
     "statedir keeps this pipeline's state; every write is one git commit and may be refused by the rules. "
     "Read the resource statedir://guide, and statedir://templates/<name> for a template's rules; the prompt "
     "drive_run drives a run. Call `next` for a run's legal moves and take only those it lists. "
-    "Results are JSON documents; a refusal is a tool error {error: {code, message, details}}; NOT_A_STORE: call "
-    "`init`. File arguments are relative to the repository root. "
+    + UNION_NOTE
+    + " " + COMMON_NOTE
+    + " Results are JSON documents; a refusal is a tool error {error: {code, message, details}}; NOT_A_STORE: "
+    "call `init`. File arguments are relative to the repository root. "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
     "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it. "
     "Writes act in this server's role (each write tool's `actor` enum): another agent's work needs its own server. "

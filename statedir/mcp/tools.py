@@ -33,9 +33,13 @@ SERVED = frozenset({"store", "json"})
 # Options a person uses, never an agent: acknowledging a verify finding is a review's verdict
 # (the `verify` tool stays read-only).
 PERSON_ONLY = frozenset({("verify", "acknowledge"), ("verify", "reason"), ("verify", "actor")})
+# Options the server's own process answers: a session's marker (reset-boundary entries) is the
+# server's, one per process, as STATEDIR_SESSION or a fresh id gives it.
+PROCESS_OWN = frozenset({("stage", "session"), ("resume", "session")})
 EXPECT = "expect"  # the command's --expect REV
 EXPECT_HEAD = "expect_head"  # ... as the tool's argument
-EXPECT_HEAD_SCHEMA = {"type": "string", "description": "The commit you last read (else HEAD_MOVED)."}
+# Said once, in the server's instructions (every write takes it: ten times in the default list alone).
+EXPECT_HEAD_SCHEMA = {"type": "string"}
 COMMIT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PYTHON: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 _TYPES: dict[Any, str] = {int: "integer", float: "number"}
@@ -159,7 +163,7 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in command.parameters:
-        if param.name in SERVED or param.hidden or (name, param.name) in PERSON_ONLY:
+        if param.name in SERVED or param.hidden or (name, param.name) in PERSON_ONLY | PROCESS_OWN:
             continue
         if param.name == EXPECT:
             properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)

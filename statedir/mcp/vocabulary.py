@@ -4,8 +4,9 @@ responses, materials), and from the engine and views for the rest (integrity ver
 checkpoints, adjudication families, graph formats, the research ledger's statuses). No MCP SDK here.
 
 A schema is one for every run, so a template's vocabulary is the union over the templates the
-store holds (statedir's shipped ones and the store's own); a run takes its own template's, and
-the description says so.
+store holds (statedir's shipped ones and the store's own); a run takes its own template's, which
+`next` and statedir://runs/<run_id>/stages list (the server's instructions say so once, UNION_NOTE,
+not each of the dozen arguments).
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from statedir.errors import StatedirError
 from statedir.research import evidence, kinds
 from statedir.views import graph_drawing
 
-UNION_NOTE = "(a run's own: statedir://runs/<run_id>/stages)"
+UNION_NOTE = ("An enum of stages, statuses, decisions or materials lists every template's; a run takes its "
+              "own template's (`next` lists them as legal moves; statedir://runs/<run_id>/stages).")
 SHOW_FORMATS = ("yaml", "json", "ars")  # `show --format` (the CLI checks the same three)
 
 Templates = list[template.Template]
@@ -81,6 +83,9 @@ def vocabularies(ts: Templates) -> dict[str, tuple[list[str], bool]]:
         "next": lambda t: [*_stages(t), t.pipeline["completed"], t.pipeline["aborted"]],
         "entry_point": lambda t: t.entry_points(), "material": lambda t: t.materials, "series": _series,
         "fail_loop_decision": lambda t: (t.doc.get("fail_loop") or {}).get("decisions", []),
+        "checklist_stage": lambda t: [t.display(s) for s in (t.doc.get("failure_modes") or {}).get("stages", [])],
+        "failure_mode": lambda t: [str(m["id"]) for m in (t.doc.get("failure_modes") or {}).get("modes", [])],
+        "failure_mode_answer": lambda t: list((t.doc.get("failure_modes") or {}).get("answers", {})),
     }
     fixed = {"verdict": submissions.VERDICTS, "observer_checkpoint": submissions.OBSERVER_CHECKPOINTS,
              "family": adjudication_contract.FAMILY_NAMES,
@@ -101,6 +106,8 @@ ARGUMENTS = {
     ("prereq", "stage"): "stage", ("redo", "stage"): "stage", ("output", "stage"): "stage",
     ("resume", "stage"): "stage", ("integrity", "stage"): "integrity_stage", ("integrity", "verdict"): "verdict",
     ("resolve", "stage"): "integrity_stage", ("resolve", "decision"): "fail_loop_decision",
+    ("checklist", "stage"): "checklist_stage", ("acknowledge", "stage"): "checklist_stage",
+    ("acknowledge", "mode"): "failure_mode", ("acknowledge", "answer"): "failure_mode_answer",
     ("observe", "stage"): "observed_stage", ("observe", "checkpoint"): "observer_checkpoint",
     ("pipeline", "state"): "pipeline_state", ("confirm", "response"): "response", ("confirm", "next"): "next",
     ("new", "entry_point"): "entry_point", ("material", "names"): "material", ("versions", "material"): "series",
@@ -118,13 +125,11 @@ def with_enums(name: str, schema: dict[str, Any], vocab: dict[str, tuple[list[st
         which = ARGUMENTS.get((name, argument))
         if which is None or not vocab[which][0]:
             continue
-        values, from_templates = vocab[which]
+        values, _ = vocab[which]
         prop = dict(prop)
         if prop.get("type") == "array":
             prop["items"] = {**prop["items"], "enum": values}
         else:
             prop["enum"] = values
-        if from_templates:
-            prop["description"] = f"{prop.get('description', '')} {UNION_NOTE}".strip()
         properties[argument] = prop
     return {**schema, "properties": properties}

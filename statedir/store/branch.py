@@ -40,6 +40,7 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
                            store=str(bound[1]))
     if (directory / layout.CONFIG).is_file():
         return _existing(directory, branch)
+    ran_git_init = user_tree is None
     if user_tree is None:
         refuse_occupied(directory)
         git.init(directory.parent)
@@ -91,6 +92,8 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
             directory.mkdir(parents=True, exist_ok=True)
         raise
     result["branch"] = branch
+    if ran_git_init:
+        result["git_init"] = str(user_tree)
     if warnings:
         result["warnings"] = [*result.get("warnings", []), *warnings]
     return result

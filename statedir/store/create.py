@@ -49,6 +49,8 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
             undo(directory, created)
             raise
     result = populate(directory, created)
+    if worktree is None:
+        result["git_init"] = str(directory.parent)  # a new repository: said, never done silently
     warnings = result.pop("warnings", [])
     warnings += [f"this repository already holds a store at {other}; this is a second one (commands run "
                  f"below {other.parent} still find {other} unless given --store)" for other in others]

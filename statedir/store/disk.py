@@ -6,6 +6,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,8 +248,12 @@ class Store:
         fd = self._lock_fd(create=True)
         assert fd is not None
         made = self.commits
+        limit = self.lock_timeout(timeout)
+        deadline = time.monotonic() + limit
+        line = contextlib.ExitStack()  # this writer's place in line, left once the lock is
         try:
-            locking.acquire(self.root, fd, fcntl.LOCK_EX, self.lock_timeout(timeout))
+            line.enter_context(locking.in_line(self.cache_dir.parent / f"queue-{self.cache_key}", limit, deadline))
+            locking.acquire(self.root, fd, fcntl.LOCK_EX, limit, deadline)
             self._held = True
             self._inside = set()  # each directory is resolved once per hold of the lock
             self.warnings = list(self.standing)
@@ -262,6 +267,7 @@ class Store:
             self._held = False
             self._inside = None
             os.close(fd)
+            line.close()
             if self.commits != made and maintenance.due(self.worktree):  # outside the lock: nobody waits on it
                 maintenance.start(self.worktree)
 

@@ -13,7 +13,7 @@ from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
 from statedir.merge import driver
 from statedir.store import checkpoint, sync_journal
 from statedir.store.disk import Store
-from statedir.sync import verified, versions
+from statedir.sync import refusal, verified, versions
 from statedir.sync import replay as replaying
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
@@ -123,8 +123,8 @@ def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> d
     push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
                 f"HEAD:refs/heads/{branch}", check=False)
     if push.returncode != 0:
-        raise GitError(f"git push to {name} failed after the replay: {git.gist(push.stderr)}; nothing was "
-                       "changed (the remote may have moved: run `statedir sync --replay` again)", remote=name)
+        raise refusal.push_failed(name, push, "nothing was changed (where the remote moved meanwhile: run "
+                                             "`statedir sync --replay` again)")
     verified.record(store, head)
     counts = f"{len(outcome['replayed'])} replayed, {len(outcome['refused'])} refused by the rules, " \
              f"{len(outcome['skipped'])} skipped"
@@ -157,7 +157,7 @@ def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any
                            pushed=True)
         _fetch(store, name, branch)  # the remote moved meanwhile: merge again
         if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
-            raise GitError(f"git push to {name} failed: {git.gist(push.stderr)}; nothing was changed", remote=name)
+            raise refusal.push_failed(name, push, "nothing was changed")
     raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; nothing was changed, "
                    "run sync again", remote=name)
 

@@ -5,6 +5,8 @@ from typing import Any
 
 from statedir.engine.decision import RunData
 from statedir.engine.gates import unverified_note
+from statedir.engine.run_settings import marks as run_settings_marks
+from statedir.engine.run_settings import shown as settings_on
 from statedir.engine.template import Template
 
 WIDTH = 45  # characters between the box's corner marks
@@ -61,6 +63,9 @@ def render(t: Template, run: RunData) -> str:
     rule, double = "+" + "-" * WIDTH + "+", "+" + "=" * WIDTH + "+"
     lines = [double, f"|   {t.doc.get('dashboard_title', t.doc.get('title', t.name))}".ljust(WIDTH + 1) + "|",
              double, *([*_wrapped(f"Topic: {state['topic']}"), rule] if state.get("topic") else [])]  # no empty box
+    marks = run_marks(t, run)
+    if marks:
+        lines += [*(line for mark in marks for line in _wrapped(mark)), rule]  # a mark never broken
     markers = t.doc["statuses"].get("markers", {})
     # The State Tracker's columns (4 and 18 wide) fit the academic pipeline; longer ids or names widen them.
     id_width = max(4, *(len(t.display(sid)) + 1 for sid in t.stage_ids))
@@ -90,6 +95,27 @@ def render(t: Template, run: RunData) -> str:
             count = state.get("consecutive_continue_count", 0)
             lines.append(f"  You've continued {count} times in a row. Want to review progress?")
     return "\n".join(lines)
+
+
+def audit_lines(audit: dict[str, Any] | None) -> list[str]:
+    """The failure-mode audit as the Stage 6 summary shows it: each mode's final status, what the
+    checklists found, and the reasons of its overrides (nothing where there is no audit)."""
+    if not audit:
+        return []
+    lines = [f"  Failure-mode audit (final status at stage {audit['stage']}):"]
+    for mid, mode in audit["modes"].items():
+        found = ", ".join(f"{h['stage']} {h['outcome']}" for h in mode["history"]) or "never checked"
+        lines.append(f"    {mid} {mode['name']}: {mode['final_status'] or 'not final'} ({found})")
+        lines += [f"      override: {reason}" for reason in mode["override_reasons"]]
+    return lines
+
+
+def run_marks(t: Template, run: RunData) -> list[str]:
+    """What the run was made with that changes its rules: its settings that are on, and the marks
+    they put on it (e.g. [LEGACY-NO-CONTRACT])."""
+    on = settings_on(t, run.state)
+    marks = [f"Settings: {', '.join(on)}"] if on else []
+    return marks + run_settings_marks(t, run.state)
 
 
 def integrity_rows(t: Template, run: RunData) -> list[dict[str, Any]]:
@@ -136,4 +162,6 @@ def structure(t: Template, run: RunData) -> dict[str, Any]:
                "current": sid == state.get("current_stage")} for sid in t.stage_ids]
     return {"template": t.name, "topic": state.get("topic"), "pipeline_state": state["pipeline_state"],
             "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages,
-            "integrity": integrity_rows(t, run), "reviews": review_rows(t, run)}
+            "integrity": integrity_rows(t, run), "reviews": review_rows(t, run),
+            "settings": (run.state.get("settings") or {}) if t.doc.get("run_settings") else {},
+            "marks": run_settings_marks(t, state)}

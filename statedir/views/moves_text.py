@@ -8,10 +8,12 @@ from typing import Any
 # an option spelled `--name-with-dashes`.
 POSITIONAL = {"stage": ("stage", "status"), "output": ("stage",), "pipeline": ("state",), "set": ("field", "value"),
               "material": ("names",), "integrity": ("stage", "verdict"), "redo": ("stage",), "resume": ("hash",),
-              "resolve": ("stage", "decision")}
+              "resolve": ("stage", "decision"), "checklist": ("stage",), "acknowledge": ("stage", "mode", "answer")}
 # What a free argument's placeholder says it takes.
 PLACEHOLDER = {"refs_total": "N", "refs_verified": "N", "items_total": "N", "reason": "TEXT", "report": "FILE",
-               "output": "TEXT", "value": "VALUE"}
+               "output": "TEXT", "value": "VALUE", "item": "MODE=OUTCOME...", "items_addressed": "N",
+               "pending": "ITEM", "issues_found": "N", "issues_fixed": "N", "issue": "SEVERITY:TYPE:DESCRIPTION",
+               "file": "FILE", "upstream": "LABEL", "evidence": "MODE=TEXT"}
 SHOWN_VALUES = 6  # more allowed values than this are named on a line of their own
 
 
@@ -33,7 +35,8 @@ def command_line(run_id: str, move: dict[str, Any]) -> tuple[str, list[str]]:
     for name in positional:
         if name in required or name in allowed:
             words.append(_value(name, allowed.get(name), long))
-    for name in [*required, *(n for n in allowed if n not in required)]:
+    optional = [n for n in move.get("optional", ()) if n not in required and n not in allowed]
+    for name in [*required, *(n for n in allowed if n not in required), *optional]:
         if name in positional:
             continue
         option = f"--{name.replace('_', '-')} {_value(name, allowed.get(name), long)}"

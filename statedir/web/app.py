@@ -1,21 +1,25 @@
 """The web view's pages: a Starlette app of GET routes over `Reader`, rendered server-side
-by Jinja2 templates shipped in the package, wrapped in `Guard`."""
+by Jinja2 templates shipped in the package, wrapped in `Guard`; with `answer`, also the POST
+of an answer (statedir.web.answers)."""
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import (HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response,
+                                 StreamingResponse)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from statedir.errors import BAD_INPUT, REFUSED, StatedirError
-from statedir.web import ledger_tree
+from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
+from statedir.web import answers, ledger_tree
 from statedir.web.guard import Guard
 from statedir.web.reading import Reader
 
@@ -30,10 +34,12 @@ def _status(exc: StatedirError) -> int:
 
 
 def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-          warm: bool = False) -> Guard:
+          warm: bool = False, answer: bool = False) -> Guard:
     """The whole ASGI app for the store at `root`, answering only as `host:port`; `warm` does the
-    first page's once-only work now (templates compiled, schemas loaded, the first runs read)."""
+    first page's once-only work now (templates compiled, schemas loaded, the first runs read);
+    `answer` lets a run's page answer its open checkpoint or FAIL-loop resolution as the user."""
     reader = Reader(root)
+    sessions = answers.Sessions() if answer else None
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["short"] = lambda sha: (sha or "")[:10]
@@ -44,13 +50,21 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
     store_name = str(reader.sd.store.root)
 
     def page(request: Request, name: str, title: str, **context: Any) -> HTMLResponse:
+        session, fresh = request.cookies.get(answers.SESSION_COOKIE), False
+        if sessions is not None and not session:
+            session, fresh = sessions.new(), True
+        csrf = sessions.token(session) if sessions is not None and session else None
         html = env.get_template(name).render(title=title, store=store_name, head=reader.head(),
-                                             path=request.url.path, **context)
-        return HTMLResponse(html, headers={"cache-control": "no-store"})
+                                             path=request.url.path, answering=answer, csrf=csrf, **context)
+        response = HTMLResponse(html, headers={"cache-control": "no-store"})
+        if fresh and session:
+            response.headers.append("set-cookie", answers.Sessions.cookie(session))
+        return response
 
     def failed(request: Request, exc: StatedirError, status: int | None = None) -> HTMLResponse:
         html = env.get_template("error.html").render(title=exc.code, store=store_name, head=reader.head(),
-                                                     path=request.url.path, error=exc.as_json()["error"])
+                                                     path=request.url.path, error=exc.as_json()["error"],
+                                                     answering=answer, run_id=request.path_params.get("run_id"))
         return HTMLResponse(html, status_code=status or _status(exc), headers={"cache-control": "no-store"})
 
     def runs(request: Request) -> HTMLResponse:
@@ -58,11 +72,32 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         state = request.query_params.get("state", "")[:60]
         after = request.query_params.get("after", "")[:200]
         listing = reader.runs_page(text=text, state=state, after=after)
-        return page(request, "runs.html", "Runs", listing=listing, q=text, state=state, after=after)
+        return page(request, "runs.html", "Runs", listing=listing, q=text, state=state, after=after,
+                    states=reader.states())
 
     def run(request: Request) -> HTMLResponse:
         run_id = request.path_params["run_id"]
-        return page(request, "run.html", f"Run {run_id}", run_id=run_id, **reader.run(run_id))
+        found = reader.run(run_id)
+        answered = request.query_params.get("answered", "")[:40]
+        return page(request, "run.html", f"Run {run_id}", run_id=run_id,
+                    forms=answers.forms(found["next"]["moves"]) if answer else [],
+                    answered=answered if answered.isalnum() else "", **found)
+
+    async def answer_posted(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        body = await request.body()
+        if sessions is None:
+            raise InvalidValue("this server answers nothing (statedir serve --answer)")
+        fields = answers.parse(body, request.headers.get("content-type", ""))
+        if not sessions.holds(request.cookies.get(answers.SESSION_COOKIE), fields.get("csrf")):
+            return PlainTextResponse("the form's CSRF token is missing or not this session's: reload the run's "
+                                     "page and answer again\n", status_code=403)
+
+        def recorded() -> dict[str, Any]:
+            with reader.lock:
+                return answers.record(reader.sd, run_id, fields)
+        done = await run_in_threadpool(recorded)
+        return RedirectResponse(f"/runs/{quote(run_id)}?answered={done['commit']}", 303)
 
     def history(request: Request) -> HTMLResponse:
         run_id = request.path_params["run_id"]
@@ -108,12 +143,11 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
                                  headers={"cache-control": "no-store", "x-accel-buffering": "no"})
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        from statedir.errors import InvalidValue
-
         return failed(request, InvalidValue(f"no page at {request.url.path}"), 404)
 
     routes = [
         Route("/", runs), Route("/runs/{run_id}", run), Route("/runs/{run_id}/history", history),
+        Route("/runs/{run_id}/answer", answer_posted, methods=["POST"]),
         Route("/runs/{run_id}/commits/{commit}", diff), Route("/runs/{run_id}/at/{commit}", at),
         Route("/favicon.ico", lambda request: RedirectResponse("/static/icon.svg", 301)),
         Route("/bus", bus), Route("/research", research), Route("/head", head), Route("/events", events),
@@ -125,4 +159,4 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         return failed(request, exc)
 
     app = Starlette(routes=routes, exception_handlers={StatedirError: refused, 404: not_found})
-    return Guard(app, host=host, port=port, token=token)
+    return Guard(app, host=host, port=port, token=token, answer=answer)

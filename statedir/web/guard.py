@@ -1,9 +1,11 @@
-"""The safety of the web view as one ASGI layer around the app: reads only (GET and HEAD),
-the Host header checked against the bound address (DNS rebinding), a token where the server
-listens beyond loopback, and headers that keep a page to its own scripts and styles."""
+"""The safety of the web view as one ASGI layer around the app: reads only (GET and HEAD; with
+`serve --answer` also a POST of an answer, from the same origin), the Host header checked against
+the bound address (DNS rebinding), a token where the server listens beyond loopback, and headers
+that keep a page to its own scripts and styles."""
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -17,10 +19,11 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WILDCARD = ("0.0.0.0", "::")  # every address of the machine: no one Host to hold requests to
 TOKEN_COOKIE = "statedir_token"
+ANSWER_PATH = re.compile(r"/runs/[^/]+/answer")  # the one address a POST may reach (serve --answer)
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+           (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY"),
            (b"cross-origin-opener-policy", b"same-origin"), (b"cross-origin-resource-policy", b"same-origin")]
 
 
@@ -41,12 +44,13 @@ def allowed_hosts(host: str, port: int) -> set[str] | None:
 class Guard:
     """Wraps the app: refuses what the view must never do before the app sees it."""
 
-    def __init__(self, app: App, *, host: str, port: int, token: str | None) -> None:
+    def __init__(self, app: App, *, host: str, port: int, token: str | None, answer: bool = False) -> None:
         if host in WILDCARD and not token:
             raise ValueError("a wildcard address is served only with a token")
         self.app = app
         self.hosts = allowed_hosts(host, port)
         self.token = token
+        self.answer = answer
 
     def answer_as(self, host: str, port: int) -> None:
         """Answer requests addressed to `host:port` (the port a listen on port 0 was given)."""
@@ -56,8 +60,10 @@ class Guard:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        if scope["method"] not in ("GET", "HEAD"):
-            return await _plain(send, 405, "read-only: only GET and HEAD\n", [(b"allow", b"GET, HEAD")])
+        posting = self.answer and scope["method"] == "POST" and ANSWER_PATH.fullmatch(scope.get("path", ""))
+        if scope["method"] not in ("GET", "HEAD") and not posting:
+            allow = b"GET, HEAD, POST" if self.answer and ANSWER_PATH.fullmatch(scope.get("path", "")) else b"GET, HEAD"
+            return await _plain(send, 405, "read-only: only GET and HEAD\n", [(b"allow", allow)])
         if self.hosts is not None and headers.get("host", "").lower() not in self.hosts:
             return await _plain(send, 421, "this server answers only to the address it is bound to\n")
         if self.token is not None:
@@ -73,12 +79,26 @@ class Guard:
             if held is None or not hmac.compare_digest(held.encode(), self.token.encode()):
                 return await _plain(send, 401, "a token is needed: open the address `statedir serve` printed\n")
 
+        if posting and not same_origin(headers):
+            return await _plain(send, 403, "an answer is taken only from this server's own pages (same origin)\n")
+
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", []), *HEADERS]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def same_origin(headers: dict[str, str]) -> bool:
+    """Whether a POST came from a page of this server: its Origin (else, where a browser sent none,
+    its Referer) names the address the request was sent to (the Host header, checked before)."""
+    host = headers.get("host", "").lower()
+    origin = headers.get("origin")
+    if origin is None:
+        referer = headers.get("referer", "")
+        origin = "/".join(referer.split("/", 3)[:3]) if referer.count("/") >= 2 else ""
+    return bool(host) and hmac.compare_digest(origin.lower().encode(), f"http://{host}".encode())
 
 
 def _without_token(scope: Scope) -> str:

@@ -16,6 +16,7 @@ from statedir.store import layout
 
 PAGE = 50
 HISTORY = 200  # commits a run's history page shows (and verify replays), newest first
+BUS_HISTORY = 100  # commits of a bus session its page lists
 LOG_ENTRIES = 200  # entries of each log a run's page shows, newest first
 SCAN_SECONDS = 0.5  # how long a filtered listing reads runs before it answers with what it found
 SCAN_BATCH = 20  # runs read between two looks at the clock
@@ -28,6 +29,43 @@ class RunsPage:
     total: int  # runs in the store
     next_after: str | None  # the cursor of the next page, None on the last
     searched_to: str | None = None  # a filter's scan stopped here (time budget) before the page filled
+    matched: int | None = None  # runs the id filter matches (None: a state filter, not known without reading all)
+    page: int | None = None  # this page's number, where pages are known (no state filter)
+    prev_after: str | None = None  # the cursor of the page before ("" the first), None on the first
+    pages: list[tuple[int, str]] | None = None  # (number, cursor) of the pages to link: the first, the last, the near
+
+
+def _numbered(every: list[str], start: int, size: int) -> dict[str, Any]:
+    """Where a page starting at position `start` of `every` stands: its number, the cursor of the
+    page before, and the pages to link (the first, the last, three either side of this one)."""
+    count = max(1, -(-len(every) // size))
+    number = start // size + 1
+    near = sorted({1, count, *range(max(1, number - 3), min(count, number + 3) + 1)})
+
+    def cursor(page: int) -> str:
+        return every[(page - 1) * size - 1] if page > 1 else ""
+
+    return {"matched": len(every), "page": number, "pages": [(n, cursor(n)) for n in near],
+            "prev_after": cursor(number - 1) if number > 1 else None}
+
+
+def _bus_rows(session: str, data: Any, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A session's values as rows {field, value, last}: each leaf by its dotted path, `last` the
+    newest history entry that set or appended it (None where it is older than the history shown)."""
+    rows: list[dict[str, Any]] = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else str(key))
+            return
+        last = next((e for e in history if any(str(e.get("summary") or "").startswith(f"bus {verb} {session} {path} ")
+                                               for verb in ("set", "append"))), None)
+        shown = ", ".join(map(str, node)) if isinstance(node, list) else "" if node is None else str(node)
+        rows.append({"field": path, "value": shown, "last": last})
+
+    walk({k: v for k, v in (data or {}).items() if k != "session"}, "")
+    return rows
 
 
 def check_commit(commit: str) -> str:
@@ -94,8 +132,10 @@ class Reader:
             if text:
                 wanted = [r for r in wanted if text.lower() in r.lower()]
             if not state:
+                every = [r for r in ids if text.lower() in r.lower()] if text else ids
                 rows = self._summaries_of(wanted[:size])
-                return RunsPage(rows, len(ids), rows[-1]["run_id"] if len(wanted) > size else None)
+                return RunsPage(rows, len(ids), rows[-1]["run_id"] if len(wanted) > size else None,
+                                **_numbered(every, len(every) - len(wanted), size))
             rows, deadline, position = [], time.monotonic() + budget, 0
             while position < len(wanted) and len(rows) < size:
                 batch = wanted[position:position + SCAN_BATCH]
@@ -106,6 +146,12 @@ class Reader:
             rows = rows[:size]
             more = len(rows) == size and rows[-1]["run_id"] != wanted[-1]
             return RunsPage(rows, len(ids), rows[-1]["run_id"] if more else None)
+
+    def states(self) -> list[str]:
+        """The pipeline states the runs page offers: the default template's, then any other a run shown had."""
+        with self.lock:
+            seen = [str(s.get("pipeline_state")) for s in self._summaries.values() if s.get("pipeline_state")]
+            return list(dict.fromkeys([*self.sd.pipeline_states(), *sorted(seen)]))
 
     def run(self, run_id: str) -> dict[str, Any]:
         """Everything a run's page shows."""
@@ -176,14 +222,18 @@ class Reader:
                     "document": self.sd.show(run_id, at=commit)}
 
     def bus(self) -> list[dict[str, Any]]:
-        """Every bus session's fields; one that cannot be read is shown with its error."""
+        """Every bus session: its values, each with when and by whom it was last set, and its
+        history (newest first); one that cannot be read is shown with its error."""
         out = []
         with self.lock:
             for name in self.sd.bus_sessions():
+                history = self.sd.bus_history(name, limit=BUS_HISTORY)
                 try:
-                    out.append({"session": name, "data": self.sd.bus(name).get()})
+                    data = self.sd.bus(name).get()
                 except StatedirError as exc:
-                    out.append({"session": name, "data": {}, "error": exc.as_json()["error"]})
+                    out.append({"session": name, "rows": [], "history": history, "error": exc.as_json()["error"]})
+                    continue
+                out.append({"session": name, "rows": _bus_rows(name, data, history), "history": history})
         return out
 
     def research(self) -> dict[str, list[dict[str, Any]]]:

@@ -45,10 +45,10 @@ def address(host: str, port: int, token: str | None) -> str:
 
 
 def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: bool,
-          as_json: bool = False) -> None:
+          as_json: bool = False, answer: bool = False) -> None:
     """Serve the store at `root` until interrupted."""
     check_listen(host, token)
-    app = build(root, host=host, port=port, token=token, warm=True)  # NOT_A_STORE before the port is taken
+    app = build(root, host=host, port=port, token=token, warm=True, answer=answer)  # NOT_A_STORE before the port is taken
     sock = listen(host, port)
     if port == 0:
         port = int(sock.getsockname()[1])
@@ -57,9 +57,10 @@ def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: 
     if as_json:
         import json
 
-        print(json.dumps({"url": url, "host": host, "port": port}), flush=True)
+        print(json.dumps({"url": url, "host": host, "port": port, "answer": answer}), flush=True)
     else:
-        print(f"statedir serve: {url}  (read-only; Ctrl-C stops)", flush=True)
+        mode = "answers checkpoints and resolutions as you" if answer else "read-only"
+        print(f"statedir serve: {url}  ({mode}; Ctrl-C stops)", flush=True)
     if open_browser:
         import webbrowser
 

@@ -10,6 +10,7 @@ from typing import Any
 from statedir.views.graph_drawing import layout
 
 ROW, BOX_W, BOX_H = 60, 270, 44
+LABEL_CHARS, CHAR_PX = 52, 6  # an edge label's most characters (the whole one is its title), and their width at 11 px
 STANDING_TEXT = {"done": "done", "current": "current", "skipped": "skipped", "blocked": "blocked"}
 
 
@@ -19,11 +20,16 @@ def draw(t: Any, run: Any | None = None) -> str:
     row = {node.key: i for i, node in enumerate(nodes)}
     back = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] <= row[e.source])
     ahead = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] > row[e.source] + 1)
-    left = 40 + 28 * back  # room for the ways back, arcing on the left
+    def px(label: str) -> int:
+        return len(_short(label, LABEL_CHARS)) * CHAR_PX + 8
+
+    back_labels = [e.label for e in edges if e.label and e.source in row and e.target in row
+                   and row[e.target] <= row[e.source]]
+    left = 40 + 28 * back + max(map(px, back_labels), default=0)  # the ways back arc on the left, labelled
     height = len(nodes) * ROW + 20
-    width = left + BOX_W + 28 * ahead + 200
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="stage-graph" role="img" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" aria-labelledby="graph-title">',
+    width = left + BOX_W + 28 * ahead + 40  # widened below to the farthest label
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="stage-graph" role="img" viewBox="0 0 WIDTH {height}" '
+             f'width="WIDTH" height="{height}" aria-labelledby="graph-title">',
              f'<title id="graph-title">Stage graph of {escape(t.name)}</title>',
              '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
@@ -33,31 +39,36 @@ def draw(t: Any, run: Any | None = None) -> str:
             continue
         a, b = row[edge.source], row[edge.target]
         y1, y2 = a * ROW + 10 + BOX_H, b * ROW + 10
-        label = escape(edge.label)
+        label, shown = escape(edge.label), escape(_short(edge.label, LABEL_CHARS))
         if b == a + 1:
             x = left + BOX_W // 2
             parts.append(f'<path class="edge" d="M{x},{y1} L{x},{y2}" marker-end="url(#arrow)">'
                          f'<title>{label or "next"}</title></path>')
             if label:
-                parts.append(f'<text class="edge-label" x="{x + 6}" y="{(y1 + y2) // 2 + 4}">{_short(label)}</text>')
+                parts.append(f'<text class="edge-label" x="{x + 6}" y="{(y1 + y2) // 2 + 4}">{shown}</text>')
+                width = max(width, x + 6 + px(edge.label))
             continue
         side = "right" if b > a else "left"
         spans[side] += 1
         reach = 18 + 14 * spans[side]
         ya, yb = a * ROW + 10 + BOX_H // 2, b * ROW + 10 + BOX_H // 2
+        # A curve's farthest point (t = 1/2) lies 3/4 of the way to its control points: the label sits beside it.
         if side == "right":
             x0 = left + BOX_W
             d = f"M{x0},{ya} C{x0 + reach * 2},{ya} {x0 + reach * 2},{yb} {x0},{yb}"
-            tx = x0 + reach + 4
+            tx, anchor = x0 + reach * 3 // 2 + 4, "start"
         else:
             x0 = left
             d = f"M{x0},{ya} C{x0 - reach * 2},{ya} {x0 - reach * 2},{yb} {x0},{yb}"
-            tx = max(4, x0 - reach * 2)
+            tx, anchor = x0 - reach * 3 // 2 - 4, "end"
         title = f"{escape(edge.source)} to {escape(edge.target)}" + (f": {label}" if label else "")
         parts.append(f'<path class="edge edge-{side}" d="{d}" fill="none" marker-end="url(#arrow)">'
                      f'<title>{title}</title></path>')
-        if label and side == "right":
-            parts.append(f'<text class="edge-label" x="{tx}" y="{(ya + yb) // 2}">{_short(label)}</text>')
+        if label:
+            parts.append(f'<text class="edge-label" x="{tx}" y="{(ya + yb) // 2 + 4}" text-anchor="{anchor}">'
+                         f'{shown}</text>')
+            if side == "right":
+                width = max(width, tx + px(edge.label))
     for node in nodes:
         y = row[node.key] * ROW + 10
         classes = ["node", f"node-{node.standing or 'pending'}"] + (["mandatory"] if node.mandatory else [])
@@ -77,6 +88,7 @@ def draw(t: Any, run: Any | None = None) -> str:
             parts.append(f'<text class="standing" x="{left + BOX_W - 8}" y="{y + 35}" text-anchor="end">{state}</text>')
         parts.append("</g>")
     parts.append("</svg>")
+    parts[0] = parts[0].replace("WIDTH", str(width))
     return "".join(parts)
 
 

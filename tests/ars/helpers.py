@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conftest import past_stage_one
+from conftest import CLEAR_ITEMS, contract_holds, past_stage_one
 
 from statedir import api
 
@@ -34,6 +34,7 @@ def to_re_review(sd: api.StateDir, run: str) -> None:
     sd.stage(run, "2", "completed")
     sd.confirm(run, response="continue")
     sd.integrity(run, "2.5", "PASS", refs_total=10, refs_verified=10, issues_found=0, issues_fixed=0, actor=INTEGRITY)
+    sd.checklist(run, "2.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage(run, "2.5", "completed")
     sd.confirm(run, response="continue")
     sd.material(run, ["review_reports"])
@@ -49,9 +50,11 @@ def to_re_review(sd: api.StateDir, run: str) -> None:
 def finish(sd: api.StateDir, run: str) -> None:
     """From stage 3' in progress to the pipeline completed (stage 6 acknowledged)."""
     sd.material(run, ["re_review_report"])
+    contract_holds(sd, run)
     sd.stage(run, "3p", "completed", decision="accept")
     sd.confirm(run, response="continue")
     sd.integrity(run, "4.5", "PASS", refs_total=10, refs_verified=10, issues_found=0, issues_fixed=0, actor=INTEGRITY)
+    sd.checklist(run, "4.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage(run, "4.5", "completed")
     sd.confirm(run, response="continue")
     sd.material(run, ["final_paper"])

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, cli_json, copy_of, snapshot
+from conftest import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
@@ -61,7 +61,12 @@ def sealed(at_re_review: api.StateDir, repo: Path) -> tuple[api.StateDir, Path]:
     sd, root = at_re_review, repo / "artifacts"
     bind_all(sd, root, BINDINGS[:2])  # stage 3's author group, bound while the run goes on
     finish(sd, RUN)
-    bind_all(sd, root, BINDINGS[2:])  # after the terminal state, still before the seal
+    # after the terminal state, still before the seal (the re-review quartet statedir bound itself at
+    # the contract's check: a second group would be refused)
+    bind_all(sd, root, [b for b in BINDINGS[2:] if b[0] != "re_review_traceability"])
+    import shutil  # ... its files named by their path in the repository, which seal reads below its root
+
+    shutil.copytree(sd.store.files_worktree / "rr", root / "rr")
     result = sd.seal(RUN, root)
     assert result["changed"] is True and len(result["commit"]) == 40
     return sd, root
@@ -143,10 +148,12 @@ def test_an_aborted_run_seals_unavailable_and_not_applicable_rows(sd: api.StateD
 def test_declining_stage_6_makes_it_the_current_stage(at_re_review: api.StateDir, repo: Path) -> None:
     sd = at_re_review
     sd.material(RUN, ["re_review_report"])
+    contract_holds(sd, RUN)
     sd.stage(RUN, "3p", "completed", decision="accept")
     sd.confirm(RUN, response="continue")
     sd.integrity(RUN, "4.5", "PASS", refs_total=1, refs_verified=1, issues_found=0, issues_fixed=0,
                  actor="integrity_verification")
+    sd.checklist(RUN, "4.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage(RUN, "4.5", "completed")
     sd.confirm(RUN, response="continue")
     sd.stage(RUN, "5", "completed")

@@ -7,12 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conftest import contract_holds
+
 from statedir import api
 
 if TYPE_CHECKING:
     import pytest
 
 ORCH, INTEGRITY = "pipeline_orchestrator", "integrity_verification"
+CLEAR_ITEMS = [f"{mode}=CLEAR" for mode in range(1, 8)]  # conftest's: a failure-mode checklist finding nothing
 
 
 def git(repo: Path, *args: str, stdin: str | None = None) -> str:
@@ -34,7 +37,9 @@ def script(draft: Path) -> list[Callable[[api.StateDir], dict[str, Any]]]:
         lambda sd: sd.confirm("p1", response="just-continue"),
         lambda sd: sd.integrity("p1", "2.5", "FAIL", refs_total=62, refs_verified=50, actor=INTEGRITY),
         lambda sd: sd.material("p1", ["paper_draft"], files=[str(draft)], upstream=["research_v1"]),
-        lambda sd: sd.integrity("p1", "2.5", "PASS", refs_total=62, refs_verified=62, actor=INTEGRITY),
+        # the PASS and the failure-mode checklist (one step, so the later steps keep their numbers)
+        lambda sd: (sd.integrity("p1", "2.5", "PASS", refs_total=62, refs_verified=62, actor=INTEGRITY),
+                    sd.checklist("p1", "2.5", CLEAR_ITEMS, actor=INTEGRITY))[-1],
         lambda sd: sd.stage("p1", "2.5", "completed"),
         lambda sd: sd.confirm("p1", response="continue"),
         lambda sd: sd.pipeline("p1", "paused", reason="lunch"),
@@ -48,9 +53,11 @@ def script(draft: Path) -> list[Callable[[api.StateDir], dict[str, Any]]]:
         lambda sd: sd.stage("p1", "4", "completed"),
         lambda sd: sd.confirm("p1"),
         lambda sd: sd.material("p1", ["re_review_report"]),
+        lambda sd: contract_holds(sd, "p1"),
         lambda sd: sd.stage("p1", "3'", "completed", decision="minor_revision"),
         lambda sd: sd.confirm("p1", response="continue"),
-        lambda sd: sd.integrity("p1", "4.5", "PASS", refs_total=62, refs_verified=62, actor=INTEGRITY),
+        lambda sd: (sd.integrity("p1", "4.5", "PASS", refs_total=62, refs_verified=62, actor=INTEGRITY),
+                    sd.checklist("p1", "4.5", CLEAR_ITEMS, actor=INTEGRITY))[-1],
         lambda sd: sd.stage("p1", "4.5", "completed"),
         lambda sd: sd.confirm("p1", response="continue"),
         lambda sd: sd.material("p1", ["final_paper"]),

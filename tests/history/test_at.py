@@ -14,7 +14,7 @@ from tests.history.helpers import drive, git, hand_commit
 @pytest.mark.slow
 def test_show_at_every_commit_of_a_long_run_equals_what_show_printed_then(sd: api.StateDir, repo: Path) -> None:
     seen = drive(sd, repo / "draft.md")
-    assert len(seen) == 33 and seen[-1][1]["pipeline_state"] == "completed"
+    assert len(seen) == 34 and seen[-1][1]["pipeline_state"] == "completed"
     before = snapshot(repo)
     for sha, printed in seen:
         assert sd.show("p1", at=sha) == printed

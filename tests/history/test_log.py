@@ -18,9 +18,10 @@ def git_commands(trace: Path) -> list[str]:
 def test_filters_through_the_cli(sd: api.StateDir, repo: Path) -> None:
     drive(sd, repo / "draft.md", 11)
     code, everything = cli_json("log", "p1", cwd=repo)
-    assert code == 0 and len(everything) == 11
+    assert code == 0 and len(everything) == 12  # step 11 is the PASS and its checklist
     code, out = cli_json("log", "--actor", INTEGRITY, cwd=repo)
-    assert [e["summary"].split(" (")[0] for e in out] == ["integrity 2.5 PASS", "integrity 2.5 FAIL"]
+    assert [e["summary"].split(" (")[0] for e in out] == ["checklist 2.5: does not block", "integrity 2.5 PASS",
+                                                          "integrity 2.5 FAIL"]
     code, out = cli_json("log", "p1", "--action", "material", "--limit", "2", cwd=repo)
     assert [e["summary"] for e in out] == ["material paper_draft -> paper_draft_v2",
                                            "material paper_draft -> paper_draft_v1"]
@@ -28,7 +29,7 @@ def test_filters_through_the_cli(sd: api.StateDir, repo: Path) -> None:
     assert out == everything[:3]
     assert cli_json("log", "--since", "2999-01-01", cwd=repo) == (0, [])
     code, out = cli_json("log", "--since", "1 week ago", cwd=repo)
-    assert len(out) == 12  # the run's 11 and the store's init
+    assert len(out) == 13  # the run's 12 and the store's init
     assert cli_json("log", "--since", "2020-01-01T00:00:00Z", "--action", "new", cwd=repo)[1][0]["action"] == "new"
     text = cli("log", "p1", "--action", "stage", cwd=repo).stdout
     assert "stage 1 completed  -- research is enough" in text

@@ -37,7 +37,7 @@ def test_rollback_restores_state_and_stages_and_keeps_history(sd: api.StateDir, 
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
         f"state/runs/p1/{segment('transitions')}", "state/runs/p1/stages/2.5.yaml", "state/runs/p1/stages/2.yaml",
         "state/runs/p1/stages/3.yaml", "state/runs/p1/state.yaml"]  # no passport, no other log
-    assert sd.verify() == {"clean": True, "checked": 15, "findings": []}
+    assert sd.verify() == {"clean": True, "checked": 16, "findings": []}
     # the run goes on from there, and no version label is ever reused
     sd.confirm("p1", response="continue")
     again = sd.material("p1", ["paper_draft"])

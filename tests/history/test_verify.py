@@ -39,9 +39,9 @@ def forge(repo: Path, edit: tuple[str, str, str]) -> str:
 @pytest.mark.slow  # a whole run, stage by stage through the CLI
 def test_a_whole_run_verifies_clean_through_the_cli(driven: api.StateDir, repo: Path) -> None:
     code, out = cli_json("verify", cwd=repo)
-    assert code == 0 and out == {"clean": True, "checked": 12, "findings": []}  # init + 11 transitions
+    assert code == 0 and out == {"clean": True, "checked": 13, "findings": []}  # init + 12 transitions (a checklist)
     proc = cli("verify", "p1", cwd=repo)
-    assert proc.returncode == 0 and "verified 11 commit(s): clean" in proc.stdout
+    assert proc.returncode == 0 and "verified 12 commit(s): clean" in proc.stdout
 
 
 def test_hand_edit(driven: api.StateDir, repo: Path) -> None:
@@ -51,7 +51,7 @@ def test_hand_edit(driven: api.StateDir, repo: Path) -> None:
     code, out = cli_json("verify", cwd=repo)
     assert code == 1 and out["findings"] == [{"commit": sha, "kind": "hand_edit", "file": "runs/p1/state.yaml",
                                                "message": "changed without statedir (no Statedir-* trailers)"}]
-    assert out["checked"] == 13
+    assert out["checked"] == 14
 
 
 def test_illegal_a_doctored_transition(driven: api.StateDir, repo: Path) -> None:
@@ -65,7 +65,7 @@ def test_illegal_a_doctored_transition(driven: api.StateDir, repo: Path) -> None
 def test_illegal_forged_trailers_on_a_hand_edit(driven: api.StateDir, repo: Path) -> None:
     """A hand edit committed with a real transition's trailers and request copied: replaying
     that request on its parent is refused (the stage is already completed)."""
-    message = git(repo, "log", "-1", "--format=%B", "HEAD~7")  # stage 1 completed
+    message = git(repo, "log", "-1", "--format=%B", "HEAD~8")  # stage 1 completed
     assert "Statedir-Action: stage" in message and "research is enough" in message
     path = repo / RUN / "state.yaml"
     path.write_text(path.read_text().replace("loop_count: 0", "loop_count: 2"))
@@ -90,8 +90,9 @@ def test_log_rewritten_by_git_revert(driven: api.StateDir, repo: Path) -> None:
     assert ("log_rewritten", f"runs/p1/{segment('transitions')}") in found
     assert ("hand_edit", f"runs/p1/{segment('transitions')}") in found
     assert {f["commit"] for f in result["findings"]} == {sha}
-    rewritten = [f for f in result["findings"] if f["kind"] == "log_rewritten"]
-    assert all("removed" in f["message"] for f in rewritten)
+    # (the reverted transition is the checklist: its failure_modes segment, its first entry, goes whole)
+    rewritten = [f for f in result["findings"] if f["kind"] == "log_rewritten" and "transitions" in f["file"]]
+    assert rewritten and all("removed" in f["message"] for f in rewritten), rewritten
     assert any(e["commit"] == sha and not e["statedir"] for e in driven.log("p1"))  # log shows the revert
 
 
@@ -127,7 +128,7 @@ def test_verify_a_run_or_since_a_commit(driven: api.StateDir, repo: Path) -> Non
     hand_commit(repo)
     mark = git(repo, "rev-parse", "HEAD").strip()
     driven.stage("p2", "1", "in_progress")
-    assert driven.verify("p1") == {"clean": True, "checked": 11, "findings": []}
+    assert driven.verify("p1") == {"clean": True, "checked": 12, "findings": []}
     assert not driven.verify("p2")["clean"]
     assert driven.verify(since=mark) == {"clean": True, "checked": 1, "findings": []}
     code, out = cli_json("verify", "--since", "nope", cwd=repo)

@@ -4,13 +4,14 @@ request mid-call before it: the SDK's client in its default and its legacy mode)
 `answered_by: user`; a declined or cancelled question, or a client that cannot ask, changes nothing."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import at_mandatory_2_5, copy_of, snapshot
+from conftest import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -193,6 +194,36 @@ def test_an_answer_to_the_run_as_it_was_is_never_written_on_the_run_as_it_is(sto
     assert answered(store)[-1]["answered_by"] == "user"
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_that_lost_the_race_says_who_answered_and_with_what(store: Path, mode: str) -> None:
+    """Another client answers the checkpoint while the user reads the question: the user's answer is
+    refused saying the checkpoint was answered meanwhile, by whom and with what (never a bare
+    HEAD_MOVED whose retry meets `no checkpoint is open`), and a retry is told who answered it."""
+    class Elsewhere(User):
+        async def __call__(self, context: Any, params: Any) -> Any:
+            if not self.asked:  # the checkpoint answered from another client while the user reads
+                api.StateDir(store).confirm("p", response="review")
+            return await super().__call__(context, params)
+
+    async def main() -> tuple[Any, Any]:
+        async with agent(store, mode, Elsewhere()) as a:
+            return (await a.raw("confirm", run_id="p", response="continue"),
+                    await a.raw("confirm", run_id="p", response="continue"))
+
+    refused, retried = anyio.run(main)
+    error, again = (json.loads(result.content[0].text)["error"] for result in (refused, retried))
+    if mode == "legacy":  # the answer came mid-call, to the question as it was: refused as such
+        assert error["code"] == "HEAD_MOVED" and "answered meanwhile" in error["message"], error
+        assert "Do not retry" in error["message"] and "(review)" in error["message"], error["message"]
+    else:  # the call made again with the answer meets the run as it is: no checkpoint, and who answered it
+        assert error["code"] == "ILLEGAL_TRANSITION", error
+    for said in (error, again) if mode == "auto" else (again,):
+        assert said["code"] == "ILLEGAL_TRANSITION" and "no checkpoint is open" in said["message"]
+        assert "the last checkpoint was answered: confirm stage 2.5 -> 3 (review) (by user" in said["message"], said
+    assert error["details"]["answered"]["action"] == "confirm" and refused.is_error and retried.is_error
+    assert [e["response"] for e in answered(store)] == ["review"]  # the other client's answer, and only it
+
+
 def at_the_fail_cap(sd: api.StateDir) -> None:
     sd.new("p", topic="T", entry_point="2.5")
     sd.material("p", ["paper_draft"])
@@ -237,6 +268,56 @@ def test_a_client_that_cannot_ask_cannot_resolve(capped: Path, repo: Path, mode:
         async with agent(capped, mode) as a:  # no elicitation
             with pytest.raises(ToolError) as caught:
                 await a("resolve", run_id="p", stage="2.5", decision="continue_unverified")
+            assert caught.value.code == "USER_ANSWER_REQUIRED"
+
+    anyio.run(main)
+    assert snapshot(repo) == before
+
+
+def blocked_at_2_5(sd: api.StateDir) -> None:
+    sd.new("p", topic="T", entry_point="2.5")
+    sd.material("p", ["paper_draft"])
+    sd.stage("p", "2.5", "in_progress")
+    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.checklist("p", "2.5", [*CLEAR_ITEMS[:2], "3=SUSPECTED", *CLEAR_ITEMS[3:]], evidence=["3=table 2 invented"],
+                 actor="integrity_verification")
+
+
+@pytest.fixture
+def blocked(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run p at 2.5 with a checklist blocking on mode 3: made once per process and copied."""
+    copy_of("checklist-blocked-2.5", blocked_at_2_5, repo, tmp_path_factory)
+    return repo / "state"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, mode: str) -> None:
+    user = User(answer="override", reason="I checked table 2 against the raw data myself")
+
+    async def main() -> dict[str, Any]:
+        async with agent(blocked, mode, user) as a:  # the agent proposes revise; the user overrides
+            return await a("acknowledge", run_id="p", stage="2.5", mode="3", answer="revise",
+                           reason="the agent's own words")  # type: ignore[no-any-return]
+
+    done = anyio.run(main)
+    assert done["answer"] == "override" and done["blocking"] == []
+    [asked] = user.asked
+    assert "table 2 invented" in asked.message and "yours to decide" in asked.message
+    assert asked.requested_schema["properties"]["answer"]["enum"] == ["confirm", "override", "revise"]
+    entry = api.StateDir(blocked).histories("p")["failure_modes"][-1]
+    assert (entry["answer"], entry["answered_by"], entry["reason"]) == (
+        "override", "user", "I checked table 2 against the raw data myself")
+    assert api.StateDir(blocked).verify()["clean"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_client_that_cannot_ask_cannot_acknowledge(blocked: Path, repo: Path, mode: str) -> None:
+    before = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(blocked, mode) as a:  # no elicitation
+            with pytest.raises(ToolError) as caught:
+                await a("acknowledge", run_id="p", stage="2.5", mode="3", answer="override", reason="r")
             assert caught.value.code == "USER_ANSWER_REQUIRED"
 
     anyio.run(main)

@@ -144,3 +144,13 @@ def test_a_broken_template_of_the_stores_is_listed_and_reading_it_names_the_prob
                 await a.client.read_resource("statedir://templates/broken")
             assert refused.value.data["code"] == "BAD_FILE" and refused.value.data["details"]["line"] == 3
     anyio.run(main)
+
+
+def test_start_run_names_the_template_only_where_one_is_given(store: Path) -> None:
+    async def main() -> None:
+        async with agent(store) as a:
+            bare = (await a.client.get_prompt("start_run", {"run_id": "r9", "topic": "T"})).messages[0].content.text
+            assert "no template (the store's default)" in bare and "template ;" not in bare and "(template" not in bare
+            named = await a.client.get_prompt("start_run", {"run_id": "r9", "topic": "T", "template": "house"})
+            assert "template house," in named.messages[0].content.text
+    anyio.run(main)

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import copy_of, snapshot, trailers
+from conftest import CLEAR_ITEMS, copy_of, snapshot, trailers
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -59,6 +59,7 @@ def test_a_server_started_without_options_cannot_record_an_integrity_verdict(sto
 
 def test_no_mcp_caller_may_claim_the_user(store: Path, repo: Path) -> None:
     api.StateDir(store).integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor=INTEGRITY)
+    api.StateDir(store).checklist("p", "2.5", CLEAR_ITEMS, actor="integrity_verification")
     api.StateDir(store).stage("p", "2.5", "completed")
     before = snapshot(repo)
     user = User(response="continue")

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import cli
+from conftest import CLEAR_ITEMS, cli
 from mcp_session import AGENT_ROLES, Agent, ToolError, User, agent
 
 from statedir import api
@@ -75,6 +75,7 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
                     issue=["SERIOUS:reference:Incorrect DOI"], actor=INTEGRITY)
             await w("integrity", run_id="p", stage="2.5", verdict="PASS", refs_total=62, refs_verified=62,
                     issues_found=1, issues_fixed=1, actor=INTEGRITY)
+            await w("checklist", run_id="p", stage="2.5", item=CLEAR_ITEMS, actor=INTEGRITY)
             await w("stage", run_id="p", stage="2.5", status="completed")
             with pytest.raises(ToolError) as caught:  # MANDATORY: the user's, and this client cannot ask them
                 await no_user("confirm", run_id="p", response="continue", expect_head=w.head)
@@ -90,10 +91,14 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             await w("stage", run_id="p", stage="4", status="completed")
             await w("confirm", run_id="p", response="continue")
             await w("material", run_id="p", names=["re_review_report"], file=artifact("rr.md", "accept\n"))
+            for part in ("manifest", "criteria", "evidence", "claims"):  # the re-review contract, then its check
+                await w("contract", run_id="p", stage="3'", part=part, file=artifact(f"{part}.md", f"{part}\n")[0])
+            await w("contract", run_id="p", stage="3'", part="check", exit_code=0, file=artifact("check.json", "{}\n")[0])
             await w("stage", run_id="p", stage="3'", status="completed", decision="accept")
             await w("confirm", run_id="p", response="continue")
             await w("integrity", run_id="p", stage="4.5", verdict="PASS", refs_total=64, refs_verified=64,
                     issues_found=0, actor=INTEGRITY)
+            await w("checklist", run_id="p", stage="4.5", item=CLEAR_ITEMS, actor=INTEGRITY)
             await w("stage", run_id="p", stage="4.5", status="completed")
             await w("confirm", run_id="p", response="continue")
             await w("material", run_id="p", names=["final_paper"], file=artifact("f.md", "final\n"))
@@ -112,7 +117,7 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             assert await a("validate") == {"valid": True, "errors": []}
             log = (await a("log", run_id="p"))["entries"]
             assert log[0]["commit"] == w.head == git.head(repo)
-            assert len(log) == w.writes == 31
+            assert len(log) == w.writes == 38  # with the checklists of 2.5 and 4.5 and the re-review contract (4 parts, its check)
             assert {e["actor"] for e in log} == {"pipeline_orchestrator", INTEGRITY, OBSERVER, "user"}
             assert {e["by"] for e in log if e["actor"] == "user"} == {
                 "user via pipeline_orchestrator (mcp-elicitation, client mcp 0.1.0)"}

@@ -17,7 +17,7 @@ import anyio
 import jsonschema
 import mcp_types as types
 import pytest
-from conftest import cli, snapshot
+from conftest import CLEAR_ITEMS, cli, snapshot
 from mcp import Client, StdioServerParameters
 from mcp_session import ToolError, agent, document
 
@@ -25,7 +25,7 @@ from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.engine import template
 from statedir.mcp import catalog
-from statedir.mcp.server import build
+from statedir.mcp.server import INSTRUCTIONS, build
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_NAMES = {*catalog.TITLES, "init", "mcp", "demo", "agents"}  # every command's name
@@ -136,7 +136,8 @@ def test_enums_wherever_values_form_a_vocabulary(store: Path) -> None:
     assert props("integrity")["verdict"]["enum"] == ["PASS", "PASS_WITH_NOTES", "FAIL"]
     assert props("show")["format"]["enum"] == ["yaml", "json", "ars"]
     assert props("graph")["format"]["enum"] == ["mermaid", "dot"]
-    assert "a run's own: statedir://runs/<run_id>/stages" in props("stage")["status"]["description"]
+    # a run's own values: said once, in the server's instructions, not on each of a dozen arguments
+    assert "statedir://runs/<run_id>/stages" in INSTRUCTIONS and "`next`" in props("stage")["status"]["description"]
 
 
 def test_enums_follow_the_store_s_own_templates(store: Path, repo: Path) -> None:
@@ -219,6 +220,7 @@ def paused(store: Path) -> Path:
     sd.material("m", ["paper_draft"])
     sd.stage("m", "2.5", "in_progress")
     sd.integrity("m", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.checklist("m", "2.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage("m", "2.5", "completed")  # its MANDATORY checkpoint open
     sd.new("p", topic="T")
     sd.pipeline("p", "paused")
@@ -331,14 +333,14 @@ def test_every_flag_of_every_tool_reads_as_its_argument_name() -> None:
     """The table is the command table's parameters: each option a tool takes, named in a message,
     reads as the argument the tool takes it by; a flag no tool takes (git's) is left as it is."""
     from statedir.cli.registry import command_table
-    from statedir.mcp.tools import PERSON_ONLY, tools, wording_of
+    from statedir.mcp.tools import PERSON_ONLY, PROCESS_OWN, tools, wording_of
 
     served = tools(command_table())
     wording = wording_of(served)
     for name, tool in served.items():
         for param in tool.command.parameters:
             if param.name in ("store", "json") or param.kind != "option" or not param.flags[0].startswith("--") or \
-                    (name, param.name) in PERSON_ONLY:  # a person's option, not the tool's
+                    (name, param.name) in PERSON_ONLY | PROCESS_OWN:  # a person's or the server's own
                 continue
             argument = "expect_head" if param.name == "expect" else param.name
             said = wording.say(f"pass {param.flags[0]} first", name)

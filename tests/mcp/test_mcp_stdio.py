@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import cli, snapshot
+from conftest import CLEAR_ITEMS, cli, snapshot
 from mcp import Client, StdioServerParameters
 from mcp_session import document
 
@@ -135,6 +135,7 @@ def test_over_stdio_a_mandatory_checkpoint_is_answered_by_the_user(store: Path, 
     sd.material("p", ["paper_draft"])
     sd.stage("p", "2.5", "in_progress")
     sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+    sd.checklist("p", "2.5", CLEAR_ITEMS, actor="integrity_verification")
     seen = sd.stage("p", "2.5", "completed")["commit"]
     (repo / "notes.txt").write_text("mine\n")
     subprocess.run(["git", "add", "notes.txt"], cwd=repo, check=True)

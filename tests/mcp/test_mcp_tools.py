@@ -13,7 +13,7 @@ from statedir.commands.params import Argument, Option
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp import tools as tools_mod
-from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, PERSON_ONLY, READ_ONLY, tools
+from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, PERSON_ONLY, PROCESS_OWN, READ_ONLY, tools
 
 
 def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
@@ -22,7 +22,7 @@ def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
     assert set(served) == {name for name in COMMANDS if name not in NOT_TOOLS} | grouped
     for name, tool in served.items():
         parameters = tool.command.parameters
-        params = {p.name for p in parameters} - {"store", "json"} - {o for c, o in PERSON_ONLY if c == name}
+        params = {p.name for p in parameters} - {"store", "json"} - {o for c, o in PERSON_ONLY | PROCESS_OWN if c == name}
         schema = tool.input_schema
         assert set(schema["properties"]) == {EXPECT_HEAD if p == "expect" else p for p in params}, name
         assert set(schema.get("required", [])) == {p.name for p in parameters if p.required}, name

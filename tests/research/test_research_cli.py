@@ -181,3 +181,19 @@ def test_two_machines_adding_entities_merge_without_conflict(store: Path, tmp_pa
     assert rows["runs"][0]["skill"] == "b" and len(rows["claims"]) == 1
     assert research("--validate", cwd=repo)[1]["clean"] is True
     assert cli("validate", cwd=repo).returncode == 0
+
+
+def test_at_a_terminal_an_action_reads_as_words_and_a_pipe_still_gets_json(store: Path) -> None:
+    from conftest import on_terminal
+
+    work = store.parent
+    proc, shown = on_terminal(["research", "--create-project", "--name", "QA", "--description", "d"], work, "stdout")
+    assert proc.returncode == 0 and shown.startswith("ok  proj_") and "{" not in shown, shown
+    assert re.search(r"^\s+name\s+QA\s*$", shown, re.M), shown
+    project = re.search(r"proj_\w+", shown)[0]  # type: ignore[index]
+    proc, shown = on_terminal(["research", "--query", "--project-id", project], work, "stdout")
+    assert proc.returncode == 0 and re.search(rf"^\s+{project}\s+QA\s+active", shown, re.M), shown
+    proc, shown = on_terminal(["research", "--query", "--project-id", project, "--json"], work, "stdout")
+    assert json.loads(shown)["projects"][0]["id"] == project  # --json: JSON at a terminal too
+    piped = cli("research", "--query", "--project-id", project, cwd=work)  # no --json: a pipe gets JSON
+    assert piped.returncode == 0 and json.loads(piped.stdout)["projects"][0]["name"] == "QA"

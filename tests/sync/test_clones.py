@@ -287,3 +287,30 @@ def test_doctor_rewrites_an_old_gitattributes_in_one_verified_commit(tmp_path: P
     assert git(c["a"], "rev-list", "--count", f"{head}..HEAD") == "1"
     proc = cli("verify", "--since", head, "--json", cwd=c["a"])
     assert proc.returncode == 0 and json.loads(proc.stdout)["clean"], proc.stdout
+
+
+def test_after_a_renumbering_every_record_names_the_label_its_content_has(tmp_path: Path) -> None:
+    """Both clones register review_reports; the merge moves b's to review_v2. log, the run's
+    history (show, show --at) and versions then credit each label to the commit that wrote its
+    content, and name review_v2 where b's entry said review_v1."""
+    c = network(tmp_path, ("a", "b"))
+    (c["a"] / "ra.md").write_text("A's reviews\n")
+    (c["b"] / "rb.md").write_text("B's reviews\n")
+    mine = ok(c["a"], "material", "r1", "review_reports", "--file", "ra.md")["commit"]
+    ok(c["a"], "sync")
+    theirs = ok(c["b"], "material", "r1", "review_reports", "--file", "rb.md")["commit"]
+    assert ok(c["b"], "sync")["status"] == "merged"
+    ok(c["a"], "sync")
+    moved = "material review_reports -> review_v2 (renumbered from review_v1 by a merge)"
+    for clone in c.values():
+        labels = {r["version_label"]: r["commit"] for r in ok(clone, "versions", "r1", "review_reports")}  # type: ignore[union-attr]
+        assert labels == {"review_v1": mine, "review_v2": theirs}
+        logged = {e["commit"]: e["summary"] for e in ok(clone, "log", "r1")}  # type: ignore[union-attr]
+        assert logged[mine] == "material review_reports -> review_v1" and logged[theirs] == moved
+        for document in (ok(clone, "show", "r1"), ok(clone, "show", "r1", "--at", "HEAD")):
+            summaries = [e["summary"] for e in document["history"]["transitions"]]
+            assert "material review_reports -> review_v1" in summaries and moved in summaries, summaries
+        assert "(not committed)" not in cli("versions", "r1", "review_reports", cwd=clone).stdout
+        clean(clone)
+    before = ok(c["b"], "show", "r1", "--at", theirs)  # before the merge, on b: it was review_v1 there
+    assert before["history"]["transitions"][-1]["summary"] == "material review_reports -> review_v1"

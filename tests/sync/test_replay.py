@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli, snapshot
+from tests.conftest import CLEAR_ARGS, cli, snapshot
 from tests.sync.helpers import clean, entries, git, network, ok, store_files, topics_apart
 
 SESSION = "2026-12-01-replay"
@@ -20,6 +20,7 @@ TO_REVIEW = (("stage", "r1", "1", "in_progress"),
              ("stage", "r1", "2", "completed"), ("confirm", "r1"),
              ("integrity", "r1", "2.5", "PASS", "--refs-total", "9", "--refs-verified", "9",
               "--actor", "integrity_verification"),
+             ("checklist", "r1", "2.5", *CLEAR_ARGS, "--actor", "integrity_verification"),
              ("stage", "r1", "2.5", "completed"), ("confirm", "r1", "--response", "continue"))
 
 
@@ -151,6 +152,7 @@ def test_a_replay_whose_push_is_rejected_leaves_everything_as_it_was(tmp_path: P
     assert proc.returncode == 3, proc.stdout + proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "GIT_ERROR" and "nothing was changed" in error["message"]
+    assert "refused by a pre-push hook: no pushing today" in error["message"]  # the hook named, and what it said
     assert _as_it_was(b) == before
     assert git(b, "for-each-ref", "refs/statedir/") == ""
 

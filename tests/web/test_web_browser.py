@@ -231,3 +231,56 @@ def test_every_page_reads_at_a_phone_and_a_desktop_width(browser: Any, store: Pa
     for name, sizes in found.items():
         assert sizes["page"] <= sizes["view"], (name, sizes)
         assert not sizes["broken"], (name, sizes["broken"])
+
+
+def test_a_mandatory_checkpoint_answered_in_the_browser(browser_page: Any, repo: Path) -> None:
+    """`serve --answer`: a stale answer refused (the run moved while the form was being filled in),
+    a cross-origin POST refused, both with the store byte-identical; then the answer, recorded as
+    the user's through the web."""
+    from conftest import snapshot, trailers
+
+    root = repo / "state"
+    for args in (["init"], ["new", "p", "--topic", "T", "--entry-point", "2.5"], ["material", "p", "paper_draft"],
+                 ["stage", "p", "2.5", "in_progress"],
+                 ["integrity", "p", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1",
+                  "--actor", "integrity_verification"], ["stage", "p", "2.5", "completed"]):
+        proc = cli(*args, "--store", str(root))
+        assert proc.returncode == 0, proc.stderr
+    page = browser_page
+    with serving(root, "--answer") as url:
+        page.goto(url + "runs/p")
+        assert "MANDATORY" in page.inner_text("main")
+        page.select_option("#answer-confirm-response", "continue")  # begun: the live view keeps the form
+        assert cli("material", "p", "paper_draft", "--store", str(root)).returncode == 0
+        page.wait_for_function("() => document.getElementById('live').textContent.includes('form is kept')",
+                               timeout=15_000)
+        before = snapshot(repo)
+        with page.expect_navigation() as stale:
+            page.click("#answer-confirm-submit")
+        assert stale.value.status == 409 and "HEAD_MOVED" in page.inner_text("main")
+        assert snapshot(repo) == before
+        page.screenshot(path=str(ARTIFACTS / "answer-stale.png"), full_page=True)
+
+        csrf = page.evaluate("fetch(location.origin + '/runs/p').then(r => r.text())"
+                             ".then(t => t.match(/name=\"csrf\" value=\"(\\w+)\"/)[1])")
+        hostile = (f'<form method="post" action="{url}runs/p/answer"><input name="action" value="confirm">'
+                   f'<input name="csrf" value="{csrf}"><input name="response" value="continue">'
+                   f'<button id="go">go</button></form>')
+        page.route("http://elsewhere.example/", lambda route: route.fulfill(content_type="text/html", body=hostile))
+        page.goto("http://elsewhere.example/")
+        with page.expect_navigation() as cross:
+            page.click("#go")
+        assert cross.value.status == 403 and snapshot(repo) == before
+
+        page.goto(url + "runs/p")
+        page.select_option("#answer-confirm-response", "continue")
+        page.click("#answer-confirm-submit")
+        page.wait_for_url(re.compile(r"/runs/p\?answered=[0-9a-f]{40}$"))
+        assert "Your answer is recorded" in page.inner_text("main")
+        page.screenshot(path=str(ARTIFACTS / "answer-done.png"), full_page=True)
+        refusals = ("status of 409", "status of 403")  # the two refused answers above, as the console reports them
+        assert [p for p in page.problems if not any(r in p for r in refusals)] == [], page.problems
+    said = trailers(repo)
+    assert said["Statedir-Action"] == "confirm" and said["Statedir-Answered-By"] == "user"
+    assert said["Statedir-Channel"] == "web" and said["Statedir-Actor"] == "user"
+    assert "[..]REV" in cli_json("status", "p", "--store", str(root))[1]["line"]  # type: ignore[index]  # at stage 3

@@ -66,6 +66,23 @@ def test_the_runs_listing_pages_and_opens_only_the_runs_it_shows(filled: tuple[P
     assert [r["run_id"] for r in second.rows] == ["paper-b"] and second.next_after is None
 
 
+def test_the_runs_listing_numbers_its_pages_and_links_back(filled: tuple[Path, dict[str, str]]) -> None:
+    reader = Reader(filled[0] / "state")
+    first = reader.runs_page(size=1)
+    assert first.page == 1 and first.prev_after is None and first.pages == [(1, ""), (2, "paper-a")]
+    second = reader.runs_page(size=1, after="paper-a")
+    assert second.page == 2 and second.prev_after == "" and second.matched == 2
+    assert reader.runs_page(size=1, text="B").matched == 1
+
+
+def test_the_runs_page_counts_what_the_filter_matches_and_offers_the_templates_states(client: TestClient) -> None:
+    page = client.get("/", params={"q": "paper-b"}).text
+    assert "1 of 2 run(s) match" in page
+    states = re.findall(r'<option value="([a-z_]*)"', client.get("/").text)
+    assert states == ["", "initializing", "running", "awaiting_confirmation", "paused", "completed", "aborted"]
+    assert '<option value="paused" selected>' in client.get("/", params={"state": "paused"}).text
+
+
 def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: tuple[Path, dict[str, str]],
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from statedir.web import reading
@@ -165,6 +182,10 @@ def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo:
 def test_bus_sessions_and_the_research_tree(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
     bus = client.get("/bus").text
     assert "2026-06-30-member-blog" in bus and "0-requirements" in bus
+    row = re.search(r"<tr><td data-label=\"Field\"><code>phases\.0-requirements\.status</code></td>(.*?)</tr>", bus, re.S)
+    assert row and ">done<" in row[1] and "<time" in row[1] and "pipeline_orchestrator" in row[1]  # its value, when, by whom
+    assert "History (1 change(s))" in bus and "bus set 2026-06-30-member-blog phases.0-requirements.status = done" in bus
+    assert "<pre>" not in bus  # no JSON fragments
     research = client.get("/research").text
     for text in ("Quality assurance", "Does AI change QA?", "It shortens review cycles", "Twelve studies found",
                  "Review cycles are shorter", filled[1]["research_run"]):
@@ -331,3 +352,16 @@ def _event(lines) -> str:  # type: ignore[no-untyped-def]
         if line.startswith("data: "):
             return str(line[6:])
     raise AssertionError("the stream ended")
+
+
+def test_the_stage_graph_labels_every_edge_that_has_a_condition(filled: tuple[Path, dict[str, str]]) -> None:
+    """Each edge with a condition carries it as a label beside its curve (the way back 3 -> 2 too),
+    inside the picture, never cut inside an escaped character."""
+    svg = Reader(filled[0] / "state").run("paper-a")["graph"]
+    conditions = re.findall(r'<path class="edge[^"]*"[^>]*><title>[^<]*?: ([^<]+)</title>', svg)
+    shown = re.findall(r'<text class="edge-label" x="(\d+)"[^>]*>([^<]+)</text>', svg)
+    assert len(shown) >= len(conditions) > 3
+    assert any("reject; redoes 2" in text for _, text in shown)  # the way back, on the left
+    width = int(re.search(r'viewBox="0 0 (\d+) ', svg)[1])  # type: ignore[index]
+    assert all(0 < int(x) < width for x, _ in shown)
+    assert not any(re.search(r"&[#\w]*…", text) for _, text in shown)

@@ -5,9 +5,21 @@
   var body = document.body;
   var live = document.getElementById("live");
   var busy = false;
+  var answering = false;  // an answer form the reader has begun to fill in is never swapped away
+
+  function began(event) {
+    if (event.target.closest && event.target.closest("form.answer")) { answering = true; }
+  }
+  document.addEventListener("input", began);
+  document.addEventListener("change", began);
 
   function refresh(head) {
     if (busy || head === body.getAttribute("data-head")) { return; }
+    if (answering) {
+      live.textContent = "The store moved to " + head.slice(0, 10) + "; your form is kept as it is. " +
+        "An answer about a run that changed meanwhile is refused: reload to read it again.";
+      return;
+    }
     busy = true;
     fetch(window.location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })

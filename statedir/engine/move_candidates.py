@@ -1,0 +1,39 @@
+"""A move `statedir next` asks the rules about (statedir.engine.next_moves), and who takes it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from statedir.engine.decision import Request
+from statedir.engine.template import Template
+
+REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
+
+
+@dataclass
+class Candidate:
+    """One request to try: its command, actor and args as the Python API builds them; `shown`
+    the enumerated arguments by their CLI/MCP name (None: not given); `vary` the shown
+    arguments whose values one listed move gathers."""
+
+    command: str
+    actor: str
+    args: dict[str, Any]
+    shown: dict[str, Any]
+    vary: tuple[str, ...] = ()
+    reason: str | None = None
+
+    def request(self) -> Request:
+        return Request(self.command, self.actor, self.args, self.reason)
+
+
+def actor_for(t: Template, action: str, stage_id: str | None = None) -> str | None:
+    """Who takes `action`: the stage's owner where the template lets owners, else the default
+    actor, else the role with the fewest other powers that may (None: no role may)."""
+    owner = t.owner(stage_id) if stage_id else None
+    if owner and action in t.doc.get("owner_may", []) and t.may(owner, action, stage_id):
+        return owner
+    if t.may(t.default_actor(), action, stage_id):
+        return t.default_actor()
+    able = [role for role, spec in t.roles.items() if action in spec.get("may", [])]
+    return min(able, key=lambda role: len(t.roles[role].get("may", [])), default=None)

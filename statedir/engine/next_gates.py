@@ -1,0 +1,79 @@
+"""The integrity gates' candidates for `statedir next` (statedir.engine.next_moves): the user's
+FAIL-loop resolutions, the failure-mode checklist and the user's answers to its blocking modes.
+Only questions put to the rules: which are moves, the rules decide."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.engine import failure_modes, gates
+from statedir.engine.decision import RunData
+from statedir.engine.move_candidates import REASON, Candidate, actor_for
+from statedir.engine.template import Template
+
+
+def command_of(action: str) -> str:
+    """The command a move is typed as (the action `acknowledge_mode` is the CLI's `acknowledge`)."""
+    return failure_modes.COMMAND.get(action, action)
+
+
+def _reason(t: Template, run: RunData, stage_id: str, at_least: int = 0) -> str | None:
+    """A reason as long as the override ladder's round at `stage_id` asks (None where it asks none)."""
+    ladder = t.doc.get("override_ladder") or [0]
+    least = max(at_least, int(ladder[min(gates.ladder_round(t, run.state, stage_id), len(ladder)) - 1]))
+    return None if least == 0 else REASON.ljust(least, ".")
+
+
+def candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool = False) -> list[Candidate]:
+    """Resolutions, the checklist every mode clear (where none stands, or one blocks), and
+    (outside the flow's exploration) each answer to each blocking mode of the stages' checklists."""
+    return _resolve(t, run, stage_ids) + _checklist(t, run, stage_ids) + ([] if flow else _answers(t, run, stage_ids))
+
+
+def _resolve(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]:
+    loop, out = t.doc.get("fail_loop"), []
+    for stage_id in stage_ids if loop else []:
+        actor = actor_for(t, "resolve", stage_id)
+        if actor is None or "integrity" not in t.stage(stage_id):
+            continue
+        reason = _reason(t, run, stage_id)
+        for decision in loop["decisions"]:
+            out.append(Candidate("resolve", actor, {"stage": stage_id, "decision": decision},
+                                 {"stage": stage_id, "decision": decision}, ("decision",), reason))
+    return out
+
+
+def _checklist(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]:
+    spec, out = failure_modes.declared(t), []
+    for stage_id in [s for s in stage_ids if failure_modes.carries(t, s)]:
+        record = run.stages[stage_id]
+        if record.get("failure_modes") and not failure_modes.standing(record):
+            continue  # one stands that does not block: a new one is no move the run waits for
+        actor = actor_for(t, failure_modes.CHECKLIST, stage_id)
+        if actor is not None and spec is not None:
+            items = [f"{mode}={spec['clear']}" for mode in failure_modes.mode_ids(spec)]
+            out.append(Candidate(failure_modes.CHECKLIST, actor, {"stage": stage_id, "items": items, "evidence": []},
+                                 {"stage": stage_id}, ("stage",)))
+    return out
+
+
+def _answers(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]:
+    spec, out = failure_modes.declared(t), []
+    for stage_id in [s for s in stage_ids if failure_modes.carries(t, s)]:
+        actor = actor_for(t, failure_modes.ACKNOWLEDGE, stage_id)
+        if actor is None or spec is None:
+            continue
+        for mode in failure_modes.standing(run.stages[stage_id]):
+            for answer, effect in spec["answers"].items():
+                reason = _reason(t, run, stage_id, 1) if effect == failure_modes.CLEAR else None
+                shown = {"stage": stage_id, "mode": mode, "answer": answer}
+                out.append(Candidate(failure_modes.ACKNOWLEDGE, actor, dict(shown), shown, ("mode", "answer"), reason))
+    return out
+
+
+def noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:
+    """A checklist move with a `note` naming the modes and outcomes its --item takes."""
+    spec = failure_modes.declared(t)
+    if move["command"] != failure_modes.CHECKLIST or spec is None:
+        return move
+    return {**move, "note": f"--item MODE=OUTCOME for every mode ({failure_modes.named(spec, failure_modes.mode_ids(spec))});"
+                            f" outcomes {', '.join(spec['outcomes'])}"}

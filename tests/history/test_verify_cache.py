@@ -1,0 +1,93 @@
+"""A second whole-store `verify` replays only the commits since the last clean one (a disposable
+file under .git/statedir/), and finds what a full replay finds (issue 37, point 3)."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import cli
+
+from statedir import api
+
+
+def verify(repo: Path, trace: Path) -> tuple[dict[str, object], list[list[str]]]:
+    """verify --json's result and the argv of each `git log` it ran (git's trace2)."""
+    trace.unlink(missing_ok=True)
+    proc = cli("verify", "--json", cwd=repo, env={"GIT_TRACE2_EVENT": str(trace)})
+    assert proc.returncode in (0, 1), proc.stderr
+    logs = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "start" and "log" in event["argv"] and "--raw" in event["argv"]:
+            logs.append(event["argv"])
+    assert logs  # verify read history by git log
+    return json.loads(proc.stdout), logs
+
+
+def cache_file(repo: Path) -> Path:
+    found = list((repo / ".git").rglob("verified.json"))
+    assert len(found) == 1
+    return found[0]
+
+
+def head(repo: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_the_second_verify_replays_only_the_new_commits(sd: api.StateDir, repo: Path) -> None:
+    sd.new("r1", topic="t")
+    for n in range(4):
+        sd.set("r1", "topic", f"t{n}", reason="r")
+    trace = repo.parent / "trace.json"
+    first, logs = verify(repo, trace)
+    assert first["clean"] is True
+    assert not any(".." in arg for argv in logs for arg in argv)  # the whole history
+    verified = head(repo)
+    sd.set("r1", "topic", "one more", reason="r")
+    second, logs = verify(repo, trace)
+    assert any(arg == f"{verified}..HEAD" for argv in logs for arg in argv)  # only what came after
+    assert second["clean"] is True
+    cache_file(repo).unlink()  # disposable: without it the whole history is replayed, to the same count
+    full, logs = verify(repo, trace)
+    assert not any(".." in arg for argv in logs for arg in argv)
+    assert full["checked"] == second["checked"] == first["checked"] + 1  # type: ignore[operator]
+
+
+def test_a_hand_edit_is_found_and_stays_found(sd: api.StateDir, repo: Path) -> None:
+    sd.new("r1", topic="t")
+    trace = repo.parent / "trace.json"
+    assert verify(repo, trace)[0]["clean"] is True
+    verified = head(repo)
+    state = repo / "state" / "runs" / "r1" / "state.yaml"
+    state.write_text(state.read_text().replace("topic: t\n", "topic: forged\n"))
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-am", "hand edit"], cwd=repo, check=True)
+    found, _ = verify(repo, trace)
+    assert found["clean"] is False
+    assert [f["kind"] for f in found["findings"]] == ["hand_edit"]  # type: ignore[index, union-attr]
+    edited = head(repo)
+    sd.set("r1", "topic", "after", reason="r")  # a transition on top: the hand edit is still named
+    again, logs = verify(repo, trace)
+    assert any(arg == f"{edited}..HEAD" for argv in logs for arg in argv)  # remembered with its finding
+    assert again["findings"] == found["findings"] and again["checked"] == found["checked"] + 1  # type: ignore[operator]
+    cache_file(repo).unlink()
+    assert verify(repo, trace)[0] == again  # the same as the whole history replayed
+    assert verified
+
+
+def test_a_rewritten_history_or_a_damaged_cache_is_verified_whole(sd: api.StateDir, repo: Path) -> None:
+    sd.new("r1", topic="t")
+    sd.set("r1", "topic", "t2", reason="r")
+    trace = repo.parent / "trace.json"
+    assert verify(repo, trace)[0]["clean"] is True
+    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=repo, check=True)  # the cached commit is gone
+    sd.set("r1", "topic", "t3", reason="r")
+    result, logs = verify(repo, trace)
+    assert result["clean"] is True
+    assert not any(".." in arg for argv in logs for arg in argv)
+    for damaged in ("not json", json.dumps({"format": 1, "commit": "--upload-pack=x", "checked": 1}), "[]"):
+        cache_file(repo).write_text(damaged)
+        result, logs = verify(repo, trace)
+        assert result["clean"] is True and result["checked"] == 3
+        assert not any(".." in arg for argv in logs for arg in argv)

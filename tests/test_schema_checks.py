@@ -1,0 +1,56 @@
+"""schema_validation_log records a real check: the stage's registered outputs against the schemas
+academic-pipeline names for them (material_schemas), through the real CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import cli, cli_json, segment
+
+from statedir import api
+from statedir.files import yaml
+
+RUN = "s1"
+
+
+def _log(repo: Path) -> list[dict]:
+    return yaml.to_plain(yaml.load((repo / "state/runs" / RUN / segment("schema_validation")).read_text()))
+
+
+def test_a_file_lacking_a_required_field_is_a_fail_naming_it(repo: Path, sd: api.StateDir) -> None:
+    (repo / "brief.md").write_text("# Brief\n## Research Question\nq\n## Methodology\nm\n")
+    (repo / "syn.md").write_text("---\nreferences: []\n---\n# Synthesis\ns\n")
+    (repo / "draft.md").write_text("# A paper\n## Abstract\nwithout its references\n")
+    for args in (["new", RUN, "--topic", "t"], ["stage", RUN, "1", "in_progress"],
+                 ["material", RUN, "rq_brief", "methodology_blueprint", "bibliography", "synthesis_report",
+                  "--file", "brief.md", "--file", "syn.md"],
+                 ["stage", RUN, "1", "completed"], ["confirm", RUN, "--response", "continue"],
+                 ["material", RUN, "paper_draft", "--file", "draft.md"], ["stage", RUN, "2", "completed"]):
+        assert cli(*args, cwd=repo).returncode == 0, args
+    code, out = cli_json("confirm", RUN, "--response", "continue", cwd=repo)
+    assert code == 0, out  # a FAIL is said, never a refusal
+    assert out["warnings"] == ["schema check of stage 2's outputs: FAIL, missing paper_draft.references; "  # type: ignore[index]
+                               "re-produce the material and register it again"]
+    passed, failed = _log(repo)
+    assert passed["transition"] == "1 -> 2" and passed["result"] == "PASS" and passed["missing_fields"] == []
+    assert passed["schemas_checked"] == ["Schema 1 (RQ Brief)", "Schema 2 (Bibliography)", "Schema 3 (Synthesis)"]
+    assert failed["transition"] == "2 -> 2.5" and failed["result"] == "FAIL"
+    assert failed["schemas_checked"] == ["Schema 4 (Paper Draft)"]
+    assert failed["missing_fields"] == ["paper_draft.references"]
+    assert cli_json("get", RUN, "stages.2.schema_validated", cwd=repo)[1] is False
+    text = cli("confirm", RUN, cwd=repo)  # nothing open: refused, but the FAIL stays on record
+    assert text.returncode == 1
+    assert sd.verify()["clean"]  # replayed by the same rules: the FAIL is what the files held
+
+
+def test_an_output_without_a_file_is_unchecked_never_a_pass(repo: Path, sd: api.StateDir) -> None:
+    sd.new(RUN, topic="t")
+    sd.stage(RUN, "1", "in_progress")
+    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
+    sd.stage(RUN, "1", "completed")
+    sd.confirm(RUN, response="continue")
+    [entry] = _log(repo)
+    assert entry["schemas_checked"] == [] and entry["missing_fields"] == []
+    assert entry["unchecked"] == ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"]
+    assert sd.get(RUN, "stages.1.schema_validated") is False
+    assert json.loads(json.dumps(sd.verify()))["clean"]
