@@ -31,6 +31,7 @@ from statedir.cli.common import mcp_host  # noqa: E402
 from statedir.mcp import catalog, server  # noqa: E402
 
 ORCHESTRATOR, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
+CLEAR = [f"{mode}=CLEAR" for mode in range(1, 8)]  # a failure-mode checklist that finds nothing
 
 
 def size(model: Any) -> int:
@@ -106,6 +107,7 @@ async def drive(a: Counted, files: Path) -> None:
                issue=["SERIOUS:reference:Incorrect DOI"], actor=INTEGRITY)
     await move("integrity", run_id="p", stage="2.5", verdict="PASS", refs_total=62, refs_verified=62,
                issues_found=1, issues_fixed=1, actor=INTEGRITY)
+    await move("checklist", run_id="p", stage="2.5", item=CLEAR, actor=INTEGRITY)
     await move("stage", run_id="p", stage="2.5", status="completed")
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
@@ -121,11 +123,15 @@ async def drive(a: Counted, files: Path) -> None:
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
     await move("material", run_id="p", names=["re_review_report"], file=artifact("rr.md", "accept\n"))
+    for part in ("manifest", "criteria", "evidence", "claims"):  # the re-review contract (control group)
+        await move("contract", run_id="p", stage="3p", part=part, file=artifact(f"{part}.md", f"{part}\n")[0])
+    await move("contract", run_id="p", stage="3p", part="check", file=artifact("check.md", "ok\n")[0], exit_code=0)
     await move("stage", run_id="p", stage="3p", status="completed", decision="accept")
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
     await move("integrity", run_id="p", stage="4.5", verdict="PASS", refs_total=64, refs_verified=64,
                issues_found=0, actor=INTEGRITY)
+    await move("checklist", run_id="p", stage="4.5", item=CLEAR, actor=INTEGRITY)
     await move("stage", run_id="p", stage="4.5", status="completed")
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
@@ -144,7 +150,8 @@ async def measure(store: Path, groups: tuple[str, ...] | None) -> Counted:
     async with Client(server.build(store, mcp_host(), groups)) as client:  # type: ignore[arg-type]
         listing = Counted(client)
         tools = await listing.list_tools()
-    built = server.build(store, mcp_host(), groups, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
+    # every group: the re-review contract's tool is `control`'s (the calls' bytes are the same)
+    built = server.build(store, mcp_host(), catalog.GROUPS, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
     async with Client(built, elicitation_callback=answer) as client:  # type: ignore[arg-type]
         a = Counted(client)
         a.bytes["tools/list"], a.tools = listing.bytes["tools/list"], tools  # type: ignore[attr-defined]

@@ -151,8 +151,8 @@ def check_text(function: str, name: str, value: Any) -> None:
             size = len(text.encode("utf-8", "surrogatepass"))
             if size > MAX_TEXT_BYTES:
                 raise InvalidValue(f"{function}(): {name} is {size} bytes of text, more than the {MAX_TEXT_BYTES} "
-                                   "allowed; store long content in a file and pass its path", argument=name,
-                                   size=size, limit=MAX_TEXT_BYTES)
+                                   "allowed; shorten it (long content belongs in a file, not in an argument)",
+                                   argument=name, size=size, limit=MAX_TEXT_BYTES)
 
 
 def _shown(hint: Any) -> str:

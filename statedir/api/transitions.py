@@ -133,12 +133,19 @@ class Transitions:
     def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
                  origin_skill: str | None = None, origin_mode: str | None = None,
                  upstream: list[str] | None = None, actor: str | None = None,
-                 expect: str | None = None) -> dict[str, Any]:
+                 expect: str | None = None, allow_untracked: bool = False) -> dict[str, Any]:
+        """Register the next version of a material; a file git does not track is warned of (a clone
+        would not hold it) unless `allow_untracked`."""
         from statedir.api.caller_inputs import file_hash
+        from statedir.gitops import git
 
         hashed = [file_hash(f, self.store.files_worktree, with_fields=True) for f in files or []]
-        return self._do(run_id, "material", actor, expect=expect, names=names, files=hashed, origin_skill=origin_skill,
-                        origin_mode=origin_mode, upstream=upstream or [])
+        untracked = [] if allow_untracked else git.untracked(self.store.files_worktree, [h["path"] for h in hashed])
+        result = self._do(run_id, "material", actor, expect=expect, names=names, files=hashed,
+                          origin_skill=origin_skill, origin_mode=origin_mode, upstream=upstream or [])
+        if untracked:
+            result["warnings"] = [*result.get("warnings", []), untracked_warning(untracked)]
+        return result
 
     def integrity(self, run_id: str, stage: str, verdict: str, *, refs_total: int, refs_verified: int,
                   issues_found: int | None = None, issues_fixed: int | None = None,
@@ -243,3 +250,11 @@ class Transitions:
         STATEDIR_SESSION, else one per process)."""
         return self._do(run_id, "resume", actor, expect=expect, hash=hash, stage=stage, mode=mode, choice=choice,
                         session=session)
+
+
+def untracked_warning(paths: list[str]) -> str:
+    """What `material` says of files git does not track."""
+    named = ", ".join(paths)
+    return (f"{named} {'is' if len(paths) == 1 else 'are'} not tracked by git: a clone will not hold "
+            f"{'it' if len(paths) == 1 else 'them'}, though the passport names the file; `git add` and commit "
+            f"{'it' if len(paths) == 1 else 'them'} (or pass --allow-untracked where that is meant)")

@@ -108,11 +108,17 @@ def material(run_id: RunArg, names: Annotated[list[str], Argument(help="Material
              origin_skill: Annotated[Optional[str], Option("--origin-skill", help="Skill that made it.")] = None,
              origin_mode: Annotated[Optional[str], Option("--origin-mode", help="Mode it was made in.")] = None,
              upstream: Annotated[Optional[list[str]], Option("--upstream", help="Version label it depends on (repeatable).")] = None,
+             allow_untracked: Annotated[bool, Option("--allow-untracked", help="An artifact git does not track is meant (no warning that a clone will not hold it).")] = False,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
              expect: ExpectOpt = None) -> None:
-    """Register the next version of a material; prints its version label."""
+    """Register the next version of a material; prints its version label.
+
+    A file git does not track is registered with a warning: a clone will not hold it, though its
+    passport names it (`git add` and commit it, or --allow-untracked where that is meant).
+    """
     done(open_store(store).material(run_id, names, files=file, origin_skill=origin_skill,
-                                    origin_mode=origin_mode, upstream=upstream, actor=actor, expect=expect), json)
+                                    origin_mode=origin_mode, upstream=upstream, actor=actor, expect=expect,
+                                    allow_untracked=allow_untracked), json)
 
 
 @app.command()

@@ -197,6 +197,16 @@ def landed(worktree: Path, before: str | None, text: str) -> bool:
     return any(m.strip() == text.strip() for m in out.split("\0"))
 
 
+def untracked(worktree: Path, paths: list[str]) -> list[str]:
+    """The repository-relative `paths` git does not track (in no commit's tree and not added): a
+    clone would not hold them."""
+    if not paths:
+        return []
+    held = run(worktree, "ls-files", "-z", "--", *(f":(literal){p}" for p in paths)).stdout.split(b"\0")
+    tracked = {os.fsdecode(p) for p in held if p}
+    return [p for p in paths if p not in tracked]
+
+
 def index_identity(worktree: Path) -> list[int] | None:
     """Which file the user's index is now (inode, mtime, size): git replaces it on every write."""
     try:

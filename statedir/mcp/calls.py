@@ -155,7 +155,8 @@ class Served:
         if is_error and isinstance(doc, dict) and tool is not None:
             doc = lean.refusal_moves(doc, tool.path[0], arguments or {})
         if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
-            doc = self._worded(doc, name)
+            doc = lean.unserved_moves(self._worded(doc, name), set(self.tools),
+                                      {tool: group for group, (_, tools) in self.groups.items() for tool in tools})
         if isinstance(doc, dict) and (is_error or {"error", "warning", "warnings", "blocked"} & set(doc)):
             text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
         return Outcome(text, is_error, self.head(), code, name or "", outputs.structured(name or "", text, is_error))
@@ -211,7 +212,10 @@ class Served:
             tool.keywords(arguments, self.root)
             return None, None
         arguments = served_tools.prepare(tool, arguments, self.sd.store.worktree)
-        tool.keywords(arguments, self.root)  # a call its arguments refuse is refused before anyone is asked
+        try:  # a call its arguments refuse is refused before anyone is asked
+            tool.keywords(arguments, self.root)
+        except InvalidValue as exc:
+            raise vocabulary.with_values(exc, self.input_schemas().get(name, {})) from None
         roles.acting(tool, arguments, self.roles)  # ... and one naming a role the server does not act in
         head = self.head()
         asks = {("confirm",): question_of, ("resolve",): resolution_of,  # the user's answers

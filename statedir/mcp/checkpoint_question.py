@@ -109,6 +109,11 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
     checkpoint = run.state["checkpoint"]
     lines = [f"Run {run.run_id}: stage {_name(t, asked['stage'])} is complete. Its checkpoint is MANDATORY: "
              "it is yours to answer, not the agent's.", dashboard.line(t, run)]
+    decided = run.stages[asked["stage"]].get("decision") if t.stage(asked["stage"]).get("decision") else None
+    if decided:  # what the user approves by going on (a review's editorial decision)
+        target = asked["default"]
+        lines.append(f"The decision you approve: {decided}" + (f" (the pipeline goes on to {_name(t, target)})"
+                                                                if target else "") + ".")
     for sid in t.stage_ids:  # a stage the user's FAIL-loop resolution carried on: its items stay in view
         if run.stages[sid].get("partially_unverified"):
             items = run.stages[sid].get("unresolved_items") or []

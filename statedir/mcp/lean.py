@@ -54,3 +54,22 @@ def brief_show(doc: dict[str, Any], prereq: dict[str, Any] | None) -> dict[str, 
         out["needs"] = {key: prereq.get(key) for key in ("missing_required", "missing_recommended")}
     out["more"] = "show {run_id, whole: true} for every stage; history: true for the whole run with its histories"
     return out
+
+
+UNSERVED = "unserved"  # a move's key naming the --tools group its tool is in, where this server lacks it
+
+
+def unserved_moves(doc: dict[str, Any], served: set[str], group_of: dict[str, str]) -> dict[str, Any]:
+    """`next`'s document (or a refusal's) with each move whose tool this server does not serve
+    marked with that tool's group (`unserved: control`: the server is restarted with --tools
+    including it, or the move is left to a server that has it): advice an agent cannot take is said so."""
+    def marked(moves: Any) -> Any:
+        if not isinstance(moves, list):
+            return moves
+        return [{**m, UNSERVED: group_of[m["command"]]} if isinstance(m, dict) and m.get("command") not in served
+                and m.get("command") in group_of else m for m in moves]
+    out = {**doc, "moves": marked(doc["moves"])} if "moves" in doc else dict(doc)
+    error = out.get("error")
+    if isinstance(error, dict) and isinstance(error.get("details"), dict) and "moves" in error["details"]:
+        out["error"] = {**error, "details": {**error["details"], "moves": marked(error["details"]["moves"])}}
+    return out

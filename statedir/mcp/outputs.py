@@ -33,14 +33,16 @@ _ANY: dict[str, Any] = {}
 # A transition of a run: the commit it made (null: nothing to change), what it did, and each
 # command's own fields (engine/rules.py and its neighbours: `draft.change(summary, now, **result)`),
 # declared per tool. The fields any transition may add (COMMON: engine/transaction.py) are said once,
-# in the server's instructions, not in each schema (every agent reads every listed schema): the
-# document is an open one (additionalProperties).
+# in the server's instructions, not in each schema (every agent reads every listed schema): a schema
+# without additionalProperties leaves the document open to them.
 _TRANSITION_FIELDS: dict[str, dict[str, Any]] = {"run_id": _S, "commit": _S_NULL, "summary": _S}
 COMMON = {"changed": _B, "warnings": _STRINGS, "warning": _S, "checkpoint": {"type": "object"}}
 COMMON_NOTE = ("A write's result: run_id, commit (null: nothing to change), summary, its own fields, and where "
                "they apply changed, warning (one sentence), warnings (a list) and checkpoint (the one it opened); "
                "read every warning.")
-_STARTS_A_STAGE: dict[str, dict[str, Any]] = {"next": _S, "missing_recommended": _STRINGS}  # a confirm's
+# a confirm's: where it leads, the materials the next stage lacks, the stage's schema check where it failed
+_STARTS_A_STAGE: dict[str, dict[str, Any]] = {"next": _S, "missing_recommended": _STRINGS,
+                                              "schema_check": {"type": "object"}}
 _OWN_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
     "confirm": _STARTS_A_STAGE, "resume": _STARTS_A_STAGE,  # resume answers the boundary's checkpoint
     "material": {"version_label": _S, "stale": _STRINGS}, "integrity": {"version_label": _S},
@@ -56,8 +58,7 @@ TRANSITIONS = ("new", "stage", "confirm", "material", "output", "integrity", "re
 
 def transition(name: str) -> dict[str, Any]:
     """The output schema of transition `name`: the fields every transition may return, and its own."""
-    return {**_object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS, **_OWN_FIELDS.get(name, {})),
-            "additionalProperties": True}
+    return _object(("run_id", "commit", "summary"), **_TRANSITION_FIELDS, **_OWN_FIELDS.get(name, {}))
 
 
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
@@ -68,7 +69,8 @@ _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     **{name: transition(name) for name in TRANSITIONS},
-    "bind": _object(("summary",), **_TRANSITION_FIELDS, **COMMON, family=_S, capture_state=_S, artifacts=_I, dropped=_ANY,
+    "bind": _object(("summary",), **_TRANSITION_FIELDS, **COMMON, family=_S, capture_state=_S, artifacts=_I,
+                    dropped=_ANY,
                     sources=_ANY),
     "seal": _object(("summary",), run_id=_S, commit=_S_NULL, summary=_S),
     "bus_init": _BUS_WRITE, "bus_set": _BUS_WRITE, "bus_append": _BUS_WRITE, "bus_clear": _BUS_WRITE,
@@ -131,7 +133,8 @@ def summary_line(name: str, doc: dict[str, Any]) -> str:
     line = f"{line} (commit {commit[:12]})" if isinstance(commit, str) else line
     # a warning is in the line too: a client that shows the model only the text must not hide it
     said = [doc["warning"]] if isinstance(doc.get("warning"), str) else []
-    said += [w for w in doc.get("warnings") or [] if isinstance(w, str)] if isinstance(doc.get("warnings"), list) else []
+    listed = doc.get("warnings")
+    said += [w for w in listed if isinstance(w, str)] if isinstance(listed, list) else []
     return "".join([line, *(f"; warning: {w}" for w in said)]).replace("\n", " ")
 
 

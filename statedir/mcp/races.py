@@ -13,7 +13,7 @@ NO_CHECKPOINT = "no checkpoint is open"  # the start of the rules' refusal (engi
 
 def since(entries: list[dict[str, Any]], head: str | None) -> list[dict[str, Any]]:
     """The log entries (newest first) made after commit `head`."""
-    out = []
+    out: list[dict[str, Any]] = []
     for entry in entries:
         if head is not None and str(entry.get("commit", "")).startswith(head):
             return out

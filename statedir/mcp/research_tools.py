@@ -20,6 +20,9 @@ PREFIX = "research_"
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
 # Arguments whose CLI help speaks of other flags, as the tools' own argument names say it.
 _WORDED = {"actor": "The role the commit is made in (default: the server's role).",
+           # no vocabulary of statedir's: the caller's resource resolver names its roles (the seed's convention)
+           "artifact_role": "The resource-resolver role the artifact lives under, e.g. bibliography (free text: "
+                            "your resolver's role names); with artifact_path, relative to it.",
            "full": "Reread every research file, not only those changed since the index was built."}
 
 
@@ -40,7 +43,8 @@ ACTIONS: dict[str, Action] = {
     "create-project": Action("Register a research Project.", ("name",), ("description", _SKILL)),
     "create-question": Action("Register a Question (without starting a Run).", ("question",), ("project_id", _SKILL)),
     "start-run": Action("Start a research Run of a skill; at most one of question (new text) or question_id, "
-                        "hypothesis_id, experiment_id.", ("skill",),
+                        "hypothesis_id, experiment_id. The levels below the one named are made as placeholders "
+                        "(a Hypothesis, an Experiment): their ids are the result's `created`.", ("skill",),
                         ("mode", "question", "question_id", "hypothesis_id", "experiment_id", "project_id")),
     "complete-run": Action("Close a Run as completed or failed.", ("run_id", "status"),
                            enums=(("status", kinds.RUN_CLOSING_STATUSES),)),
@@ -141,6 +145,8 @@ def research_tools(command: Command) -> dict[str, Tool]:
             properties[name]["description"] = _WORDED[name]
         for name, values in spec.enums:
             properties[name]["enum"] = list(values)
+            if properties[name].get("description", "").endswith("(per action)."):  # the CLI's every value
+                properties[name]["description"] = f"{', '.join(values)}."
         schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
         if spec.required:
             schema["required"] = list(spec.required)

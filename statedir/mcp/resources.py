@@ -12,8 +12,8 @@ from typing import Any
 from statedir import agents
 from statedir.bus import fields
 from statedir.engine import template, template_catalog
-from statedir.files import schema
 from statedir.errors import InvalidValue
+from statedir.files import schema
 
 GUIDE = "statedir://guide"
 TEMPLATES = "statedir://templates/"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.engine import adjudication_contract, submissions, template
-from statedir.errors import StatedirError
+from statedir.errors import InvalidValue, StatedirError
 from statedir.research import evidence, kinds
 from statedir.views import graph_drawing
 
@@ -133,3 +133,15 @@ def with_enums(name: str, schema: dict[str, Any], vocab: dict[str, tuple[list[st
             prop["enum"] = values
         properties[argument] = prop
     return {**schema, "properties": properties}
+
+
+def with_values(exc: InvalidValue, schema: dict[str, Any]) -> InvalidValue:
+    """A required argument left out (`exc`), with the values its enum in `schema` (the tool's listed
+    input schema) offers: `stage: status is required` names the statuses."""
+    argument = exc.details.get("argument")
+    prop = schema.get("properties", {}).get(argument) if isinstance(argument, str) else None
+    values = (prop.get("enum") or prop.get("items", {}).get("enum")) if isinstance(prop, dict) else None
+    if not values or f"{argument} is required" not in exc.message:
+        return exc
+    return InvalidValue(f"{exc.message} (one of {', '.join(map(str, values))}; `next` lists a run's legal ones)",
+                        **exc.details, allowed=list(values))

@@ -46,6 +46,10 @@ _BUS_SCRIPT = re.compile(r",? as in pipeline-state\.sh|: pipeline-state\.sh's cl
                          r" \(drop-in for [^)]*pipeline-state\.sh\)")
 # A session has no template: its actor is the commit's author, checked against no roles.
 _BUS_ACTOR = "Who writes (the commit's author; a session has no template, so no roles are checked)."
+# A command another agent's role takes (the command line's default actor): over MCP, that agent's own
+# server takes it (a server acts in its --role only; the `actor` enum says which this one is).
+_OWN_ACTOR = re.compile(r"\(actor ([a-z_]+)\)\.$")
+_OWN_SERVER = r"(\1's: its own MCP server, started in that role)."
 # The served `init` takes no directory: the server serves one path.
 _INIT_CALL = re.compile(r"run `statedir init[^`]*`")
 
@@ -97,7 +101,7 @@ class Wording:
             return _BUS_ACTOR
         text = _BUS_SCRIPT.sub("", _BUS_INIT.sub("as `bus_init` returns it", _DROPPED.sub("", text))) \
             if tool.startswith("bus_") else _DROPPED.sub("", text)
-        return self.say(text, tool)
+        return self.say(_OWN_ACTOR.sub(_OWN_SERVER, text), tool)
 
     def _quoted(self, span: str) -> str:
         found = _SPAN.fullmatch(span)

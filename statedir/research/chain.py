@@ -102,7 +102,8 @@ def start_run(draft: Draft, skill: str, *, mode: str | None = None, question_id:
               question_text: str | None = None, hypothesis_id: str | None = None,
               experiment_id: str | None = None, project_id: str | None = None) -> dict[str, Any]:
     """A new Run at one level of the chain; the levels below the one named are filled with
-    `synthetic: true` placeholders, and a Run naming no level stays standalone."""
+    `synthetic: true` placeholders (their ids, and a new Question's, in the result's `created`), and
+    a Run naming no level stays standalone."""
     required(skill, "skill")
     if question_id and question_text:
         raise InvalidValue("--question and --question-id are mutually exclusive")
@@ -112,20 +113,25 @@ def start_run(draft: Draft, skill: str, *, mode: str | None = None, question_id:
         raise InvalidValue(f"--start-run takes at most one level of the chain, got {' and '.join(levels)}",
                            levels=levels)
     placeholder = f"Auto-created for run started by {skill}"
+    created = []  # the records made beside the Run, said in the result (never silently)
     if question_text or question_id:
         if question_text:
             question_id = create_question(draft, question_text, skill, project_id)["id"]
+            created.append(question_id)
         hypothesis_id = create_hypothesis(draft, str(question_id), placeholder, skill, synthetic=True)["id"]
+        created.append(hypothesis_id)
     if hypothesis_id and not experiment_id:
         experiment_id = create_experiment(draft, hypothesis_id, placeholder, skill, synthetic=True)["id"]
+        created.append(experiment_id)
     resolved_question = None
     if experiment_id:
         experiment = draft.require(EXPERIMENT, check_id(required(experiment_id, "experiment_id")))
         hypothesis_id = experiment["hypothesis_id"]
         resolved_question = draft.require(HYPOTHESIS, check_id(str(hypothesis_id)))["question_id"]
-    return draft.put(RUN, {"id": draft.mint(RUN), "skill": skill, "mode": mode, "question_id": resolved_question,
-                           "hypothesis_id": hypothesis_id, "experiment_id": experiment_id, "status": "running",
-                           "started_at": iso(draft.moment), "ended_at": None})
+    run = draft.put(RUN, {"id": draft.mint(RUN), "skill": skill, "mode": mode, "question_id": resolved_question,
+                          "hypothesis_id": hypothesis_id, "experiment_id": experiment_id, "status": "running",
+                          "started_at": iso(draft.moment), "ended_at": None})
+    return {**run, "created": created} if created else run
 
 
 def complete_run(draft: Draft, run_id: str, status: str) -> dict[str, Any]:

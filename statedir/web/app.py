@@ -71,9 +71,14 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         text = request.query_params.get("q", "")[:200]
         state = request.query_params.get("state", "")[:60]
         after = request.query_params.get("after", "")[:200]
-        listing = reader.runs_page(text=text, state=state, after=after)
+        sort = "changed" if request.query_params.get("sort") == "changed" and not state else ""
+        number = request.query_params.get("page", "1")[:9]
+        if sort:  # the most recently changed first: paged by number, as the log is read
+            listing = reader.changed_page(text=text, page=int(number) if number.isdigit() and int(number) > 0 else 1)
+        else:
+            listing = reader.runs_page(text=text, state=state, after=after)
         return page(request, "runs.html", "Runs", listing=listing, q=text, state=state, after=after,
-                    states=reader.states())
+                    states=reader.states(), sort=sort)
 
     def run(request: Request) -> HTMLResponse:
         run_id = request.path_params["run_id"]

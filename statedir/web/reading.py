@@ -85,6 +85,10 @@ class Reader:
         self._seen: str | None = None
         self._ids: list[str] = []
         self._summaries: dict[str, dict[str, Any]] = {}
+        # The runs by last change, newest first, as far as the log was read (as of HEAD `_order_head`).
+        self._order_head: str | None = None
+        self._order: list[str] = []
+        self._order_cursor: str | None = "start"
 
     def head(self) -> str | None:
         return self.sd.head()
@@ -146,6 +150,38 @@ class Reader:
             rows = rows[:size]
             more = len(rows) == size and rows[-1]["run_id"] != wanted[-1]
             return RunsPage(rows, len(ids), rows[-1]["run_id"] if more else None)
+
+    def changed_page(self, *, text: str = "", page: int = 1, size: int = PAGE) -> RunsPage:
+        """Page `page` of the runs whose id holds `text`, the most recently changed first: the log
+        read newest first only as far as the page needs (and kept while HEAD stands)."""
+        with self.lock:
+            self._catch_up()
+            if self._order_head != self._seen:
+                self._order_head, self._order, self._order_cursor = self._seen, [], "start"
+            start = (page - 1) * size
+            known, seen = set(self._ids), set(self._order)
+
+            def matching() -> list[str]:
+                return [r for r in self._order if text.lower() in r.lower()] if text else self._order
+            while len(matching()) <= start + size and self._order_cursor is not None:
+                found = self.sd.log_page(cursor=self._order_cursor, limit=500)
+                for entry in found["entries"]:
+                    run = entry.get("run_id")
+                    if run in known and run not in seen:
+                        seen.add(run)
+                        self._order.append(run)
+                self._order_cursor = found["next_cursor"]
+                if self._order_cursor is None:  # the log read to its end: a run no commit names comes last
+                    self._order += [r for r in self._ids if r not in seen]
+            ordered = matching()
+            rows = self._summaries_of(ordered[start:start + size])
+            every = len(ordered) if self._order_cursor is None else None
+            count = max(1, -(-(every if every is not None else len(self._ids)) // size))
+            near = sorted({1, count, *range(max(1, page - 3), min(count, page + 3) + 1)})
+            return RunsPage(rows, len(self._ids), str(page + 1) if len(ordered) > start + size else None,
+                            matched=every if text else len(self._ids), page=page,
+                            prev_after=str(page - 1) if page > 1 else None,
+                            pages=[(n, str(n)) for n in near])
 
     def states(self) -> list[str]:
         """The pipeline states the runs page offers: the default template's, then any other a run shown had."""

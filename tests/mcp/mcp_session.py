@@ -12,8 +12,8 @@ import mcp_types as types
 from mcp import Client
 
 from statedir.cli.common import mcp_host
+from statedir.mcp import outputs
 from statedir.mcp.server import HEAD_META, build
-
 
 # A server whose callers act in every role the academic pipeline's agents have (`statedir mcp --role ...`).
 AGENT_ROLES = ("pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent")
@@ -69,7 +69,9 @@ class Agent:
         jsonschema.validate(content, schema)
         declared = schema.get("properties")
         if declared and schema.get("additionalProperties") is not True:  # true: an open document (`show`)
-            assert set(content) <= set(declared), (name, sorted(set(content) - set(declared)))
+            # a transition's common fields are named once, in the server's instructions (outputs.COMMON)
+            common = set(outputs.COMMON) if name in outputs.TRANSITIONS else set()
+            assert set(content) <= set(declared) | common, (name, sorted(set(content) - set(declared) - common))
 
 
 class User:

@@ -230,7 +230,8 @@ def test_a_path_with_a_blank_is_a_path_and_stays_inside_the_repository(store: Pa
 # the artifact root or a role, a dotted path, flags about files.
 NOT_A_FILE = {("bind", "path"), ("init", "branch"), ("bus_append", "check_path"), ("get", "path"),
               ("research_rebuild_index", "full"),
-              ("research_record_result", "artifact_path"), ("signers_list", "allowed_signers"),
+              ("research_record_result", "artifact_path"), ("research_record_result", "artifact_role"),
+              ("signers_list", "allowed_signers"),
               ("validate", "schema"), ("validate", "skip_outside_stores"), ("validate", "verbose")}
 
 

@@ -96,3 +96,22 @@ def test_the_cli_keeps_the_seeds_flat_error(store: Path) -> None:
                str(store))
     doc = json.loads(proc.stdout)
     assert proc.returncode != 0 and doc["error"] == "UNKNOWN_RUN" and isinstance(doc["message"], str)
+
+
+def test_research_tools_say_what_they_take_and_what_they_made(store: Path) -> None:
+    """A status lists only the values its tool takes; artifact_role says what it is (free by design);
+    research_start_run says which records it made besides the Run."""
+    async def main() -> None:
+        async with agent(store) as a:
+            tools = {t.name: t.input_schema["properties"] for t in (await a.client.list_tools()).tools}
+            for name in ("research_complete_run", "research_set_hypothesis_status", "research_set_experiment_status"):
+                status = tools[name]["status"]
+                assert status["description"] == ", ".join(status["enum"]) + ".", (name, status)
+            assert "resource-resolver role" in tools["research_record_result"]["artifact_role"]["description"]
+            made = await a("research_start_run", skill="deep-research", question="Does it hold?")
+            assert made["created"] == [made["question_id"], made["hypothesis_id"], made["experiment_id"]]
+            alone = await a("research_start_run", skill="deep-research")
+            assert "created" not in alone  # a standalone Run makes nothing beside it
+            on_experiment = await a("research_start_run", skill="s", experiment_id=made["experiment_id"])
+            assert "created" not in on_experiment
+    anyio.run(main)

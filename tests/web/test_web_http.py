@@ -75,10 +75,25 @@ def test_the_runs_listing_numbers_its_pages_and_links_back(filled: tuple[Path, d
     assert reader.runs_page(size=1, text="B").matched == 1
 
 
+def test_the_runs_page_sorts_by_last_change(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
+    reader = Reader(filled[0] / "state")
+    first = reader.changed_page(size=1)
+    assert [r["run_id"] for r in first.rows] == ["paper-b"] and first.next_after == "2"  # paused after a's stage 1
+    second = reader.changed_page(size=1, page=2)
+    assert [r["run_id"] for r in second.rows] == ["paper-a"] and second.next_after is None
+    assert second.prev_after == "1" and second.pages == [(1, "1"), (2, "2")]
+    page = client.get("/", params={"sort": "changed"}).text
+    assert page.index('href="/runs/paper-b"') < page.index('href="/runs/paper-a"')
+    assert '<option value="changed" selected>' in page
+    by_id = client.get("/").text
+    assert by_id.index('href="/runs/paper-a"') < by_id.index('href="/runs/paper-b"')
+
+
 def test_the_runs_page_counts_what_the_filter_matches_and_offers_the_templates_states(client: TestClient) -> None:
     page = client.get("/", params={"q": "paper-b"}).text
     assert "1 of 2 run(s) match" in page
-    states = re.findall(r'<option value="([a-z_]*)"', client.get("/").text)
+    chooser = re.search(r'<select id="state".*?</select>', client.get("/").text, re.S)[0]  # type: ignore[index]
+    states = re.findall(r'<option value="([a-z_]*)"', chooser)
     assert states == ["", "initializing", "running", "awaiting_confirmation", "paused", "completed", "aborted"]
     assert '<option value="paused" selected>' in client.get("/", params={"state": "paused"}).text
 
@@ -365,3 +380,20 @@ def test_the_stage_graph_labels_every_edge_that_has_a_condition(filled: tuple[Pa
     width = int(re.search(r'viewBox="0 0 (\d+) ', svg)[1])  # type: ignore[index]
     assert all(0 < int(x) < width for x, _ in shown)
     assert not any(re.search(r"&[#\w]*…", text) for _, text in shown)
+
+
+def test_the_sample_store_generator_makes_runs_that_verify_and_move_on(tmp_path: Path) -> None:
+    """bench/sample_store.py: the runs it copies stand where their models do, verify is clean, and a
+    copy at the MANDATORY checkpoint takes its answer by the rules."""
+    import runpy
+
+    from conftest import ROOT
+
+    made = runpy.run_path(str(ROOT / "bench" / "sample_store.py"))["make"](tmp_path / "sample", 12)
+    assert made["runs"] == 12 and made["verify_clean"] is True
+    sd = api.StateDir(tmp_path / "sample" / "state")
+    summaries = {s["run_id"]: s for s in sd.run_summaries(sd.run_ids())}
+    assert len(summaries) == 12 and summaries["paper-00005"]["current_stage"] == "2.5"
+    assert summaries["paper-00005"]["topic"].startswith("Human answers")
+    sd.confirm("paper-00005", response="continue", actor="user")
+    assert sd.status("paper-00005")["current_stage"] == "3" and sd.verify()["clean"]
