@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir.api.adjudication import Adjudication
 from statedir.api.history import History
 from statedir.api.overview import Overview
+from statedir.api.people import People
 from statedir.api.read_views import Views
 from statedir.api.transitions import Transitions
 from statedir.argument_checks import checked
@@ -71,7 +72,7 @@ def __getattr__(name: str) -> Any:
 
 
 @checked
-class StateDir(Transitions, Views, History, Overview, Adjudication):
+class StateDir(Transitions, Views, History, Overview, Adjudication, People):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
@@ -88,6 +89,7 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
         self.lock_timeout = lock_timeout
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
         self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None
+        self.roles_only = False  # `actor` names a role only, never a person (an MCP server's callers)
         from statedir.gitops import merge_driver
 
         missing = merge_driver.warning(self.store.root, self.store.worktree)
@@ -102,8 +104,35 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
 
         return check_name(actor if actor is not None else self.actor or default, "actor")
 
-    def _who(self, actor: str | None) -> dict[str, str]:
-        return {}
+    def _acting(self, actor: str | None, role: str | None = None,
+                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
+        """(the role, {person} where a person acts): `actor` (else the StateDir's, else `default`)
+        names a role, or, where statedir.yaml lists people, a person acting in `role` (their one
+        role where they hold one). statedir.store.people.acting's refusals."""
+        from statedir.gitops.identity import check_name
+        from statedir.store import people
+
+        named = actor if actor is not None else self.actor or default
+        if self.roles_only:  # an MCP server's callers: the role they name, never a person
+            acted, person = check_name(named, "actor"), None
+        else:
+            acted, person = people.acting(self.store, named, role)
+        return acted, ({"person": person} if person else {})
+
+    @contextlib.contextmanager
+    def _as_person(self, who: dict[str, str]) -> Iterator[None]:
+        """Commits made meanwhile name the person `who` names (Statedir-Person), where one acts."""
+        if not who:
+            yield
+            return
+        from statedir.gitops.identity import PERSON
+
+        before = self.store.trailers
+        self.store.trailers = {**before, PERSON: who["person"]}
+        try:
+            yield
+        finally:
+            self.store.trailers = before
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold the store's shared lock: reads inside see no transition half made."""
@@ -226,8 +255,9 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
         check_name(bound, "actor")
         public, comment = manage.read_key(key)
         args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
-        with expectation.expecting(self.store, expect):
-            return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+        acted, who = self._acting(actor)
+        with expectation.expecting(self.store, expect), self._as_person(who):
+            return manage.change(self.store, args, acted, self.lock_timeout)
 
     def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None,
                       expect: str | None = None) -> dict[str, Any]:
@@ -238,8 +268,9 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
 
         check_name(bound, "actor")
         args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
-        with expectation.expecting(self.store, expect):
-            return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+        acted, who = self._acting(actor)
+        with expectation.expecting(self.store, expect), self._as_person(who):
+            return manage.change(self.store, args, acted, self.lock_timeout)
 
     def acknowledgers(self) -> list[str]:
         """The actors whose signed acknowledgements of verify findings count on every clone (signers.yaml)."""
@@ -255,8 +286,9 @@ class StateDir(Transitions, Views, History, Overview, Adjudication):
         from statedir.signing import manage
 
         args = {"op": "acknowledgers", "actors": list(actors)}
-        with expectation.expecting(self.store, expect):
-            return manage.change(self.store, args, self._actor(actor), self.lock_timeout)
+        acted, who = self._acting(actor)
+        with expectation.expecting(self.store, expect), self._as_person(who):
+            return manage.change(self.store, args, acted, self.lock_timeout)
 
     def sync(self, remote: str | None = None, *, actor: str | None = None, expect: str | None = None,
              replay: bool = False) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from statedir.store import expectation, layout
 from statedir.store.disk import Store
 
 if TYPE_CHECKING:
+    import contextlib
+
     from statedir.engine.template import Template
 
 
@@ -21,6 +23,13 @@ class History:
 
     def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
         raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
+
+    def _acting(self, actor: str | None, role: str | None = None,
+                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
+        raise NotImplementedError  # StateDir's: the role, and the person acting in it where one does
+
+    def _as_person(self, who: dict[str, str]) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError  # StateDir's: commits made meanwhile name the person
 
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
         raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
@@ -81,13 +90,13 @@ class History:
         return versions.versions(self.store, run_id, material, t, self.passports(run_id, t))
 
     def rollback(self, run_id: str, *, to: str, reason: str, actor: str | None = None,
-                 expect: str | None = None) -> dict[str, Any]:
+                 expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """One new commit that brings the run's mutable files back to commit `to`."""
         from statedir.history import rollback
 
+        acted, who = self._acting(actor, role)
         with expectation.expecting(self.store, expect):
-            return rollback.rollback(self.store, run_id, to, reason, self._actor(actor),
-                                     timeout=self.lock_timeout)
+            return rollback.rollback(self.store, run_id, to, reason, acted, timeout=self.lock_timeout, who=who)
 
     def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
         """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}."""
@@ -113,7 +122,9 @@ class History:
         if not mine:
             raise InvalidValue(f"verify finds nothing to acknowledge in {sha[:10]} (a commit of the current "
                                "branch with a finding: `statedir verify` lists them)", commit=sha)
-        return acknowledgements.record(self.store, sha, mine, reason, self._actor(actor), timeout=self.lock_timeout)
+        acted, who = self._acting(actor)
+        with self._as_person(who):
+            return acknowledgements.record(self.store, sha, mine, reason, acted, timeout=self.lock_timeout)
 
     def doctor(self, *, fix: bool = False, expect: str | None = None) -> dict[str, Any]:
         """What a crash, a clone or a hand edit left behind; repaired with `fix`."""

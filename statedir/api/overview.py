@@ -74,7 +74,7 @@ class Overview:
                 last = entries[-1] if entries else None
                 summary = {k: state.get(k) for k in SUMMARY_FIELDS}
                 summary["last"] = ({k: last.get(k) for k in ("at", "actor", "action", "summary", "reason")}
-                                   if last else None)
+                                   | ({"person": last["person"]} if last.get("person") else {}) if last else None)
                 out.append(summary)
         return out
 

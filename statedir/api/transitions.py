@@ -66,22 +66,28 @@ class Transitions:
     def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
         raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
 
-    def _who(self, actor: str | None) -> dict[str, str]:
-        raise NotImplementedError  # StateDir's: the person acting, where one does
+    def _acting(self, actor: str | None, role: str | None = None,
+                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
+        raise NotImplementedError  # StateDir's: the role, and the person acting in it where one does
 
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None, *,
-            expect: str | None = None, who: dict[str, str] | None = None, **args: Any) -> dict[str, Any]:
+            expect: str | None = None, who: dict[str, str] | None = None, role: str | None = None,
+            **args: Any) -> dict[str, Any]:
+        """`actor` names a role, or a person (statedir.yaml `people:`) acting in `role`."""
         if self.reset_boundaries:
             args["reset_boundaries"] = True
         if action in SESSION_ACTIONS:  # what a reset-boundary entry names as its session_marker
             args["session"] = args.get("session") or session_marker()
-        req = Request(action, self._actor(actor), args, reason, who={**self._who(actor), **(who or {})})
+        acted, person = self._acting(actor, role)
+        if "answered_by" in args and args["answered_by"] is None:  # a checkpoint's answer: by the role acting
+            args["answered_by"] = acted
+        req = Request(action, acted, args, reason, who={**person, **(who or {})})
         with expectation.expecting(self.store, expect):
             return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,
-            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None,
+            confirm_skip: bool = False, actor: str | None = None, expect: str | None = None, role: str | None = None,
             file: str | None = None, settings: list[str] | None = None) -> dict[str, Any]:
         """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
 
@@ -106,7 +112,8 @@ class Transitions:
         chosen = _settings(t, settings, self.reset_boundaries)
         if chosen:
             args["settings"] = chosen
-        req = Request("new", self._actor(actor, t.default_actor()), args, who=self._who(actor))
+        acted, who = self._acting(actor, role, t.default_actor())
+        req = Request("new", acted, args, who=who)
         with expectation.expecting(self.store, expect):
             return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                       template_file=Path(name) if is_file else None)
@@ -114,26 +121,26 @@ class Transitions:
     def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
               outputs: list[str] | None = None, decision: str | None = None, reason: str | None = None,
               turns: str | None = None, session: str | None = None, actor: str | None = None,
-              expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "stage", actor, reason, expect=expect, stage=stage, status=status, mode=mode,
-                        outputs=outputs or [], decision=decision, turns=turns, session=session)
+              expect: str | None = None, role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "stage", actor, reason, expect=expect, role=role, stage=stage, status=status,
+                        mode=mode, outputs=outputs or [], decision=decision, turns=turns, session=session)
 
     def output(self, run_id: str, stage: str, outputs: list[str], *, actor: str | None = None,
-               expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "output", actor, expect=expect, stage=stage, outputs=outputs)
+               expect: str | None = None, role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "output", actor, expect=expect, role=role, stage=stage, outputs=outputs)
 
     def pipeline(self, run_id: str, state: str, *, reason: str | None = None,
-                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "pipeline", actor, reason, expect=expect, state=state)
+                 actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "pipeline", actor, reason, expect=expect, role=role, state=state)
 
     def set(self, run_id: str, field: str, value: str, *, reason: str, actor: str | None = None,
-            expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "set", actor, reason, expect=expect, field=field, value=value)
+            expect: str | None = None, role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "set", actor, reason, expect=expect, role=role, field=field, value=value)
 
     def material(self, run_id: str, names: list[str], *, files: list[str] | None = None,
                  origin_skill: str | None = None, origin_mode: str | None = None,
                  upstream: list[str] | None = None, actor: str | None = None,
-                 expect: str | None = None, allow_untracked: bool = False) -> dict[str, Any]:
+                 expect: str | None = None, allow_untracked: bool = False, role: str | None = None) -> dict[str, Any]:
         """Register the next version of a material; a file git does not track is warned of (a clone
         would not hold it) unless `allow_untracked`."""
         from statedir.api.caller_inputs import file_hash
@@ -141,7 +148,7 @@ class Transitions:
 
         hashed = [file_hash(f, self.store.files_worktree, with_fields=True) for f in files or []]
         untracked = [] if allow_untracked else git.untracked(self.store.files_worktree, [h["path"] for h in hashed])
-        result = self._do(run_id, "material", actor, expect=expect, names=names, files=hashed,
+        result = self._do(run_id, "material", actor, expect=expect, role=role, names=names, files=hashed,
                           origin_skill=origin_skill, origin_mode=origin_mode, upstream=upstream or [])
         if untracked:
             result["warnings"] = [*result.get("warnings", []), untracked_warning(untracked)]
@@ -150,25 +157,26 @@ class Transitions:
     def integrity(self, run_id: str, stage: str, verdict: str, *, refs_total: int, refs_verified: int,
                   issues_found: int | None = None, issues_fixed: int | None = None,
                   issues: list[str] | None = None, reason: str | None = None,
-                  actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+                  actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         from statedir.api.caller_inputs import parse_issue
 
         parsed = [parse_issue(i) for i in issues or []]
-        return self._do(run_id, "integrity", actor, reason, expect=expect, stage=stage,
+        return self._do(run_id, "integrity", actor, reason, expect=expect, role=role, stage=stage,
                         verdict=verdict, refs_total=refs_total, refs_verified=refs_verified,
                         issues_found=issues_found, issues_fixed=issues_fixed, issues=parsed)
 
     def revision(self, run_id: str, *, items_total: int, items_addressed: int | None = None,
                  pending: list[str] | None = None, actor: str | None = None,
-                 expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "revision", actor, expect=expect, items_total=items_total,
+                 expect: str | None = None, role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "revision", actor, expect=expect, role=role, items_total=items_total,
                         items_addressed=items_addressed, pending=pending or [])
 
-    def loop(self, run_id: str, *, actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "loop", actor, expect=expect)
+    def loop(self, run_id: str, *, actor: str | None = None, expect: str | None = None,
+             role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "loop", actor, expect=expect, role=role)
 
     def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
-                actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+                actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         from statedir.api.caller_inputs import lies_in, read_yaml_file
         from statedir.engine import submissions
 
@@ -177,50 +185,52 @@ class Transitions:
             submissions.check_report(data, name_keys=lies_in(report, self.store.files_worktree))
         else:
             data = report
-        return self._do(run_id, "observe", actor, expect=expect, stage=stage,
+        return self._do(run_id, "observe", actor, expect=expect, role=role, stage=stage,
                         checkpoint=checkpoint, report=data)
 
     def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
-                actor: str | None = None, expect: str | None = None,
+                actor: str | None = None, expect: str | None = None, role: str | None = None,
                 answered_by: str | None = None, channel: str | None = None) -> dict[str, Any]:
         """Answer the open checkpoint. A MANDATORY checkpoint's answer, the user's own (actor `user`)
         and one the caller says the user gave (`answered_by` `user`: it asked them) is recorded as
         the user's, via the actor that carried it, with the `channel` it came by (default cli);
         any other answer is the actor's. Its log entry records who answered."""
         who = {key: value for key, value in (("answered_by", answered_by), ("channel", channel)) if value}
-        return self._do(run_id, "confirm", actor, expect=expect, who=who, next=next, response=response,
-                        answered_by=self._actor(actor))
+        return self._do(run_id, "confirm", actor, expect=expect, role=role, who=who, next=next, response=response,
+                        answered_by=None)
 
     def resolve(self, run_id: str, stage: str, decision: str, *, reason: str | None = None,
                 actor: str | None = None, expect: str | None = None,
-                channel: str | None = None) -> dict[str, Any]:
+                channel: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The user's FAIL-loop resolution after an integrity stage's retry cap (one of the template's
         decisions): the user's answer whoever relays it (engine.attribution records it as the
         user's, via the role that carried it, with the `channel` it came by, default cli)."""
         who = {"answered_by": "user", "channel": channel} if channel else None
-        return self._do(run_id, "resolve", actor, reason, expect=expect, who=who, stage=stage, decision=decision,
+        return self._do(run_id, "resolve", actor, reason, expect=expect, role=role, who=who, stage=stage,
+                        decision=decision,
                         answered_by="user")
 
     def checklist(self, run_id: str, stage: str, items: list[str] | dict[str, str], *,
                   evidence: list[str] | dict[str, str] | None = None, actor: str | None = None,
-                  expect: str | None = None) -> dict[str, Any]:
+                  expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The failure-mode checklist of an integrity stage: every mode's outcome at once
         (`["1=CLEAR", ...]` or a mapping), with evidence by mode; the result says whether it
         blocks (`blocks`, `blocking`) and which modes only warn."""
-        return self._do(run_id, "checklist", actor, expect=expect, stage=stage,
+        return self._do(run_id, "checklist", actor, expect=expect, role=role, stage=stage,
                         items=list(items) if not isinstance(items, dict) else dict(items),
                         evidence=(list(evidence) if not isinstance(evidence, dict) else dict(evidence))
                         if evidence else [])
 
     def acknowledge_mode(self, run_id: str, stage: str, mode: str, answer: str, *, reason: str | None = None,
-                         actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+                         actor: str | None = None, expect: str | None = None,
+                         role: str | None = None) -> dict[str, Any]:
         """The user's answer to a blocking failure mode (the CLI's `acknowledge`; `acknowledge` of
         this API is `verify --acknowledge`'s): the user's whoever relays it, as `resolve` is."""
-        return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, stage=stage, mode=mode,
+        return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, role=role, stage=stage, mode=mode,
                         answer=answer, answered_by="user")
 
     def contract(self, run_id: str, stage: str, part: str, *, file: str, exit_code: int | None = None,
-                 actor: str | None = None, expect: str | None = None) -> dict[str, Any]:
+                 actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The re-review contract: a part's file (manifest, then the phase artifacts in order) bound
         to its SHA-256, or the synthesis check (`part` "check", with its exit code and report); at
         the check every recorded part's file is hashed again, and must be unchanged."""
@@ -237,18 +247,18 @@ class Transitions:
         elif exit_code is not None:
             raise InvalidValue("--exit-code belongs to the check (`contract RUN STAGE check --exit-code N --file F`)",
                                argument="exit_code")
-        return self._do(run_id, "contract", actor, expect=expect, **args)
+        return self._do(run_id, "contract", actor, expect=expect, role=role, **args)
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
-             expect: str | None = None) -> dict[str, Any]:
-        return self._do(run_id, "redo", actor, reason, expect=expect, stage=stage)
+             expect: str | None = None, role: str | None = None) -> dict[str, Any]:
+        return self._do(run_id, "redo", actor, reason, expect=expect, role=role, stage=stage)
 
     def resume(self, run_id: str, hash: str, *, stage: str | None = None, mode: str | None = None,
                choice: str | None = None, session: str | None = None, actor: str | None = None,
-               expect: str | None = None) -> dict[str, Any]:
+               expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """Consume reset boundary `hash`; `session` is the resuming session's marker (default
         STATEDIR_SESSION, else one per process)."""
-        return self._do(run_id, "resume", actor, expect=expect, hash=hash, stage=stage, mode=mode, choice=choice,
+        return self._do(run_id, "resume", actor, expect=expect, role=role, hash=hash, stage=stage, mode=mode, choice=choice,
                         session=session)
 
 

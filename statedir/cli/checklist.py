@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli import completion
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RoleOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -16,7 +16,7 @@ def checklist(run_id: RunArg,
               stage: Annotated[str, Argument(help="An integrity stage carrying the checklist.", autocompletion=completion.stage_ids)],
               item: Annotated[list[str], Option("--item", help="MODE=OUTCOME for every mode (1-7; CLEAR, SUSPECTED, INSUFFICIENT_EVIDENCE).")],
               evidence: Annotated[Optional[list[str]], Option("--evidence", help="MODE=TEXT.")] = None,
-              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
               expect: ExpectOpt = None) -> None:
     """Record an integrity stage's failure-mode checklist, every mode at once.
 
@@ -25,7 +25,8 @@ def checklist(run_id: RunArg,
     1, 3, 5, 6; for 2, 4, 7 it warns). A blocked stage cannot complete until the user answers each
     blocking mode (statedir acknowledge); nothing else lifts the block.
     """
-    done(open_store(store).checklist(run_id, stage, item, evidence=evidence, actor=actor, expect=expect), json)
+    done(open_store(store).checklist(run_id, stage, item, evidence=evidence, actor=actor, role=as_role,
+                                    expect=expect), json)
 
 
 @app.command()
@@ -34,7 +35,7 @@ def acknowledge(run_id: RunArg,
                 mode: Annotated[str, Argument(help="The blocking mode's id.")],
                 answer: Annotated[str, Argument(help="confirm (back to stage 2), override (with --reason) or revise (until a new checklist).")],
                 reason: Annotated[Optional[str], Option("--reason", help="Why (an override needs one, as long as the override ladder asks).")] = None,
-                store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+                store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
                 expect: ExpectOpt = None) -> None:
     """Record the user's answer to a blocking failure mode.
 
@@ -42,5 +43,5 @@ def acknowledge(run_id: RunArg,
     user's either way. Acknowledging a mode that does not block is refused. (Accepting a verify
     finding is `statedir verify --acknowledge SHA`.)
     """
-    done(open_store(store).acknowledge_mode(run_id, stage, mode, answer, reason=reason, actor=actor,
+    done(open_store(store).acknowledge_mode(run_id, stage, mode, answer, reason=reason, actor=actor, role=as_role,
                                             expect=expect), json)

@@ -17,7 +17,13 @@ StoreOpt = Annotated[Optional[Path], Option(
          "the repository's store on a branch of its own (init --branch).")]
 JsonOpt = Annotated[bool, Option("--json", help="Machine output on stdout: one JSON document.")]
 ActorOpt = Annotated[str, Option(
-    "--actor", envvar="STATEDIR_ACTOR", show_envvar=True, help="Who asks (checked against the template's roles).")]
+    "--actor", envvar="STATEDIR_ACTOR", show_envvar=True,
+    help="Who asks: a role of the template (checked against its write access), or a person the store lists "
+         "(statedir people), acting in one of their roles.")]
+# The role a person acts in (`--actor NAME --role ROLE`): the command line's only (an MCP server acts
+# in the roles it was started for).
+RoleOpt = Annotated[Optional[str], Option(
+    "--role", help="The role the person --actor names acts in (statedir people); needed where they hold several.")]
 RunArg = Annotated[str, Argument(help="The run id.", show_default=False, autocompletion=completion.run_ids)]
 ExpectOpt = Annotated[Optional[str], Option(
     "--expect", metavar="REV", help="Compare-and-swap: refuse (HEAD_MOVED, nothing changed) if what this "

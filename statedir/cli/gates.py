@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli import completion
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RoleOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -14,9 +14,9 @@ from statedir.commands.params import Argument, Option
 def resolve(run_id: RunArg,
             stage: Annotated[str, Argument(help="The integrity stage whose FAIL rounds are used up.",
                                            autocompletion=completion.stage_ids)],
-            decision: Annotated[str, Argument(help="The user's decision (handle_manually, remove_unverifiable: one more check; continue_unverified: go on, partially unverified).")],
-            reason: Annotated[Optional[str], Option("--reason", help="Why (the override ladder decides whether it is needed: the 2nd needs one, the 3rd and later 100 characters).")] = None,
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            decision: Annotated[str, Argument(help="The user's decision, one the template lists (academic-pipeline: handle_manually, remove_unverifiable: one more check; continue_unverified: the stage completes, partially unverified).")],
+            reason: Annotated[Optional[str], Option("--reason", help="Why; the override ladder of the run and stage decides whether it is needed (academic-pipeline: the 1st may omit it, the 2nd needs one, the 3rd and later at least 100 characters).")] = None,
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Record the user's FAIL-loop resolution after an integrity stage's retry cap.
 
@@ -25,7 +25,8 @@ def resolve(run_id: RunArg,
     last check's open issues (unresolved_items), which stay visible on the stage, the draft's
     passport, the dashboard and `show --format ars`. Refused before the cap is reached.
     """
-    done(open_store(store).resolve(run_id, stage, decision, reason=reason, actor=actor, expect=expect), json)
+    done(open_store(store).resolve(run_id, stage, decision, reason=reason, actor=actor, role=as_role,
+                                   expect=expect), json)
 
 
 @app.command()
@@ -36,7 +37,7 @@ def contract(run_id: RunArg,
              file: Annotated[str, Option("--file", help="The part's file, or the check's report (inside the repository).")],
              exit_code: Annotated[Optional[int], Option("--exit-code", help="The synthesis check's exit code (0 pass, 1 synthesis mismatch, 2 manifest invalid).")] = None,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
-             expect: ExpectOpt = None) -> None:
+             as_role: RoleOpt = None, expect: ExpectOpt = None) -> None:
     """Record a part of the re-review contract, or its synthesis check.
 
     Before stage 3' can take a decision: the input manifest, then the phase artifacts criteria,
@@ -47,4 +48,4 @@ def contract(run_id: RunArg,
     the user (user_review_required) or aborts the run fail-closed, as the template says.
     """
     done(open_store(store).contract(run_id, stage, part, file=file, exit_code=exit_code, actor=actor,
-                                    expect=expect), json)
+                                    role=as_role, expect=expect), json)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RoleOpt, RunArg, StoreOpt, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
 from statedir.commands.params import Argument, Option
@@ -49,10 +49,10 @@ def versions(run_id: RunArg,
 def rollback(run_id: RunArg,
              to: Annotated[str, Option("--to", metavar="REV", help="The commit to bring the run back to (an ancestor of HEAD).")],
              reason: Annotated[str, Option("--reason", help="Why (required; kept in the log and the commit).")],
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
              expect: ExpectOpt = None) -> None:
     """One new commit that brings the run back to REV; history is never rewritten."""
-    done(open_store(store).rollback(run_id, to=to, reason=reason, actor=actor, expect=expect), json)
+    done(open_store(store).rollback(run_id, to=to, reason=reason, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()

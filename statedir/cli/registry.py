@@ -31,7 +31,7 @@ TABLE = {
     "set": "write", "redo": "write", "resume": "write", "resolve": "gates", "checklist": "checklist", "acknowledge": "checklist", "contract": "gates", "prereq": "read", "templates": "read",
     "validate": "store", "diff": "history", "versions": "history", "rollback": "history", "verify": "history",
     "doctor": "history", "sync": "sync", "graph": "graph", "bus": "bus", "research": "research",
-    "signers": "signers", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "serve": "web",
+    "signers": "signers", "people": "people", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "serve": "web",
     "demo": "store", "merge-driver": "sync",
 }
 
@@ -43,7 +43,7 @@ PANELS = {
     "History": ["log", "diff", "versions", "rollback", "verify", "doctor"],
     "Sync": ["sync", "merge-driver"],
     "Bus & research": ["bus", "research"],
-    "Agents & integrations": ["agents", "mcp", "serve", "graph", "bind", "seal", "signers", "demo"],
+    "Agents & integrations": ["agents", "mcp", "serve", "graph", "bind", "seal", "signers", "people", "demo"],
 }
 
 

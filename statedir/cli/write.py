@@ -4,7 +4,17 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli import completion
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StageArg, StoreOpt, open_store
+from statedir.cli.common import (
+    DEFAULT_ACTOR,
+    ActorOpt,
+    ExpectOpt,
+    JsonOpt,
+    RoleOpt,
+    RunArg,
+    StageArg,
+    StoreOpt,
+    open_store,
+)
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -26,10 +36,10 @@ def new(run_id: RunArg,
         confirm_skip: Annotated[bool, Option(
             "--confirm-skip", help="The user confirms skipping an integrity stage on that passport.")] = False,
         file: Annotated[Optional[str], Option(
-            "--file", help="The file the passport stands for.")] = None,
+            "--file", help="The file the passport stands for (mid-entry): its SHA-256 must equal the passport's content_hash.")] = None,
         setting: Annotated[Optional[list[str]], Option(
             "--setting", help="KEY=true|false (repeatable).")] = None,
-        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+        store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
         expect: ExpectOpt = None) -> None:
     """Create a run.
 
@@ -39,7 +49,7 @@ def new(run_id: RunArg,
     """
     done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
                                language=language, passport=passport, confirm_skip=confirm_skip, file=file,
-                               settings=setting, actor=actor, expect=expect), json)
+                               settings=setting, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
@@ -53,6 +63,7 @@ def stage(run_id: RunArg,
           reason: Reason = None,
           turns: Annotated[Optional[str], Option("--turns", help='Dialogue turn range "#A..#B".')] = None,
           session: Session = None, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+          as_role: RoleOpt = None,
           expect: ExpectOpt = None) -> None:
     """Update a stage's status and details.
 
@@ -61,16 +72,17 @@ def stage(run_id: RunArg,
     has (with nothing else to change) is a no-op that says so, not an error.
     """
     done(open_store(store).stage(run_id, stage, status, mode=mode, outputs=output, decision=decision,
-                                 reason=reason, turns=turns, session=session, actor=actor, expect=expect), json)
+                                 reason=reason, turns=turns, session=session, actor=actor, role=as_role,
+                                 expect=expect), json)
 
 
 @app.command("output")
 def output_(run_id: RunArg, stage: Annotated[str, Argument(help="The stage the outputs belong to.", autocompletion=completion.stage_ids)],
             output: Annotated[list[str], Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Record a sub-skill's own stage outputs."""
-    done(open_store(store).output(run_id, stage, output, actor=actor, expect=expect), json)
+    done(open_store(store).output(run_id, stage, output, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
@@ -78,7 +90,7 @@ def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline sta
                                                                autocompletion=completion.pipeline_states)],
              reason: Reason = None, yes: Annotated[bool, Option(
                  "--yes", "-y", help="Abort without asking (a terminal is asked to confirm).")] = False,
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
              expect: ExpectOpt = None) -> None:
     """Change the pipeline state: pause, resume, abort. Aborting ends the run for good: it needs
     --reason, and at a terminal asks first."""
@@ -89,17 +101,17 @@ def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline sta
         import typer
 
         typer.confirm(f"Abort run {run_id} for good? Nothing undoes it", abort=True)
-    done(sd.pipeline(run_id, state, reason=reason, actor=actor, expect=expect), json)
+    done(sd.pipeline(run_id, state, reason=reason, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command("set")
 def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
          value: Annotated[str, Argument(help="The new value.")],
          reason: Annotated[str, Option("--reason", help="Why (required).")],
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
          expect: ExpectOpt = None) -> None:
     """Change a run-level field: topic, language, team.*, settings.*."""
-    done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, expect=expect), json)
+    done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
@@ -109,7 +121,7 @@ def material(run_id: RunArg, names: Annotated[list[str], Argument(help="Material
              origin_mode: Annotated[Optional[str], Option("--origin-mode", help="Mode it was made in.")] = None,
              upstream: Annotated[Optional[list[str]], Option("--upstream", help="Version label it depends on (repeatable).")] = None,
              allow_untracked: Annotated[bool, Option("--allow-untracked", help="An artifact git does not track is meant (no warning that a clone will not hold it).")] = False,
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
              expect: ExpectOpt = None) -> None:
     """Register the next version of a material; prints its version label.
 
@@ -117,8 +129,8 @@ def material(run_id: RunArg, names: Annotated[list[str], Argument(help="Material
     passport names it (`git add` and commit it, or --allow-untracked where that is meant).
     """
     done(open_store(store).material(run_id, names, files=file, origin_skill=origin_skill,
-                                    origin_mode=origin_mode, upstream=upstream, actor=actor, expect=expect,
-                                    allow_untracked=allow_untracked), json)
+                                    origin_mode=origin_mode, upstream=upstream, actor=actor, role=as_role,
+                                    expect=expect, allow_untracked=allow_untracked), json)
 
 
 @app.command()
@@ -131,7 +143,7 @@ def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity 
               issues_fixed: Annotated[Optional[int], Option("--issues-fixed", help="Issues fixed.")] = None,
               issue: Annotated[Optional[list[str]], Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
               reason: Annotated[Optional[str], Option("--reason", help="The user's decision after the FAIL cap.")] = None,
-              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
               expect: ExpectOpt = None) -> None:
     """Record an integrity check (actor integrity_verification).
 
@@ -141,25 +153,25 @@ def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity 
     """
     done(open_store(store).integrity(run_id, stage, verdict, refs_total=refs_total, refs_verified=refs_verified,
                                      issues_found=issues_found, issues_fixed=issues_fixed, issues=issue,
-                                     reason=reason, actor=actor, expect=expect), json)
+                                     reason=reason, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
 def revision(run_id: RunArg, items_total: Annotated[int, Option("--items-total", help="Roadmap items.")],
              items_addressed: Annotated[Optional[int], Option("--items-addressed", help="Items addressed.")] = None,
              pending: Annotated[Optional[list[str]], Option("--pending", help="An item still pending (repeatable).")] = None,
-             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
              expect: ExpectOpt = None) -> None:
     """Record the revision round of the current revision stage."""
     done(open_store(store).revision(run_id, items_total=items_total, items_addressed=items_addressed,
-                                    pending=pending, actor=actor, expect=expect), json)
+                                    pending=pending, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
-def loop(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+def loop(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
 expect: ExpectOpt = None) -> None:
     """Increment the revision loop counter (capped)."""
-    done(open_store(store).loop(run_id, actor=actor, expect=expect), json)
+    done(open_store(store).loop(run_id, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
@@ -168,7 +180,7 @@ def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage 
             report: Annotated[str, Option("--report", help="The observer report, a YAML or JSON file: a mapping "
                                                 "with advisory_only: true and at most timestamp (UTC ISO 8601; default now), "
                                                 "dialogue_log_ref, zone, scores (a mapping), cross_model_divergence.")],
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Append an advisory observer report (actor collaboration_depth_agent).
 
@@ -181,33 +193,33 @@ def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage 
 
     Any other key is refused; observer reports are never taken at MANDATORY checkpoints.
     """
-    done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor, expect=expect), json)
+    done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
 def confirm(run_id: RunArg,
             next: Annotated[Optional[str], Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
             response: Annotated[Optional[str], Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
-            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Answer the open checkpoint and start the next stage.
 
     Warns (also in --json, under "warnings") when the next stage's recommended materials are
     missing, as `prereq` does; a refused --next names the stages the graph offers.
     """
-    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, expect=expect), json)
+    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
 def redo(run_id: RunArg, stage: Annotated[str, Argument(help="The completed stage to reopen.", autocompletion=completion.stage_ids)],
          reason: Annotated[str, Option("--reason", help="Why (required).")],
-         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
          expect: ExpectOpt = None) -> None:
     """Reopen a completed stage and bump its outputs' versions.
 
     Later stages that had started go back to their initial status; the result names them.
     """
-    done(open_store(store).redo(run_id, stage, reason=reason, actor=actor, expect=expect), json)
+    done(open_store(store).redo(run_id, stage, reason=reason, actor=actor, role=as_role, expect=expect), json)
 
 
 @app.command()
@@ -216,7 +228,7 @@ def resume(run_id: RunArg, hash: Annotated[str, Argument(help="The 12-hex bounda
            mode: Annotated[Optional[str], Option("--mode", help="Mode for the resumed stage.")] = None,
            choice: Annotated[Optional[str], Option("--choice", help="Answer to the boundary's pending decision.")] = None,
            session: Session = None, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
-           expect: ExpectOpt = None) -> None:
+           as_role: RoleOpt = None, expect: ExpectOpt = None) -> None:
     """Resume from a reset boundary (consumes it, once).
 
     A boundary with a pending decision needs --choice; resuming on a draft whose passport is STALE
@@ -224,4 +236,4 @@ def resume(run_id: RunArg, hash: Annotated[str, Argument(help="The 12-hex bounda
     --stage/--mode override and this session's marker.
     """
     done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, session=session,
-                                  actor=actor, expect=expect), json)
+                                  actor=actor, role=as_role, expect=expect), json)

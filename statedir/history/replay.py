@@ -271,6 +271,13 @@ def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return manage.replay(reader, commit)
 
 
+def _people(reader: Reader, commit: Commit) -> dict[str, bytes]:
+    """`people add|remove`: the recorded change, by the user, applied to the parent's statedir.yaml."""
+    from statedir.engine import people
+
+    return people.replay(reader, commit)
+
+
 def _acknowledge(reader: Reader, commit: Commit) -> dict[str, bytes]:
     """`verify --acknowledge`: the recorded findings appended to the parent's acknowledged.yaml."""
     from statedir.history import acknowledgements
@@ -295,7 +302,7 @@ def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
 # action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition.
 REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
-    "init": _init, "doctor": _doctor, "signers": _signers, "research": _research,
+    "init": _init, "doctor": _doctor, "signers": _signers, "people": _people, "research": _research,
     "acknowledge": _acknowledge,
 }
 

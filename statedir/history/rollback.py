@@ -57,7 +57,7 @@ def target_at(reader: Reader, run_id: str, to: str, head: str | None) -> RunData
 
 
 def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
-             timeout: float | None = None) -> dict[str, Any]:
+             timeout: float | None = None, who: dict[str, str] | None = None) -> dict[str, Any]:
     """Lock -> resolve REV -> read the run there -> decide -> the one write path."""
     if not reason or not reason.strip():
         raise InvalidValue("--reason must say why the run is rolled back")
@@ -68,7 +68,7 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
             target = target_at(Reader(store, objs), run_id, to, git.head(store.worktree))
         t, run, sources = transaction.load_run(store, run_id)
         now = transaction.utc_now()
-        req = Request("rollback", actor, {"to": to}, reason)
+        req = Request("rollback", actor, {"to": to}, reason, who=who)
         change = decide(t, run, target, req, now)
         return transaction.apply(store, run_id, change, req, now, sources, transaction.schemas_if_missing(store, t),
                                  scope=transaction.scope_of(t), declared=t.logs)

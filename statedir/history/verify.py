@@ -13,7 +13,9 @@ from typing import Any
 from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, identity, objects
 from statedir.gitops.object_ids import blob_id
-from statedir.history import ack_trust, acknowledgements, merge_check, merge_repair, template_check, verified_cache
+from statedir.history import (
+    ack_trust, acknowledgements, merge_check, merge_repair, people_check, template_check, verified_cache,
+)
 from statedir.history.replay import Commit, expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
@@ -158,6 +160,14 @@ def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict
                                                       if k not in foreign and k not in steered})
         if not commit.changed:
             return out
+    wrong = people_check.changed(reader, commit, statedirs)  # who may act: never by hand
+    if wrong:
+        out.append(_finding(commit, "illegal", layout.CONFIG, wrong))
+        commit = dataclasses.replace(commit, changed={k: v for k, v in commit.changed.items() if k != layout.CONFIG})
+        if not commit.changed:
+            return out
+    if statedirs and (named := people_check.person(reader, commit)):
+        out.append(_finding(commit, "illegal", None, named))
     if not statedirs:
         out += [_finding(commit, "hand_edit", rel, f"{_verb(status)} without statedir (no Statedir-* trailers)")
                 for rel, (status, _, _) in sorted(commit.changed.items())]

@@ -127,6 +127,7 @@ class Served:
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
         with contextlib.suppress(InvalidValue, GitError):
             sd.store.objects = Objects(sd.store.worktree)
+        sd.roles_only = True  # a caller acts in the server's roles, never as one of the store's people
         self.root = sd.store.root
         self._config = (self.root / CONFIG).read_bytes()
         return sd

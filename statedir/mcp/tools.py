@@ -28,6 +28,8 @@ from statedir.mcp.wording import DESCRIPTIONS, Wording
 # driver (git runs it, on git's temporary files) and the web view (a server of its own).
 # `sync` is a tool: it writes (not read-only).
 NOT_TOOLS = frozenset({"mcp", "init", "demo", "agents", "merge-driver", "serve"})
+# Groups none of whose commands is a tool: who may act (`people`) is the user's to say, never an agent's.
+NOT_TOOL_GROUPS = frozenset({"people"})
 # Parameters the server fills in: its own store, and --json (results are always the JSON).
 SERVED = frozenset({"store", "json"})
 # Options a person uses, never an agent: acknowledging a verify finding is a review's verdict
@@ -36,6 +38,9 @@ PERSON_ONLY = frozenset({("verify", "acknowledge"), ("verify", "reason"), ("veri
 # Options the server's own process answers: a session's marker (reset-boundary entries) is the
 # server's, one per process, as STATEDIR_SESSION or a fresh id gives it.
 PROCESS_OWN = frozenset({("stage", "session"), ("resume", "session")})
+# The command line's only: the role a person acts in (--actor NAME --role ROLE). A server acts in
+# the roles it was started for (statedir.mcp.roles), never as a person.
+CLI_ONLY = frozenset({"as_role"})
 EXPECT = "expect"  # the command's --expect REV
 EXPECT_HEAD = "expect_head"  # ... as the tool's argument
 # Said once, in the server's instructions (every write takes it: ten times in the default list alone).
@@ -163,7 +168,7 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in command.parameters:
-        if param.name in SERVED or param.hidden or (name, param.name) in PERSON_ONLY | PROCESS_OWN:
+        if param.name in SERVED or param.name in CLI_ONLY or param.hidden or (name, param.name) in PERSON_ONLY | PROCESS_OWN:
             continue
         if param.name == EXPECT:
             properties[EXPECT_HEAD] = dict(EXPECT_HEAD_SCHEMA)
@@ -198,7 +203,8 @@ def tools(commands: Iterable[Command]) -> dict[str, Tool]:
     described in its own words."""
     out: dict[str, Tool] = {}
     for command in sorted(commands, key=lambda command: command.path):
-        if command.hidden or (len(command.path) == 1 and command.path[0] in NOT_TOOLS):
+        if command.hidden or command.path[0] in NOT_TOOL_GROUPS or (len(command.path) == 1
+                                                                    and command.path[0] in NOT_TOOLS):
             continue
         name = "_".join(command.path).replace("-", "_")
         out[name] = tool_of(name, command.path, command)

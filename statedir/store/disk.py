@@ -73,6 +73,16 @@ class Store:
         self.trailers: dict[str, str] = {}  # added to every commit made meanwhile (a replay's origin)
 
     @property
+    def config_bytes(self) -> bytes:
+        """statedir.yaml as the store was opened with it."""
+        return self._config_bytes
+
+    def reopened_config(self) -> None:
+        """Read statedir.yaml again (statedir changed it: `statedir people`)."""
+        self._config_bytes = (self.root / CONFIG).read_bytes()
+        self._config = None
+
+    @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
             def parse() -> tuple[Any, bool]:

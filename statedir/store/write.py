@@ -12,7 +12,7 @@ from statedir import faults
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files.yaml import MAX_BYTES
 from statedir.gitops import git, identity, store_commit
-from statedir.store import commit_keys, journal, last_commit
+from statedir.store import commit_keys, journal, last_commit, people
 from statedir.store.disk import Store
 
 
@@ -24,7 +24,8 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     The caller holds the store lock. Refused before anything is written: a file larger than any
     reader accepts, a repository in the middle of a merge or rebase (or named by a git variable
     that points elsewhere), a touched file that differs from HEAD, an author bound to a signing
-    key (signers.yaml) with no key of its at hand. `signing_key` signs the commit whatever its
+    key (signers.yaml) with no key of its at hand, a person (Statedir-Person) who does not hold
+    the role as of HEAD. `signing_key` signs the commit whatever its
     author (a change to signers.yaml: its caller checks the key). Any later failure puts every
     touched file back as it was (from the journal), then surfaces (an OSError as IO_ERROR).
     """
@@ -38,6 +39,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
                                "accepts; store large content in a file and register it with --file", file=rel)
     store.warnings.extend(git.preflight(store.worktree))
     head = git.head(store.worktree)
+    people.require(store, message, author, head)  # a person named holds the role as of the parent
     signing_key = signing_key or commit_keys.key_for(store, author, head)
     saved = journal.before(store, [*writes, *removes], [rel for rel, _, _ in appends])
     journal.require_committed(store, saved, head)

@@ -14,6 +14,7 @@ from conftest import CLEAR_ITEMS, copy_of, snapshot, trailers
 from mcp_session import ToolError, User, agent
 
 from statedir import api
+from statedir import open as statedir_open
 from statedir.errors import InvalidId, InvalidValue
 from statedir.mcp import roles
 
@@ -87,6 +88,25 @@ def test_a_server_for_the_integrity_agent_acts_as_it_by_default(store: Path, rep
 
     anyio.run(main)
     assert trailers(repo)["Statedir-Actor"] == INTEGRITY
+
+
+def test_a_server_started_for_a_persons_name_acts_in_no_persons_role(store: Path, repo: Path) -> None:
+    """`statedir mcp --role carol`, carol a person (statedir people) whose one role is the user: the
+    server's callers name roles only, so carol is a role no template declares, never the user."""
+    sd = statedir_open(store)
+    sd.add_person("carol", ["user"])
+    before = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(store, roles=("carol",)) as a:
+            with pytest.raises(ToolError) as caught:
+                await a("stage", run_id="p", stage="2.5", status="completed")
+            assert caught.value.code == "PERMISSION_DENIED"
+            assert "carol may not update stages" in caught.value.doc["error"]["message"]
+            assert not any(t.name.startswith("people") for t in (await a.client.list_tools()).tools)
+
+    anyio.run(main)
+    assert snapshot(repo) == before
 
 
 def test_each_client_is_named_in_the_commits_it_makes(store: Path, repo: Path) -> None:

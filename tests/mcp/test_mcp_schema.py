@@ -333,14 +333,14 @@ def test_every_flag_of_every_tool_reads_as_its_argument_name() -> None:
     """The table is the command table's parameters: each option a tool takes, named in a message,
     reads as the argument the tool takes it by; a flag no tool takes (git's) is left as it is."""
     from statedir.cli.registry import command_table
-    from statedir.mcp.tools import PERSON_ONLY, PROCESS_OWN, tools, wording_of
+    from statedir.mcp.tools import CLI_ONLY, PERSON_ONLY, PROCESS_OWN, tools, wording_of
 
     served = tools(command_table())
     wording = wording_of(served)
     for name, tool in served.items():
         for param in tool.command.parameters:
             if param.name in ("store", "json") or param.kind != "option" or not param.flags[0].startswith("--") or \
-                    (name, param.name) in PERSON_ONLY | PROCESS_OWN:  # a person's or the server's own
+                    (name, param.name) in PERSON_ONLY | PROCESS_OWN or param.name in CLI_ONLY:  # a person's or the server's own
                 continue
             argument = "expect_head" if param.name == "expect" else param.name
             said = wording.say(f"pass {param.flags[0]} first", name)

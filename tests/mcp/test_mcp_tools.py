@@ -13,16 +13,17 @@ from statedir.commands.params import Argument, Option
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp import tools as tools_mod
-from statedir.mcp.tools import EXPECT_HEAD, NOT_TOOLS, PERSON_ONLY, PROCESS_OWN, READ_ONLY, tools
+from statedir.mcp.tools import CLI_ONLY, EXPECT_HEAD, NOT_TOOL_GROUPS, NOT_TOOLS, PERSON_ONLY, PROCESS_OWN, READ_ONLY, tools
 
 
 def test_every_cli_command_is_a_tool_with_its_parameters() -> None:
     served = tools(command_table())
-    grouped = {f"{group}_{word}" for group, words in SUBCOMMANDS.items() for word in words}
+    grouped = {f"{group}_{word}" for group, words in SUBCOMMANDS.items() for word in words if group not in NOT_TOOL_GROUPS}
     assert set(served) == {name for name in COMMANDS if name not in NOT_TOOLS} | grouped
     for name, tool in served.items():
         parameters = tool.command.parameters
-        params = {p.name for p in parameters} - {"store", "json"} - {o for c, o in PERSON_ONLY | PROCESS_OWN if c == name}
+        params = {p.name for p in parameters} - {"store", "json"} - CLI_ONLY - {o for c, o in PERSON_ONLY | PROCESS_OWN
+                                                                               if c == name}
         schema = tool.input_schema
         assert set(schema["properties"]) == {EXPECT_HEAD if p == "expect" else p for p in params}, name
         assert set(schema.get("required", [])) == {p.name for p in parameters if p.required}, name

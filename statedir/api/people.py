@@ -1,0 +1,47 @@
+"""The people methods of the Python API (mixed into StateDir): who may act in which roles
+(statedir.yaml `people:`, statedir.engine.people), each change one commit made by the user."""
+from __future__ import annotations
+
+from typing import Any
+
+from statedir.argument_checks import checked
+from statedir.store import expectation
+from statedir.store.disk import Store
+
+
+@checked
+class People:
+    """Mixed into StateDir: the store's people, listed, added and removed."""
+
+    store: Store
+    lock_timeout: float | None
+
+    def _acting(self, actor: str | None, role: str | None = None,
+                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
+        raise NotImplementedError  # StateDir's: the role, and the person acting in it where one does
+
+    def people(self) -> list[dict[str, Any]]:
+        """The store's people as of HEAD: [{name, roles}] ([] where statedir.yaml lists none)."""
+        from statedir.engine import people
+
+        return people.listing(self.store)
+
+    def add_person(self, name: str, roles: list[str], *, actor: str | None = None, role: str | None = None,
+                   expect: str | None = None) -> dict[str, Any]:
+        """List `name` as a person who may act in `roles` (added to those they hold): one commit by the
+        user (`actor` user while nobody is listed; then a listed person who holds user)."""
+        return self._change({"op": "add", "name": name, "roles": list(roles)}, actor, role, expect)
+
+    def remove_person(self, name: str, roles: list[str] | None = None, *, actor: str | None = None,
+                      role: str | None = None, expect: str | None = None) -> dict[str, Any]:
+        """Take `roles` from `name` (default: all, and the person off the list): one commit by the user."""
+        return self._change({"op": "remove", "name": name, "roles": list(roles or [])}, actor, role, expect)
+
+    def _change(self, args: dict[str, Any], actor: str | None, role: str | None,
+                expect: str | None) -> dict[str, Any]:
+        from statedir.engine import people
+        from statedir.engine.template import USER
+
+        acted, who = self._acting(actor, role, USER)
+        with expectation.expecting(self.store, expect):
+            return people.change(self.store, args, acted, who.get("person"), self.lock_timeout)
