@@ -158,7 +158,8 @@ def test_without_people_actor_names_a_role_as_before(sd: api.StateDir) -> None:
     assert proc.returncode == 2 and "lists no people" in proc.stdout, proc.stdout
     assert snapshot(repo) == before
     proc = cli("stage", "r", "1", "completed", "--actor", "alice", "--json", cwd=repo)
-    assert proc.returncode == 1 and "alice may not update stages" in proc.stdout, proc.stdout
+    assert proc.returncode == 1 and "alice is no role of template academic-pipeline nor a person the store lists; " \
+        "pipeline_orchestrator may update stages" in proc.stdout, proc.stdout
 
 
 def test_a_role_is_still_a_role_beside_people(listed: api.StateDir) -> None:
@@ -248,5 +249,7 @@ def test_every_write_access_refusal_names_the_action_in_words(action: str) -> No
 
     with pytest.raises(PermissionDenied) as refused:
         require_permission(load("academic-pipeline"), "nobody", action)
-    assert refused.value.message.startswith(f"nobody may not {DOING[action]}; "), refused.value.message
+    message = refused.value.message  # a name that is no role, then the roles that may, in words
+    assert message.startswith("nobody is no role of template academic-pipeline nor a person the store lists; "), message
+    assert message.endswith(f" may {DOING[action]}"), message
     assert " " in DOING[action] and DOING[action] != action  # words, never the action's bare name

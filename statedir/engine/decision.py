@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import wording
-from statedir.engine.template import Template
+from statedir.engine.template import USER, Template
 from statedir.errors import IllegalTransition, PermissionDenied, RunTerminal
 
 
@@ -124,8 +124,13 @@ def applied(run: RunData, change: Change) -> RunData:
 def require_permission(t: Template, actor: str, action: str, stage_id: str | None = None) -> None:
     if not t.may(actor, action, stage_id):
         allowed = t.roles_that_may(action, stage_id)
-        raise PermissionDenied(f"{actor} may not {wording.doing(action)}; "
-                               + (f"{wording.either(allowed)} may" if allowed else "no role of the template may"),
+        doing = wording.doing(action)
+        may = f"{wording.either(allowed)} may" if allowed else "no role of the template may"
+        if actor not in t.roles and actor != USER and not (stage_id and t.owner(stage_id) == actor):
+            message = f"{actor} is no role of template {t.name} nor a person the store lists; {may} {doing}"
+        else:
+            message = f"{actor} may not {doing}; {may}"
+        raise PermissionDenied(message,
                                actor=actor, action=action, allowed=allowed)
 
 

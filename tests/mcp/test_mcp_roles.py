@@ -102,7 +102,7 @@ def test_a_server_started_for_a_persons_name_acts_in_no_persons_role(store: Path
             with pytest.raises(ToolError) as caught:
                 await a("stage", run_id="p", stage="2.5", status="completed")
             assert caught.value.code == "PERMISSION_DENIED"
-            assert "carol may not update stages" in caught.value.doc["error"]["message"]
+            assert "carol is no role of template academic-pipeline" in caught.value.doc["error"]["message"]
             assert not any(t.name.startswith("people") for t in (await a.client.list_tools()).tools)
 
     anyio.run(main)
