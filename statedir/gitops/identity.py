@@ -29,8 +29,9 @@ def check_name(value: object, what: str = "actor") -> str:
     """`value` where it is a name (an actor, a role, a person); INVALID_ID otherwise."""
     if not isinstance(value, str) or not NAME_RE.fullmatch(value):
         shown = repr(value)[:80] if isinstance(value, str) else type(value).__name__
-        raise InvalidId(f"invalid {what} {shown}: a {what} is letters, digits and ._@+- (starting with a letter or "
-                        "digit, at most 64 characters)", **{what: str(value)[:80]})
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise InvalidId(f"invalid {what} {shown}: {article} {what} is letters, digits and ._@+- (starting with "
+                        "a letter or digit, at most 64 characters)", **{what: str(value)[:80]})
     return value
 
 
