@@ -18,8 +18,8 @@ StoreOpt = Annotated[Optional[Path], Option(
 JsonOpt = Annotated[bool, Option("--json", help="Machine output on stdout: one JSON document.")]
 ActorOpt = Annotated[str, Option(
     "--actor", envvar="STATEDIR_ACTOR", show_envvar=True,
-    help="Who asks: a role of the template (checked against its write access), or a person the store lists "
-         "(statedir people), acting in one of their roles.")]
+    help="Who asks (checked against the template's roles): a role, or a person the store lists (statedir "
+         "people) acting in one of theirs.")]
 # The role a person acts in (`--actor NAME --role ROLE`): the command line's only (an MCP server acts
 # in the roles it was started for).
 RoleOpt = Annotated[Optional[str], Option(

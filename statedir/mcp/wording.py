@@ -45,6 +45,7 @@ _BUS_INIT = re.compile(r"as `init` prints it")
 _BUS_SCRIPT = re.compile(r",? as in pipeline-state\.sh|: pipeline-state\.sh's cleanup, opt-in|"
                          r" \(drop-in for [^)]*pipeline-state\.sh\)")
 # A session has no template: its actor is the commit's author, checked against no roles.
+_ACTOR_HELP = "Who asks (checked against the template's roles)"
 _BUS_ACTOR = "Who writes (the commit's author; a session has no template, so no roles are checked)."
 # A command another agent's role takes (the command line's default actor): over MCP, that agent's own
 # server takes it (a server acts in its --role only; the `actor` enum says which this one is).
@@ -97,8 +98,8 @@ class Wording:
     def describe(self, text: str, tool: str) -> str:
         """A tool's or argument's description over MCP: its own phrasing where the command line's
         speaks of exit codes or printing, then in the tool's words (`say`)."""
-        if tool.startswith("bus_") and text.startswith("Who asks (checked against the template's roles)"):
-            return _BUS_ACTOR
+        if text.startswith(_ACTOR_HELP):  # a server's caller acts in a role, never as a person
+            return _BUS_ACTOR if tool.startswith("bus_") else f"{_ACTOR_HELP}."
         text = _BUS_SCRIPT.sub("", _BUS_INIT.sub("as `bus_init` returns it", _DROPPED.sub("", text))) \
             if tool.startswith("bus_") else _DROPPED.sub("", text)
         return self.say(_OWN_ACTOR.sub(_OWN_SERVER, text), tool)

@@ -37,8 +37,7 @@ NOTICE_AFTER = 0.5
 def take(fd: int, mode: int, deadline: float, limit: float) -> None:
     """flock `fd` in `mode` (LOCK_SH or LOCK_EX), polling until the deadline; LOCK_TIMEOUT after."""
     delay = 0.002
-    notice = ON_WAIT.get()
-    notice_at = time.monotonic() + NOTICE_AFTER if notice is not None else None
+    notice_at = time.monotonic() + NOTICE_AFTER
     while True:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -48,12 +47,20 @@ def take(fd: int, mode: int, deadline: float, limit: float) -> None:
                 raise WriteFailed(f"cannot lock the store: {exc.strerror}") from None
         if time.monotonic() >= deadline:
             raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s", timeout=limit)
-        if notice_at is not None and time.monotonic() >= notice_at and notice is not None:
-            ON_WAIT.set(None)  # one line per command, however many locks it then waits for
-            notice_at = None
-            notice(limit)
+        notice_at = _told(notice_at, limit)
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+def _told(notice_at: float | None, limit: float) -> float | None:
+    """Tell the waiter once it has waited past `notice_at` (ON_WAIT); None once told."""
+    if notice_at is None or time.monotonic() < notice_at:
+        return notice_at
+    notice = ON_WAIT.get()
+    if notice is not None:
+        ON_WAIT.set(None)  # one line per command, however many locks (and the line) it then waits for
+        notice(limit)
+    return None
 
 
 @contextlib.contextmanager
@@ -103,10 +110,11 @@ def in_line(queue: Path, limit: float, deadline: float) -> Iterator[None]:
         yield
         return
     try:
-        delay = 0.001
+        delay, notice_at = 0.001, time.monotonic() + NOTICE_AFTER
         while _ahead(queue, name):
             if time.monotonic() >= deadline:
                 raise LockTimeout(f"store is locked by another writer; gave up after {limit:g} s", timeout=limit)
+            notice_at = _told(notice_at, limit)
             time.sleep(delay)
             delay = min(delay * 2, 0.01)
         yield
