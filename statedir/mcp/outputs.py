@@ -51,9 +51,12 @@ _OWN_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
     "checklist": {"blocks": _B, "blocking": _STRINGS, "warned": _STRINGS},
     "acknowledge": {"mode": _S, "answer": _S, "blocking": _STRINGS, "override_round": _I},
     "contract": {"part": _S, "sha256": _S, "outcome": _S, "then": _S},
+    "advisory": {"kind": _S, "version_label": _S, "refused_classes": _STRINGS},
+    "compliance": {"decision": _S, "round": _I, "capped_from": _S, "override_round": _I},
 }
 TRANSITIONS = ("new", "stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
-               "pipeline", "set", "redo", "resume", "rollback", "resolve", "checklist", "acknowledge", "contract")
+               "pipeline", "set", "redo", "resume", "rollback", "resolve", "checklist", "acknowledge", "contract",
+               "advisory", "compliance")
 
 
 def transition(name: str) -> dict[str, Any]:
