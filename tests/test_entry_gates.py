@@ -106,6 +106,7 @@ def test_a_new_draft_makes_both_stale_until_it_passes_integrity_again(at5: api.S
     at5.advisory("r", "tortured_phrase", file=str(repo / "tp.json"))
     at5.advisory("r", "cross_document", file=str(repo / "cd.json"))
     assert {(a["version_label"], a["binding"]) for a in at5.next("r")["advisories"]} == {("paper_draft_v2", "CURRENT")}
+    assert cli("verify", cwd=repo).returncode == 0
 
 
 def test_claim_audit_gates_4_5_to_5_where_the_setting_is_on(repo: Path,
@@ -194,6 +195,7 @@ def test_a_block_needs_the_users_acknowledgement_under_the_ladder(repo: Path,
     sd.stage("r", "2.5", "completed")
     entry = sd.show("r")["passports"]["paper_draft_v1"]["compliance_history"][2]
     assert entry["user_override"]["override_round"] == 1 and entry["user_override"]["answered_by"] == "user"
+    assert cli("verify", cwd=repo).returncode == 0  # every report and the acknowledgement replay as recorded
 
 
 def test_the_compliance_report_schema_is_valid_and_every_property_merges() -> None:
@@ -202,3 +204,4 @@ def test_the_compliance_report_schema_is_valid_and_every_property_merges() -> No
     doc = schema.load_schema("compliance-report")
     assert doc["required"] == ["mode", "frameworks", "overall_decision", "tier"]
     assert not schema.validate("compliance-report", json.loads(report()))
+

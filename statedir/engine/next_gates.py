@@ -72,6 +72,8 @@ def _answers(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]
 
 def noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:
     """A checklist move with a `note` naming the modes and outcomes its --item takes."""
+    if move["command"] == "advisory":
+        return {**move, "note": "--file REPORT, or --unavailable CODE where the advisory could not run"}
     spec = failure_modes.declared(t)
     if move["command"] != failure_modes.CHECKLIST or spec is None:
         return move

@@ -95,9 +95,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "status": _object(("run_id", "line"), run_id=_S, template=_S, topic=_S,
                       pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
                       checkpoint={"type": ["object", "null"]}, integrity=_OBJECTS, reviews=_OBJECTS,
-                      settings={"type": "object"}, marks=_STRINGS),
+                      settings={"type": "object"}, marks=_STRINGS, advisories=_STRINGS, compliance=_STRINGS),
     "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,
-                    moves=_OBJECTS, blocked=_OBJECTS),
+                    moves=_OBJECTS, blocked=_OBJECTS, advisories=_OBJECTS),
     "prereq": _object(("prerequisites_met", "missing_required", "missing_recommended"), prerequisites_met=_B,
                       missing_required={"type": "array"}, missing_recommended={"type": "array"}, warning=_S_NULL),
     "log": _object(result=_OBJECTS, entries=_OBJECTS, next_cursor=_S_NULL),  # a list, or a page of one
