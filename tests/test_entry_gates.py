@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import clear_checklist, cli, cli_json, copy_of, past_stage_one, snapshot
+from conftest import clear_checklist, cli, cli_json, cli_refused, copy_of, past_stage_one
 
 from statedir import api
 
@@ -57,12 +56,7 @@ def at5(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
     return copy_of("entry-gates-at-5", through_4_5, repo, tmp_path_factory)[0]
 
 
-def refused(repo: Path, code: str, *args: str) -> dict[str, Any]:
-    before = snapshot(repo)
-    status, out = cli_json(*args, cwd=repo)
-    assert status == (2 if code == "INVALID_VALUE" else 1) and out["error"]["code"] == code, out  # type: ignore[index]
-    assert snapshot(repo) == before
-    return out["error"]  # type: ignore[index,return-value]
+refused = cli_refused
 
 
 def test_advisories_in_order_bound_to_the_same_draft(at5: api.StateDir, repo: Path) -> None:
