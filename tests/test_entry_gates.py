@@ -199,3 +199,13 @@ def test_the_compliance_report_schema_is_valid_and_every_property_merges() -> No
     assert doc["required"] == ["mode", "frameworks", "overall_decision", "tier"]
     assert not schema.validate("compliance-report", json.loads(report()))
 
+
+
+def test_compliance_comes_while_the_stage_is_at_work(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    sd = copy_of("compliance-standard", at_2_5, repo, tmp_path_factory)[0]
+    sd.stage("r", "2.5", "completed")  # its checkpoint open: a report now could hold nothing back
+    assert "current and in_progress" in refused(repo, "ILLEGAL_TRANSITION", "compliance", "r", "2.5", "--report",
+                                                "warn.json", "--actor", "compliance_agent")["message"]
+    refused(repo, "INVALID_VALUE", "compliance", "r", "2.5", "--actor", "compliance_agent")  # neither report nor override
+    refused(repo, "INVALID_VALUE", "compliance", "r", "2.5", "--report", "warn.json", "--reason", "x",
+            "--actor", "compliance_agent")

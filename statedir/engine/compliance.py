@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 from statedir.engine import gates
-from statedir.engine.decision import Change, Draft, Request, RunData, require_live
+from statedir.engine.decision import Change, Draft, Request, RunData, active_current, require_live
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.files import schema
@@ -64,9 +64,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     spec = _spec(t, stage_id)
     assert stage_id is not None
     require_live(t, run.state)
-    if run.state.get("current_stage") != stage_id:
-        raise IllegalTransition(f"a compliance report at stage {t.display(stage_id)} needs it current (the current "
-                                f"stage is {t.display(run.state['current_stage'])})", stage=stage_id)
+    active_current(t, run, stage_id, "a compliance report")  # before the stage completes: a block must hold it
     report, file = req.args.get("report"), req.args.get("file") or {}
     name = str(spec["report_schema"]).removesuffix(".schema.json")
     problems = schema.validate(name, report, file.get("path", "<report>"), quote=False)
