@@ -340,3 +340,13 @@ def contract_holds(sd: api.StateDir, run: str, exit_code: int = 0) -> dict[str, 
         if part != "check":
             sd.contract(run, "3p", part, file=str(folder / f"{part}.md"))
     return sd.contract(run, "3p", "check", file=str(folder / "check.md"), exit_code=exit_code)
+
+
+def cli_refused(repo: Path, code: str, *args: str) -> dict[str, Any]:
+    """The CLI run in `repo` refused with `code` (exit 2 for INVALID_VALUE, else 1), the store
+    byte-identical; the error document."""
+    before = snapshot(repo)
+    status, out = cli_json(*args, cwd=repo)
+    assert status == (2 if code == "INVALID_VALUE" else 1) and out["error"]["code"] == code, out  # type: ignore[index]
+    assert snapshot(repo) == before
+    return out["error"]  # type: ignore[index,no-any-return]

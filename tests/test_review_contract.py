@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import clear_checklist, cli, cli_json, copy_of, snapshot, to_integrity
+from conftest import clear_checklist, cli, cli_json, cli_refused, copy_of, to_integrity
 
 from statedir import api
 
@@ -54,12 +54,7 @@ def parts(repo: Path, upto: int = 4) -> None:
         assert cli("contract", "r1", "3p", part, "--file", f"{part}.md", cwd=repo).returncode == 0
 
 
-def refused(repo: Path, code: str, *args: str) -> dict[str, object]:
-    before = snapshot(repo)
-    status, out = cli_json(*args, cwd=repo)
-    assert status == (2 if code == "INVALID_VALUE" else 1) and out["error"]["code"] == code, out  # type: ignore[index]
-    assert snapshot(repo) == before
-    return out["error"]  # type: ignore[index,return-value]
+refused = cli_refused
 
 
 def test_no_decision_before_the_passing_check(at3p: api.StateDir, repo: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statedir.api.adjudication import Adjudication
+from statedir.api.entry_gates import EntryGates
 from statedir.api.history import History
 from statedir.api.overview import Overview
 from statedir.api.people import People
@@ -72,7 +73,7 @@ def __getattr__(name: str) -> Any:
 
 
 @checked
-class StateDir(Transitions, Views, History, Overview, Adjudication, People):
+class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, People):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,

@@ -1,4 +1,4 @@
-"""The integrity gates' user answers: `resolve`, the FAIL-loop resolution after the retry cap."""
+"""The integrity gates' user answers (`resolve`), the re-review contract, the Stage 5 entry advisories and compliance reports."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
@@ -49,3 +49,44 @@ def contract(run_id: RunArg,
     """
     done(open_store(store).contract(run_id, stage, part, file=file, exit_code=exit_code, actor=actor,
                                     role=as_role, expect=expect), json)
+
+
+@app.command()
+def advisory(run_id: RunArg,
+             kind: Annotated[str, Argument(help="tortured_phrase, then cross_document (academic-pipeline); claim_audit where the run's claim_audit setting is on.")],
+             file: Annotated[Optional[str], Option("--file", help="The advisory's report (inside the repository); a claim_audit report names its classes (classes: {CLASS: SEVERITY}).")] = None,
+             unavailable: Annotated[Optional[str], Option("--unavailable", help="Why no report exists, a code (capitals, digits, _), recorded as ADVISORY_UNAVAILABLE:CODE.")] = None,
+             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+             as_role: RoleOpt = None, expect: ExpectOpt = None) -> None:
+    """Record a Stage 5 entry advisory, bound to the accepted draft.
+
+    After stage 4.5's PASS on the current, VERIFIED draft: tortured_phrase first, then
+    cross_document, each bound to the draft's version label and SHA-256 (both must name the same
+    draft). They never gate, block or change a verdict; a new draft version makes them STALE, and
+    they are recorded again once it has passed integrity. With the claim_audit setting, 4.5 -> 5
+    needs a claim_audit result for the current draft without a HIGH-WARN class.
+    """
+    done(open_store(store).advisory(run_id, kind, file=file, unavailable=unavailable, actor=actor, role=as_role,
+                                    expect=expect), json)
+
+
+@app.command()
+def compliance(run_id: RunArg,
+               stage: Annotated[str, Argument(help="The integrity stage the report is for (academic-pipeline: 2.5 or 4.5).",
+                                              autocompletion=completion.stage_ids)],
+               report: Annotated[Optional[str], Option("--report", help="The compliance report, JSON (schemas/compliance-report.schema.json), inside the repository.")] = None,
+               override: Annotated[bool, Option("--override", help="The user's acknowledgement of the stage's blocking report (the override ladder decides whether --reason is needed).")] = False,
+               reason: Annotated[Optional[str], Option("--reason", help="Why the block is overridden (with --override).")] = None,
+               store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+               as_role: RoleOpt = None, expect: ExpectOpt = None) -> None:
+    """Record a compliance report (PRISMA-trAIce + RAISE), or the user's answer to a blocking one.
+
+    The report (actor compliance_agent) is checked against the template's schema and appended to
+    the current draft's passport (compliance_history); its decision is the most severe of the
+    frameworks' and the overall decision, capped at warn unless stage 1 ran in systematic-review
+    mode. A block keeps the stage from completing until the user acknowledges it (--override,
+    under the override ladder); from the 3rd round on an entry records its resolution_path. The
+    report is bound to the compliance_report adjudication row by statedir.
+    """
+    done(open_store(store).compliance(run_id, stage, report=report, override=override, reason=reason, actor=actor,
+                                      role=as_role, expect=expect), json)

@@ -19,7 +19,7 @@ CHANNELS = ("cli", "mcp-elicitation", "web")
 # The user's own commands: their answer whoever carries it (the FAIL-loop `resolve`, a failure
 # mode's acknowledgement: the CLI's `acknowledge`, the action `acknowledge_mode`, apart from
 # `verify --acknowledge`'s findings).
-USERS_ACTIONS = frozenset({"resolve", "acknowledge_mode"})
+USERS_ACTIONS = frozenset({"resolve", "acknowledge_mode", "compliance_override"})
 
 
 def is_users_answer(t: Template, run: RunData, req: Request) -> bool:

@@ -13,7 +13,7 @@ from statedir.engine.template import Template
 
 def command_of(action: str) -> str:
     """The command a move is typed as (the action `acknowledge_mode` is the CLI's `acknowledge`)."""
-    return failure_modes.COMMAND.get(action, action)
+    return {**failure_modes.COMMAND, "compliance_override": "compliance"}.get(action, action)
 
 
 def _reason(t: Template, run: RunData, stage_id: str, at_least: int = 0) -> str | None:
@@ -72,8 +72,49 @@ def _answers(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]
 
 def noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:
     """A checklist move with a `note` naming the modes and outcomes its --item takes."""
+    if move["command"] == "advisory":
+        return {**move, "note": "--file REPORT, or --unavailable CODE where the advisory could not run"}
     spec = failure_modes.declared(t)
     if move["command"] != failure_modes.CHECKLIST or spec is None:
         return move
     return {**move, "note": f"--item MODE=OUTCOME for every mode ({failure_modes.named(spec, failure_modes.mode_ids(spec))});"
                             f" outcomes {', '.join(spec['outcomes'])}"}
+
+
+_FILE = {"path": "-", "content_hash": "0" * 64}
+
+
+def entry_candidates(t: Template, run: RunData) -> list[Candidate]:
+    """The Stage 5 entry advisories (each kind with a report) and compliance at the current stage:
+    a report, and the user's acknowledgement of a standing block."""
+    from statedir.engine import compliance, entry_advisories
+
+    out: list[Candidate] = []
+    for kind in entry_advisories.kinds(t):
+        actor = actor_for(t, "advisory")
+        if actor is not None:
+            args = {"kind": kind, "file": _FILE, "unavailable": None, "classes": {"-": "-"}}
+            out.append(Candidate("advisory", actor, args, {"kind": kind}, ("kind",)))
+    spec, current = compliance.declared(t), run.state.get("current_stage")
+    if spec and current in spec["stages"]:
+        least = spec["severities"][0]
+        body = {"items": [{"id": "-", "verdict": least}], "decision": least}
+        report = {"mode": "-", "tier": "-", "overall_decision": least,
+                  "frameworks": {fw: body for fw in spec.get("frameworks", [])}}
+        actor = actor_for(t, "compliance", current)
+        if actor is not None:
+            out.append(Candidate("compliance", actor, {"stage": current, "file": _FILE, "report": report},
+                                 {"stage": current}, ("stage",)))
+        actor = actor_for(t, "compliance_override", current)
+        if actor is not None and compliance.standing_block(t, run, current):
+            out.append(Candidate("compliance_override", actor, {"stage": current, "answered_by": "user"},
+                                 {"stage": current}, ("stage",), _reason(t, run, current)))
+    return out
+
+
+def advisories_shown(t: Template, run: RunData) -> dict[str, Any]:
+    """`next`'s word on the recorded Stage 5 entry advisories (each CURRENT or STALE), where any are."""
+    from statedir.engine import entry_advisories
+
+    shown = [{k: e[k] for k in ("kind", "version_label", "binding")} for e in entry_advisories.shown(t, run)]
+    return {"advisories": shown} if shown else {}

@@ -19,16 +19,20 @@ from statedir.engine.template import Template
 from statedir.errors import StatedirError
 
 # The order moves are listed in: what advances the run first, bookkeeping last.
-ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "resolve", "contract", "revision", "output",
+ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "resolve", "contract", "advisory", "compliance",
+         "compliance_override", "revision", "output",
          "material", "observe", "loop", "redo", "resume", "pipeline", "set")
 # Arguments the caller writes (numbers, free text), by command: the CLI and the MCP tool require
 # them besides the enumerated ones a move lists with their values.
 FREE = {"integrity": ("refs_total", "refs_verified"), "revision": ("items_total",), "output": ("output",),
-        "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",)}
+        "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",),
+        "advisory": ("file",), "compliance": ("report",),
+        "compliance_override": ("override",)}
 # Each command's optional arguments that change what a move records (a move lists them as `optional`:
 # followed with its required `args` alone, a revision round records 0 items addressed).
 OPTIONAL = {"revision": ("items_addressed", "pending"), "integrity": ("issues_found", "issues_fixed", "issue"),
-            "material": ("file", "upstream"), "checklist": ("evidence",)}
+            "material": ("file", "upstream"), "checklist": ("evidence",),
+            "advisory": ("unavailable",)}
 
 
 def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool) -> list[Candidate]:
@@ -126,7 +130,7 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
     ordered = sorted(t.stage_ids, key=lambda s: s != current)
     out = _stage_candidates(t, run, ordered, flow=False) + _confirm_candidates(t, run)
     out += _integrity_candidates(t, ordered, [(None, None)]) + next_gates.candidates(t, run, ordered[:1])
-    out += _contract_candidates(t, run)
+    out += _contract_candidates(t, run) + next_gates.entry_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     out += _one(t, "loop", {}, {})
     for stage_id in t.stage_ids:
@@ -213,7 +217,7 @@ def moves(t: Template, run: RunData, now: str) -> dict[str, Any]:
             "pipeline_state": run.state["pipeline_state"],
             "moves": _likely_first(t, run, [_noted(t, m) for m in _grouped(legal)]),
             "blocked": [{"move": _without_leads(move), "needs": list(needs), **extra}
-                        for move, needs, extra in _grouped_blocked(refused)]}
+                        for move, needs, extra in _grouped_blocked(refused)], **next_gates.advisories_shown(t, run)}
 
 
 def _likely_first(t: Template, run: RunData, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:

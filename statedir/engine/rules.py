@@ -165,6 +165,12 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
         block = failure_modes.completion_refusal(t, state, stage_id, record)
         if block is not None:
             raise block
+    if t.doc.get("compliance"):  # a blocking compliance report: only the user's acknowledgement lifts it
+        from statedir.engine import compliance
+
+        refusal = compliance.completion_refusal(t, draft.run, stage_id)
+        if refusal is not None:
+            raise refusal
     kind, awareness = template_conditions.checkpoint_type(t, state, stage_id)
     checked = schema_checks.check(t, draft, stage_id)  # true only where something was checked and held
     validated = True if checked is None else (checked["result"] == "PASS" and bool(checked["schemas_checked"]))
@@ -278,6 +284,8 @@ HANDLERS: dict[str, str] = {
     "observe": "submissions:observe", "bind": "adjudication_rules:bind", "seal": "adjudication_rules:seal",
     "resume": "reset_boundaries:resume", "resolve": "gates:resolve", "checklist": "checklist_rules:checklist",
     "acknowledge_mode": "checklist_rules:acknowledge_mode", "contract": "review_contract:record",
+    "advisory": "entry_advisories:record", "compliance": "compliance:record",
+    "compliance_override": "compliance:override",
 }
 
 

@@ -201,6 +201,11 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         marks = run_settings.marks(t, state)
         if marks:
             doc["marks"] = marks
+    if t.doc.get("entry_advisories") or t.doc.get("compliance"):  # bound to the draft; STALE once it is not current
+        from statedir.engine import compliance, entry_advisories
+
+        doc["stage5_advisories"] = entry_advisories.shown(t, run)
+        doc["compliance_history"] = compliance.history(t, run)
     for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
         if key in state:
             doc[key] = state[key]

@@ -18,6 +18,11 @@ def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
         raise PrerequisitesMissing(f"stage {t.display(stage_id)} needs {', '.join(report['missing_required'])}",
                                    **report, needs=report["missing_required"],
                                    materials=[names for _, names in unmet])
+    if t.doc.get("entry_advisories"):  # a gated advisory (a run setting's) on entering its stage
+        from statedir.engine import entry_advisories
+
+        entry_advisories.require_entry(t, RunData(draft.run.run_id, draft.state, draft.all_stages(),
+                                                  draft.run.passports), stage_id)
     record = draft.stage(stage_id)
     if t.status["active"] not in t.moves.get(record["status"], []) and record["status"] != t.status["active"]:
         # a stage set skipped (or completed) never starts again by a move the template forbids

@@ -9,7 +9,8 @@ from statedir.engine.failure_modes_meaning import meaning
 
 # Every action a role's `may` (or `owner_may`) can grant: the mutating commands.
 ACTIONS = ("new", "stage", "output", "pipeline", "set", "material", "integrity", "revision", "loop", "observe",
-           "confirm", "redo", "resume", "bind", "seal", "rollback", "resolve", "checklist", "acknowledge_mode", "contract")
+           "confirm", "redo", "resume", "bind", "seal", "rollback", "resolve", "checklist", "acknowledge_mode", "contract",
+           "advisory", "compliance", "compliance_override")
 Found = list[tuple[list[Any], str]]
 
 

@@ -11,6 +11,8 @@ DOING = {
     "resume": "resume at reset boundaries", "bind": "bind adjudication artifacts", "seal": "seal adjudication runs",
     "rollback": "roll runs back", "resolve": "resolve FAIL loops", "acknowledge_mode": "acknowledge failure modes",
     "checklist": "submit failure-mode checklists", "contract": "record the re-review contract",
+    "advisory": "record Stage 5 entry advisories", "compliance": "submit compliance reports",
+    "compliance_override": "acknowledge blocking compliance reports",
 }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.commands import table
-from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
+from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError, UserAnswerRequired
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
@@ -241,6 +241,13 @@ class Served:
             sd = _UsersAnswer(self.sd)
         elif question is not None:
             raise question.unaskable()
+        elif self.tools[name].path == ("compliance",) and arguments.get("override"):
+            raise UserAnswerRequired(  # the acknowledgement of a compliance block is the user's, never relayed here
+                f"acknowledging the blocking compliance report at stage {arguments.get('stage')} of run "
+                f"{arguments.get('run_id')} is the user's decision: have them answer it themselves (`statedir "
+                f"compliance {arguments.get('run_id')} {arguments.get('stage')} --override --reason R --actor user` "
+                "in their terminal); do not answer it for them",
+                run_id=arguments.get("run_id"), stage=arguments.get("stage"))
         elif self.tools[name].path in (("resolve",), ("acknowledge",)) and seen is not None:
             # never the agent's own answer: refused by the rules (asked of the user where they take it)
             arguments[EXPECT_HEAD] = seen

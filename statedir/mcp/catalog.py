@@ -33,7 +33,7 @@ GROUP_OF = {"init": "pipeline", "new": "pipeline", "runs": "pipeline", "next": "
             "show": "pipeline", "get": "pipeline", "stage": "pipeline", "confirm": "pipeline",
             "material": "pipeline", "integrity": "pipeline", "revision": "pipeline", "observe": "pipeline",
             "output": "control", "loop": "control", "prereq": "control", "pipeline": "control", "set": "control", "redo": "control", "resume": "control",
-            "contract": "control",
+            "contract": "control", "advisory": "control", "compliance": "control",
             "templates": "control", "graph": "control", "versions": "control",
             "bind": "ars", "seal": "ars",
             "bus": "bus", "research": "research", "signers": "signing", "sync": "sync",

@@ -51,9 +51,12 @@ _OWN_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
     "checklist": {"blocks": _B, "blocking": _STRINGS, "warned": _STRINGS},
     "acknowledge": {"mode": _S, "answer": _S, "blocking": _STRINGS, "override_round": _I},
     "contract": {"part": _S, "sha256": _S, "outcome": _S, "then": _S},
+    "advisory": {"kind": _S, "version_label": _S, "refused_classes": _STRINGS},
+    "compliance": {"decision": _S, "round": _I, "capped_from": _S, "override_round": _I},
 }
 TRANSITIONS = ("new", "stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
-               "pipeline", "set", "redo", "resume", "rollback", "resolve", "checklist", "acknowledge", "contract")
+               "pipeline", "set", "redo", "resume", "rollback", "resolve", "checklist", "acknowledge", "contract",
+               "advisory", "compliance")
 
 
 def transition(name: str) -> dict[str, Any]:
@@ -92,9 +95,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "status": _object(("run_id", "line"), run_id=_S, template=_S, topic=_S,
                       pipeline_state=_S, current_stage=_S_NULL, line=_S, dashboard=_S, stages=_OBJECTS,
                       checkpoint={"type": ["object", "null"]}, integrity=_OBJECTS, reviews=_OBJECTS,
-                      settings={"type": "object"}, marks=_STRINGS),
+                      settings={"type": "object"}, marks=_STRINGS, advisories=_STRINGS, compliance=_STRINGS),
     "next": _object(("run_id", "moves", "blocked"), run_id=_S, pipeline_state=_S, current_stage=_S_NULL,
-                    moves=_OBJECTS, blocked=_OBJECTS),
+                    moves=_OBJECTS, blocked=_OBJECTS, advisories=_OBJECTS),
     "prereq": _object(("prerequisites_met", "missing_required", "missing_recommended"), prerequisites_met=_B,
                       missing_required={"type": "array"}, missing_recommended={"type": "array"}, warning=_S_NULL),
     "log": _object(result=_OBJECTS, entries=_OBJECTS, next_cursor=_S_NULL),  # a list, or a page of one

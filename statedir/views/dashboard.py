@@ -83,6 +83,9 @@ def render(t: Template, run: RunData) -> str:
     if reviews:
         lines += [rule, _boxed("Review:")]
         lines += [_boxed(f"  {row['label']}: {row['text']}") for row in reviews]
+    for title, rows in (("Compliance:", compliance_rows(t, run)), ("Stage 5 entry advisories:", advisory_rows(t, run))):
+        if rows:
+            lines += [rule, _boxed(title), *(line for row in rows for line in _wrapped(f"  {row}"))]
     lines.append(double)
     lines.append(f"  Pipeline: {state['pipeline_state']}  |  current stage: "
                  f"{t.display(state['current_stage']) if state.get('current_stage') else '-'}")
@@ -116,6 +119,31 @@ def run_marks(t: Template, run: RunData) -> list[str]:
     on = settings_on(t, run.state)
     marks = [f"Settings: {', '.join(on)}"] if on else []
     return marks + run_settings_marks(t, run.state)
+
+
+def advisory_rows(t: Template, run: RunData) -> list[str]:
+    """Each Stage 5 entry advisory: what was recorded, for which draft, and whether that is still the
+    current one (STALE once a new draft version exists)."""
+    if not t.doc.get("entry_advisories"):
+        return []
+    from statedir.engine import entry_advisories
+
+    return [f"{e['kind']}: {e.get('code') or 'recorded'} for {e['version_label']} [{e['binding']}]"
+            + (f", refused classes: {', '.join(e['refused'])}" if e.get("refused") else "")
+            for e in entry_advisories.shown(t, run)]
+
+
+def compliance_rows(t: Template, run: RunData) -> list[str]:
+    """The current draft's compliance reports: stage, round, decision (and what the cap lowered)."""
+    if not t.doc.get("compliance"):
+        return []
+    from statedir.engine import compliance
+
+    return [f"{t.display(e['stage'])} round {e['round']}: {e['decision']}"
+            + (f" (capped from {e['capped_from']})" if e.get("capped_from") else "")
+            + (", acknowledged by the user" if e.get("user_override") else "")
+            + (f", resolution path {e['resolution_path']}" if e.get("resolution_path") else "")
+            for e in compliance.history(t, run)]
 
 
 def integrity_rows(t: Template, run: RunData) -> list[dict[str, Any]]:
@@ -164,4 +192,5 @@ def structure(t: Template, run: RunData) -> dict[str, Any]:
             "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages,
             "integrity": integrity_rows(t, run), "reviews": review_rows(t, run),
             "settings": (run.state.get("settings") or {}) if t.doc.get("run_settings") else {},
-            "marks": run_settings_marks(t, state)}
+            "marks": run_settings_marks(t, state), "advisories": advisory_rows(t, run),
+            "compliance": compliance_rows(t, run)}

@@ -8,12 +8,14 @@ from typing import Any
 # an option spelled `--name-with-dashes`.
 POSITIONAL = {"stage": ("stage", "status"), "output": ("stage",), "pipeline": ("state",), "set": ("field", "value"),
               "material": ("names",), "integrity": ("stage", "verdict"), "redo": ("stage",), "resume": ("hash",),
-              "resolve": ("stage", "decision"), "checklist": ("stage",), "acknowledge": ("stage", "mode", "answer")}
+              "resolve": ("stage", "decision"), "checklist": ("stage",), "acknowledge": ("stage", "mode", "answer"),
+              "contract": ("stage", "part"), "advisory": ("kind",), "compliance": ("stage",)}
+FLAGS = frozenset({"override"})  # options that take no value
 # What a free argument's placeholder says it takes.
 PLACEHOLDER = {"refs_total": "N", "refs_verified": "N", "items_total": "N", "reason": "TEXT", "report": "FILE",
                "output": "TEXT", "value": "VALUE", "item": "MODE=OUTCOME...", "items_addressed": "N",
                "pending": "ITEM", "issues_found": "N", "issues_fixed": "N", "issue": "SEVERITY:TYPE:DESCRIPTION",
-               "file": "FILE", "upstream": "LABEL", "evidence": "MODE=TEXT"}
+               "file": "FILE", "upstream": "LABEL", "evidence": "MODE=TEXT", "unavailable": "CODE"}
 SHOWN_VALUES = 6  # more allowed values than this are named on a line of their own
 
 
@@ -39,7 +41,7 @@ def command_line(run_id: str, move: dict[str, Any]) -> tuple[str, list[str]]:
     for name in [*required, *(n for n in allowed if n not in required), *optional]:
         if name in positional:
             continue
-        option = f"--{name.replace('_', '-')} {_value(name, allowed.get(name), long)}"
+        option = f"--{name.replace('_', '-')}" + ("" if name in FLAGS else f" {_value(name, allowed.get(name), long)}")
         words.append(option if name in required else f"[{option}]")
     return " ".join(words), long
 
@@ -74,4 +76,7 @@ def render(result: dict[str, Any]) -> str:
             text, _ = command_line(run_id, entry["move"])
             lines.append(f"  {text}")
             lines += [f"      needs: {need}" for need in entry["needs"]]
+    if result.get("advisories"):  # the Stage 5 entry advisories and the draft each is bound to
+        lines.append("advisories: " + "; ".join(f"{a['kind']} for {a['version_label']} [{a['binding']}]"
+                                                for a in result["advisories"]))
     return "\n".join(lines)

@@ -109,6 +109,8 @@ def test_enums_wherever_values_form_a_vocabulary(store: Path) -> None:
     tools = {t.name: t for t in listed(store)}
     for name, tool in tools.items():
         for argument, prop in tool.input_schema["properties"].items():
+            if (name, argument) == ("advisory", "unavailable"):  # a code of the advisory's own, no vocabulary
+                continue
             if argument in VOCABULARY or (name, argument) in {("pipeline", "state"), ("observe", "stage"),
                                                                ("integrity", "stage"), ("stage", "stage")}:
                 assert _values(prop), f"{name}.{argument} takes a vocabulary but lists none"
