@@ -42,13 +42,16 @@ def check_passport(t: Template, guarded: list[str], entry: str, passport: dict[s
                              f"(SHA-256 {file.get('content_hash', '')[:12]}..., the passport's {str(recorded)[:12]}"
                              "...): verify the new content instead", file=file.get("path"), passport=label)
     checks = integrity_stages(t)
+    if not checks:
+        return
     modes = {mode_of(t, s): s for s in checks}
     given = passport.get("integrity_mode")
     if given is not None and given not in modes:
         raise InvalidValue(f"the passport {label} records integrity_mode {given!r}; the template's integrity "
                            f"checks are {', '.join(str(m) for m in modes)}", passport=label, allowed=list(modes))
     stands_for = modes[given] if given is not None else checks[0]  # a passport before modes: the first check
-    last = [s for s in guarded if s in checks][-1]
+    skipped = [s for s in guarded if s in checks]
+    last = skipped[-1] if skipped else stands_for
     if t.index(last) > t.index(stands_for):
         raise IllegalTransition(
             f"entering at stage {t.display(entry)} skips stage {t.display(last)} ({mode_of(t, last)}), and the "
