@@ -18,8 +18,9 @@ from statedir.engine import template
 TOPIC = "q1"
 ACCEPT = {"decision": ["accept"], "verdict": ["PASS"], "response": ["continue"]}
 # A file for any material: a heading for every field the template's schema checks ask of one.
-BODY = "".join(f"## {field.replace('_', ' ').title()}\nsome text\n\n" for field in sorted(
-    {f for spec in template.load("academic-pipeline").doc["material_schemas"].values() for f in spec.get("fields", [])}))
+SCHEMAS = template.load("academic-pipeline").doc["material_schemas"].values()
+FIELDS = {field for spec in SCHEMAS for field in spec.get("fields", [])}
+BODY = "".join(f"## {field.replace('_', ' ').title()}\nsome text\n\n" for field in sorted(FIELDS))
 
 
 def statedir(repo: Path, *args: str) -> Any:

@@ -21,7 +21,7 @@ def integrity_stages(t: Template) -> list[str]:
 
 
 def mode_of(t: Template, stage_id: str) -> str | None:
-    return t.stage(stage_id).get("integrity", {}).get("mode")  # type: ignore[no-any-return]
+    return t.stage(stage_id).get("integrity", {}).get("mode")
 
 
 def check_passport(t: Template, guarded: list[str], entry: str, passport: dict[str, Any],
@@ -34,13 +34,7 @@ def check_passport(t: Template, guarded: list[str], entry: str, passport: dict[s
         raise IllegalTransition(f"the passport {label} names no content_hash: it cannot show that the content has "
                                 "not changed since its integrity pass; bring a passport with the SHA-256 of the "
                                 "verified file, and that file (--file)", passport=label)
-    if file is None:
-        raise IllegalTransition(f"the passport {label} stands for a file of SHA-256 {str(recorded)[:12]}...: bring "
-                                "that file (--file) so statedir can compare it", argument="file")
-    if file.get("content_hash") != recorded:
-        raise ContentChanged(f"the file {file.get('path')} has changed since the passport {label} was verified "
-                             f"(SHA-256 {file.get('content_hash', '')[:12]}..., the passport's {str(recorded)[:12]}"
-                             "...): verify the new content instead", file=file.get("path"), passport=label)
+    same_content(passport, file)
     checks = integrity_stages(t)
     if not checks:
         return
@@ -61,6 +55,18 @@ def check_passport(t: Template, guarded: list[str], entry: str, passport: dict[s
             f"{_entries_on(t, stands_for)} on this one", passport=label, needs=[f"integrity_mode {mode_of(t, last)}"])
 
 
+def same_content(passport: dict[str, Any], file: dict[str, str] | None) -> None:
+    """Refused unless `file` (the one the user brings) is the content the passport's content_hash names."""
+    label, recorded = passport.get("version_label"), passport.get("content_hash")
+    if file is None:
+        raise IllegalTransition(f"the passport {label} stands for a file of SHA-256 {str(recorded)[:12]}...: bring "
+                                "that file (--file) so statedir can compare it", argument="file")
+    if file.get("content_hash") != recorded:
+        raise ContentChanged(f"the file {file.get('path')} has changed since the passport {label} was verified "
+                             f"(SHA-256 {file.get('content_hash', '')[:12]}..., the passport's {str(recorded)[:12]}"
+                             "...): verify the new content instead", file=file.get("path"), passport=label)
+
+
 def _entries_on(t: Template, stands_for: str) -> str:
     """The entry points past `stands_for` a passport of its check lets a run enter at."""
     later = [s for s in integrity_stages(t) if t.index(s) > t.index(stands_for)]
@@ -72,11 +78,16 @@ def register(t: Template, state: dict[str, Any], change: Change, guarded: list[s
              brought: list[dict[str, Any]]) -> None:
     """What the passport stands for (each skipped integrity stage's report) and the files the
     entry stage registers from what the user brings, each the next version of its series."""
+    register_reports(t, state, guarded)
+    register_brought(t, state, change, entry, now, brought)
+
+
+def register_reports(t: Template, state: dict[str, Any], guarded: list[str]) -> None:
+    """Each skipped integrity stage's report, which the passport stands for."""
     for stage_id in guarded:
         report = t.stage(stage_id).get("integrity", {}).get("report_material")
         if report:
             state["materials"][report] = True
-    register_brought(t, state, change, entry, now, brought)
 
 
 def registers(t: Template, entry: str) -> list[str]:

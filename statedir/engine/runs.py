@@ -9,7 +9,7 @@ from statedir.engine import materials, mid_entry, template_conditions
 from statedir.engine.adjudication_contract import initial_rows
 from statedir.engine.decision import Change, RunData
 from statedir.engine.template import Template
-from statedir.errors import ContentChanged, IllegalTransition, InvalidValue
+from statedir.errors import IllegalTransition, InvalidValue
 
 
 def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
@@ -141,21 +141,9 @@ def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], 
     and what it stands for is registered at entry (each skipped integrity stage's report), so the
     entry stage can start at once."""
     assert passport is not None
-    recorded = passport.get("content_hash")
-    if recorded:
-        if file is None:
-            raise IllegalTransition(f"the passport {passport.get('version_label')} stands for a file of SHA-256 "
-                                    f"{str(recorded)[:12]}...: bring that file (--file) so statedir can compare it",
-                                    argument="file")
-        if file.get("content_hash") != recorded:
-            raise ContentChanged(f"the file {file.get('path')} has changed since the passport "
-                                 f"{passport.get('version_label')} was verified (SHA-256 {file.get('content_hash', '')[:12]}"
-                                 f"..., the passport's {str(recorded)[:12]}...): verify the new content instead",
-                                 file=file.get("path"), passport=passport.get("version_label"))
-    for stage_id in guarded:
-        report = t.stage(stage_id).get("integrity", {}).get("report_material")
-        if report:
-            state["materials"][report] = True
+    if passport.get("content_hash"):
+        mid_entry.same_content(passport, file)
+    mid_entry.register_reports(t, state, guarded)
 
 
 def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:

@@ -22,7 +22,6 @@ from typing import Any
 
 from statedir.engine import flow_state, mid_entry, next_moves, runs, template_conditions
 from statedir.engine.decision import RunData, applied
-from statedir.engine.materials import label_for
 from statedir.engine.next_moves import Candidate
 from statedir.engine.template import Template
 from statedir.engine.template_meaning import json_path
