@@ -60,3 +60,20 @@ def command_line(run_id: str, move: dict[str, Any], values: dict[str, Any]) -> l
 
 
 CLI_NAMES = {"acknowledge_mode": "acknowledge"}  # a move's command, where the CLI names it otherwise
+
+
+def fill_in(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a driver takes where nothing it prefers is listed: the re-review contract's next part
+    (its check passing where a passing exit code is allowed), else each material a blocked move
+    needs. Each step: its command, actor and values; none where neither is there."""
+    contract = next((m for m in out["moves"] if m["command"] == "contract"), None)
+    if contract is not None:
+        codes = contract["allowed"].get("exit_code") or [None]
+        return [{"command": "contract", "actor": contract["actor"], "stage": contract["allowed"]["stage"][0],
+                 "part": contract["allowed"]["part"][0], "exit_code": 0 if 0 in codes else codes[0]}]
+    wanted = [e for e in out["blocked"] if e.get("materials")]
+    material = next((m for m in out["moves"] if m["command"] == "material"), None)
+    if not wanted or material is None:
+        return []
+    return [{"command": "material", "actor": material["actor"], "names": names[0]} for names in wanted[0]["materials"]
+            if names[0] in material["allowed"]["names"]]

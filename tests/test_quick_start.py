@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import cli, cli_json, copy_of, snapshot
-from next_driver import choose, command_line, pick
+from next_driver import choose, command_line, fill_in, pick
 
 from statedir import api
 from statedir.engine import template
@@ -40,22 +40,21 @@ def drive(repo: Path, run: str, taste: dict[str, list[str]]) -> list[tuple[str, 
             return taken
         assert out["pipeline_state"] != "aborted", taken
         move = pick(out["moves"], taste)
-        contract = next((m for m in out["moves"] if m["command"] == "contract"), None)
-        if move is None and contract is not None:
-            part = contract["allowed"]["part"][0]
-            (repo / f"{run}-{part}.md").write_text(f"{part}\n")
-            codes = ["--exit-code", "0"] if "exit_code" in contract["allowed"] else []
-            statedir(repo, "contract", run, contract["allowed"]["stage"][0], part, "--file", f"{run}-{part}.md",
-                     *codes, "--actor", contract["actor"])
-            taken.append(("contract", part))
-            continue
-        if move is None:
-            wanted = [e for e in out["blocked"] if e.get("materials")]
-            assert wanted, (out, taken)
-            for names in wanted[0]["materials"]:
-                (repo / f"{run}-{names[0]}.md").write_text(BODY)
-                statedir(repo, "material", run, names[0], "--file", f"{run}-{names[0]}.md")
-                taken.append(("material", names[0]))
+        if move is None:  # the re-review contract part by part, then its check; else what a blocked move needs
+            steps = fill_in(out)
+            assert steps, (out, taken)
+            for step in steps:
+                if step["command"] == "contract":
+                    (repo / f"{run}-{step['part']}.md").write_text(f"{step['part']}\n")
+                    codes = [] if step["exit_code"] is None else ["--exit-code", str(step["exit_code"])]
+                    statedir(repo, "contract", run, step["stage"], step["part"], "--file", f"{run}-{step['part']}.md",
+                             *codes, "--actor", step["actor"])
+                    taken.append(("contract", step["part"]))
+                else:
+                    (repo / f"{run}-{step['names']}.md").write_text(BODY)
+                    statedir(repo, "material", run, step["names"], "--file", f"{run}-{step['names']}.md",
+                             "--actor", step["actor"])
+                    taken.append(("material", step["names"]))
             continue
         values = choose(move, taste)
         if move["command"] == "integrity":
