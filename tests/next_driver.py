@@ -39,3 +39,41 @@ def choose(move: dict[str, Any], taste: dict[str, list[str]]) -> dict[str, Any]:
         if liked or name in move["args"]:
             chosen[name] = liked[0] if liked else options[0]
     return chosen
+
+
+def command_line(run_id: str, move: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """The CLI's words for a listed move taken with `values`: positional arguments in the command
+    line's order, the rest as options (a list repeated), the move's actor last."""
+    from statedir.views.moves_text import POSITIONAL
+
+    command = move["command"]
+    words = [CLI_NAMES.get(command, command), run_id]
+    positional = POSITIONAL.get(command, ())
+    for name in positional:
+        if name in values:
+            words += [str(v) for v in values[name]] if isinstance(values[name], list) else [str(values[name])]
+    for name, value in values.items():
+        if name not in positional and value is not None:
+            for one in value if isinstance(value, list) else [value]:
+                words += [f"--{name.replace('_', '-')}", str(one)]
+    return [*words, "--actor", move["actor"]]
+
+
+CLI_NAMES = {"acknowledge_mode": "acknowledge"}  # a move's command, where the CLI names it otherwise
+
+
+def fill_in(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a driver takes where nothing it prefers is listed: the re-review contract's next part
+    (its check passing where a passing exit code is allowed), else each material a blocked move
+    needs. Each step: its command, actor and values; none where neither is there."""
+    contract = next((m for m in out["moves"] if m["command"] == "contract"), None)
+    if contract is not None:
+        codes = contract["allowed"].get("exit_code") or [None]
+        return [{"command": "contract", "actor": contract["actor"], "stage": contract["allowed"]["stage"][0],
+                 "part": contract["allowed"]["part"][0], "exit_code": 0 if 0 in codes else codes[0]}]
+    wanted = [e for e in out["blocked"] if e.get("materials")]
+    material = next((m for m in out["moves"] if m["command"] == "material"), None)
+    if not wanted or material is None:
+        return []
+    return [{"command": "material", "actor": material["actor"], "names": names[0]} for names in wanted[0]["materials"]
+            if names[0] in material["allowed"]["names"]]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, to_integrity
-from next_driver import choose, pick
+from next_driver import choose, fill_in, pick
 
 from statedir import api
 
@@ -192,24 +192,19 @@ def test_a_whole_run_reaches_completed_taking_only_listed_moves(sd: api.StateDir
         if out["pipeline_state"] == "completed":
             break
         move = pick(out["moves"], taste)
-        contract = next((m for m in out["moves"] if m["command"] == "contract"), None)
-        if move is None and contract is not None:  # the re-review contract, part by part, then its check
-            part = contract["allowed"]["part"][0]
-            path = sd.store.files_worktree / f"contract-{part}.md"
-            path.write_text(f"{part}\n")
-            codes = contract["allowed"].get("exit_code") or [None]
-            sd.contract(RUN, contract["allowed"]["stage"][0], part, file=str(path),
-                        exit_code=0 if 0 in codes else codes[0], actor=contract["actor"])
-            taken.append(("contract", part))
-            continue
-        if move is None:
-            wanted = [e for e in out["blocked"] if e.get("materials")]
-            assert wanted, out
-            material = next(m for m in out["moves"] if m["command"] == "material")
-            for names in wanted[0]["materials"]:
-                assert names[0] in material["allowed"]["names"]
-                _take(sd, material, {"names": names[0]}, (0, 0))
-                taken.append(("material", names[0]))
+        if move is None:  # the re-review contract part by part, then its check; else what a blocked move needs
+            steps = fill_in(out)
+            assert steps, out
+            for step in steps:
+                if step["command"] == "contract":
+                    path = sd.store.files_worktree / f"contract-{step['part']}.md"
+                    path.write_text(f"{step['part']}\n")
+                    sd.contract(RUN, step["stage"], step["part"], file=str(path), exit_code=step["exit_code"],
+                                actor=step["actor"])
+                    taken.append(("contract", step["part"]))
+                else:
+                    _take(sd, step, {"names": step["names"]}, (0, 0))
+                    taken.append(("material", step["names"]))
             continue
         values = choose(move, taste)
         issues = (0, 0)

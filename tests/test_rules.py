@@ -318,8 +318,11 @@ def passport(hours_ago: float, status: str = "VERIFIED") -> dict[str, object]:
 
     when = datetime.datetime(2026, 11, 29, 12, tzinfo=datetime.timezone.utc) - datetime.timedelta(hours=hours_ago)
     return {"version_label": "paper_draft_v3", "origin_skill": "academic-paper", "origin_mode": "full",
-            "origin_date": "2026-11-20T00:00:00Z", "verification_status": status,
+            "origin_date": "2026-11-20T00:00:00Z", "verification_status": status, "content_hash": DRAFT["content_hash"],
             "integrity_pass_date": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "materials": ["paper_draft"]}
+
+
+DRAFT = {"path": "draft.md", "content_hash": "d" * 64}  # the file the passport above stands for, as brought
 
 
 def test_mid_entry_at_integrity_skips_earlier_stages() -> None:
@@ -329,7 +332,9 @@ def test_mid_entry_at_integrity_skips_earlier_stages() -> None:
 
 
 def test_mid_entry_cannot_skip_integrity_without_a_fresh_verified_passport() -> None:
-    from statedir.errors import IllegalTransition
+    """...on the file it stands for, of the last integrity check it skips (a pre-review pass never
+    stands for stage 4.5's), with the reviewer comments registered at entry when entering at 4."""
+    from statedir.errors import IllegalTransition, InvalidValue
 
     with pytest.raises(IllegalTransition):
         Sim(entry="3")
@@ -339,7 +344,20 @@ def test_mid_entry_cannot_skip_integrity_without_a_fresh_verified_passport() -> 
         Sim(entry="3", passport=passport(1, "UNVERIFIED"), confirm_skip=True)
     with pytest.raises(IllegalTransition, match="confirm"):
         Sim(entry="3", passport=passport(1))
-    sim = Sim(entry="3", passport=passport(1), confirm_skip=True)
+    with pytest.raises(IllegalTransition, match="--file"):
+        Sim(entry="3", passport=passport(1), confirm_skip=True)
+    with pytest.raises(IllegalTransition, match="content_hash"):
+        Sim(entry="3", passport={**passport(1), "content_hash": None}, confirm_skip=True, file=DRAFT)
+    with pytest.raises(IllegalTransition, match="stage 4.5 is never satisfied"):  # a pre-review pass, at 5
+        Sim(entry="5", passport=passport(1), confirm_skip=True, file=DRAFT)
+    with pytest.raises(InvalidValue, match="--entry-material"):
+        Sim(entry="4", passport=passport(1), confirm_skip=True, file=DRAFT)
+    final = Sim(entry="5", passport={**passport(1), "integrity_mode": "final-check"}, confirm_skip=True, file=DRAFT)
+    assert final.state["materials"]["integrity_report_final"] and final.status("4.5") == "completed"
+    revise = Sim(entry="4", passport=passport(1), confirm_skip=True, file=DRAFT,
+                 brought=[{"path": "comments.md", "content_hash": "c" * 64}])
+    assert revise.state["current_version"]["review"] == "review_v1" and revise.state["materials"]["review_reports"]
+    sim = Sim(entry="3", passport=passport(1), confirm_skip=True, file=DRAFT)
     assert sim.status("2.5") == "completed" and "paper_draft_v3" in sim.run.stages["2.5"]["reason"]
     assert sim.state["current_version"]["paper_draft"] == "paper_draft_v3"
     assert sim.state["materials"]["integrity_report_pre"]  # what the passport stands for, registered at entry

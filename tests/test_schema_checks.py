@@ -38,6 +38,10 @@ def test_a_file_lacking_a_required_field_is_a_fail_naming_it(repo: Path, sd: api
     assert failed["schemas_checked"] == ["Schema 4 (Paper Draft)"]
     assert failed["missing_fields"] == ["paper_draft.references"]
     assert cli_json("get", RUN, "stages.2.schema_validated", cwd=repo)[1] is False
+    shown = cli("status", RUN, cwd=repo).stdout  # the dashboard notifies it, with what was missing
+    assert "  Schema check FAIL at 2 -> 2.5: missing paper_draft.references" in shown.splitlines()
+    [notified] = cli_json("status", RUN, cwd=repo)[1]["schema_checks_failed"]  # type: ignore[index]
+    assert notified["missing_fields"] == ["paper_draft.references"]
     text = cli("confirm", RUN, cwd=repo)  # nothing open: refused, but the FAIL stays on record
     assert text.returncode == 1
     assert sd.verify()["clean"]  # replayed by the same rules: the FAIL is what the files held
@@ -53,4 +57,5 @@ def test_an_output_without_a_file_is_unchecked_never_a_pass(repo: Path, sd: api.
     assert entry["schemas_checked"] == [] and entry["missing_fields"] == []
     assert entry["unchecked"] == ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"]
     assert sd.get(RUN, "stages.1.schema_validated") is False
+    assert "Schema check FAIL" not in sd.status(RUN)["dashboard"]  # nothing checked is no FAIL either
     assert json.loads(json.dumps(sd.verify()))["clean"]

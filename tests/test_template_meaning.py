@@ -98,3 +98,16 @@ def test_a_stored_template_evolves_by_version_and_runs_keep_theirs(sd: api.State
                      name="other.yaml")
     code, out = cli_json("new", "d", "--topic", "t", "--template", str(other), cwd=repo)
     assert code == 2 and "never used before" in out["error"]["message"]  # type: ignore[index]
+
+
+def test_mid_entry_registers_materials_at_entry_points_only() -> None:
+    import copy
+
+    from statedir.engine import template as template_mod
+
+    doc = copy.deepcopy(template_mod.load("academic-pipeline").doc)
+    assert template_meaning.problems(doc) == []
+    doc["mid_entry"]["registers"] = {"4.5": ["review_reports", "comments"]}
+    assert template_meaning.problems(doc) == [
+        (["mid_entry", "registers", "4.5"], "'4.5' is not an entry point"),
+        (["mid_entry", "registers", "4.5", 1], "unknown material 'comments'")]

@@ -37,10 +37,21 @@ class Views:
             t, run, _ = self.load(run_id)
         text, older = dashboard.render(t, run), template_versions.older_rules(self.store, t)
         audit = self._audit(t, run, run_id) if at is None else None
-        text += "".join(f"\n{line}" for line in dashboard.audit_lines(audit))
+        failed = self._failed_schema_checks(t, run_id) if at is None else []
+        text += "".join(f"\n{line}" for line in [*dashboard.schema_lines(failed), *dashboard.audit_lines(audit)])
         return {"run_id": run_id, "dashboard": text + (f"\n  Rules: {older}" if older else ""),
                 "line": dashboard.line(t, run), **dashboard.structure(t, run), **({"rules": older} if older else {}),
+                **({"schema_checks_failed": failed} if failed else {}),
                 **({"failure_mode_audit": audit} if audit else {})}
+
+    def _failed_schema_checks(self, t: Any, run_id: str) -> list[dict[str, Any]]:
+        """The schema checks of the run that failed and stand (templates naming material_schemas)."""
+        from statedir.engine import transaction
+        from statedir.views import dashboard
+
+        if not t.doc.get("material_schemas"):
+            return []
+        return dashboard.failed_schema_checks(transaction.read_log(self.store, run_id, "schema_validation"))
 
     def _audit(self, t: Any, run: Any, run_id: str) -> dict[str, Any] | None:
         """The failure-mode audit the Stage 6 summary shows: at the template's last stage (the

@@ -88,8 +88,13 @@ class Transitions:
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,
             confirm_skip: bool = False, actor: str | None = None, expect: str | None = None, role: str | None = None,
-            file: str | None = None, settings: list[str] | None = None) -> dict[str, Any]:
+            file: str | None = None, settings: list[str] | None = None,
+            entry_materials: list[str] | None = None) -> dict[str, Any]:
         """Create a run (one commit); `topic` is needed where the template's required_run_fields say so.
+
+        Mid-entry past an integrity stage takes the `passport`, `confirm_skip` and the `file` it
+        stands for; `entry_materials`, the files the entry stage registers (the template's
+        `mid_entry.registers`: academic-pipeline, entering at 4, the reviewer comments).
 
         `settings` are the run settings (`KEY=VALUE`) the template declares, fixed at creation; a
         setting's environment variable (e.g. ARS_PASSPORT_RESET) is read here, and only here, where
@@ -109,6 +114,11 @@ class Transitions:
             from statedir.api.caller_inputs import file_hash
 
             args["file"] = file_hash(file, self.store.files_worktree)
+        if entry_materials:  # hashed, with their fields for the schema checks, as `material --file` does
+            from statedir.api.caller_inputs import file_hash
+
+            args["entry_materials"] = [file_hash(f, self.store.files_worktree, with_fields=True)
+                                       for f in entry_materials]
         chosen = _settings(t, settings, self.reset_boundaries)
         if chosen:
             args["settings"] = chosen

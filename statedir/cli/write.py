@@ -39,6 +39,10 @@ def new(run_id: RunArg,
             "--file", help="The file the passport stands for (mid-entry): its SHA-256 must equal the passport's content_hash.")] = None,
         setting: Annotated[Optional[list[str]], Option(
             "--setting", help="KEY=true|false (repeatable).")] = None,
+        entry_material: Annotated[Optional[list[str]], Option(
+            "--entry-material", help="A file the user brings that the entry stage registers at entry, as the "
+            "material the template names (academic-pipeline, entering at 4: the reviewer comments, as "
+            "review_reports); repeatable, in the template's order.")] = None,
         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
         expect: ExpectOpt = None) -> None:
     """Create a run.
@@ -49,7 +53,8 @@ def new(run_id: RunArg,
     """
     done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
                                language=language, passport=passport, confirm_skip=confirm_skip, file=file,
-                               settings=setting, actor=actor, role=as_role, expect=expect), json)
+                               settings=setting, entry_materials=entry_material, actor=actor, role=as_role,
+                               expect=expect), json)
 
 
 @app.command()

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import materials, template_conditions
+from statedir.engine import materials, mid_entry, template_conditions
 from statedir.engine.adjudication_contract import initial_rows
 from statedir.engine.decision import Change, RunData
 from statedir.engine.template import Template
-from statedir.errors import ContentChanged, IllegalTransition, InvalidValue
+from statedir.errors import IllegalTransition, InvalidValue
 
 
 def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
@@ -37,9 +38,11 @@ def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
 
 def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
             *, passport: dict[str, Any] | None = None, confirm_skip: bool = False,
-            file: dict[str, str] | None = None, settings: dict[str, Any] | None = None) -> tuple[RunData, Change]:
+            file: dict[str, str] | None = None, settings: dict[str, Any] | None = None,
+            brought: list[dict[str, Any]] | None = None) -> tuple[RunData, Change]:
     """The files of a new run, entering at `entry_point` (mid-entry skips what lies before), with
-    the run settings `settings` gives (statedir.engine.run_settings; fixed from now on)."""
+    the run settings `settings` gives (statedir.engine.run_settings; fixed from now on); `brought`,
+    the files the user brings that the entry stage registers (statedir.engine.mid_entry)."""
     from statedir.engine import run_settings
 
     recorded_settings = run_settings.initial(t, settings)
@@ -70,10 +73,16 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
     change = Change(summary, state=state, stages=stages)
     before = t.stage_ids[: t.index(entry)]
     guarded = [s for s in before if not t.skippable(s)]
-    if guarded:
+    if guarded and mid_entry.declared(t):
+        _carry_over(t, state, stages, change, guarded, entry, now, passport, confirm_skip,
+                    check=lambda p: mid_entry.check_passport(t, guarded, entry, p, file))
+        mid_entry.register(t, state, change, guarded, entry, now, brought or [])
+    elif guarded:
         _carry_over(t, state, stages, change, guarded, entry, now, passport, confirm_skip)
         if t.doc.get("integrity_sole_source"):
             _what_it_stands_for(t, state, guarded, passport, file)
+    elif mid_entry.declared(t):
+        mid_entry.register_brought(t, state, change, entry, now, brought or [])
     for stage_id in before:
         if stage_id not in guarded:
             if not t.status.get("skipped"):
@@ -85,7 +94,7 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
 
 def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, Any]], change: Change,
                 guarded: list[str], entry: str, now: str, passport: dict[str, Any] | None,
-                confirm_skip: bool) -> None:
+                confirm_skip: bool, check: Callable[[dict[str, Any]], None] | None = None) -> None:
     """Mid-entry past a never-skipped stage: only on a fresh VERIFIED passport the user confirms."""
     names = ", ".join(map(t.display, guarded))
     if passport is None:
@@ -101,6 +110,8 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
     if not confirm_skip:
         raise IllegalTransition(f"skipping stage {names} on passport {passport['version_label']} needs "
                                 "the user's confirmation: add --confirm-skip")
+    if check is not None:
+        check(passport)
     label = passport["version_label"]
     spec = next(t.stage(s)["integrity"] for s in guarded if "integrity" in t.stage(s))
     series = t.series_by_name(spec.get("verifies_draft_series") or "")
@@ -130,21 +141,9 @@ def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], 
     and what it stands for is registered at entry (each skipped integrity stage's report), so the
     entry stage can start at once."""
     assert passport is not None
-    recorded = passport.get("content_hash")
-    if recorded:
-        if file is None:
-            raise IllegalTransition(f"the passport {passport.get('version_label')} stands for a file of SHA-256 "
-                                    f"{str(recorded)[:12]}...: bring that file (--file) so statedir can compare it",
-                                    argument="file")
-        if file.get("content_hash") != recorded:
-            raise ContentChanged(f"the file {file.get('path')} has changed since the passport "
-                                 f"{passport.get('version_label')} was verified (SHA-256 {file.get('content_hash', '')[:12]}"
-                                 f"..., the passport's {str(recorded)[:12]}...): verify the new content instead",
-                                 file=file.get("path"), passport=passport.get("version_label"))
-    for stage_id in guarded:
-        report = t.stage(stage_id).get("integrity", {}).get("report_material")
-        if report:
-            state["materials"][report] = True
+    if passport.get("content_hash"):
+        mid_entry.same_content(passport, file)
+    mid_entry.register_reports(t, state, guarded)
 
 
 def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:

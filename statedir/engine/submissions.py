@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, schema_checks, template_conditions, wording
+from statedir.engine import materials, mid_entry, schema_checks, template_conditions, wording
 from statedir.engine.decision import Change, Draft, Request, RunData, active_current
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
@@ -130,6 +130,9 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     if passed and draft_label and draft_label in run.passports:
         draft.passports[draft_label] = {**copy.deepcopy(run.passports[draft_label]),
                                         "verification_status": "VERIFIED", "integrity_pass_date": now}
+        completion = t.stage(stage_id).get("completion", [])
+        if mid_entry.declared(t) and template_conditions.all_hold(completion, rec, draft.state):
+            draft.passports[draft_label]["integrity_mode"] = mode  # what it stands for at a mid-entry
     draft.log("integrity", {
         "at": now, "stage": stage_id, "mode": mode, "verdict": verdict, "refs_total": total,
         "refs_verified": verified, "issues_found": found, "issues_fixed": fixed, "retry_count": retries,

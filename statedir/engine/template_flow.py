@@ -20,9 +20,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import flow_state, next_moves, runs, template_conditions
+from statedir.engine import flow_state, mid_entry, next_moves, runs, template_conditions
 from statedir.engine.decision import RunData, applied
-from statedir.engine.materials import label_for
 from statedir.engine.next_moves import Candidate
 from statedir.engine.template import Template
 from statedir.engine.template_meaning import json_path
@@ -53,18 +52,11 @@ def _entry(t: Template, entry: str) -> RunData | None:
     try:
         run, change = runs.new_run(t, "flow-check", "flow check", "en", entry, NOW)
     except StatedirError:
-        guarded = [s for s in t.stage_ids[: t.index(entry)] if "integrity" in t.stage(s)]
-        draft_series = t.stage(guarded[0])["integrity"].get("verifies_draft_series") if guarded else None
-        series = t.series_by_name(draft_series or "") if draft_series else None
-        if series is None:
+        brings = mid_entry.sample(t, entry, NOW)
+        if not brings:
             return None
-        passport = {"version_label": label_for(series, 1), "series": series["name"],
-                    "materials": series["materials"][:1], "origin_skill": None, "origin_mode": None,
-                    "origin_date": NOW, "verification_status": "VERIFIED", "content_hash": None, "files": [],
-                    "integrity_pass_date": NOW, "upstream_dependencies": [], "repro_lock": None}
         try:
-            run, change = runs.new_run(t, "flow-check", "flow check", "en", entry, NOW, passport=passport,
-                                       confirm_skip=True)
+            run, change = runs.new_run(t, "flow-check", "flow check", "en", entry, NOW, **brings)
         except StatedirError:
             return None
     run.passports = dict(change.passports)

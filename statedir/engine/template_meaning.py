@@ -56,6 +56,12 @@ def _references(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
         if stage_id not in ids:
             out.append((["entry_points", i], f"unknown stage {stage_id!r}"))
     materials = set(doc.get("materials", []))
+    for stage_id, names in ((doc.get("mid_entry") or {}).get("registers") or {}).items():
+        if stage_id not in doc.get("entry_points", ids[:1]):
+            out.append((["mid_entry", "registers", stage_id], f"{stage_id!r} is not an entry point"))
+        for j, name in enumerate(names):
+            if name not in materials:
+                out.append((["mid_entry", "registers", stage_id, j], f"unknown material {name!r}"))
     for i, series in enumerate(doc.get("series", [])):
         for name in series["materials"]:
             if name not in materials:

@@ -278,6 +278,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
                                  confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"),
+                                 brought=req.args.get("entry_materials"),
                                  settings=req.args.get("settings"))
         scope = scope_of(t)
         extra: dict[str, str] = {}

@@ -113,6 +113,7 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     _, change = runs.new_run(t, commit.run_id, req.args.get("topic"), req.args.get("language") or "en",
                              req.args.get("entry_point"), now, passport=req.args.get("passport"),
                              confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"),
+                             brought=req.args.get("entry_materials"),
                              settings=req.args.get("settings"))
     if not recorded:
         del change.state["template_digest"]

@@ -22,7 +22,7 @@ INIT = "init"
 # working directory), and refused where they lead out of the repository.
 FILE_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "material": ("file",), "observe": ("report",), "seal": ("artifact_root", "bindings"), "bus_init": ("clean",),
-    "new": ("passport", "file"), "validate": ("files",), "contract": ("file",),
+    "new": ("passport", "file", "entry_material"), "validate": ("files",), "contract": ("file",),
     "advisory": ("file",), "compliance": ("report",)}
 # Arguments taking a path or else a name (a template's, a session's) or a key's text, with the kind
 # whose rule (argument_checks.names_a_file, the one their readers use) tells which: a path is read

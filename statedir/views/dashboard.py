@@ -113,6 +113,20 @@ def audit_lines(audit: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def failed_schema_checks(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The schema_validation_log's FAIL entries still standing: the last entry of each transition
+    where it is a FAIL."""
+    last = {entry.get("transition"): entry for entry in entries}
+    return [entry for entry in last.values() if entry.get("result") == "FAIL"]
+
+
+def schema_lines(failed: list[dict[str, Any]]) -> list[str]:
+    """The failed schema checks as the dashboard notifies them (the State Tracker's "format
+    mismatch -> notify"), each with the fields it missed."""
+    return [f"  Schema check FAIL at {e.get('transition')}: missing {', '.join(e.get('missing_fields') or []) or '-'}"
+            for e in failed]
+
+
 def run_marks(t: Template, run: RunData) -> list[str]:
     """What the run was made with that changes its rules: its settings that are on, and the marks
     they put on it (e.g. [LEGACY-NO-CONTRACT])."""
