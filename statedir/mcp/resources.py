@@ -71,7 +71,8 @@ def tools_listing(served: Served) -> dict[str, Any]:
 
 def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
     """A run's template's stages as a tool's `stage` argument takes them: each id (its aliases
-    are accepted too), name, owner, decisions, the outputs `stage`/`output` accept, and the statuses."""
+    are accepted too), name, owner, decisions, the outputs `stage`/`output` accept, the fields each
+    material's file must hold, and the statuses."""
     info = template_catalog.describe(t)
     aliases: dict[str, list[str]] = {}
     for alias, target in (t.doc.get("aliases") or {}).items():
@@ -81,9 +82,23 @@ def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
                "requires": st["requires"], "next": st["next"]} for st in info["stages"]]
     return {"run_id": run_id, "template": t.name, "stages": stages,
             "outputs": "a stage's output names one of its produces, the template's materials or series, or a version "
-                       "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'",
-            "materials": info["materials"], "statuses": [s["value"] for s in info["statuses"]],
+                       "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'"
+                       + ("; this template takes free outputs too (recorded with a warning)"
+                          if t.doc.get("free_outputs") is True else "; any other is refused"),
+            "materials": info["materials"], **_fields(t), "statuses": [s["value"] for s in info["statuses"]],
             "checkpoint_responses": info["checkpoint_responses"]}
+
+
+def _fields(t: template.Template) -> dict[str, Any]:
+    """The fields each material's file must hold, where the template's schema check asks for them."""
+    schemas = t.doc.get("material_schemas") or {}
+    wanted = {str(name): [str(f) for f in spec["fields"]] for name, spec in schemas.items() if spec.get("fields")}
+    if not wanted:
+        return {}
+    return {"material_fields": wanted,
+            "material_fields_held": "a field is a top-level key of a YAML or JSON file or of a Markdown file's front "
+                                    "matter, or a Markdown heading ('## Research Question' holds research_question); "
+                                    "each stage's are checked when it is left"}
 
 
 def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> tuple[str, str]:
