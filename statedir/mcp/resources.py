@@ -22,6 +22,7 @@ RUNS = "statedir://runs/"
 STAGES = "/stages"  # statedir://runs/<run_id>/stages
 BUS_SCHEMA = fields.SCHEMA_URI  # a bus session's shape
 SESSION_SCHEMA = "bus-session"
+PASSPORT_SCHEMA = "statedir://passport/schema"  # a Material Passport's shape (new's passport, for mid-entry)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,10 @@ def listed(templates_dir: Path | None) -> list[Resource]:
            Resource(BUS_SCHEMA, "bus session schema", "A bus session's shape", "The JSON Schema every bus write is "
                     "held to: session, phases (each entry: agent, status todo -> in_progress -> done, outputs a "
                     "mapping of contract fields, evidence and work_items lists of paths; nothing else), and free "
-                    "top-level run variables (strings, lists of them, mappings of them).", "application/json")]
+                    "top-level run variables (strings, lists of them, mappings of them).", "application/json"),
+           Resource(PASSPORT_SCHEMA, "passport schema", "A Material Passport's shape", "The JSON Schema of a "
+                    "Material Passport (Schema 9), as `new`'s passport gives one for mid-entry (verification_status "
+                    "VERIFIED, integrity_pass_date, content_hash) and `show` reads them.", "application/json")]
     # by file name, none of them parsed: a broken one is listed too, and reading it says what is wrong
     held = sorted(templates_dir.glob("*.yaml")) if templates_dir is not None and templates_dir.is_dir() else []
     names = dict.fromkeys([*template.shipped(), *(p.stem for p in held if "@" not in p.stem)])  # @: kept for old runs
@@ -113,12 +117,14 @@ def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> 
             "application/json"
     if uri == BUS_SCHEMA:
         return schema.schema_path(SESSION_SCHEMA).read_text(encoding="utf-8"), "application/json"
+    if uri == PASSPORT_SCHEMA:
+        return schema.schema_path("passport").read_text(encoding="utf-8"), "application/json"
     if uri.startswith(TEMPLATES):
         name = uri[len(TEMPLATES):]
         t = template.load(name, templates_dir, allow_path=False)  # a name only: a resource reads no file by path
         return template_catalog.render(template_catalog.describe(t)), "text/plain"
-    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {BUS_SCHEMA}, {TEMPLATES}<name> or "
-                       f"{RUNS}<run_id>{STAGES}",
+    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {BUS_SCHEMA}, {PASSPORT_SCHEMA}, "
+                       f"{TEMPLATES}<name> or {RUNS}<run_id>{STAGES}",
                        uri=uri)
 
 

@@ -136,3 +136,14 @@ def test_the_status_line_names_an_open_checkpoint_s_stage_by_its_id_too(sd: api.
     sd.stage("p", "1", "in_progress")
     sd.stage("p", "1", "completed")
     assert sd.status("p")["line"].endswith("|  checkpoint open: FULL after RES (1)")
+
+
+def test_a_material_passport_s_shape_is_a_resource(repo: Path, sd: api.StateDir) -> None:
+    """What `new`'s passport must hold for mid-entry can be read before the agent writes one."""
+    async def main() -> None:
+        async with agent(repo / "state") as a:
+            listed = {str(r.uri): r for r in (await a.client.list_resources()).resources}
+            assert "mid-entry" in listed["statedir://passport/schema"].description
+            shape = json.loads((await a.client.read_resource("statedir://passport/schema")).contents[0].text)
+            assert {"verification_status", "integrity_pass_date", "content_hash"} <= set(shape["properties"])
+    anyio.run(main)
