@@ -1,7 +1,7 @@
 """What an agent reads of the MCP server (tools/list: tool count and size, the default, all and by group),
 then a transition through MCP against `git add` + `git commit` and against the CLI. From the root:
 
-    .venv/bin/python bench/mcp.py [--repeat 25]
+    .venv/bin/python bench/mcp.py [--repeat 25] [--list-only]
 
 (bench/mcp_run.py counts the bytes of a whole run driven through the server.)
 
@@ -87,7 +87,11 @@ async def measure(repo: Path, repeat: int) -> list[tuple[str, float, float, floa
     floor = git_floor(repo)
     rows = []
     await tool_list(store)
-    params = StdioServerParameters(command=str(BIN), args=["mcp", "--store", str(store)], env=dict(os.environ))
+    if repeat == 0:
+        return rows
+    # `set` is the control group's (statedir mcp serves the pipeline group unless told otherwise)
+    params = StdioServerParameters(command=str(BIN), args=["mcp", "--store", str(store), "--tools", "pipeline,control"],
+                                   env=dict(os.environ))
     async with Client(params) as client:
         async def through_mcp(i: int) -> None:
             result = await client.call_tool("set", {"run_id": "r1", "field": "topic", "value": f"mcp {i}",
@@ -111,6 +115,7 @@ async def measure(repo: Path, repeat: int) -> list[tuple[str, float, float, floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=25)
+    parser.add_argument("--list-only", action="store_true", help="the tools/list figures alone, no timing")
     opts = parser.parse_args()
     for var, value in (("GIT_AUTHOR_NAME", "bench"), ("GIT_AUTHOR_EMAIL", "bench@x"),
                        ("GIT_COMMITTER_NAME", "bench"), ("GIT_COMMITTER_EMAIL", "bench@x")):
@@ -123,7 +128,7 @@ def main() -> None:
         (repo / "notes.txt").write_text("0\n")
         sh(["git", "add", "notes.txt"], repo)
         sh(["git", "commit", "-q", "-m", "notes"], repo)
-        rows = anyio.run(measure, repo, opts.repeat)
+        rows = anyio.run(measure, repo, 0 if opts.list_only else opts.repeat)
     print(f"{'transition':<40} {'median':>9} {'git add + commit':>17} {'ratio':>6}")
     for what, value, floor, ratio in rows:
         print(f"{what:<40} {value * 1000:>7.1f}ms {floor * 1000:>15.1f}ms {ratio:>5.2f}x")

@@ -32,6 +32,8 @@ from statedir.mcp import catalog, server  # noqa: E402
 
 ORCHESTRATOR, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
 CLEAR = [f"{mode}=CLEAR" for mode in range(1, 8)]  # a failure-mode checklist that finds nothing
+PAPER = "## Abstract\n## References\n"  # the fields the template's schema check asks of a draft
+RESEARCH = "## Research question\n## Methodology\n## References\n## Synthesis\n"  # and of stage 1's
 
 
 def size(model: Any) -> int:
@@ -92,14 +94,14 @@ async def drive(a: Counted, files: Path) -> None:
     await a("show", run_id="p")
     await move("stage", run_id="p", stage="1", status="in_progress", mode="socratic", turns="#3..#3")
     await move("material", run_id="p", names=["rq_brief", "methodology_blueprint", "bibliography",
-                                              "synthesis_report"], file=artifact("r.md", "RQ\n"))
+                                              "synthesis_report"], file=artifact("r.md", RESEARCH))
     await move("stage", run_id="p", stage="1", status="completed", turns="#3..#15", output=["rq_brief"])
     await a("confirm", refused=True, run_id="p", next="3")  # the graph never lets RESEARCH jump to REVIEW
     await move("observe", run_id="p", stage="1", checkpoint="FULL", report="artifacts/observer.json",
                actor=OBSERVER)
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
-    await move("material", run_id="p", names=["paper_draft"], file=artifact("d.md", "v1\n"), upstream=["research_v1"])
+    await move("material", run_id="p", names=["paper_draft"], file=artifact("d.md", PAPER), upstream=["research_v1"])
     await move("stage", run_id="p", stage="2", status="completed", mode="plan -> full", output=["paper_draft"])
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
@@ -111,18 +113,18 @@ async def drive(a: Counted, files: Path) -> None:
     await move("stage", run_id="p", stage="2.5", status="completed")
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
-    await move("material", run_id="p", names=["review_reports"], file=artifact("rv.md", "reviews\n"))
-    await move("material", run_id="p", names=["revision_roadmap"], file=artifact("rm.md", "5 items\n"))
+    await move("material", run_id="p", names=["review_reports"], file=artifact("rv.md", "## Recommendation\n"))
+    await move("material", run_id="p", names=["revision_roadmap"], file=artifact("rm.md", "## Revision items\n"))
     await move("stage", run_id="p", stage="3", status="completed", decision="major_revision")
     await move("confirm", run_id="p", response="review")
     await a("show", run_id="p")
-    await move("material", run_id="p", names=["revised_draft"], file=artifact("d2.md", "v2\n"),
+    await move("material", run_id="p", names=["revised_draft"], file=artifact("d2.md", PAPER + "v2\n"),
                upstream=["review_v1", "roadmap_v1"])
     await move("revision", run_id="p", items_total=5, items_addressed=5)
     await move("stage", run_id="p", stage="4", status="completed")
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
-    await move("material", run_id="p", names=["re_review_report"], file=artifact("rr.md", "accept\n"))
+    await move("material", run_id="p", names=["re_review_report"], file=artifact("rr.md", "## Recommendation\n"))
     for part in ("manifest", "criteria", "evidence", "claims"):  # the re-review contract (control group)
         await move("contract", run_id="p", stage="3p", part=part, file=artifact(f"{part}.md", f"{part}\n")[0])
     await move("contract", run_id="p", stage="3p", part="check", file=artifact("check.md", "ok\n")[0], exit_code=0)
@@ -135,7 +137,7 @@ async def drive(a: Counted, files: Path) -> None:
     await move("stage", run_id="p", stage="4.5", status="completed")
     await move("confirm", run_id="p", response="continue")
     await a("show", run_id="p")
-    await move("material", run_id="p", names=["final_paper"], file=artifact("f.md", "final\n"))
+    await move("material", run_id="p", names=["final_paper"], file=artifact("f.md", PAPER + "final\n"))
     await move("stage", run_id="p", stage="5", status="completed", output=["final_paper"])
     await move("confirm", run_id="p", response="continue")
     await move("confirm", run_id="p", response="done")

@@ -126,19 +126,23 @@ def _measure(value: Any, found: list[int]) -> None:
             _measure(item, found)
 
 
-def check_size(function: str, name: str, value: Any) -> None:
+def check_size(function: str, name: str, value: Any, file: str | None = None) -> None:
     """INVALID_VALUE naming the argument and the limit where `value` (a list or a mapping, nested
-    ones counted too) holds more than MAX_ITEMS items or MAX_TOTAL_BYTES bytes of text in all."""
+    ones counted too) holds more than MAX_ITEMS items or MAX_TOTAL_BYTES bytes of text in all.
+    `file`: the file the argument named, whose content `value` is (an observer report, a passport:
+    what a file brings into the store is held to the bound of an argument given whole)."""
     if not isinstance(value, list | tuple | dict):
         return
     found = [0, 0]
     _measure(value, found)
+    what = f"{name} (the file {file})" if file is not None else name
+    extra = {"file": file} if file is not None else {}
     if found[0] > MAX_ITEMS:
-        raise InvalidValue(f"{function}(): {name} holds more than {MAX_ITEMS} items (the limit of one argument)",
-                           argument=name, limit=MAX_ITEMS)
+        raise InvalidValue(f"{function}(): {what} holds more than {MAX_ITEMS} items (the limit of one argument)",
+                           argument=name, limit=MAX_ITEMS, **extra)
     if found[1] > MAX_TOTAL_BYTES:
-        raise InvalidValue(f"{function}(): {name} holds more than {MAX_TOTAL_BYTES} bytes of text in all (the "
-                           "limit of one argument)", argument=name, limit=MAX_TOTAL_BYTES)
+        raise InvalidValue(f"{function}(): {what} holds more than {MAX_TOTAL_BYTES} bytes of text in all (the "
+                           "limit of one argument)", argument=name, limit=MAX_TOTAL_BYTES, **extra)
 
 
 def check_text(function: str, name: str, value: Any) -> None:
@@ -150,9 +154,22 @@ def check_text(function: str, name: str, value: Any) -> None:
         if isinstance(text, str) and len(text) * 4 > MAX_TEXT_BYTES:  # cheap first: most text is short
             size = len(text.encode("utf-8", "surrogatepass"))
             if size > MAX_TEXT_BYTES:
+                advice = ("no such name or path is that long: pass the one meant" if _names_something(name)
+                          else "shorten it (long content belongs in a file, not in an argument)")
                 raise InvalidValue(f"{function}(): {name} is {size} bytes of text, more than the {MAX_TEXT_BYTES} "
-                                   "allowed; shorten it (long content belongs in a file, not in an argument)",
-                                   argument=name, size=size, limit=MAX_TEXT_BYTES)
+                                   f"allowed; {advice}", argument=name, size=size, limit=MAX_TEXT_BYTES)
+
+
+# Arguments that name something (an id, a field, a file, a value of a vocabulary), not free text:
+# too long, they are mistaken, never content to move into a file.
+_NAMING = frozenset({"path", "field", "stage", "status", "actor", "role", "expect", "template", "names", "files",
+                     "file", "session", "cursor", "key", "upstream", "next", "response", "decision", "verdict",
+                     "part", "material", "entry_point", "passport", "report", "bindings", "artifact_root", "hash",
+                     "skill", "doi", "url", "since", "at", "format", "group_stage", "checkpoint"})
+
+
+def _names_something(name: str) -> bool:
+    return name in _NAMING or name.endswith("_id")
 
 
 def _shown(hint: Any) -> str:

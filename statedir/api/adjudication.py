@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir.argument_checks import checked
+from statedir.argument_checks import check_size, checked
 from statedir.engine.decision import Request
 from statedir.errors import InvalidValue
 from statedir.store import expectation
@@ -47,6 +47,8 @@ class Adjudication:
         from statedir.ars import flow
 
         rows = read_yaml_file(bindings) if isinstance(bindings, str) else bindings
+        if isinstance(bindings, str):  # copied into the run: bounded as an argument is
+            check_size("seal", "bindings", rows, file=bindings)
         req = Request("seal", self._actor(actor), {"bindings": rows})
         with expectation.expecting(self.store, expect):
             return flow.seal(self.store, run_id, Path(artifact_root), req, timeout=self.lock_timeout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from statedir.argument_checks import checked
+from statedir.argument_checks import check_size, checked
 from statedir.engine import transaction
 from statedir.engine.decision import Request
 from statedir.errors import InvalidValue
@@ -19,6 +19,7 @@ def _passport(path: str) -> dict[str, Any]:
     data = read_yaml_file(path)
     if not isinstance(data, dict):
         raise InvalidValue(f"--passport {path} is not a Material Passport (a YAML mapping)", file=path)
+    check_size("new", "passport", data, file=path)  # copied into the run: bounded as an argument is
     return data
 
 
@@ -192,6 +193,7 @@ class Transitions:
 
         if isinstance(report, str):
             data = read_yaml_file(report)
+            check_size("observe", "report", data, file=report)  # copied into the log: bounded as an argument is
             submissions.check_report(data, name_keys=lies_in(report, self.store.files_worktree))
         else:
             data = report

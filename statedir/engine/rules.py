@@ -28,8 +28,11 @@ def decide(t: Template, run: RunData, req: Request, now: str) -> Change | None:
         require_permission(t, req.actor, req.action, stage_id)
     if req.action not in POST_TERMINAL:
         require_live(t, run.state)
-    stage_outputs.check(t, req.args, stage_id)  # outputs the template declares, nothing else
-    return handler(t, run, req, now, stage_id)
+    free = stage_outputs.check(t, req.args, stage_id)  # outputs the template declares (or free ones, warned)
+    change = handler(t, run, req, now, stage_id)
+    if free and change is not None:
+        change.result["warnings"] = [*change.result.get("warnings", []), free]
+    return change
 
 
 # --- helpers ------------------------------------------------------------------------------------

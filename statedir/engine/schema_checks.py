@@ -57,6 +57,22 @@ def check(t: Template, draft: Draft, stage_id: str) -> dict[str, Any] | None:
     return entry
 
 
+def lacking(t: Template, names: list[str], files: list[dict[str, Any]]) -> str | None:
+    """What registering `names` with `files` tells at once (not first at the stage's checkpoint):
+    the fields their schemas require that the files do not hold (None: all held, or nothing read)."""
+    if not files or any("fields" not in f for f in files):
+        return None
+    held = {field for f in files for field in f["fields"]}
+    missing = [f"{name}.{field}" for name in names for field in declared(t).get(name, {}).get("fields", [])
+               if field not in held]
+    if not missing:
+        return None
+    return (f"the file{'s' if len(files) > 1 else ''} registered lack{'' if len(files) > 1 else 's'} "
+            f"{', '.join(missing)}, which the schema check asks of them when the stage is left (a top-level key of "
+            "a YAML or JSON file or of its front matter, or a Markdown heading: '## Some Field' holds "
+            "some_field)")
+
+
 def warning(t: Template, stage_id: str, entry: dict[str, Any]) -> str | None:
     """The seed's "format mismatch -> notify": what a FAIL tells the orchestrator."""
     if entry["result"] != "FAIL":

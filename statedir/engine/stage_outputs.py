@@ -3,7 +3,8 @@
 `research_v1`), each as written or in words with a note (`RQ Brief`, `Bibliography (22 sources)`,
 `Editorial Decision: Major Revision`, `final_paper.pdf`: the head before ` (`, `:` or a file's
 suffix, case and blanks aside). An output the template does not know is refused with the names it expects, so
-an agent cannot complete a stage with outputs nobody declared. Called from `rules.decide` for
+an agent cannot complete a stage with outputs nobody declared; a template declaring `free_outputs: true`
+records it with a warning naming the declared ones instead. Called from `rules.decide` for
 every request that records outputs (`stage ... output`, `output`)."""
 from __future__ import annotations
 
@@ -36,16 +37,22 @@ def accepted(t: Template, stage_id: str) -> list[str]:
     return list(dict.fromkeys([*own, *t.materials, *series]))
 
 
-def check(t: Template, args: dict[str, Any], stage_id: str | None) -> None:
-    """INVALID_VALUE naming the outputs the template does not know and those it expects."""
+def check(t: Template, args: dict[str, Any], stage_id: str | None) -> str | None:
+    """INVALID_VALUE naming the outputs the template does not know and those it expects; where
+    the template declares `free_outputs: true`, the warning saying so instead (None: all known)."""
     outputs = args.get("outputs")
     if not outputs or stage_id is None:
-        return
+        return None
     known = accepted(t, stage_id)
     names = {_name(name) for name in known}
     unknown = [text for text in outputs if not (isinstance(text, str) and _known(text, names))]
-    if unknown:
-        raise InvalidValue(f"stage {t.display(stage_id)} has no output {', '.join(map(repr, unknown[:5]))}"
-                           f"{' (and more)' if len(unknown) > 5 else ''}; it records one of {', '.join(known)} "
-                           "(or a version label of one, such as research_v1; a note may follow: 'Bibliography (22 sources)')",
-                           argument="output", unknown=unknown[:20], expected=known)
+    if not unknown:
+        return None
+    said = f"{', '.join(map(repr, unknown[:5]))}{' (and more)' if len(unknown) > 5 else ''}"
+    expected = (f"one of {', '.join(known)} (or a version label of one, such as {known[0]}_v1; a note may follow "
+                "a name, in parentheses or after a colon)") if known else "none: its template declares no outputs"
+    if t.doc.get("free_outputs") is True:
+        return (f"stage {t.display(stage_id)} recorded {said}, which template {t.name} does not declare (it "
+                f"takes free outputs); the declared ones: {', '.join(known) or 'none'}")
+    raise InvalidValue(f"stage {t.display(stage_id)} has no output {said}; it records {expected}",
+                       argument="output", unknown=unknown[:20], expected=known)

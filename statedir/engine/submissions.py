@@ -40,12 +40,16 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
                                    "passport, never from `material`", materials=made)
     current = draft.state["current_stage"]
     skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
+    files = schema_checks.passport_files(t, req.args.get("files", []))
     label, passport, stale = materials.register(
         t, draft.state, run.passports, names, now, origin_skill=skill, origin_mode=req.args.get("origin_mode"),
-        files=schema_checks.passport_files(t, req.args.get("files", [])), upstream=req.args.get("upstream", []), request_id=req.request_id)
+        files=files, upstream=req.args.get("upstream", []), request_id=req.request_id)
     draft.passports = {**stale, label: passport}
-    return draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label,
-                        stale=sorted(stale))
+    change = draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label, stale=sorted(stale))
+    lacking = schema_checks.lacking(t, names, files)
+    if lacking:
+        change.result["warnings"] = [lacking]
+    return change
 
 
 def integrity_made(t: Template) -> set[str]:

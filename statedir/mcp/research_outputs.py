@@ -1,7 +1,7 @@
 """The research tools' output schemas, read off the ledger's record schemas
 (schemas/research-<kind>.schema.json): a write returns the record it made or changed and its
-commit; `research_query` the records found by kind; `research_validate`, `research_rebuild_index`
-and `research_report` their own shapes. No MCP SDK here."""
+commit; `research_query` the records found by kind, each held to its kind's fields;
+`research_validate`, `research_rebuild_index` and `research_report` their own shapes. No MCP SDK here."""
 from __future__ import annotations
 
 from typing import Any
@@ -42,8 +42,8 @@ def schema_of(action: str) -> dict[str, Any]:
         properties = {**_record(RECORD_OF[action]), "commit": _S_NULL, **_ADDED.get(action, {})}
         return {"type": "object", "required": ["id", "commit"], "properties": properties}
     if action == "query":
-        return {"type": "object", "properties": {kind: {"type": "array", "items": {"type": "object"}}
-                                                 for kind in KINDS}}
+        return {"type": "object", "properties": {kind: {"type": "array", "items": {
+            "type": "object", "properties": _record(kind)}} for kind in KINDS}}
     if action == "validate":
         return {"type": "object", "required": ["violations", "clean"],
                 "properties": {"violations": {"type": "array", "items": {"type": "object"}},

@@ -22,6 +22,7 @@ RUNS = "statedir://runs/"
 STAGES = "/stages"  # statedir://runs/<run_id>/stages
 BUS_SCHEMA = fields.SCHEMA_URI  # a bus session's shape
 SESSION_SCHEMA = "bus-session"
+PASSPORT_SCHEMA = "statedir://passport/schema"  # a Material Passport's shape (new's passport, for mid-entry)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,10 @@ def listed(templates_dir: Path | None) -> list[Resource]:
            Resource(BUS_SCHEMA, "bus session schema", "A bus session's shape", "The JSON Schema every bus write is "
                     "held to: session, phases (each entry: agent, status todo -> in_progress -> done, outputs a "
                     "mapping of contract fields, evidence and work_items lists of paths; nothing else), and free "
-                    "top-level run variables (strings, lists of them, mappings of them).", "application/json")]
+                    "top-level run variables (strings, lists of them, mappings of them).", "application/json"),
+           Resource(PASSPORT_SCHEMA, "passport schema", "A Material Passport's shape", "The JSON Schema of a "
+                    "Material Passport (Schema 9), as `new`'s passport gives one for mid-entry (verification_status "
+                    "VERIFIED, integrity_pass_date, content_hash) and `show` reads them.", "application/json")]
     # by file name, none of them parsed: a broken one is listed too, and reading it says what is wrong
     held = sorted(templates_dir.glob("*.yaml")) if templates_dir is not None and templates_dir.is_dir() else []
     names = dict.fromkeys([*template.shipped(), *(p.stem for p in held if "@" not in p.stem)])  # @: kept for old runs
@@ -71,7 +75,8 @@ def tools_listing(served: Served) -> dict[str, Any]:
 
 def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
     """A run's template's stages as a tool's `stage` argument takes them: each id (its aliases
-    are accepted too), name, owner, decisions, the outputs `stage`/`output` accept, and the statuses."""
+    are accepted too), name, owner, decisions, the outputs `stage`/`output` accept, the fields each
+    material's file must hold, and the statuses."""
     info = template_catalog.describe(t)
     aliases: dict[str, list[str]] = {}
     for alias, target in (t.doc.get("aliases") or {}).items():
@@ -81,9 +86,23 @@ def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
                "requires": st["requires"], "next": st["next"]} for st in info["stages"]]
     return {"run_id": run_id, "template": t.name, "stages": stages,
             "outputs": "a stage's output names one of its produces, the template's materials or series, or a version "
-                       "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'",
-            "materials": info["materials"], "statuses": [s["value"] for s in info["statuses"]],
+                       "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'"
+                       + ("; this template takes free outputs too (recorded with a warning)"
+                          if t.doc.get("free_outputs") is True else "; any other is refused"),
+            "materials": info["materials"], **_fields(t), "statuses": [s["value"] for s in info["statuses"]],
             "checkpoint_responses": info["checkpoint_responses"]}
+
+
+def _fields(t: template.Template) -> dict[str, Any]:
+    """The fields each material's file must hold, where the template's schema check asks for them."""
+    schemas = t.doc.get("material_schemas") or {}
+    wanted = {str(name): [str(f) for f in spec["fields"]] for name, spec in schemas.items() if spec.get("fields")}
+    if not wanted:
+        return {}
+    return {"material_fields": wanted,
+            "material_fields_held": "a field is a top-level key of a YAML or JSON file or of a Markdown file's front "
+                                    "matter, or a Markdown heading ('## Research Question' holds research_question); "
+                                    "each stage's are checked when it is left"}
 
 
 def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> tuple[str, str]:
@@ -98,12 +117,14 @@ def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> 
             "application/json"
     if uri == BUS_SCHEMA:
         return schema.schema_path(SESSION_SCHEMA).read_text(encoding="utf-8"), "application/json"
+    if uri == PASSPORT_SCHEMA:
+        return schema.schema_path("passport").read_text(encoding="utf-8"), "application/json"
     if uri.startswith(TEMPLATES):
         name = uri[len(TEMPLATES):]
         t = template.load(name, templates_dir, allow_path=False)  # a name only: a resource reads no file by path
         return template_catalog.render(template_catalog.describe(t)), "text/plain"
-    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {BUS_SCHEMA}, {TEMPLATES}<name> or "
-                       f"{RUNS}<run_id>{STAGES}",
+    raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {BUS_SCHEMA}, {PASSPORT_SCHEMA}, "
+                       f"{TEMPLATES}<name> or {RUNS}<run_id>{STAGES}",
                        uri=uri)
 
 

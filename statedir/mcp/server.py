@@ -122,7 +122,8 @@ def _reading(served: Served) -> dict[str, Any]:
                         "(the `templates` tool lists them).", mime_type="text/plain"), types.ResourceTemplate(
             uri_template=resources.RUNS + "{run_id}" + resources.STAGES, name="run stages",
             title="A run's stages", description="The stages of the run's template as tools take them: ids (aliases "
-            "accepted too), names, decisions, the outputs a stage accepts, statuses.", mime_type="application/json")])
+            "accepted too), names, decisions, the outputs a stage accepts, the fields a material's file must hold, "
+            "statuses.", mime_type="application/json")])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:

@@ -39,7 +39,7 @@ DESCRIPTIONS = {
 }
 # Words of the command line's help that say nothing over MCP (an array takes many values anyway;
 # the docs folder is not the agent's to read) or name the wrong tool (the bus's `init`).
-_DROPPED = re.compile(r" \(repeatable\)| ?See docs/[\w./-]+\.md\.?|,? ?see docs/[\w./-]+\.md")
+_DROPPED = re.compile(r" \(repeatable\)|; repeatable(?=\))| ?See docs/[\w./-]+\.md\.?|,? ?see docs/[\w./-]+\.md")
 _BUS_INIT = re.compile(r"as `init` prints it")
 # The bus's help speaks of the shell script it stands in for, which an MCP agent has not got.
 _BUS_SCRIPT = re.compile(r",? as in pipeline-state\.sh|: pipeline-state\.sh's cleanup, opt-in|"

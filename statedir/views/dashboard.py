@@ -183,14 +183,19 @@ def review_rows(t: Template, run: RunData) -> list[dict[str, Any]]:
     return rows
 
 
+def _named(t: Template, stage_id: str) -> str:
+    """A stage by its short name and its id (`RE-REV' (4')`): short names may read alike."""
+    short, shown = t.stage(stage_id).get("short"), t.display(stage_id)
+    return f"{short} ({shown})" if short and short != shown else shown
+
+
 def line(t: Template, run: RunData) -> str:
     """The simplified one-line form appended to checkpoint notifications."""
     markers = t.doc["statuses"].get("markers", {})
     parts = [f"{markers.get(run.stages[sid]['status'], '[?]')}{t.stage(sid).get('short', sid)}"
              for sid in t.stage_ids]
     checkpoint = run.state.get("checkpoint") if run.state.get("pipeline_state") == t.pipeline["awaiting"] else None
-    opened = (f"  |  checkpoint open: {checkpoint['type']} after "
-              f"{t.stage(checkpoint['stage']).get('short', t.display(checkpoint['stage']))}" if checkpoint else "")
+    opened = f"  |  checkpoint open: {checkpoint['type']} after {_named(t, checkpoint['stage'])}" if checkpoint else ""
     return "Pipeline: " + " -> ".join(parts) + opened
 
 
