@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import schema_checks, template_conditions
+from statedir.engine import receipts, schema_checks, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
@@ -46,7 +46,10 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
         raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
     if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
         raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
-                                "--response continue (or review)", checkpoint=checkpoint)
+                                "--response continue (or review); the refused skip is recorded in the "
+                                "answer's receipt when it is given with --skip-refused", checkpoint=checkpoint,
+                                skip_refused=True)
+    receipts.check_request(t, checkpoint, req)
     response = response or "continue"
     target = _choose(t, run, checkpoint, req.args.get("next"))
     draft = Draft(run)  # decided from here on: the copies the change is made of
@@ -63,6 +66,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     draft.log("checkpoints", {"at": now, "event": "answered", "stage": checkpoint["stage"],
                               "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
                               "response": response, "next": target, **_answered_by(req)})
+    receipts.write(t, draft, req, checkpoint, response, target, now)
     if checked is None:  # a template naming no material schemas: the entry its runs always had
         checked = {"schemas_checked": t.stage(checkpoint["stage"]).get("schemas_checked", []), "result": "PASS",
                    "missing_fields": []}
