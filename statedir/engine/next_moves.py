@@ -57,8 +57,11 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
         return []
     checkpoint = run.state.get("checkpoint")
     targets = [e["to"] for e in t.edges_from(checkpoint["stage"])] if checkpoint else []
+    dash = t.checkpoints.get("dashboard") or {}
+    optional = ("metric", "quality") if checkpoint and not checkpoint.get("held") and \
+        checkpoint["type"] in dash.get("types", []) else ()  # the decision dashboard it records
     return [Candidate("confirm", actor, {"next": target, "response": response},
-                      {"next": target, "response": response}, ("next", "response"))
+                      {"next": target, "response": response}, ("next", "response"), optional=optional)
             for target in [None, *dict.fromkeys(targets)]
             for response in [None, *t.checkpoints.get("responses", [])]]
 
@@ -322,7 +325,7 @@ def _move(found: _Found, values: dict[str, list[Any]]) -> dict[str, Any]:
         args.append("reason")
     move: dict[str, Any] = {"command": next_gates.command_of(c.command), "args": args, "allowed": allowed,
                             "actor": c.actor}
-    optional = [name for name in OPTIONAL.get(c.command, ()) if name not in args]
+    optional = [name for name in (*OPTIONAL.get(c.command, ()), *c.optional) if name not in args]
     if optional:
         move["optional"] = optional
     if found.leads_to:
