@@ -105,7 +105,7 @@ def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline sta
 
 
 @app.command("set")
-def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
+def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, team.<role>, settings.reset_boundaries, stages.<stage>.assigned_to|team_notes.")],
          value: Annotated[str, Argument(help="The new value.")],
          reason: Annotated[str, Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
@@ -202,6 +202,7 @@ def confirm(run_id: RunArg,
             response: Annotated[Optional[str], Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
             metric: Annotated[Optional[list[str]], Option("--metric", help="A FULL checkpoint's dashboard metric, KEY=VALUE (word_count=N, references=N, coverage=N/T); repeatable.")] = None,
             quality: Annotated[Optional[str], Option("--quality", help="Is this stage's output at least as good as the last? ok, regressed (pauses the pipeline until the user answers) or not_comparable.")] = None,
+            format: Annotated[Optional[str], Option("--format", help="At the Stage 5 entry checkpoint: the finalization format, a citation style the template lists (apa7, ...).")] = None,
             skip_refused: Annotated[bool, Option("--skip-refused", help="The answer follows a refused attempt to skip this MANDATORY checkpoint: its receipt records skip_refused.")] = False,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
@@ -211,7 +212,7 @@ def confirm(run_id: RunArg,
     missing, as `prereq` does; a refused --next names the stages the graph offers.
     """
     done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, role=as_role, expect=expect,
-                                   skip_refused=skip_refused, metrics=metric, quality=quality), json)
+                                   skip_refused=skip_refused, metrics=metric, quality=quality, format=format), json)
 
 
 @app.command()

@@ -60,6 +60,8 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
     dash = t.checkpoints.get("dashboard") or {}
     optional = ("metric", "quality") if checkpoint and not checkpoint.get("held") and \
         checkpoint["type"] in dash.get("types", []) else ()  # the decision dashboard it records
+    asked = (t.doc.get("checkpoint_decisions") or {}).get(checkpoint["stage"]) if checkpoint else None
+    optional += (asked["option"],) if asked else ()  # the decision it takes as its answer
     return [Candidate("confirm", actor, {"next": target, "response": response},
                       {"next": target, "response": response}, ("next", "response"), optional=optional)
             for target in [None, *dict.fromkeys(targets)]

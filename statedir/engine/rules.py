@@ -236,10 +236,15 @@ def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) 
         if value.lower() not in ("true", "false"):
             raise InvalidValue("settings.reset_boundaries takes true or false")
         draft.state.setdefault("settings", {})["reset_boundaries"] = value.lower() == "true"
+    elif field.startswith("stages."):
+        from statedir.engine.stage_fields import set_stage_field
+
+        return set_stage_field(t, run, draft, field, value, now)
     else:
         team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))
+        stage_fields = ", ".join(f"stages.STAGE.{name}" for name in t.doc.get("settable_stage_fields", []))
         raise InvalidValue(f"{field!r} cannot be set; settable: topic, language, settings.reset_boundaries"
-                           + (f", {team}" if team else ""), field=field)
+                           + (f", {team}" if team else "") + (f", {stage_fields}" if stage_fields else ""), field=field)
     if draft.state == run.state:
         raise IllegalTransition(f"{field} already has that value")
     return draft.change(f"set {field}", now)

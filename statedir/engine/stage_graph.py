@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import checkpoint_dashboard, receipts, schema_checks, template_conditions
+from statedir.engine import checkpoint_dashboard, checkpoint_decisions, receipts, schema_checks, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
@@ -56,6 +56,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
                                 + " or --response ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)
     receipts.check_request(t, checkpoint, req)
     dash = checkpoint_dashboard.parse(t, checkpoint, req.args)
+    answer = checkpoint_decisions.parse(t, checkpoint, req.args)
     if checkpoint_dashboard.holds(t, dash):
         draft = Draft(run)
         checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
@@ -66,9 +67,13 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     state = draft.state
     if dash:
         checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
+    if answer and target in t.terminal_targets:
+        checkpoint_decisions.record(t, draft, target, answer)  # refused: no stage to record it on
     state["paused_from"] = None if held else state.get("paused_from")
     checked = schema_checks.check(t, draft, checkpoint["stage"])  # the outputs as the stage left them
     report = _advance(t, draft, checkpoint["stage"], target, now)
+    if answer:
+        checkpoint_decisions.record(t, draft, target, answer)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
         if response == policy.get("slim_after"):
@@ -80,8 +85,9 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
                               "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
                               "response": response, "next": target, **_answered_by(req),
                               **({"dashboard": dash} if dash else {}),
+                              **({"answer": dict([answer])} if answer else {}),
                               **({"round_trip": checkpoint["round_trip"]} if checkpoint.get("round_trip") else {})})
-    receipts.write(t, draft, req, checkpoint, response, target, now)
+    receipts.write(t, draft, req, checkpoint, response, target, now, dict([answer]) if answer else None)
     if checked is None:  # a template naming no material schemas: the entry its runs always had
         checked = {"schemas_checked": t.stage(checkpoint["stage"]).get("schemas_checked", []), "result": "PASS",
                    "missing_fields": []}
