@@ -179,7 +179,7 @@ def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage 
             checkpoint: Annotated[str, Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
             report: Annotated[str, Option("--report", help="The observer report, a YAML or JSON file: a mapping "
                                                 "with advisory_only: true and at most timestamp (UTC ISO 8601; default now), "
-                                                "dialogue_log_ref, zone, scores (a mapping), cross_model_divergence.")],
+                                                "dialogue_log_ref, zone, scores (a mapping), cross_model_divergence; on a cross_model run model_scores {MODEL: {DIMENSION: SCORE}} instead.")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Append an advisory observer report (actor collaboration_depth_agent).
