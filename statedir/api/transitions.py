@@ -245,6 +245,12 @@ class Transitions:
         return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, role=role, stage=stage, mode=mode,
                         answer=answer, answered_by="user")
 
+    def inquiry(self, run_id: str, *, branch: str, note: str, actor: str | None = None, expect: str | None = None,
+                role: str | None = None) -> dict[str, Any]:
+        """A note on a branch of the run's inquiry ledger (runs made with the setting inquiry_ledger): append-only,
+        published from its second branch on, advisory (it changes no verdict)."""
+        return self._do(run_id, "inquiry", actor, expect=expect, role=role, branch=branch, note=note)
+
     def contract(self, run_id: str, stage: str, part: str, *, file: str, exit_code: int | None = None,
                  actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The re-review contract: a part's file (manifest, then the phase artifacts in order) bound

@@ -49,3 +49,18 @@ def contract(run_id: RunArg,
     """
     done(open_store(store).contract(run_id, stage, part, file=file, exit_code=exit_code, actor=actor,
                                     role=as_role, expect=expect), json)
+
+
+@app.command()
+def inquiry(run_id: RunArg,
+            branch: Annotated[str, Option("--branch", help="The branch of the inquiry (letters, digits, ._-).")],
+            note: Annotated[str, Option("--note", help="What the branch holds or why it was opened (at most 2000 characters).")],
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            as_role: RoleOpt = None, expect: ExpectOpt = None) -> None:
+    """Append a note to the run's inquiry branch ledger (a run made with --setting inquiry_ledger=true).
+
+    Append-only; the ledger is published (show, the ARS export, the dashboard) from its second
+    branch on and summarized only at the Stage 1, 2.5 and 4.5 checkpoints; it never changes a
+    verdict or a checkpoint's requirement.
+    """
+    done(open_store(store).inquiry(run_id, branch=branch, note=note, actor=actor, role=as_role, expect=expect), json)

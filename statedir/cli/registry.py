@@ -28,7 +28,7 @@ TABLE = {
     "init": "store", "new": "write", "runs": "read", "status": "read", "show": "read", "get": "read",
     "next": "read", "log": "read", "stage": "write", "confirm": "write", "material": "write", "output": "write",
     "integrity": "write", "revision": "write", "loop": "write", "observe": "write", "pipeline": "write",
-    "set": "write", "redo": "write", "resume": "write", "resolve": "gates", "checklist": "checklist", "acknowledge": "checklist", "contract": "gates", "prereq": "read", "templates": "read",
+    "set": "write", "redo": "write", "resume": "write", "resolve": "gates", "checklist": "checklist", "acknowledge": "checklist", "contract": "gates", "inquiry": "gates", "prereq": "read", "templates": "read",
     "validate": "store", "diff": "history", "versions": "history", "rollback": "history", "verify": "history",
     "doctor": "history", "sync": "sync", "graph": "graph", "bus": "bus", "research": "research",
     "signers": "signers", "people": "people", "bind": "ars", "seal": "ars", "agents": "agents", "mcp": "agents", "serve": "web",
@@ -39,7 +39,7 @@ TABLE = {
 PANELS = {
     "Runs": ["init", "new", "runs", "status", "show", "get", "next", "prereq", "templates", "validate"],
     "Transitions": ["stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
-                    "pipeline", "set", "redo", "resume", "resolve", "checklist", "acknowledge", "contract"],
+                    "pipeline", "set", "redo", "resume", "resolve", "checklist", "acknowledge", "contract", "inquiry"],
     "History": ["log", "diff", "versions", "rollback", "verify", "doctor"],
     "Sync": ["sync", "merge-driver"],
     "Bus & research": ["bus", "research"],

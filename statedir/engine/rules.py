@@ -180,6 +180,11 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                  checkpoint={"stage": stage_id, "type": kind, "opened_at": now, "awareness_prompt": awareness,
                              "choices": choices, "default": default, "terminal": False,
                              **({"round_trip": trip} if trip else {})})
+    from statedir.engine.inquiry import checkpoint_summary
+
+    inquiry = checkpoint_summary(t, state, stage_id)  # only at the stages its setting lists, once published
+    if inquiry:
+        state["checkpoint"]["inquiry_summary"] = inquiry
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
     from statedir.engine import run_settings
@@ -287,6 +292,7 @@ HANDLERS: dict[str, str] = {
     "observe": "submissions:observe", "bind": "adjudication_rules:bind", "seal": "adjudication_rules:seal",
     "resume": "reset_boundaries:resume", "resolve": "gates:resolve", "checklist": "checklist_rules:checklist",
     "acknowledge_mode": "checklist_rules:acknowledge_mode", "contract": "review_contract:record",
+    "inquiry": "inquiry:record",
 }
 
 

@@ -94,6 +94,8 @@ def render(t: Template, run: RunData) -> str:
                      + (f"; next: {checkpoint['default']}" if checkpoint.get("default") else
                         f"; choose: {', '.join(checkpoint['choices'])}" if checkpoint.get("choices") else "")
                      + (f"; round trip {checkpoint['round_trip']}" if checkpoint.get("round_trip") else ""))
+        if checkpoint.get("inquiry_summary"):  # only at the stages the setting lists, once published
+            lines.append(f"  Inquiry: {checkpoint['inquiry_summary']}")
         if checkpoint.get("held"):
             lines.append(f"  Held: quality {checkpoint['held']}; paused until the user answers")
         lines += _dashboard_lines(run.stages[checkpoint["stage"]].get("dashboard"))
