@@ -75,6 +75,7 @@ def test_decision_checkpoints_are_boundaries_with_their_question(repo: Path) -> 
     resume = ledger(sd)[-1]
     assert resume["chosen_branch"] == "apa7" and resume["user_override"] == {"mode": "full"}
     assert sd.get("r1", "current_stage") == "5"
+    assert sd.show("r1")["stages"]["5"]["answers"] == {"citation_style": "apa7"}  # the choice is the answer
     assert sd.verify()["clean"]
 
 
