@@ -29,5 +29,4 @@ def set_stage_field(t: Template, run: RunData, draft: Draft, field: str, value: 
     if record.get(name) == new:
         raise IllegalTransition(f"stage {t.display(stage_id)}'s {name} already has that value", field=field)
     record[name] = new
-    return draft.change(f"set stage {t.display(stage_id)} {name}" + (" (cleared)" if new is None else ""), now,
-                        stage=stage_id, field=name, value=new)
+    return draft.change(f"set stage {t.display(stage_id)} {name}" + (" (cleared)" if new is None else ""), now)
