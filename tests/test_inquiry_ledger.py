@@ -21,6 +21,9 @@ def made(sd: api.StateDir, on: bool = True) -> None:
 
 def test_branches_are_appended_and_published_from_the_second_on(sd: api.StateDir, repo: Path) -> None:
     made(sd)
+    code, moves = cli_json("next", RUN, cwd=repo)
+    assert {"command": "inquiry", "args": ["branch", "note"], "allowed": {},
+            "actor": "pipeline_orchestrator"} in moves["moves"], moves
     code, out = cli_json("inquiry", RUN, "--branch", "main-question", "--note", "the frame as asked", cwd=repo)
     assert code == 0 and out["published"] is False and out["branches"] == 1, out
     assert "inquiry_ledger" not in sd.show(RUN, format="ars")
@@ -58,6 +61,8 @@ def test_the_summary_is_only_at_the_listed_checkpoints(sd: api.StateDir, repo: P
 
 def test_a_run_without_the_setting_or_bad_input_is_refused(sd: api.StateDir, repo: Path) -> None:
     made(sd, on=False)
+    code, moves = cli_json("next", RUN, cwd=repo)
+    assert all(m["command"] != "inquiry" for m in moves["moves"])
     before = snapshot(repo)
     code, out = cli_json("inquiry", RUN, "--branch", "a", "--note", "n", cwd=repo)
     assert code == 1 and out["error"]["code"] == "ILLEGAL_TRANSITION" and "inquiry_ledger=true" in out["error"]["message"]

@@ -24,7 +24,8 @@ ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "reso
 # Arguments the caller writes (numbers, free text), by command: the CLI and the MCP tool require
 # them besides the enumerated ones a move lists with their values.
 FREE = {"integrity": ("refs_total", "refs_verified"), "revision": ("items_total",), "output": ("output",),
-        "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",)}
+        "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",),
+        "inquiry": ("branch", "note")}
 # Each command's optional arguments that change what a move records (a move lists them as `optional`:
 # followed with its required `args` alone, a revision round records 0 items addressed).
 OPTIONAL = {"revision": ("items_addressed", "pending"), "integrity": ("issues_found", "issues_fixed", "issue"),
@@ -134,6 +135,7 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
     out += _contract_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     out += _one(t, "loop", {}, {})
+    out += _one(t, "inquiry", {"branch": "b", "note": "n"}, {})  # a run keeping an inquiry ledger
     for stage_id in t.stage_ids:
         out += _one(t, "output", {"stage": stage_id, "outputs": stage_outputs.accepted(t, stage_id)[:1] or ["-"]},
                     {"stage": stage_id}, ("stage",), stage_id)
