@@ -173,18 +173,16 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                if template_conditions.all_hold(e.get("when", []), record, state)]
     defaults = [e["to"] for e in t.edges_from(stage_id) if e.get("default") and e["to"] in choices]
     default = choices[0] if len(choices) == 1 else (defaults[0] if defaults else None)
-    from statedir.engine.checkpoint_dashboard import count_round_trip
+    from statedir.engine import checkpoint_dashboard, inquiry
 
-    trip = count_round_trip(t, state, stage_id)
+    trip = checkpoint_dashboard.count_round_trip(t, state, stage_id)
     state.update(pipeline_state=t.pipeline["awaiting"], checkpoints_opened=state.get("checkpoints_opened", 0) + 1,
                  checkpoint={"stage": stage_id, "type": kind, "opened_at": now, "awareness_prompt": awareness,
                              "choices": choices, "default": default, "terminal": False,
                              **({"round_trip": trip} if trip else {})})
-    from statedir.engine.inquiry import checkpoint_summary
-
-    inquiry = checkpoint_summary(t, state, stage_id)  # only at the stages its setting lists, once published
-    if inquiry:
-        state["checkpoint"]["inquiry_summary"] = inquiry
+    summary = inquiry.checkpoint_summary(t, state, stage_id)  # only at the stages its setting lists, once published
+    if summary:
+        state["checkpoint"]["inquiry_summary"] = summary
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
     from statedir.engine import run_settings
