@@ -281,7 +281,7 @@ class Transitions:
         """Consume reset boundary `hash`; `session` is the resuming session's marker (default
         STATEDIR_SESSION, else one per process)."""
         return self._do(run_id, "resume", actor, expect=expect, role=role, hash=hash, stage=stage, mode=mode, choice=choice,
-                        session=session)
+                        session=session, store_prefix=self._receipt_root())
 
 
 def untracked_warning(paths: list[str]) -> str:

@@ -144,6 +144,7 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     if checkpoint and checkpoint["stage"] == boundary["stage"]:
         asked = (t.doc.get("checkpoint_decisions") or {}).get(boundary["stage"])  # the choice is its answer
         answer = {asked["option"]: choice} if asked and choice is not None else {}
+        answer.update({"store_prefix": req.args["store_prefix"]} if req.args.get("store_prefix") else {})
         change = stage_graph.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue",
                                                                            **answer}), now, None)
     else:
