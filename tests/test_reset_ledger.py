@@ -75,6 +75,9 @@ def test_decision_checkpoints_are_boundaries_with_their_question(repo: Path) -> 
     resume = ledger(sd)[-1]
     assert resume["chosen_branch"] == "apa7" and resume["user_override"] == {"mode": "full"}
     assert sd.get("r1", "current_stage") == "5"
+    assert sd.show("r1")["stages"]["5"]["answers"] == {"citation_style": "apa7"}  # the choice is the answer
+    receipt = sd.show("r1")["pending_adjudication_activity_bindings"][4]["artifacts"][0]
+    assert (repo / receipt["relative_path"]).is_file()  # its receipt bound by its path in the work tree
     assert sd.verify()["clean"]
 
 

@@ -202,14 +202,30 @@ class Transitions:
 
     def confirm(self, run_id: str, *, next: str | None = None, response: str | None = None,
                 actor: str | None = None, expect: str | None = None, role: str | None = None,
-                answered_by: str | None = None, channel: str | None = None) -> dict[str, Any]:
+                answered_by: str | None = None, channel: str | None = None,
+                skip_refused: bool = False, metrics: list[str] | None = None,
+                quality: str | None = None, format: str | None = None) -> dict[str, Any]:
         """Answer the open checkpoint. A MANDATORY checkpoint's answer, the user's own (actor `user`)
         and one the caller says the user gave (`answered_by` `user`: it asked them) is recorded as
         the user's, via the actor that carried it, with the `channel` it came by (default cli);
-        any other answer is the actor's. Its log entry records who answered."""
+        any other answer is the actor's. Its log entry records who answered. `skip_refused`: the
+        answer follows a refused attempt to skip this MANDATORY checkpoint (its receipt says so).
+        `metrics` (`["word_count=5200", ...]`) and `quality` record the FULL checkpoint's decision
+        dashboard; a quality the template holds on (regressed) pauses the run until the user answers.
+        `format`: the Stage 5 entry's finalization format (citation style), the checkpoint's answer."""
         who = {key: value for key, value in (("answered_by", answered_by), ("channel", channel)) if value}
+        extra: dict[str, Any] = {"skip_refused": True} if skip_refused else {}
+        extra.update({"metrics": list(metrics)} if metrics else {}, **({"quality": quality} if quality else {}),
+                     **({"format": format} if format is not None else {}))
         return self._do(run_id, "confirm", actor, expect=expect, role=role, who=who, next=next, response=response,
-                        answered_by=None)
+                        answered_by=None, store_prefix=self._receipt_root(), **extra)
+
+    def _receipt_root(self) -> str:
+        """Where the store lies in the work tree `seal --artifact-root` reads (statedir's receipts' paths)."""
+        try:
+            return self.store.root.resolve().relative_to(self.store.files_worktree.resolve()).as_posix()
+        except ValueError:
+            return "."
 
     def resolve(self, run_id: str, stage: str, decision: str, *, reason: str | None = None,
                 actor: str | None = None, expect: str | None = None,
@@ -241,6 +257,12 @@ class Transitions:
         return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, role=role, stage=stage, mode=mode,
                         answer=answer, answered_by="user")
 
+    def inquiry(self, run_id: str, *, branch: str, note: str, actor: str | None = None, expect: str | None = None,
+                role: str | None = None) -> dict[str, Any]:
+        """A note on a branch of the run's inquiry ledger (runs made with the setting inquiry_ledger): append-only,
+        published from its second branch on, advisory (it changes no verdict)."""
+        return self._do(run_id, "inquiry", actor, expect=expect, role=role, branch=branch, note=note)
+
     def contract(self, run_id: str, stage: str, part: str, *, file: str, exit_code: int | None = None,
                  actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The re-review contract: a part's file (manifest, then the phase artifacts in order) bound
@@ -271,7 +293,7 @@ class Transitions:
         """Consume reset boundary `hash`; `session` is the resuming session's marker (default
         STATEDIR_SESSION, else one per process)."""
         return self._do(run_id, "resume", actor, expect=expect, role=role, hash=hash, stage=stage, mode=mode, choice=choice,
-                        session=session)
+                        session=session, store_prefix=self._receipt_root())
 
 
 def untracked_warning(paths: list[str]) -> str:

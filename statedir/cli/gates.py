@@ -90,3 +90,18 @@ def compliance(run_id: RunArg,
     """
     done(open_store(store).compliance(run_id, stage, report=report, override=override, reason=reason, actor=actor,
                                       role=as_role, expect=expect), json)
+
+
+@app.command()
+def inquiry(run_id: RunArg,
+            branch: Annotated[str, Option("--branch", help="The branch of the inquiry (letters, digits, ._-).")],
+            note: Annotated[str, Option("--note", help="What the branch holds or why it was opened (at most 2000 characters).")],
+            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
+            as_role: RoleOpt = None, expect: ExpectOpt = None) -> None:
+    """Append a note to the run's inquiry branch ledger (a run made with --setting inquiry_ledger=true).
+
+    Append-only; the ledger is published (show, the ARS export, the dashboard) from its second
+    branch on and summarized only at the Stage 1, 2.5 and 4.5 checkpoints; it never changes a
+    verdict or a checkpoint's requirement.
+    """
+    done(open_store(store).inquiry(run_id, branch=branch, note=note, actor=actor, role=as_role, expect=expect), json)

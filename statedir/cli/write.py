@@ -110,7 +110,7 @@ def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline sta
 
 
 @app.command("set")
-def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, team.<role>, settings.reset_boundaries.")],
+def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, team.<role>, settings.reset_boundaries, stages.<stage>.assigned_to|team_notes.")],
          value: Annotated[str, Argument(help="The new value.")],
          reason: Annotated[str, Option("--reason", help="Why (required).")],
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
@@ -184,7 +184,7 @@ def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage 
             checkpoint: Annotated[str, Option("--checkpoint", help="FULL, SLIM or pipeline_completion.")],
             report: Annotated[str, Option("--report", help="The observer report, a YAML or JSON file: a mapping "
                                                 "with advisory_only: true and at most timestamp (UTC ISO 8601; default now), "
-                                                "dialogue_log_ref, zone, scores (a mapping), cross_model_divergence.")],
+                                                "dialogue_log_ref, zone, scores (a mapping), cross_model_divergence; on a cross_model run model_scores {MODEL: {DIMENSION: SCORE}} instead.")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Append an advisory observer report (actor collaboration_depth_agent).
@@ -205,6 +205,10 @@ def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage 
 def confirm(run_id: RunArg,
             next: Annotated[Optional[str], Option("--next", help="Next stage, completed or aborted, where the graph offers a choice.")] = None,
             response: Annotated[Optional[str], Option("--response", help="The user's answer (the template's responses; default continue): continue goes on; just-continue goes on and makes later checkpoints SLIM; review goes on after the user reviewed the work, so checkpoints are FULL again and the continue count restarts; done ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs an explicit one.")] = None,
+            metric: Annotated[Optional[list[str]], Option("--metric", help="A FULL checkpoint's dashboard metric, KEY=VALUE (word_count=N, references=N, coverage=N/T); repeatable.")] = None,
+            quality: Annotated[Optional[str], Option("--quality", help="Is this stage's output at least as good as the last? ok, regressed (pauses the pipeline until the user answers) or not_comparable.")] = None,
+            format: Annotated[Optional[str], Option("--format", help="At the Stage 5 entry checkpoint: the finalization format, a citation style the template lists (apa7, ...).")] = None,
+            skip_refused: Annotated[bool, Option("--skip-refused", help="The answer follows a refused attempt to skip this MANDATORY checkpoint: its receipt records skip_refused.")] = False,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
     """Answer the open checkpoint and start the next stage.
@@ -212,7 +216,8 @@ def confirm(run_id: RunArg,
     Warns (also in --json, under "warnings") when the next stage's recommended materials are
     missing, as `prereq` does; a refused --next names the stages the graph offers.
     """
-    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, role=as_role, expect=expect), json)
+    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, role=as_role, expect=expect,
+                                   skip_refused=skip_refused, metrics=metric, quality=quality, format=format), json)
 
 
 @app.command()

@@ -22,6 +22,7 @@ class Candidate:
     shown: dict[str, Any]
     vary: tuple[str, ...] = ()
     reason: str | None = None
+    optional: tuple[str, ...] = ()  # optional arguments that change what this move records, here
 
     def request(self) -> Request:
         return Request(self.command, self.actor, self.args, self.reason)

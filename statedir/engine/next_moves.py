@@ -27,7 +27,7 @@ ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "reso
 FREE = {"integrity": ("refs_total", "refs_verified"), "revision": ("items_total",), "output": ("output",),
         "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",),
         "advisory": ("file",), "compliance": ("report",),
-        "compliance_override": ("override",)}
+        "compliance_override": ("override",), "inquiry": ("branch", "note")}
 # Each command's optional arguments that change what a move records (a move lists them as `optional`:
 # followed with its required `args` alone, a revision round records 0 items addressed).
 OPTIONAL = {"revision": ("items_addressed", "pending"), "integrity": ("issues_found", "issues_fixed", "issue"),
@@ -61,8 +61,13 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
         return []
     checkpoint = run.state.get("checkpoint")
     targets = [e["to"] for e in t.edges_from(checkpoint["stage"])] if checkpoint else []
+    dash = t.checkpoints.get("dashboard") or {}
+    optional = ("metric", "quality") if checkpoint and not checkpoint.get("held") and \
+        checkpoint["type"] in dash.get("types", []) else ()  # the decision dashboard it records
+    asked = (t.doc.get("checkpoint_decisions") or {}).get(checkpoint["stage"]) if checkpoint else None
+    optional += (asked["option"],) if asked else ()  # the decision it takes as its answer
     return [Candidate("confirm", actor, {"next": target, "response": response},
-                      {"next": target, "response": response}, ("next", "response"))
+                      {"next": target, "response": response}, ("next", "response"), optional=optional)
             for target in [None, *dict.fromkeys(targets)]
             for response in [None, *t.checkpoints.get("responses", [])]]
 
@@ -133,6 +138,7 @@ def candidates(t: Template, run: RunData) -> list[Candidate]:
     out += _contract_candidates(t, run) + next_gates.entry_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     out += _one(t, "loop", {}, {})
+    out += _one(t, "inquiry", {"branch": "b", "note": "n"}, {})  # a run keeping an inquiry ledger
     for stage_id in t.stage_ids:
         out += _one(t, "output", {"stage": stage_id, "outputs": stage_outputs.accepted(t, stage_id)[:1] or ["-"]},
                     {"stage": stage_id}, ("stage",), stage_id)
@@ -326,7 +332,7 @@ def _move(found: _Found, values: dict[str, list[Any]]) -> dict[str, Any]:
         args.append("reason")
     move: dict[str, Any] = {"command": next_gates.command_of(c.command), "args": args, "allowed": allowed,
                             "actor": c.actor}
-    optional = [name for name in OPTIONAL.get(c.command, ()) if name not in args]
+    optional = [name for name in (*OPTIONAL.get(c.command, ()), *c.optional) if name not in args]
     if optional:
         move["optional"] = optional
     if found.leads_to:

@@ -59,7 +59,8 @@ def append_boundary(t: Template, draft: Draft, stage_id: str, choices: list[str]
 
 
 def _pending(t: Template, stage_id: str, choices: list[str]) -> dict[str, Any] | None:
-    declared = ((t.doc.get("reset_ledger") or {}).get("decisions") or {}).get(stage_id)
+    declared = ((t.doc.get("reset_ledger") or {}).get("decisions") or {}).get(stage_id) \
+        or (t.doc.get("checkpoint_decisions") or {}).get(stage_id)
     if declared:  # a decision the template names (e.g. the Stage 5 format), each option leading on
         target = choices[0] if choices else None
         return {"question": declared["question"],
@@ -141,8 +142,11 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     target = target or boundary.get("next")
     checkpoint = run.state.get("checkpoint")
     if checkpoint and checkpoint["stage"] == boundary["stage"]:
-        change = stage_graph.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue"}),
-                               now, None)
+        asked = (t.doc.get("checkpoint_decisions") or {}).get(boundary["stage"])  # the choice is its answer
+        answer = {asked["option"]: choice} if asked and choice is not None else {}
+        answer.update({"store_prefix": req.args["store_prefix"]} if req.args.get("store_prefix") else {})
+        change = stage_graph.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue",
+                                                                           **answer}), now, None)
     else:
         change = Draft(run).change("", now)
     if shape(t) == "upstream":

@@ -182,9 +182,16 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                if template_conditions.all_hold(e.get("when", []), record, state)]
     defaults = [e["to"] for e in t.edges_from(stage_id) if e.get("default") and e["to"] in choices]
     default = choices[0] if len(choices) == 1 else (defaults[0] if defaults else None)
+    from statedir.engine import checkpoint_dashboard, inquiry
+
+    trip = checkpoint_dashboard.count_round_trip(t, state, stage_id)
     state.update(pipeline_state=t.pipeline["awaiting"], checkpoints_opened=state.get("checkpoints_opened", 0) + 1,
                  checkpoint={"stage": stage_id, "type": kind, "opened_at": now, "awareness_prompt": awareness,
-                             "choices": choices, "default": default, "terminal": False})
+                             "choices": choices, "default": default, "terminal": False,
+                             **({"round_trip": trip} if trip else {})})
+    summary = inquiry.checkpoint_summary(t, state, stage_id)  # only at the stages its setting lists, once published
+    if summary:
+        state["checkpoint"]["inquiry_summary"] = summary
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
     from statedir.engine import run_settings
@@ -241,10 +248,15 @@ def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) 
         if value.lower() not in ("true", "false"):
             raise InvalidValue("settings.reset_boundaries takes true or false")
         draft.state.setdefault("settings", {})["reset_boundaries"] = value.lower() == "true"
+    elif field.startswith("stages."):
+        from statedir.engine.stage_fields import set_stage_field
+
+        return set_stage_field(t, run, draft, field, value, now)
     else:
         team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))
+        stage_fields = ", ".join(f"stages.STAGE.{name}" for name in t.doc.get("settable_stage_fields", []))
         raise InvalidValue(f"{field!r} cannot be set; settable: topic, language, settings.reset_boundaries"
-                           + (f", {team}" if team else ""), field=field)
+                           + (f", {team}" if team else "") + (f", {stage_fields}" if stage_fields else ""), field=field)
     if draft.state == run.state:
         raise IllegalTransition(f"{field} already has that value")
     return draft.change(f"set {field}", now)
@@ -289,6 +301,7 @@ HANDLERS: dict[str, str] = {
     "acknowledge_mode": "checklist_rules:acknowledge_mode", "contract": "review_contract:record",
     "advisory": "entry_advisories:record", "compliance": "compliance:record",
     "compliance_override": "compliance:override",
+    "inquiry": "inquiry:record",
 }
 
 

@@ -205,6 +205,11 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
 
         doc["stage5_advisories"] = entry_advisories.shown(t, run)
         doc["compliance_history"] = compliance.history(t, run)
+    from statedir.engine import inquiry
+
+    branches = inquiry.published(t, state)
+    if branches is not None:  # the branch ledger, published from its second branch on
+        doc["inquiry_ledger"] = {"branches": branches, "entries": histories.get("inquiry_ledger", [])}
     for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
         if key in state:
             doc[key] = state[key]

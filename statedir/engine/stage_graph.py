@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import schema_checks, template_conditions
+from statedir.engine import checkpoint_dashboard, checkpoint_decisions, receipts, schema_checks, template_conditions
 from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
@@ -47,17 +47,38 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     if acknowledging:
         return _terminal_ack(t, Draft(run), current, ack, response, now, _answered_by(req))
     checkpoint = run.state.get("checkpoint")
-    if run.state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint:
+    held = bool(checkpoint and checkpoint.get("held"))  # paused by the dashboard's quality: the user answers
+    if not checkpoint or run.state["pipeline_state"] not in (t.pipeline["awaiting"], *held * [t.pipeline["paused"]]):
         raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
     if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
         raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
-                                "--response continue (or review)", checkpoint=checkpoint)
+                                "--response continue (or review); the refused skip is recorded in the "
+                                "answer's receipt when it is given with --skip-refused", checkpoint=checkpoint,
+                                skip_refused=True)
+    if held and response not in policy.get("mandatory_responses", []):
+        raise IllegalTransition(f"the checkpoint of stage {t.display(checkpoint['stage'])} is held (quality "
+                                f"{checkpoint['held']}): the user answers it with --response "
+                                + " or --response ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)
+    receipts.check_request(t, checkpoint, req)
+    dash = checkpoint_dashboard.parse(t, checkpoint, req.args)
+    answer = checkpoint_decisions.parse(t, checkpoint, req.args)
+    if checkpoint_dashboard.holds(t, dash):
+        draft = Draft(run)
+        checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
+        return draft.change(checkpoint_dashboard.hold(t, draft, checkpoint, dash, now), now, held=dash["quality"])
     response = response or "continue"
     target = _choose(t, run, checkpoint, req.args.get("next"))
     draft = Draft(run)  # decided from here on: the copies the change is made of
     state = draft.state
+    if dash:
+        checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
+    if answer and target in t.terminal_targets:
+        checkpoint_decisions.record(t, draft, target, answer)  # refused: no stage to record it on
+    state["paused_from"] = None if held else state.get("paused_from")
     checked = schema_checks.check(t, draft, checkpoint["stage"])  # the outputs as the stage left them
     report = _advance(t, draft, checkpoint["stage"], target, now)
+    if answer:
+        checkpoint_decisions.record(t, draft, target, answer)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
         if response == policy.get("slim_after"):
@@ -67,7 +88,11 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     draft.stage(checkpoint["stage"])["checkpoint_confirmed"] = True
     draft.log("checkpoints", {"at": now, "event": "answered", "stage": checkpoint["stage"],
                               "type": checkpoint["type"], "awareness_prompt": checkpoint["awareness_prompt"],
-                              "response": response, "next": target, **_answered_by(req)})
+                              "response": response, "next": target, **_answered_by(req),
+                              **({"dashboard": dash} if dash else {}),
+                              **({"answer": dict([answer])} if answer else {}),
+                              **({"round_trip": checkpoint["round_trip"]} if checkpoint.get("round_trip") else {})})
+    receipts.write(t, draft, req, checkpoint, response, target, now, dict([answer]) if answer else None)
     if checked is None:  # a template naming no material schemas: the entry its runs always had
         checked = {"schemas_checked": t.stage(checkpoint["stage"]).get("schemas_checked", []), "result": "PASS",
                    "missing_fields": []}
@@ -88,8 +113,11 @@ def users_question(t: Template, run: RunData) -> dict[str, Any] | None:
     """The open checkpoint only the user may answer (MANDATORY): its stage, the responses it takes
     and the stages `--next` may name (`default` where the graph leaves one); None where none is open."""
     state, checkpoint = run.state, run.state.get("checkpoint")
-    if state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint or checkpoint["type"] != "MANDATORY":
+    held = bool(checkpoint and checkpoint.get("held"))  # paused by a regressed quality until the user answers
+    if not held and (state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint
+                     or checkpoint["type"] != "MANDATORY"):
         return None
+    assert checkpoint is not None
     return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
             "choices": list(checkpoint["choices"]), "default": checkpoint.get("default")}
 

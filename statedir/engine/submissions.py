@@ -189,7 +189,8 @@ def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Ch
 
 
 OBSERVER_CHECKPOINTS = ("FULL", "SLIM", "pipeline_completion")
-OBSERVER_FIELDS = ("timestamp", "dialogue_log_ref", "zone", "scores", "cross_model_divergence", "advisory_only")
+OBSERVER_FIELDS = ("timestamp", "dialogue_log_ref", "zone", "scores", "cross_model_divergence", "advisory_only",
+                   "model_scores")
 
 
 def check_report(report: Any, *, name_keys: bool) -> None:
@@ -244,5 +245,12 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
                  run.stages[stage_id].get("dialogue_log_ref") if stage_id else None),
              "zone": report.get("zone"), "scores": report.get("scores") or {},
              "cross_model_divergence": report.get("cross_model_divergence"), "advisory_only": True}
+    from statedir.engine import cross_model
+
+    entry.update(cross_model.entry_fields(t, run.state, report))  # one score set per model, never averaged
     draft.log("collaboration_depth", entry)
-    return draft.change(f"observer report for {entry['stage_id']} ({kind})", now)
+    flagged = [f["dimension"] for f in (entry.get("cross_model_divergence") or {}).get("flagged", [])] \
+        if "model_scores" in entry else []
+    return draft.change(f"observer report for {entry['stage_id']} ({kind})"
+                        + (f"; models diverge on {', '.join(flagged)}" if flagged else ""), now,
+                        **({"flagged": flagged} if "model_scores" in entry else {}))

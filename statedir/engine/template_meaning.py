@@ -10,7 +10,7 @@ from statedir.engine.failure_modes_meaning import meaning
 # Every action a role's `may` (or `owner_may`) can grant: the mutating commands.
 ACTIONS = ("new", "stage", "output", "pipeline", "set", "material", "integrity", "revision", "loop", "observe",
            "confirm", "redo", "resume", "bind", "seal", "rollback", "resolve", "checklist", "acknowledge_mode", "contract",
-           "advisory", "compliance", "compliance_override")
+           "advisory", "compliance", "compliance_override", "inquiry")
 Found = list[tuple[list[Any], str]]
 
 
@@ -103,6 +103,7 @@ WRITES = {"stage": (("checkpoints", "completing a stage opens a checkpoint"),),
           "resolve": (("integrity", "resolve records the user's FAIL-loop resolution"),),
           "revision": (("revisions", "revision records each round"),),
           "observe": (("collaboration_depth", "observe records each report"),),
+          "inquiry": (("inquiry_ledger", "inquiry records each branch note"),),
           "checklist": (("failure_modes", "checklist records each failure-mode checklist"),),
           "acknowledge_mode": (("failure_modes", "acknowledge records the user's answer to a blocking mode"),)}
 

@@ -107,7 +107,9 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
         return None
     responses, choices = tuple(asked["responses"]), tuple(asked["choices"])
     checkpoint = run.state["checkpoint"]
-    lines = [f"Run {run.run_id}: stage {_name(t, asked['stage'])} is complete. Its checkpoint is MANDATORY: "
+    kind = (f"held (its quality check says {checkpoint['held']}; the pipeline is paused)" if checkpoint.get("held")
+            else "MANDATORY")
+    lines = [f"Run {run.run_id}: stage {_name(t, asked['stage'])} is complete. Its checkpoint is {kind}: "
              "it is yours to answer, not the agent's.", dashboard.line(t, run)]
     decided = run.stages[asked["stage"]].get("decision") if t.stage(asked["stage"]).get("decision") else None
     if decided:  # what the user approves by going on (a review's editorial decision)

@@ -43,8 +43,9 @@ COMMON_NOTE = ("A write's result: run_id, commit (null: nothing to change), summ
 # a confirm's: where it leads, the materials the next stage lacks, the stage's schema check where it failed
 _STARTS_A_STAGE: dict[str, dict[str, Any]] = {"next": _S, "missing_recommended": _STRINGS,
                                               "schema_check": {"type": "object"}}
+_CONFIRMS = {**_STARTS_A_STAGE, "held": _S}  # a regressed quality: the checkpoint held for the user
 _OWN_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
-    "confirm": _STARTS_A_STAGE, "resume": _STARTS_A_STAGE,  # resume answers the boundary's checkpoint
+    "confirm": _CONFIRMS, "resume": _STARTS_A_STAGE, "observe": {"flagged": _STRINGS},  # resume answers the boundary's checkpoint
     "material": {"version_label": _S, "stale": _STRINGS}, "integrity": {"version_label": _S},
     "revision": {"round": _I}, "loop": {"loop_count": _I}, "redo": {"bumped": _ANY, "reset": _OBJECTS},
     "resolve": {"decision": _S, "unresolved_items": _ANY, "override_round": _I},
@@ -53,10 +54,11 @@ _OWN_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
     "contract": {"part": _S, "sha256": _S, "outcome": _S, "then": _S},
     "advisory": {"kind": _S, "version_label": _S, "refused_classes": _STRINGS},
     "compliance": {"decision": _S, "round": _I, "capped_from": _S, "override_round": _I},
+    "inquiry": {"branch": _S, "branches": _I, "published": _B},
 }
 TRANSITIONS = ("new", "stage", "confirm", "material", "output", "integrity", "revision", "loop", "observe",
                "pipeline", "set", "redo", "resume", "rollback", "resolve", "checklist", "acknowledge", "contract",
-               "advisory", "compliance")
+               "advisory", "compliance", "inquiry")
 
 
 def transition(name: str) -> dict[str, Any]:

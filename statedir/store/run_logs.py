@@ -27,7 +27,8 @@ from statedir.store.disk import Store
 
 # Every append-only log statedir knows; a template declares which of them its runs hold.
 LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
-        "checkpoints", "reset_boundary", "failure_modes")
+        "checkpoints", "reset_boundary", "failure_modes", "explicit_user_request", "mandatory_checkpoint_response",
+        "inquiry_ledger")
 KNOWN = LOGS
 
 _DAY = r"\d{4}-\d{2}-\d{2}"
@@ -56,7 +57,9 @@ def day_of(entry: dict[str, Any], now: str) -> str:
     has no `at` (schema_validation, collaboration_depth: the latter's `timestamp` is the
     observer's, not statedir's) belong to the day of the transition that wrote them (`now`,
     the `at` of that transition's own entry in the same commit)."""
-    day = _day(entry.get("at")) or _day(now)
+    pinned = entry.get("log_day")  # a receipt log: one file per run, the one artifact its row binds
+    day = (pinned if isinstance(pinned, str) and re.fullmatch(_DAY, pinned) else None) or _day(entry.get("at")) \
+        or _day(now)
     if day is None:
         raise ValidationFailed(f"a log entry has no UTC time to place it by (the transition's time is {now!r})")
     return day

@@ -73,8 +73,10 @@ def render(t: Template, run: RunData) -> str:
     for sid in t.stage_ids:
         rec = run.stages[sid]
         name = t.stage(sid).get("label", t.stage(sid)["name"])
+        trips = (state.get("checkpoint_round_trips") or {}).get(sid, 0)
         lines.append(f"  Stage {t.display(sid).ljust(id_width)}{name.ljust(name_width)}"
-                     f"{markers.get(rec['status'], '[?]')} {_detail(t, run, sid, rec)}".rstrip())
+                     f"{markers.get(rec['status'], '[?]')} {_detail(t, run, sid, rec)}".rstrip()
+                     + (f" ({trips} round trips)" if trips > 1 else ""))
     integrity = integrity_rows(t, run)
     if integrity:
         lines += [rule, _boxed("Integrity:")]
@@ -93,11 +95,26 @@ def render(t: Template, run: RunData) -> str:
     if checkpoint:
         lines.append(f"  Checkpoint open: {checkpoint['type']} after stage {t.display(checkpoint['stage'])}"
                      + (f"; next: {checkpoint['default']}" if checkpoint.get("default") else
-                        f"; choose: {', '.join(checkpoint['choices'])}" if checkpoint.get("choices") else ""))
+                        f"; choose: {', '.join(checkpoint['choices'])}" if checkpoint.get("choices") else "")
+                     + (f"; round trip {checkpoint['round_trip']}" if checkpoint.get("round_trip") else ""))
+        if checkpoint.get("inquiry_summary"):  # only at the stages the setting lists, once published
+            lines.append(f"  Inquiry: {checkpoint['inquiry_summary']}")
+        if checkpoint.get("held"):
+            lines.append(f"  Held: quality {checkpoint['held']}; paused until the user answers")
+        lines += _dashboard_lines(run.stages[checkpoint["stage"]].get("dashboard"))
         if checkpoint.get("awareness_prompt"):
             count = state.get("consecutive_continue_count", 0)
             lines.append(f"  You've continued {count} times in a row. Want to review progress?")
     return "\n".join(lines)
+
+
+def _dashboard_lines(dash: dict[str, Any] | None) -> list[str]:
+    """The decision dashboard recorded at the open checkpoint (its metrics and quality)."""
+    if not dash:
+        return []
+    shown = [f"{_pretty(key)}: {value}" for key, value in dash["metrics"].items()]
+    shown += [f"Quality: {dash['quality']}"] if dash.get("quality") else []
+    return [f"  Dashboard: {'; '.join(shown)}"]
 
 
 def audit_lines(audit: dict[str, Any] | None) -> list[str]:
@@ -206,7 +223,9 @@ def structure(t: Template, run: RunData) -> dict[str, Any]:
     stages = [{"id": sid, "display": t.display(sid), "name": t.stage(sid).get("label", t.stage(sid)["name"]),
                "status": run.stages[sid]["status"], "marker": markers.get(run.stages[sid]["status"], "[?]"),
                "label": _detail(t, run, sid, run.stages[sid]),
-               "current": sid == state.get("current_stage")} for sid in t.stage_ids]
+               "current": sid == state.get("current_stage"),
+               **({"round_trips": state["checkpoint_round_trips"][sid]}
+                  if sid in (state.get("checkpoint_round_trips") or {}) else {})} for sid in t.stage_ids]
     return {"template": t.name, "topic": state.get("topic"), "pipeline_state": state["pipeline_state"],
             "current_stage": state.get("current_stage"), "checkpoint": state.get("checkpoint"), "stages": stages,
             "integrity": integrity_rows(t, run), "reviews": review_rows(t, run),

@@ -32,6 +32,7 @@ BINDINGS = [
     ("explicit_user_request", "x1", "explicit_user_request_log", "SOURCE-GROUP-x", None),
     ("mandatory_checkpoint_response", "m1", "mandatory_checkpoint_response_log", "SOURCE-GROUP-m", None),
 ]
+STATEDIR_BOUND = ("re_review_traceability", "mandatory_checkpoint_response")
 
 
 def strict_json(text: str) -> Any:
@@ -62,11 +63,13 @@ def sealed(at_re_review: api.StateDir, repo: Path) -> tuple[api.StateDir, Path]:
     bind_all(sd, root, BINDINGS[:2])  # stage 3's author group, bound while the run goes on
     finish(sd, RUN)
     # after the terminal state, still before the seal (the re-review quartet statedir bound itself at
-    # the contract's check: a second group would be refused)
-    bind_all(sd, root, [b for b in BINDINGS[2:] if b[0] != "re_review_traceability"])
-    import shutil  # ... its files named by their path in the repository, which seal reads below its root
+    # the contract's check, the MANDATORY checkpoints' receipt log at their answers: a second group
+    # would be refused)
+    bind_all(sd, root, [b for b in BINDINGS[2:] if b[0] not in STATEDIR_BOUND])
+    import shutil  # ... their files named by their path in the repository, which seal reads below its root
 
     shutil.copytree(sd.store.files_worktree / "rr", root / "rr")
+    shutil.copytree(sd.store.files_worktree / "state" / "runs", root / "state" / "runs")
     result = sd.seal(RUN, root)
     assert result["changed"] is True and len(result["commit"]) == 40
     return sd, root

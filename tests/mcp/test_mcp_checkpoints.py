@@ -322,3 +322,25 @@ def test_a_client_that_cannot_ask_cannot_acknowledge(blocked: Path, repo: Path, 
 
     anyio.run(main)
     assert snapshot(repo) == before
+
+
+def test_a_held_checkpoint_is_asked_of_the_user(repo: Path, sd: api.StateDir) -> None:
+    """A regressed quality holds the FULL checkpoint: over MCP its answer is the user's, as a MANDATORY one's."""
+    sd.new("p", topic="t")
+    sd.stage("p", "1", "in_progress")
+    sd.material("p", ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
+    sd.stage("p", "1", "completed")
+    user = User(response="review")
+
+    async def main() -> dict[str, Any]:
+        async with agent(repo / "state", "auto", user) as a:
+            held = await a("confirm", run_id="p", quality="regressed", metric=["word_count=3000"])
+            assert held["held"] == "regressed" and not user.asked  # recording the dashboard asks no one
+            return await a("confirm", run_id="p", response="continue")  # type: ignore[no-any-return]
+
+    done = anyio.run(main)
+    [asked] = user.asked
+    assert "held (its quality check says regressed" in asked.message and "yours to answer" in asked.message
+    assert done["next"] == "2"
+    entry = answered(repo / "state")[-1]
+    assert (entry["stage"], entry["response"], entry["answered_by"]) == ("1", "review", "user")
