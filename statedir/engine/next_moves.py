@@ -7,16 +7,14 @@ rest. No rule is written here: a candidate is only a question put to the rules.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
 
 from statedir.engine import admission, next_gates, rules, stage_outputs, submissions, template_conditions
-from statedir.engine.decision import Change, RunData
+from statedir.engine.decision import Change, RunData, require_live
 from statedir.engine.move_candidates import REASON, Candidate, actor_for
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
-from statedir.errors import StatedirError
+from statedir.errors import RunTerminal, StatedirError
 
 # The order moves are listed in: what advances the run first, bookkeeping last.
 ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "resolve", "contract", "revision", "output",
@@ -31,7 +29,8 @@ OPTIONAL = {"revision": ("items_addressed", "pending"), "integrity": ("issues_fo
             "material": ("file", "upstream"), "checklist": ("evidence",)}
 
 
-def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool) -> list[Candidate]:
+def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool,
+                      pruned: bool = True) -> list[Candidate]:
     out = []
     done, active = t.status["done"], t.status["active"]
     for stage_id in stage_ids:
@@ -44,6 +43,8 @@ def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: 
         decisions = t.stage(stage_id).get("decision", {}).get("values", [])
         for status in statuses:
             for decision in [None, *decisions] if status == done else [None]:
+                if pruned and decision is None and not _may_ask(t, record["status"], status):
+                    continue
                 args: dict[str, Any] = {"stage": stage_id, "status": status, "mode": None, "outputs": [],
                                         "decision": decision, "turns": None}
                 shown = {"stage": stage_id, "status": status, "decision": decision}
@@ -119,12 +120,33 @@ def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int
     return out
 
 
-def candidates(t: Template, run: RunData) -> list[Candidate]:
-    """Every request worth asking the rules about in this run's state, flow moves first."""
+def _may_ask(t: Template, current: str, status: str) -> bool:
+    """Whether a bare status move (no decision, mode, output or turns) is worth asking: the rules
+    refuse one the template's moves do not list, needing nothing, before they look further."""
+    return status == current or rules.move_listed(t, current, status)
+
+
+def _live(t: Template, run: RunData) -> bool:
+    """A run the rules still take requests for: of a finished one they refuse every move `next`
+    asks about (none is a binding that follows the end), needing nothing, so none is tried."""
+    try:
+        require_live(t, run.state)
+    except RunTerminal:
+        return False
+    return True
+
+
+def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candidate]:
+    """Every request worth asking the rules about in this run's state, flow moves first.
+    `pruned` (the default) leaves out what the rules' own data already refuses without a need
+    (a finished run's every move; a stage's status move its template does not list): the same
+    answer from fewer trials; `pruned=False` is every request, for the tests to compare."""
+    if pruned and not _live(t, run):
+        return []
     state = run.state
     current = state.get("current_stage")
     ordered = sorted(t.stage_ids, key=lambda s: s != current)
-    out = _stage_candidates(t, run, ordered, flow=False) + _confirm_candidates(t, run)
+    out = _stage_candidates(t, run, ordered, flow=False, pruned=pruned) + _confirm_candidates(t, run)
     out += _integrity_candidates(t, ordered, [(None, None)]) + next_gates.candidates(t, run, ordered[:1])
     out += _contract_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
@@ -180,27 +202,27 @@ def decided(t: Template, run: RunData, candidate: Candidate, now: str
     with --reason: the candidate actually answered, with the answer."""
     change, refusal = trial(t, run, candidate, now)
     if refusal is not None and candidate.reason is None and liftable(refusal):
-        with_reason = dataclasses.replace(candidate, reason=REASON)
+        with_reason = candidate.with_reason(REASON)
         change2, refusal2 = trial(t, run, with_reason, now)
         if refusal2 is None:
             return with_reason, change2, None
     return candidate, change, refusal
 
 
-@dataclass
 class _Found:
-    candidate: Candidate
-    leads_to: dict[str, Any] | None = None
-    needs: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("candidate", "leads_to", "needs", "extra")
+
+    def __init__(self, candidate: Candidate, leads_to: dict[str, Any] | None = None, needs: tuple[str, ...] = (),
+                 extra: dict[str, Any] | None = None) -> None:
+        self.candidate, self.leads_to, self.needs, self.extra = candidate, leads_to, needs, extra or {}
 
 
-def moves(t: Template, run: RunData, now: str) -> dict[str, Any]:
+def moves(t: Template, run: RunData, now: str, *, pruned: bool = True) -> dict[str, Any]:
     """`{"run_id", "moves": [...], "blocked": [...]}`: what the rules accept now, and what the
-    refused moves that name a need are waiting for."""
+    refused moves that name a need are waiting for (`pruned`: as `candidates`)."""
     legal: list[_Found] = []
     refused: list[_Found] = []
-    for candidate in candidates(t, run):
+    for candidate in candidates(t, run, pruned=pruned):
         asked, change, refusal = decided(t, run, candidate, now)
         if change is not None and not change.noop:
             legal.append(_Found(asked, leads_to=_leads_to(run, change)))
