@@ -1,6 +1,6 @@
 """The MCP server's memory over many calls: `statedir mcp` as a real stdio subprocess, driven by
 the SDK's client through a mix of reads (next, status, show, get) and, every WRITE_EVERY calls,
-a transition (set), its resident size read from /proc after each block. From the root:
+a transition (stage 1 blocked, then back in progress), its resident size read from /proc after each block. From the root:
 
     .venv/bin/python bench/mcp_memory.py [--calls 10000] [--every 1000]
 
@@ -45,15 +45,20 @@ def server_rss() -> tuple[int, float]:
 async def drive(store: Path, calls: int, every: int) -> None:
     params = StdioServerParameters(command=str(BIN), args=["mcp", "--store", str(store)], env=dict(os.environ))
     reads = [("next", {"run_id": "r1"}), ("status", {"run_id": "r1"}), ("show", {"run_id": "r1"}),
-             ("get", {"run_id": "r1", "field": "topic"})]
+             ("get", {"run_id": "r1", "path": "topic"})]
     async with Client(params) as client:
+        refused = 0
+
         async def call(i: int) -> None:
+            nonlocal refused
             if i % WRITE_EVERY == 0:
-                await client.call_tool("set", {"run_id": "r1", "field": "topic", "value": f"memory {i}",
-                                               "reason": "bench"})
+                status = "blocked" if i % (2 * WRITE_EVERY) else "in_progress"
+                result = await client.call_tool("stage", {"run_id": "r1", "stage": "1", "status": status,
+                                                          "reason": "bench"})
             else:
                 name, arguments = reads[i % len(reads)]
-                await client.call_tool(name, arguments)
+                result = await client.call_tool(name, arguments)
+            refused += bool(result.is_error)
 
         start = time.perf_counter()
         for i in range(WARM):
@@ -66,7 +71,7 @@ async def drive(store: Path, calls: int, every: int) -> None:
                 _, rss = server_rss()
                 done = i - WARM + 1
                 print(f"after {done + WARM} calls: {rss:.1f} MiB ({(rss - warm) * 1024 * 1024 / done:+.0f} B a call, "
-                      f"{time.perf_counter() - start:.0f} s)", flush=True)
+                      f"{time.perf_counter() - start:.0f} s, {refused} refused)", flush=True)
 
 
 def main() -> None:
@@ -80,7 +85,9 @@ def main() -> None:
                      ["config", "user.email", "bench@statedir.invalid"]):
             os.spawnvp(os.P_WAIT, "git", ["git", "-C", str(repo), *args])
         api.init(repo / "state")
-        statedir.open(repo / "state").new("r1", topic="memory bench")
+        sd = statedir.open(repo / "state")
+        sd.new("r1", topic="memory bench")
+        sd.stage("r1", "1", "in_progress")
         anyio.run(drive, repo / "state", opts.calls, opts.every)
 
 
