@@ -165,7 +165,7 @@ def test_the_plain_bus_calls_are_read_without_typer(argv: list[str]) -> None:
 
 
 def test_what_direct_reads_of_research_typer_reads_alike(monkeypatch: pytest.MonkeyPatch) -> None:
-    """research's command class words only typer's refusals (the seed's flat errors), so its
+    """research's command class words only typer's refusals (state.py's flat errors), so its
     calls are read directly too: wherever direct reads one, typer with that class reads the same."""
     from statedir.cli import research
 
