@@ -179,3 +179,24 @@ def test_a_plain_bus_call_loads_no_typer(repo: Path) -> None:
     statedir.init(repo / "state")
     loaded = _tops(_loaded_by(repo, ["bus", "set", "2026-06-30-s", "vars.topic", "x"], ["bus", "get", "2026-06-30-s"]))
     assert not {"typer", "click", "rich"} & loaded
+
+
+def test_a_research_call_loads_no_typer_and_a_query_no_hashing(repo: Path) -> None:
+    """research's calls are read without typer (its command class only words typer's refusals);
+    a query mints no id, so it loads no secrets (hashlib, hmac)."""
+    statedir.init(repo / "state")
+    loaded = _loaded_by(repo, ["research", "--query", "--project-id", "proj_default"])
+    assert not {"typer", "click", "rich", "secrets", "hmac"} & _tops(loaded), loaded
+    started = _loaded_by(repo, ["research", "--start-run", "--skill", "bench", "--question", "Q?"])
+    assert not {"typer", "click", "rich"} & _tops(started)
+
+
+def test_next_loads_no_dataclasses_nor_datetime(repo: Path) -> None:
+    """`next` costs about what `status` does: none of inspect and dataclasses (its candidates are
+    plain classes), datetime or the adjudication contract (used by `new` and passports only)."""
+    statedir.init(repo / "state")
+    statedir.open(repo / "state").new("r1", topic="t")
+    loaded = _loaded_by(repo, ["next", "r1"])
+    assert "statedir.engine.next_moves" in loaded
+    assert not {"inspect", "dataclasses", "datetime", "statedir.engine.adjudication_contract"} & loaded, \
+        {"inspect", "dataclasses", "datetime", "statedir.engine.adjudication_contract"} & loaded

@@ -162,3 +162,29 @@ def test_the_plain_bus_calls_are_read_without_typer(argv: list[str]) -> None:
     ours = direct.parse(function, argv[1:])
     assert ours is not None
     assert ours == _typer_reads(function, argv[1:], bus._verbatim())
+
+
+def test_what_direct_reads_of_research_typer_reads_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """research's command class words only typer's refusals (state.py's flat errors), so its
+    calls are read directly too: wherever direct reads one, typer with that class reads the same."""
+    from statedir.cli import research
+
+    assert _plain_function("research") is research.research
+    assert _read_alike(research.research, "research", 150, monkeypatch, research._flat_errors())
+
+
+@pytest.mark.parametrize("argv", [
+    ["--start-run", "--skill", "deep-research", "--question", "Offline support?"],
+    ["--query", "--run-id", "run_20261130_abc123", "--json"], ["--record-result", "--run-id", "r", "--summary", "s"],
+])
+def test_the_plain_research_calls_are_read_without_typer(argv: list[str]) -> None:
+    from statedir.cli import research
+
+    ours = direct.parse(research.research, argv)
+    assert ours is not None and ours == _typer_reads(research.research, argv, research._flat_errors())
+
+
+def _plain_function(name: str) -> Any:
+    from statedir import cli
+
+    return cli._plain(name, [])[0]

@@ -11,6 +11,7 @@ from conftest import CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, to_int
 from next_driver import choose, fill_in, pick
 
 from statedir import api
+from statedir.engine import next_moves
 
 RUN = "r1"
 INTEGRITY = "integrity_verification"
@@ -189,6 +190,7 @@ def test_a_whole_run_reaches_completed_taking_only_listed_moves(sd: api.StateDir
     taken = []
     for _ in range(120):
         out = sd.next(RUN)
+        assert_pruned_answers_alike(sd, out)
         if out["pipeline_state"] == "completed":
             break
         move = pick(out["moves"], taste)
@@ -223,3 +225,23 @@ def test_a_whole_run_reaches_completed_taking_only_listed_moves(sd: api.StateDir
         assert ("stage", "4p") in taken and sd.get(RUN, "stages.6.status") == "skipped"
     else:
         assert sd.get(RUN, "stages.4.status") == "skipped" and sd.get(RUN, "stages.6.status") == "completed"
+
+
+def assert_pruned_answers_alike(sd: api.StateDir, out: dict[str, Any]) -> None:
+    """`next` asks fewer requests than every one (it leaves out what the rules' data refuses
+    without a need) and answers as asking every one would."""
+    t, run, _ = sd.load(RUN, ledger=True)
+    every = next_moves.moves(t, run, "2026-01-01T00:00:00Z", pruned=False)
+    assert every == {k: v for k, v in out.items() if k != "rules"}
+    assert len(next_moves.candidates(t, run)) < len(next_moves.candidates(t, run, pruned=False))
+
+
+def test_a_finished_run_asks_the_rules_nothing(sd: api.StateDir) -> None:
+    """Of a run that ended the rules refuse every move `next` could ask about, needing nothing:
+    it tries none, and answers as trying each would."""
+    sd.new(RUN, topic="t")
+    sd.pipeline(RUN, "aborted", reason="the user stopped it")
+    t, run, _ = sd.load(RUN, ledger=True)
+    assert next_moves.candidates(t, run) == [] and len(next_moves.candidates(t, run, pruned=False)) > 100
+    assert next_moves.moves(t, run, "2026-01-01T00:00:00Z", pruned=False) == sd.next(RUN)
+    assert sd.next(RUN)["moves"] == [] and sd.next(RUN)["blocked"] == []

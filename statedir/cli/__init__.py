@@ -106,12 +106,15 @@ def _run(args: list[str]) -> object:
 def _plain(name: str, rest: list[str]) -> tuple[Any, list[str]]:
     """The function a call names and the words for its parameters, where `direct` may read them: a
     command without typer settings (a command class) of its own, or a group's declared command
-    (`bus set ...`, `signers add ...`); else None (research: typer's to read)."""
+    (`bus set ...`, `signers add ...`); else None. A command class that words only typer's refusals
+    (research's flat errors, marked `errors_only`) changes no call direct reads: direct leaves
+    every call typer would refuse to typer."""
     from statedir.cli.registry import COMMANDS, SUBCOMMANDS
 
     if name in COMMANDS:
         function, settings = COMMANDS[name]
-        return (None if settings else function), rest
+        plain = not set(settings) - {"cls"} and ("cls" not in settings or getattr(settings["cls"], "errors_only", False))
+        return (function if plain else None), rest
     group = SUBCOMMANDS.get(name, {})
     if rest and rest[0] in group:
         return group[rest[0]], rest[1:]

@@ -57,6 +57,9 @@ def _flat_errors() -> type:
     return FlatErrors
 
 
+_flat_errors.errors_only = True  # type: ignore[attr-defined]  # a call it does not refuse reads as without it
+
+
 def _no_flag_as_value(args: list[str]) -> None:
     """`--skill --json` is a missing value, as argparse (the seed's parser) says, not the skill "--json"."""
     options = [p for p in table.parameters(research) if p.kind == "option"]

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import copy
-import datetime
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, UnknownMaterial
+
+if TYPE_CHECKING:
+    import datetime
 
 LABEL_RE = re.compile(r"^(?P<prefix>.+)_v(?P<n>[1-9][0-9]*)$")
 
@@ -102,5 +104,7 @@ def effective_status(passport: dict[str, Any], now: datetime.datetime, stale_hou
     passed = passport.get("integrity_pass_date")
     if not passed:
         return "STALE"
+    import datetime  # here: `next` and `status` never need it
+
     when = datetime.datetime.fromisoformat(passed.replace("Z", "+00:00"))
     return "STALE" if now - when > datetime.timedelta(hours=stale_hours) else "VERIFIED"

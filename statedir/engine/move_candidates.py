@@ -1,7 +1,6 @@
 """A move `statedir next` asks the rules about (statedir.engine.next_moves), and who takes it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from statedir.engine.decision import Request
@@ -10,19 +9,26 @@ from statedir.engine.template import Template
 REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
 
 
-@dataclass
 class Candidate:
     """One request to try: its command, actor and args as the Python API builds them; `shown`
     the enumerated arguments by their CLI/MCP name (None: not given); `vary` the shown
-    arguments whose values one listed move gathers."""
+    arguments whose values one listed move gathers. (Written by hand, as decision's records
+    are: dataclasses imports inspect, which `next` should not pay for.)"""
 
-    command: str
-    actor: str
-    args: dict[str, Any]
-    shown: dict[str, Any]
-    vary: tuple[str, ...] = ()
-    reason: str | None = None
-    optional: tuple[str, ...] = ()  # optional arguments that change what this move records, here
+    __slots__ = ("command", "actor", "args", "shown", "vary", "reason", "optional")
+
+    def __init__(self, command: str, actor: str, args: dict[str, Any], shown: dict[str, Any],
+                 vary: tuple[str, ...] = (), reason: str | None = None, optional: tuple[str, ...] = ()) -> None:
+        self.command, self.actor, self.args, self.shown, self.vary, self.reason = (
+            command, actor, args, shown, vary, reason)
+        self.optional = optional  # optional arguments that change what this move records, here
+
+    def __repr__(self) -> str:
+        return f"Candidate({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
+
+    def with_reason(self, reason: str) -> Candidate:
+        """The same request with a recorded decision (--reason)."""
+        return Candidate(self.command, self.actor, self.args, self.shown, self.vary, reason, self.optional)
 
     def request(self) -> Request:
         return Request(self.command, self.actor, self.args, self.reason)

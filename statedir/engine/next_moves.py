@@ -7,35 +7,18 @@ rest. No rule is written here: a candidate is only a question put to the rules.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
 
 from statedir.engine import admission, next_gates, rules, stage_outputs, submissions, template_conditions
-from statedir.engine.decision import Change, RunData
+from statedir.engine.decision import Change, RunData, require_live
 from statedir.engine.move_candidates import REASON, Candidate, actor_for
+from statedir.engine.next_grouping import Found, grouped, grouped_blocked, identity, without_leads
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
-from statedir.errors import StatedirError
+from statedir.errors import RunTerminal, StatedirError
 
-# The order moves are listed in: what advances the run first, bookkeeping last.
-ORDER = ("confirm", "stage", "integrity", "checklist", "acknowledge_mode", "resolve", "contract", "advisory", "compliance",
-         "compliance_override", "revision", "output",
-         "material", "observe", "loop", "redo", "resume", "pipeline", "set")
-# Arguments the caller writes (numbers, free text), by command: the CLI and the MCP tool require
-# them besides the enumerated ones a move lists with their values.
-FREE = {"integrity": ("refs_total", "refs_verified"), "revision": ("items_total",), "output": ("output",),
-        "observe": ("report",), "set": ("value",), "redo": ("reason",), "checklist": ("item",), "contract": ("file",),
-        "advisory": ("file",), "compliance": ("report",),
-        "compliance_override": ("override",), "inquiry": ("branch", "note")}
-# Each command's optional arguments that change what a move records (a move lists them as `optional`:
-# followed with its required `args` alone, a revision round records 0 items addressed).
-OPTIONAL = {"revision": ("items_addressed", "pending"), "integrity": ("issues_found", "issues_fixed", "issue"),
-            "material": ("file", "upstream"), "checklist": ("evidence",),
-            "advisory": ("unavailable",)}
-
-
-def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool) -> list[Candidate]:
+def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool,
+                      pruned: bool = True) -> list[Candidate]:
     out = []
     done, active = t.status["done"], t.status["active"]
     for stage_id in stage_ids:
@@ -48,6 +31,8 @@ def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: 
         decisions = t.stage(stage_id).get("decision", {}).get("values", [])
         for status in statuses:
             for decision in [None, *decisions] if status == done else [None]:
+                if pruned and decision is None and not _may_ask(t, record["status"], status):
+                    continue
                 args: dict[str, Any] = {"stage": stage_id, "status": status, "mode": None, "outputs": [],
                                         "decision": decision, "turns": None}
                 shown = {"stage": stage_id, "status": status, "decision": decision}
@@ -128,12 +113,33 @@ def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int
     return out
 
 
-def candidates(t: Template, run: RunData) -> list[Candidate]:
-    """Every request worth asking the rules about in this run's state, flow moves first."""
+def _may_ask(t: Template, current: str, status: str) -> bool:
+    """Whether a bare status move (no decision, mode, output or turns) is worth asking: the rules
+    refuse one the template's moves do not list, needing nothing, before they look further."""
+    return status == current or rules.move_listed(t, current, status)
+
+
+def _live(t: Template, run: RunData) -> bool:
+    """A run the rules still take requests for: of a finished one they refuse every move `next`
+    asks about (none is a binding that follows the end), needing nothing, so none is tried."""
+    try:
+        require_live(t, run.state)
+    except RunTerminal:
+        return False
+    return True
+
+
+def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candidate]:
+    """Every request worth asking the rules about in this run's state, flow moves first.
+    `pruned` (the default) leaves out what the rules' own data already refuses without a need
+    (a finished run's every move; a stage's status move its template does not list): the same
+    answer from fewer trials; `pruned=False` is every request, for the tests to compare."""
+    if pruned and not _live(t, run):
+        return []
     state = run.state
     current = state.get("current_stage")
     ordered = sorted(t.stage_ids, key=lambda s: s != current)
-    out = _stage_candidates(t, run, ordered, flow=False) + _confirm_candidates(t, run)
+    out = _stage_candidates(t, run, ordered, flow=False, pruned=pruned) + _confirm_candidates(t, run)
     out += _integrity_candidates(t, ordered, [(None, None)]) + next_gates.candidates(t, run, ordered[:1])
     out += _contract_candidates(t, run) + next_gates.entry_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
@@ -190,40 +196,32 @@ def decided(t: Template, run: RunData, candidate: Candidate, now: str
     with --reason: the candidate actually answered, with the answer."""
     change, refusal = trial(t, run, candidate, now)
     if refusal is not None and candidate.reason is None and liftable(refusal):
-        with_reason = dataclasses.replace(candidate, reason=REASON)
+        with_reason = candidate.with_reason(REASON)
         change2, refusal2 = trial(t, run, with_reason, now)
         if refusal2 is None:
             return with_reason, change2, None
     return candidate, change, refusal
 
 
-@dataclass
-class _Found:
-    candidate: Candidate
-    leads_to: dict[str, Any] | None = None
-    needs: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def moves(t: Template, run: RunData, now: str) -> dict[str, Any]:
+def moves(t: Template, run: RunData, now: str, *, pruned: bool = True) -> dict[str, Any]:
     """`{"run_id", "moves": [...], "blocked": [...]}`: what the rules accept now, and what the
-    refused moves that name a need are waiting for."""
-    legal: list[_Found] = []
-    refused: list[_Found] = []
-    for candidate in candidates(t, run):
+    refused moves that name a need are waiting for (`pruned`: as `candidates`)."""
+    legal: list[Found] = []
+    refused: list[Found] = []
+    for candidate in candidates(t, run, pruned=pruned):
         asked, change, refusal = decided(t, run, candidate, now)
         if change is not None and not change.noop:
-            legal.append(_Found(asked, leads_to=_leads_to(run, change)))
+            legal.append(Found(asked, leads_to=_leads_to(run, change)))
         elif refusal is not None and refusal.details.get("needs"):
             extra = {"materials": refusal.details["materials"]} if refusal.details.get("materials") else {}
-            refused.append(_Found(asked, needs=tuple(refusal.details["needs"]), extra=extra))
-    taken = {_identity(f.candidate) for f in legal}
-    refused = [f for f in refused if _identity(f.candidate) not in taken]
+            refused.append(Found(asked, needs=tuple(refusal.details["needs"]), extra=extra))
+    taken = {identity(f.candidate) for f in legal}
+    refused = [f for f in refused if identity(f.candidate) not in taken]
     return {"run_id": run.run_id, "current_stage": run.state.get("current_stage"),
             "pipeline_state": run.state["pipeline_state"],
-            "moves": _likely_first(t, run, [_noted(t, m) for m in _grouped(legal)]),
-            "blocked": [{"move": _without_leads(move), "needs": list(needs), **extra}
-                        for move, needs, extra in _grouped_blocked(refused)], **next_gates.advisories_shown(t, run)}
+            "moves": _likely_first(t, run, [_noted(t, m) for m in grouped(legal)]),
+            "blocked": [{"move": without_leads(move), "needs": list(needs), **extra}
+                        for move, needs, extra in grouped_blocked(refused)], **next_gates.advisories_shown(t, run)}
 
 
 def _likely_first(t: Template, run: RunData, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -260,85 +258,3 @@ def _leads_to(run: RunData, change: Change) -> dict[str, Any] | None:
     if all(after.get(k) == run.state.get(k) for k in keys):
         return None
     return {k: after.get(k) for k in keys}
-
-
-def _identity(c: Candidate) -> tuple[Any, ...]:
-    """What a move is, its optional details aside: a refused move this names is not blocked
-    when the same move is legal with other details."""
-    keep = {"stage": ("stage", "status"), "confirm": ("next",)}.get(c.command, tuple(c.shown))
-    return (c.command, c.actor, *(c.shown.get(k) for k in keep))
-
-
-def _shape(found: _Found) -> tuple[Any, ...]:
-    c = found.candidate
-    fixed = tuple((k, v) for k, v in c.shown.items() if k not in c.vary)
-    return (c.command, c.actor, tuple(c.shown), fixed, c.reason is not None, repr(found.leads_to), found.needs,
-            repr(found.extra))
-
-
-def _bucketed(found: list[_Found]) -> list[list[_Found]]:
-    buckets: dict[tuple[Any, ...], list[_Found]] = {}
-    for item in found:
-        buckets.setdefault(_shape(item), []).append(item)
-    rank = {command: i for i, command in enumerate(ORDER)}
-    return sorted(buckets.values(), key=lambda b: rank.get(b[0].candidate.command, len(ORDER)))
-
-
-def _grouped(found: list[_Found]) -> list[dict[str, Any]]:
-    out = []
-    for bucket in _bucketed(found):
-        for shown in _merged([f.candidate.shown for f in bucket], bucket[0].candidate.vary):
-            out.append(_move(bucket[0], shown))
-    return out
-
-
-def _grouped_blocked(found: list[_Found]) -> list[tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]]:
-    out = []
-    for bucket in _bucketed(found):
-        for shown in _merged([f.candidate.shown for f in bucket], bucket[0].candidate.vary):
-            out.append((_move(bucket[0], shown), bucket[0].needs, bucket[0].extra))
-    return out
-
-
-def _merged(shown: list[dict[str, Any]], vary: tuple[str, ...]) -> list[dict[str, list[Any]]]:
-    """The candidates' arguments as few moves as say the same: one move allows every
-    combination of its values (where not every combination is legal, split by the last)."""
-    names = list(shown[0])
-    values = {n: list(dict.fromkeys(s[n] for s in shown)) for n in names}
-    combos = {tuple(s[n] for n in names) for s in shown}
-    size = 1
-    for n in names:
-        size *= len(values[n])
-    if size == len(combos) or not vary:
-        return [values]
-    last, rest = vary[-1], vary[:-1]
-    out = []
-    for value in values[last]:
-        out += _merged([s for s in shown if s[last] == value], rest)
-    return out
-
-
-def _move(found: _Found, values: dict[str, list[Any]]) -> dict[str, Any]:
-    c = found.candidate
-    args, allowed = [], {}
-    for name, options in values.items():
-        given = [v for v in options if v is not None]
-        if given:
-            allowed[name] = given
-            if len(given) == len(options):  # never left out: required
-                args.append(name)
-    args += [name for name in FREE.get(c.command, ()) if name not in args]
-    if c.reason is not None and "reason" not in args:
-        args.append("reason")
-    move: dict[str, Any] = {"command": next_gates.command_of(c.command), "args": args, "allowed": allowed,
-                            "actor": c.actor}
-    optional = [name for name in (*OPTIONAL.get(c.command, ()), *c.optional) if name not in args]
-    if optional:
-        move["optional"] = optional
-    if found.leads_to:
-        move["leads_to"] = found.leads_to
-    return move
-
-
-def _without_leads(move: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in move.items() if k != "leads_to"}

@@ -53,9 +53,15 @@ def _set_turns(t: Template, record: dict[str, Any], turns: str | None) -> None:
     record["dialogue_log_ref"] = ref
 
 
+def move_listed(t: Template, current: str, target: str) -> bool:
+    """Whether the template's status moves take a stage from `current` to `target` (a stage
+    asked for another status is refused without more)."""
+    return target in t.moves.get(current, [])
+
+
 def _move_allowed(t: Template, record: dict[str, Any], target: str) -> None:
     current = record["status"]
-    if target not in t.moves.get(current, []):
+    if not move_listed(t, current, target):
         hint = " (reopen it with `statedir redo`)" if current == t.status["done"] else ""
         raise IllegalTransition(f"stage {record['id']} cannot go from {current} to {target}{hint}",
                                 stage=record["id"], status=current, requested=target)

@@ -1,12 +1,10 @@
 """Creating runs as plain data, and reading a run back as one document."""
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from typing import Any
 
 from statedir.engine import materials, mid_entry, template_conditions
-from statedir.engine.adjudication_contract import initial_rows
 from statedir.engine.decision import Change, RunData
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue
@@ -65,7 +63,7 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
         "current_version": {}, "version_counters": {},
         "team": {role: None for role in t.doc.get("team", [])},
         "settings": recorded_settings,
-        **({"pending_adjudication_activity_bindings": initial_rows()} if t.doc.get("adjudication_activity") else {}),
+        **({"pending_adjudication_activity_bindings": _initial_rows()} if t.doc.get("adjudication_activity") else {}),
         "created_at": now, "updated_at": now,
     }
     stages = {stage_id: new_stage(t, stage_id) for stage_id in t.stage_ids}
@@ -102,6 +100,8 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
                                 "never skipped; pass --passport FILE (VERIFIED, integrity pass within "
                                 f"{t.doc.get('passport_stale_hours', 24)} h) and --confirm-skip")
     hours = t.doc.get("passport_stale_hours", 24)
+    import datetime  # here: `next` and `status` never need it
+
     clock = datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
     status = materials.effective_status(passport, clock, hours)
     if status != "VERIFIED":
@@ -238,3 +238,10 @@ def _strict(value: Any) -> Any:
 
 def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:
     return template_conditions.prerequisites(t, run.state, run.stages, t.resolve_stage(stage_id))
+
+
+def _initial_rows() -> list[dict[str, Any]]:
+    """A new run's adjudication rows (imported here: `next` and `status` never need the contract)."""
+    from statedir.engine.adjudication_contract import initial_rows
+
+    return initial_rows()

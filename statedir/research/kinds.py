@@ -6,7 +6,6 @@ written once and never again, so two machines adding entities never touch the sa
 from __future__ import annotations
 
 import re
-import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -117,6 +116,8 @@ def iso(moment: datetime) -> str:
 
 def mint_id(kind: Kind, moment: datetime, taken: Any) -> str:
     """`<prefix>_<YYYYMMDD>_<6hex>`, unused: `taken(id)` says whether an id exists already."""
+    import secrets  # here: a query mints nothing (secrets loads hashlib and hmac)
+
     while True:
         candidate = f"{kind.prefix}_{moment:%Y%m%d}_{secrets.token_hex(3)}"
         if not taken(candidate):
