@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import adjudication_contract as contract
 from statedir.engine.decision import Draft, Request
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue
@@ -65,6 +64,8 @@ def log_path(run_id: str, family: str, day: str, prefix: str | None) -> str:
 
 
 def _bind(draft: Draft, family: str, run_id: str, day: str, prefix: str | None) -> None:
+    from statedir.engine import adjudication_contract as contract  # here: `next` and `status` never bind (dataclasses)
+
     rows = draft.state.get(PENDING)
     if not isinstance(rows, list) or family not in contract.BY_NAME:
         return

@@ -87,15 +87,28 @@ class History:
 def earliest(store: Store, sources: dict[str, dict[str, Any]], held: list[set[str]] | None = None
              ) -> Callable[[list[str]], str]:
     """The earliest of a group of `sources` (id -> record) by the history of HEAD; concurrent ones
-    by the first of the sets `held` (in order) holding each, then the `created_at` they claim."""
+    by the first of the sets `held` (in order; by default the upstream's, `upstream_held`)
+    holding each, then the `created_at` they claim."""
     history = History(store, git.head(store.worktree))
-    held = held or []
+    held = held if held is not None else upstream_held(store)
 
     def rank(source_id: str) -> tuple[int, str]:
         place = next((n for n, ids in enumerate(held) if source_id in ids), len(held))
         return place, str(sources.get(source_id, {}).get("created_at") or "")
 
     return lambda ids: history.earliest(ids, rank)
+
+
+def upstream_held(store: Store) -> list[set[str]]:
+    """Where no caller says what is shared (validate, doctor, a registration): the Sources the
+    branch's upstream holds, which every clone of the remote already has, come first. Without
+    an upstream, those a merge at HEAD brought in from its other parents."""
+    worktree = store.worktree
+    upstream = git.run(worktree, "rev-parse", "--verify", "-q", "@{upstream}", check=False).stdout.decode().strip()
+    if upstream:
+        return [set(held_at(store, upstream))]
+    parents = git.run(worktree, "rev-parse", "-q", "HEAD^2", check=False).stdout.decode().strip()
+    return [set(held_at(store, parents))] if parents else []
 
 
 def held_at(store: Store, commit: str) -> list[str]:

@@ -174,8 +174,9 @@ class Ledger:
     def record_aliases(self, *, held: list[list[str]] | None = None) -> dict[str, Any]:
         """Record each duplicate Source (the same DOI or normalized URL, registered on two
         machines and merged) as an alias of the earliest by history, in one commit: {aliases, commit}.
-        `held`: lists of Source ids that, in order, come first where history cannot order two."""
-        decide = partial(evidence_writes.record_aliases, held=[set(ids) for ids in held or []])
+        `held`: lists of Source ids that, in order, come first where history cannot order two
+        (None: the upstream's, research.arrival.upstream_held)."""
+        decide = partial(evidence_writes.record_aliases, held=None if held is None else [set(ids) for ids in held])
         with expectation.expecting(self.store, self.expect):
             return writes.commit(self.store, decide, actor=self.actor or "state_tracker",
                                  lock_timeout=self.lock_timeout,
