@@ -107,7 +107,7 @@ def upstream_held(store: Store) -> list[set[str]]:
     upstream = git.run(worktree, "rev-parse", "--verify", "-q", "@{upstream}", check=False).stdout.decode().strip()
     if upstream:
         return [set(held_at(store, upstream))]
-    parents = git.run(worktree, "rev-parse", "-q", "HEAD^2", check=False).stdout.decode().strip()
+    parents = git.run(worktree, "rev-parse", "--verify", "-q", "HEAD^2", check=False).stdout.decode().strip()
     return [set(held_at(store, parents))] if parents else []
 
 
