@@ -30,6 +30,7 @@ from statedir.store.layout import CONFIG
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
+ELICITED = "mcp-elicitation"  # the channel of a user's answer the server asked for (engine.attribution.CHANNELS)
 
 
 @dataclass(frozen=True)
@@ -280,8 +281,9 @@ class Served:
 
 
 class _UsersAnswer:
-    """The served store for a call carrying the user's answer: its `confirm` records the user's
-    answer, come by elicitation (via the server's role); everything else is the served store's own."""
+    """The served store for a call carrying the user's answer: its `confirm`, `resolve` and
+    `acknowledge_mode` record the user's answer, come by elicitation (via the server's role, channel
+    mcp-elicitation); everything else is the served store's own."""
 
     def __init__(self, sd: Any) -> None:
         self._sd = sd
@@ -290,7 +292,13 @@ class _UsersAnswer:
         return getattr(self._sd, name)
 
     def confirm(self, run_id: str, **kwargs: Any) -> Any:
-        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": "mcp-elicitation"})
+        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": ELICITED})
+
+    def resolve(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self._sd.resolve(run_id, *args, **{**kwargs, "channel": ELICITED})
+
+    def acknowledge_mode(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self._sd.acknowledge_mode(run_id, *args, **{**kwargs, "channel": ELICITED})
 
 
 def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot
+from conftest import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot, trailers
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -241,7 +241,7 @@ def capped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, mode: str) -> None:
+def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, repo: Path, mode: str) -> None:
     user = User(decision="handle_manually")  # the agent proposes to go on; the user asks for another check
 
     async def main() -> dict[str, Any]:
@@ -257,6 +257,8 @@ def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, mode: str) ->
         "handle_manually", "remove_unverifiable", "continue_unverified"]
     entry = api.StateDir(capped).histories("p")["integrity"][-1]
     assert (entry["decision"], entry["answered_by"], entry["reason"]) == ("handle_manually", "user", None)
+    said = trailers(repo)  # the user's answer, come by the server's form (it read `cli` before)
+    assert (said["Statedir-Answered-By"], said["Statedir-Channel"]) == ("user", "mcp-elicitation")
     assert api.StateDir(capped).verify()["clean"]
 
 
@@ -291,7 +293,7 @@ def blocked(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, mode: str) -> None:
+def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, repo: Path, mode: str) -> None:
     user = User(answer="override", reason="I checked table 2 against the raw data myself")
 
     async def main() -> dict[str, Any]:
@@ -307,6 +309,8 @@ def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, mode: str) -> No
     entry = api.StateDir(blocked).histories("p")["failure_modes"][-1]
     assert (entry["answer"], entry["answered_by"], entry["reason"]) == (
         "override", "user", "I checked table 2 against the raw data myself")
+    said = trailers(repo)
+    assert (said["Statedir-Answered-By"], said["Statedir-Channel"]) == ("user", "mcp-elicitation")
     assert api.StateDir(blocked).verify()["clean"]
 
 
