@@ -147,8 +147,10 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
 def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) -> None:
     state, record, spec = draft.state, draft.stage(stage_id), t.stage(stage_id)
     if "terminal_ack" in spec:
+        words = spec["terminal_ack"]["responses"]
         raise IllegalTransition(f"stage {t.display(stage_id)} ends with the terminal acknowledgement: "
-                                "`statedir confirm RUN --response done`")
+                                f"`statedir confirm RUN --response {words[0]}` (or {', '.join(words[1:])})",
+                                stage=stage_id, responses=list(words))
     if state["pipeline_state"] != t.pipeline["running"]:
         raise IllegalTransition(f"the pipeline is {state['pipeline_state']}, not running")
     integrity = spec.get("integrity") if not t.doc.get("fail_loop") else None  # older templates: a free-text
