@@ -122,3 +122,9 @@ def test_a_refusal_is_a_sentence_naming_who_may(store: Path) -> None:
     proc = cli("integrity", "r", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1", "--json", cwd=repo)
     assert json.loads(proc.stdout)["error"]["message"].startswith(
         "pipeline_orchestrator may not record integrity verdicts; integrity_verification")
+    # the user, refused an action that is no answer of theirs, is told who may take it (it named nobody)
+    proc = cli("integrity", "r", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1", "--actor", "user",
+               "--json", cwd=repo)
+    error = json.loads(proc.stdout)["error"]
+    assert error["message"].endswith("no answer of the user's; integrity_verification may"), error
+    assert error["details"]["allowed"] == ["integrity_verification"]

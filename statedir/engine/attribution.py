@@ -79,8 +79,10 @@ def check(t: Template, req: Request) -> None:
         raise InvalidValue(f"the user's answer is recorded as the user's (actor {USER}), not as {req.actor}'s",
                            actor=req.actor)
     if not t.may(USER, req.action):
-        raise PermissionDenied(f"{USER} may not {wording.doing(req.action)}: no answer of the user's",
-                               action=req.action)
+        allowed = t.roles_that_may(req.action, req.args.get("stage"))
+        who = f"{wording.either(allowed)} may" if allowed else "no role of the template may"
+        raise PermissionDenied(f"{USER} may not {wording.doing(req.action)}: no answer of the user's; {who}",
+                               action=req.action, allowed=allowed)
     if channel not in CHANNELS:
         raise InvalidValue(f"the user's answer came by {' or '.join(CHANNELS)}, not {channel!r}", channel=channel)
     if via is not None and (via == USER or not t.may(via, req.action)):
