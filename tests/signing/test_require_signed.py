@@ -99,7 +99,8 @@ def test_a_required_role_binding_its_own_first_key_is_no_finding(store: Path, re
     it adds, which the write accepted): verify took that commit for an unsigned one of the role's, a
     finding no later commit could clear (and sync would refuse the history)."""
     keys = repo.parent / "keys"
-    proc = cli("signers", "add", INTEGRITY, f"{keys / 'bob'}.pub", "--actor", INTEGRITY, cwd=repo, env=as_(keys / "bob"))
+    proc = cli("signers", "add", INTEGRITY, f"{keys / 'bob'}.pub", "--actor", INTEGRITY, cwd=repo,
+               env=as_(keys / "bob"))
     assert proc.returncode == 0, proc.stderr
     assert cli_json(*VERDICT, cwd=repo, env=as_(keys / "bob"))[0] == 0
     findings = cli_json("verify", cwd=repo)[1]["findings"]  # type: ignore[index]
