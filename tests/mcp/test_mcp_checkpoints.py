@@ -276,6 +276,24 @@ def test_a_client_that_cannot_ask_cannot_resolve(capped: Path, repo: Path, mode:
     assert snapshot(repo) == before
 
 
+def test_a_server_that_may_not_relay_is_told_which_server_asks(capped: Path, repo: Path) -> None:
+    """A server for the integrity agent cannot carry the user's resolution; the refusal named
+    `actor user`, which no MCP caller may give, where a server started for the orchestrator asks."""
+    before = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(capped, user=User(), roles=("integrity_verification",)) as a:
+            with pytest.raises(ToolError) as caught:
+                await a("resolve", run_id="p", stage="2.5", decision="continue_unverified")
+            assert caught.value.code == "PERMISSION_DENIED"
+            assert caught.value.doc["error"]["message"].endswith(
+                "pipeline_orchestrator may relay it: a server started for that role asks the user"), caught.value
+            assert "actor user" not in caught.value.doc["error"]["message"]
+
+    anyio.run(main)
+    assert snapshot(repo) == before
+
+
 def blocked_at_2_5(sd: api.StateDir) -> None:
     sd.new("p", topic="T", entry_point="2.5")
     sd.material("p", ["paper_draft"])
