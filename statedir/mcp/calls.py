@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from statedir.commands import table
+from statedir.engine import attribution
+from statedir.engine.decision import Request
+from statedir.engine.template import USER
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError, UserAnswerRequired
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
@@ -30,6 +33,7 @@ from statedir.store.layout import CONFIG
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
+_CARRIED = {("confirm",): "confirm", ("resolve",): "resolve", ("acknowledge",): "acknowledge_mode"}  # engine actions
 ELICITED = "mcp-elicitation"  # the channel of a user's answer the server asked for (engine.attribution.CHANNELS)
 
 
@@ -232,7 +236,12 @@ class Served:
         except StatedirError:  # an unknown run, a broken file: the command says so
             return None, None
         state = expectation.fingerprint(store, store.run_dir(run_id), head)
-        return asks(t, run, arguments, head, state), head
+        question = asks(t, run, arguments, head, state)
+        if question is not None:  # a server whose role may not carry the answer is refused before the user is asked
+            carrier = roles.acting(tool, arguments, self.roles).get(roles.ACTOR) or self.roles[0]
+            attribution.users_answer(t, run, Request(_CARRIED[tool.path], carrier, {},
+                                                     who={"answered_by": USER, "channel": ELICITED}))
+        return question, head
 
     def _call(self, name: str, arguments: dict[str, Any], answer: Answer | None) -> Outcome:
         question, seen = self._question(name, arguments)

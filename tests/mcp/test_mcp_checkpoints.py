@@ -278,11 +278,13 @@ def test_a_client_that_cannot_ask_cannot_resolve(capped: Path, repo: Path, mode:
 
 def test_a_server_that_may_not_relay_is_told_which_server_asks(capped: Path, repo: Path) -> None:
     """A server for the integrity agent cannot carry the user's resolution; the refusal named
-    `actor user`, which no MCP caller may give, where a server started for the orchestrator asks."""
+    `actor user`, which no MCP caller may give, where a server started for the orchestrator asks;
+    and it is refused before the user is asked (they were asked, answered, and then refused)."""
     before = snapshot(repo)
+    user = User()
 
     async def main() -> None:
-        async with agent(capped, user=User(), roles=("integrity_verification",)) as a:
+        async with agent(capped, user=user, roles=("integrity_verification",)) as a:
             with pytest.raises(ToolError) as caught:
                 await a("resolve", run_id="p", stage="2.5", decision="continue_unverified")
             assert caught.value.code == "PERMISSION_DENIED"
@@ -291,6 +293,7 @@ def test_a_server_that_may_not_relay_is_told_which_server_asks(capped: Path, rep
             assert "actor user" not in caught.value.doc["error"]["message"]
 
     anyio.run(main)
+    assert user.asked == []
     assert snapshot(repo) == before
 
 
