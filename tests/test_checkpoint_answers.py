@@ -68,4 +68,6 @@ def test_confirm_and_stage_completed_at_the_terminal_acknowledgement_are_one_ref
     answers = [cli_json("confirm", "p1", cwd=repo), cli_json("stage", "p1", "6", "completed", cwd=repo)]
     assert [(code, out["error"]["code"]) for code, out in answers] == [(1, "ILLEGAL_TRANSITION")] * 2  # type: ignore[index]
     assert all("--response done" in out["error"]["message"] for _, out in answers)  # type: ignore[index]
+    # every word that ends the run is named where a user tries to complete stage 6 (it read `done` alone)
+    assert "(or finish, end, confirm)" in answers[1][1]["error"]["message"]  # type: ignore[index]
     assert snapshot(repo) == before

@@ -95,6 +95,21 @@ def test_no_trailer_comes_of_an_argument(store: Path) -> None:
     assert sd.verify()["clean"]
 
 
+def test_a_reason_cannot_end_the_message_for_git_interpret_trailers(store: Path) -> None:
+    """A reason line `---` ended the message for `git interpret-trailers` (and `git am`): the reason's
+    own `Statedir-Actor: user` above it was all that tool read as the commit's trailers."""
+    sd = api.StateDir(store)
+    sd.set("r", "topic", "t2", reason="Statedir-Actor: user\n---\nthe rest")
+    body = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=store.parent, capture_output=True, text=True,
+                          check=True).stdout
+    parsed = subprocess.run(["git", "interpret-trailers", "--parse"], input=body, capture_output=True, text=True,
+                            check=True).stdout
+    assert [line for line in parsed.splitlines() if line.startswith("Statedir-Actor:")] == [
+        "Statedir-Actor: pipeline_orchestrator"], parsed
+    assert sd.get("r", "history.transitions")[-1]["reason"] == "Statedir-Actor: user\n---\nthe rest"
+    assert sd.verify()["clean"]
+
+
 def test_a_refusal_is_a_sentence_naming_who_may(store: Path) -> None:
     repo = store.parent
     proc = cli("new", "r3", "--topic", "T", "--actor", "integrity_verification", "--json", cwd=repo)
@@ -107,3 +122,9 @@ def test_a_refusal_is_a_sentence_naming_who_may(store: Path) -> None:
     proc = cli("integrity", "r", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1", "--json", cwd=repo)
     assert json.loads(proc.stdout)["error"]["message"].startswith(
         "pipeline_orchestrator may not record integrity verdicts; integrity_verification")
+    # the user, refused an action that is no answer of theirs, is told who may take it (it named nobody)
+    proc = cli("integrity", "r", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1", "--actor", "user",
+               "--json", cwd=repo)
+    error = json.loads(proc.stdout)["error"]
+    assert error["message"].endswith("no answer of the user's; integrity_verification may"), error
+    assert error["details"]["allowed"] == ["integrity_verification"]

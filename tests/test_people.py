@@ -88,6 +88,15 @@ def test_nobody_holding_user_would_lock_the_map_so_it_is_refused(listed: api.Sta
     assert listed.stage("r", "1", "in_progress", actor=ORCH)["commit"]
 
 
+def test_the_first_person_with_a_role_no_template_declares_is_told_so(sd: api.StateDir) -> None:
+    """On an empty map an unknown role is the reason named, not the missing user it leaves (that
+    read as though the role were fine); nothing is written."""
+    before = snapshot(sd.store.root.parent)
+    with pytest.raises(InvalidValue, match="no template of the store declares the role no_such_role"):
+        sd.add_person("alice", [ORCH, "no_such_role"], actor=USER)
+    assert snapshot(sd.store.root.parent) == before
+
+
 def test_a_person_acts_in_their_one_role_or_the_one_they_name(listed: api.StateDir) -> None:
     repo = listed.store.root.parent
     assert cli_json("stage", "r", "1", "in_progress", "--actor", "alice", "--role", ORCH, cwd=repo)[0] == 0

@@ -56,6 +56,14 @@ def test_integrity_stages_are_never_skipped(stage: str) -> None:
     assert "never be skipped" in refused(sim, "ILLEGAL_TRANSITION", "stage", stage=stage, status="skipped")
 
 
+def test_a_status_move_refused_names_the_moves_there_are() -> None:
+    """'cannot go from in_progress to skipped' named nothing a user could do instead."""
+    sim = Sim()
+    sim.do("stage", stage="1", status="in_progress")
+    message = refused(sim, "ILLEGAL_TRANSITION", "stage", stage="1", status="skipped")
+    assert message.endswith("cannot go from in_progress to skipped; it goes to completed or blocked"), message
+
+
 def test_no_stage_is_skipped_by_hand_only_by_the_graph() -> None:
     """The spec's stage graph: only the graph's own skip lists make a stage skipped; a pending stage
     ahead set skipped by hand (and later started by a confirm) was the bug."""

@@ -251,11 +251,12 @@ class Transitions:
 
     def acknowledge_mode(self, run_id: str, stage: str, mode: str, answer: str, *, reason: str | None = None,
                          actor: str | None = None, expect: str | None = None,
-                         role: str | None = None) -> dict[str, Any]:
+                         channel: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The user's answer to a blocking failure mode (the CLI's `acknowledge`; `acknowledge` of
         this API is `verify --acknowledge`'s): the user's whoever relays it, as `resolve` is."""
-        return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, role=role, stage=stage, mode=mode,
-                        answer=answer, answered_by="user")
+        who = {"answered_by": "user", "channel": channel} if channel else None
+        return self._do(run_id, "acknowledge_mode", actor, reason, expect=expect, role=role, who=who, stage=stage,
+                        mode=mode, answer=answer, answered_by="user")
 
     def inquiry(self, run_id: str, *, branch: str, note: str, actor: str | None = None, expect: str | None = None,
                 role: str | None = None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ def mcp(store: StoreOpt = None,
             "--role", metavar="ROLE,...",
             help="The roles this server's callers act in; a call naming another is refused, and one naming none "
                  "acts in the first (default: pipeline_orchestrator). Never user: the user's answers come only "
-                 "through the client's form.")] = None,
+                 "through the client's form; nor state_tracker, statedir itself.")] = None,
         client_name: Annotated[Optional[str], Option(
             "--client-name", metavar="NAME",
             help="The client's name in the record (Statedir-Client); default: the name its handshake gives.")] = None) -> None:

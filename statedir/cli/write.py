@@ -147,14 +147,15 @@ def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity 
               issues_found: Annotated[Optional[int], Option("--issues-found", help="Issues found.")] = None,
               issues_fixed: Annotated[Optional[int], Option("--issues-fixed", help="Issues fixed.")] = None,
               issue: Annotated[Optional[list[str]], Option("--issue", help="SEVERITY:TYPE:DESCRIPTION (repeatable).")] = None,
-              reason: Annotated[Optional[str], Option("--reason", help="The user's decision after the FAIL cap.")] = None,
+              reason: Annotated[Optional[str], Option("--reason", help="Why (logged); on a run of a template version before `resolve`, the user's free-text decision after the FAIL cap.")] = None,
               store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
               expect: ExpectOpt = None) -> None:
     """Record an integrity check (actor integrity_verification).
 
     A stage takes a limited number of FAIL rounds (the template's retry cap: 3 in academic-pipeline);
-    after the cap, any further verdict, a clean PASS included, records the user's decision and
-    needs --reason.
+    after the cap a further check is refused (LIMIT_REACHED) until the user's FAIL-loop resolution
+    (`statedir resolve`): handle_manually or remove_unverifiable allow one more check,
+    continue_unverified lets the stage complete, partially unverified.
     """
     done(open_store(store).integrity(run_id, stage, verdict, refs_total=refs_total, refs_verified=refs_verified,
                                      issues_found=issues_found, issues_fixed=issues_fixed, issues=issue,

@@ -44,9 +44,12 @@ def users_answer(t: Template, run: RunData, req: Request) -> Request:
     if req.actor != USER:
         if not t.may(req.actor, req.action):
             allowed = [role for role in t.roles_that_may(req.action) if role != USER]
+            asked = req.who.get("channel") == CHANNELS[1]  # over MCP no caller is the user: a relaying server asks
+            own = (": a server started for that role asks the user" if asked
+                   else ", or the user answers with --actor user")
             raise PermissionDenied(
                 f"{req.actor} may not relay the user's answer (it may not {wording.doing(req.action)}); "
-                + (f"{wording.either(allowed)} may relay it, or the user answers with --actor user" if allowed
+                + (f"{wording.either(allowed)} may relay it{own}" if allowed
                    else "the user answers it with --actor user"), actor=req.actor, action=req.action,
                 allowed=[USER, *allowed])
         who["via"] = req.actor
@@ -79,8 +82,10 @@ def check(t: Template, req: Request) -> None:
         raise InvalidValue(f"the user's answer is recorded as the user's (actor {USER}), not as {req.actor}'s",
                            actor=req.actor)
     if not t.may(USER, req.action):
-        raise PermissionDenied(f"{USER} may not {wording.doing(req.action)}: no answer of the user's",
-                               action=req.action)
+        allowed = t.roles_that_may(req.action, req.args.get("stage"))
+        who = f"{wording.either(allowed)} may" if allowed else "no role of the template may"
+        raise PermissionDenied(f"{USER} may not {wording.doing(req.action)}: no answer of the user's; {who}",
+                               action=req.action, allowed=allowed)
     if channel not in CHANNELS:
         raise InvalidValue(f"the user's answer came by {' or '.join(CHANNELS)}, not {channel!r}", channel=channel)
     if via is not None and (via == USER or not t.may(via, req.action)):

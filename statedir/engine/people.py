@@ -92,6 +92,13 @@ def known_roles(store: Store) -> set[str]:
     return roles - {WRITER}
 
 
+def _declared(roles: list[str], known: set[str]) -> None:
+    unknown = [role for role in roles if role not in known]
+    if unknown:
+        raise InvalidValue(f"no template of the store declares the role {', '.join(unknown)}; its roles: "
+                           f"{', '.join(sorted(known))}", roles=unknown, known=sorted(known))
+
+
 def rewritten(raw: bytes, after: dict[str, list[str]]) -> bytes:
     """statedir.yaml's bytes with the people map `after` (a hand-commented file keeps its comments)."""
     ref = schema_ref(CONFIG)
@@ -118,13 +125,15 @@ def change(store: Store, args: dict[str, Any], actor: str, person: str | None,
         head = git.head(store.worktree)
         before = people.at_head(store, head)
         may_change(before, actor, person)
-        after = applied(before, args)
+        try:
+            after = applied(before, args)
+        except InvalidValue:
+            if args["op"] == "add" and isinstance(args.get("roles"), list):
+                _declared(args["roles"], known_roles(store))  # an unknown role is named before what it leaves
+            raise
         if args["op"] == "add":
             known = known_roles(store)
-            unknown = [role for role in args["roles"] if role not in known]
-            if unknown:
-                raise InvalidValue(f"no template of the store declares the role {', '.join(unknown)}; its roles: "
-                                   f"{', '.join(sorted(known))}", roles=unknown, known=sorted(known))
+            _declared(args["roles"], known)
             if args["name"] in known:
                 raise InvalidValue(f"{args['name']} is a role's name; a person's name is not one (--actor NAME "
                                    "names either)", person=args["name"])

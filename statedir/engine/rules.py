@@ -62,9 +62,10 @@ def move_listed(t: Template, current: str, target: str) -> bool:
 def _move_allowed(t: Template, record: dict[str, Any], target: str) -> None:
     current = record["status"]
     if not move_listed(t, current, target):
-        hint = " (reopen it with `statedir redo`)" if current == t.status["done"] else ""
+        moves, done = t.moves.get(current, []), current == t.status["done"]  # what is allowed, named
+        hint = " (reopen it with `statedir redo`)" if done else f"; it goes to {' or '.join(moves)}"
         raise IllegalTransition(f"stage {record['id']} cannot go from {current} to {target}{hint}",
-                                stage=record["id"], status=current, requested=target)
+                                stage=record["id"], status=current, requested=target, allowed=list(moves))
 
 
 # --- stage: update_stage ------------------------------------------------------------------------
@@ -153,8 +154,9 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
 def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) -> None:
     state, record, spec = draft.state, draft.stage(stage_id), t.stage(stage_id)
     if "terminal_ack" in spec:
-        raise IllegalTransition(f"stage {t.display(stage_id)} ends with the terminal acknowledgement: "
-                                "`statedir confirm RUN --response done`")
+        words = spec["terminal_ack"]["responses"]
+        raise IllegalTransition(f"stage {t.display(stage_id)} ends with the terminal acknowledgement: `statedir "
+                                f"confirm RUN --response {words[0]}` (or {', '.join(words[1:])})", responses=words)
     if state["pipeline_state"] != t.pipeline["running"]:
         raise IllegalTransition(f"the pipeline is {state['pipeline_state']}, not running")
     integrity = spec.get("integrity") if not t.doc.get("fail_loop") else None  # older templates: a free-text

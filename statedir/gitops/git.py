@@ -244,6 +244,14 @@ def _printable(value: str) -> str:
     return "".join(c if c >= " " and c != "\x7f" else f"\\x{ord(c):02x}" for c in value)
 
 
+def _body_line(line: str) -> str:
+    """A line of the reason in the body: printable, and never `---` at its start, which ends the
+    message for `git interpret-trailers` and `git am` (the reason's own lines above it would read
+    as the commit's trailers there)."""
+    line = _printable(line.rstrip())
+    return "\\" + line if line.startswith("---") else line
+
+
 def message(summary: str, run_id: str, actor: str, action: str, *, reason: str | None = None,
             request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None,
             request_id: str | None = None) -> str:
@@ -258,7 +266,7 @@ def message(summary: str, run_id: str, actor: str, action: str, *, reason: str |
     lines = _printable(" ".join(summary.split()))
     # as `git commit` would clean it (blank lines run together), so every way of committing
     # writes the same message and a crashed writer's journal recognises its commit (landed)
-    body = "\n".join(_printable(line.rstrip()) for line in (reason or "").strip().splitlines())
+    body = "\n".join(_body_line(line) for line in (reason or "").strip().splitlines())
     body = re.sub(r"\n{3,}", "\n\n", body)
     text = f"{lines}\n\n" + (f"{body}\n\n" if body else "")
     text += f"Statedir-Run: {_printable(run_id)}\nStatedir-Actor: {_printable(actor)}\nStatedir-Action: {action}\n"

@@ -114,6 +114,12 @@ class Auditor:
             signature, payload = self._signature(commit.sha)
             out += self._signed_by(commit.sha, signature, payload, trusted, bound, None,
                                    f"{commit.actor!r} is bound to a signing key in {FILE} (as of the parent)")
+        elif must and change is not None and change[0] != "D" and (after := self.trust.at(commit.sha, change[2])) \
+                and after.keys_of(commit.actor):
+            # the role's first binding, made by the role itself: signed by the key it binds, as the write required
+            signature, payload = self._signature(commit.sha)
+            out += self._signed_by(commit.sha, signature, payload, after, after.keys_of(commit.actor), None,
+                                   f"{commit.actor!r} must sign (require_signed in {CONFIG}) and binds its key here")
         elif must:
             out.append(_finding(commit.sha, None, f"{commit.actor}'s transitions must be signed (require_signed in "
                                                   f"{CONFIG} as of the parent), but {FILE} binds no key to it"))

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from statedir.commands import table
+from statedir.engine import attribution
+from statedir.engine.decision import Request
+from statedir.engine.template import USER
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError, UserAnswerRequired
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
@@ -30,6 +33,8 @@ from statedir.store.layout import CONFIG
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
+_CARRIED = {("confirm",): "confirm", ("resolve",): "resolve", ("acknowledge",): "acknowledge_mode"}  # engine actions
+ELICITED = "mcp-elicitation"  # the channel of a user's answer the server asked for (engine.attribution.CHANNELS)
 
 
 @dataclass(frozen=True)
@@ -231,7 +236,12 @@ class Served:
         except StatedirError:  # an unknown run, a broken file: the command says so
             return None, None
         state = expectation.fingerprint(store, store.run_dir(run_id), head)
-        return asks(t, run, arguments, head, state), head
+        question = asks(t, run, arguments, head, state)
+        if question is not None:  # a server whose role may not carry the answer is refused before the user is asked
+            carrier = roles.acting(tool, arguments, self.roles).get(roles.ACTOR) or self.roles[0]
+            attribution.users_answer(t, run, Request(_CARRIED[tool.path], carrier, {},
+                                                     who={"answered_by": USER, "channel": ELICITED}))
+        return question, head
 
     def _call(self, name: str, arguments: dict[str, Any], answer: Answer | None) -> Outcome:
         question, seen = self._question(name, arguments)
@@ -280,8 +290,9 @@ class Served:
 
 
 class _UsersAnswer:
-    """The served store for a call carrying the user's answer: its `confirm` records the user's
-    answer, come by elicitation (via the server's role); everything else is the served store's own."""
+    """The served store for a call carrying the user's answer: its `confirm`, `resolve` and
+    `acknowledge_mode` record the user's answer, come by elicitation (via the server's role, channel
+    mcp-elicitation); everything else is the served store's own."""
 
     def __init__(self, sd: Any) -> None:
         self._sd = sd
@@ -290,7 +301,13 @@ class _UsersAnswer:
         return getattr(self._sd, name)
 
     def confirm(self, run_id: str, **kwargs: Any) -> Any:
-        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": "mcp-elicitation"})
+        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": ELICITED})
+
+    def resolve(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self._sd.resolve(run_id, *args, **{**kwargs, "channel": ELICITED})
+
+    def acknowledge_mode(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self._sd.acknowledge_mode(run_id, *args, **{**kwargs, "channel": ELICITED})
 
 
 def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine.admission import WRITER
 from statedir.engine.template import USER
 from statedir.engine.wording import either
 from statedir.errors import InvalidValue, PermissionDenied
@@ -17,7 +18,8 @@ ACTOR = "actor"  # the argument naming the role a write is made in
 
 
 def chosen_roles(text: str) -> tuple[str, ...]:
-    """The roles `--role a,b` names, checked: each a name (INVALID_ID), never `user`, at least one."""
+    """The roles `--role a,b` names, checked: each a name (INVALID_ID), never `user` nor statedir
+    itself (`state_tracker`), at least one."""
     roles = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
     if not roles:
         raise InvalidValue("--role names no role: give one or more, comma-separated (e.g. pipeline_orchestrator)")
@@ -26,6 +28,9 @@ def chosen_roles(text: str) -> tuple[str, ...]:
     if USER in roles:
         raise InvalidValue(f"--role {USER}: a server never acts as the user; the user's answers come only through "
                            "the client's elicitation form, which `confirm` puts to them", role=USER)
+    if WRITER in roles:
+        raise InvalidValue(f"--role {WRITER}: {WRITER} is statedir itself, the writer, and no caller acts as it; "
+                           "start the server for the role its agent has (default pipeline_orchestrator)", role=WRITER)
     return roles
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot
+from conftest import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot, trailers
 from mcp_session import ToolError, User, agent
 
 from statedir import api
@@ -241,7 +241,7 @@ def capped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, mode: str) -> None:
+def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, repo: Path, mode: str) -> None:
     user = User(decision="handle_manually")  # the agent proposes to go on; the user asks for another check
 
     async def main() -> dict[str, Any]:
@@ -257,6 +257,8 @@ def test_a_fail_loop_resolution_is_asked_of_the_user(capped: Path, mode: str) ->
         "handle_manually", "remove_unverifiable", "continue_unverified"]
     entry = api.StateDir(capped).histories("p")["integrity"][-1]
     assert (entry["decision"], entry["answered_by"], entry["reason"]) == ("handle_manually", "user", None)
+    said = trailers(repo)  # the user's answer, come by the server's form (it read `cli` before)
+    assert (said["Statedir-Answered-By"], said["Statedir-Channel"]) == ("user", "mcp-elicitation")
     assert api.StateDir(capped).verify()["clean"]
 
 
@@ -271,6 +273,27 @@ def test_a_client_that_cannot_ask_cannot_resolve(capped: Path, repo: Path, mode:
             assert caught.value.code == "USER_ANSWER_REQUIRED"
 
     anyio.run(main)
+    assert snapshot(repo) == before
+
+
+def test_a_server_that_may_not_relay_is_told_which_server_asks(capped: Path, repo: Path) -> None:
+    """A server for the integrity agent cannot carry the user's resolution; the refusal named
+    `actor user`, which no MCP caller may give, where a server started for the orchestrator asks;
+    and it is refused before the user is asked (they were asked, answered, and then refused)."""
+    before = snapshot(repo)
+    user = User()
+
+    async def main() -> None:
+        async with agent(capped, user=user, roles=("integrity_verification",)) as a:
+            with pytest.raises(ToolError) as caught:
+                await a("resolve", run_id="p", stage="2.5", decision="continue_unverified")
+            assert caught.value.code == "PERMISSION_DENIED"
+            assert caught.value.doc["error"]["message"].endswith(
+                "pipeline_orchestrator may relay it: a server started for that role asks the user"), caught.value
+            assert "actor user" not in caught.value.doc["error"]["message"]
+
+    anyio.run(main)
+    assert user.asked == []
     assert snapshot(repo) == before
 
 
@@ -291,7 +314,7 @@ def blocked(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, mode: str) -> None:
+def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, repo: Path, mode: str) -> None:
     user = User(answer="override", reason="I checked table 2 against the raw data myself")
 
     async def main() -> dict[str, Any]:
@@ -307,6 +330,8 @@ def test_an_acknowledgement_is_asked_of_the_user(blocked: Path, mode: str) -> No
     entry = api.StateDir(blocked).histories("p")["failure_modes"][-1]
     assert (entry["answer"], entry["answered_by"], entry["reason"]) == (
         "override", "user", "I checked table 2 against the raw data myself")
+    said = trailers(repo)
+    assert (said["Statedir-Answered-By"], said["Statedir-Channel"]) == ("user", "mcp-elicitation")
     assert api.StateDir(blocked).verify()["clean"]
 
 

@@ -157,13 +157,16 @@ def test_the_roles_a_server_is_started_with_are_checked() -> None:
         "pipeline_orchestrator", INTEGRITY)
     with pytest.raises(InvalidValue, match="never acts as the user"):
         roles.chosen_roles("pipeline_orchestrator,user")
+    with pytest.raises(InvalidValue, match="state_tracker is statedir itself"):
+        roles.chosen_roles("pipeline_orchestrator,state_tracker")  # it started, then refused every call
     with pytest.raises(InvalidId):
         roles.chosen_roles("two words")
     with pytest.raises(InvalidValue):
         roles.chosen_roles(" , ")
 
 
-@pytest.mark.parametrize(("option", "code"), [("user", "INVALID_VALUE"), ("a\u202eb", "INVALID_ID")])
+@pytest.mark.parametrize(("option", "code"), [("user", "INVALID_VALUE"), ("state_tracker", "INVALID_VALUE"),
+                                             ("a\u202eb", "INVALID_ID")])
 def test_statedir_mcp_refuses_a_role_it_may_never_take(repo: Path, option: str, code: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "statedir", "mcp", "--role", option], cwd=repo,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)

@@ -92,3 +92,16 @@ def test_verify_reports_a_required_roles_unsigned_transition(store: Path, repo: 
     flagged = [f for f in findings if f["kind"] == "signature"]
     assert [f["commit"] for f in flagged] == [out["commit"]]  # type: ignore[index]
     assert "integrity_verification's transitions must be signed" in flagged[0]["message"]
+
+
+def test_a_required_role_binding_its_own_first_key_is_no_finding(store: Path, repo: Path) -> None:
+    """After `require_signed` names it, the role binds its first key itself (a commit signed by the key
+    it adds, which the write accepted): verify took that commit for an unsigned one of the role's, a
+    finding no later commit could clear (and sync would refuse the history)."""
+    keys = repo.parent / "keys"
+    proc = cli("signers", "add", INTEGRITY, f"{keys / 'bob'}.pub", "--actor", INTEGRITY, cwd=repo,
+               env=as_(keys / "bob"))
+    assert proc.returncode == 0, proc.stderr
+    assert cli_json(*VERDICT, cwd=repo, env=as_(keys / "bob"))[0] == 0
+    findings = cli_json("verify", cwd=repo)[1]["findings"]  # type: ignore[index]
+    assert not [f for f in findings if f["kind"] == "signature"], findings
