@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.research.ledger import DEFAULT_CREATOR, Ledger
+from statedir.research.ledger import Ledger
 
 ACTIONS = ("create-project", "create-question", "start-run", "complete-run", "answer-question",
            "abandon-question", "record-result", "record-claim", "create-hypothesis", "set-hypothesis-status",
@@ -24,7 +24,7 @@ def _need(values: dict[str, Any], *names: str) -> None:
 
 def run(ledger: Ledger, action: str, v: dict[str, Any]) -> Any:
     """Do `action` with flag values `v` (keys are the flags' names with underscores)."""
-    by = v.get("skill") or DEFAULT_CREATOR
+    by = v.get("skill") or ledger.default_creator
     if action == "create-project":
         _need(v, "name")
         return ledger.create_project(v["name"], description=v.get("description"), created_by=by)

@@ -46,6 +46,12 @@ class Ledger:
         self.actor = actor
         self.expect = expect
 
+    @property
+    def default_creator(self) -> str:
+        """A record's created_by where no skill is named: the role acting (an MCP server's, or
+        --actor), else state.py's `user` (the person at the terminal)."""
+        return self.actor or DEFAULT_CREATOR
+
     def _write(self, decide: Callable[..., dict[str, Any]], what: str, *, by: str | None,
                run_of: Callable[[dict[str, Any]], str] = lambda _: "-") -> dict[str, Any]:
         actor = self.actor or by or DEFAULT_CREATOR
@@ -56,7 +62,7 @@ class Ledger:
     # --- the chain ------------------------------------------------------------------------------
     def create_project(self, name: str, *, description: str | None = None, skill: str | None = None,
                        created_by: str | None = None) -> dict[str, Any]:
-        created_by = _one_of("skill", skill, "created_by", created_by, DEFAULT_CREATOR)
+        created_by = _one_of("skill", skill, "created_by", created_by, self.default_creator)
         return self._write(partial(chain.create_project, name=name, description=description, created_by=created_by),
                            "create project", by=created_by)
 
@@ -66,7 +72,7 @@ class Ledger:
         text = _one_of("question", question, "text", text)
         if text is None:
             raise InvalidValue("create_question() needs question= (the question's text)", argument="question")
-        origin_skill = _one_of("skill", skill, "origin_skill", origin_skill, DEFAULT_CREATOR)
+        origin_skill = _one_of("skill", skill, "origin_skill", origin_skill, self.default_creator)
         return self._write(partial(chain.create_question, text=text, origin_skill=origin_skill, project_id=project_id),
                            "create question", by=origin_skill)
 
@@ -82,7 +88,7 @@ class Ledger:
 
     def create_hypothesis(self, question_id: str, statement: str, *, skill: str | None = None,
                           created_by: str | None = None) -> dict[str, Any]:
-        created_by = _one_of("skill", skill, "created_by", created_by, DEFAULT_CREATOR)
+        created_by = _one_of("skill", skill, "created_by", created_by, self.default_creator)
         return self._write(partial(chain.create_hypothesis, question_id=question_id, statement=statement,
                                    created_by=created_by), "create hypothesis", by=created_by)
 
@@ -92,7 +98,7 @@ class Ledger:
 
     def create_experiment(self, hypothesis_id: str, description: str, *, skill: str | None = None,
                           created_by: str | None = None) -> dict[str, Any]:
-        created_by = _one_of("skill", skill, "created_by", created_by, DEFAULT_CREATOR)
+        created_by = _one_of("skill", skill, "created_by", created_by, self.default_creator)
         return self._write(partial(chain.create_experiment, hypothesis_id=hypothesis_id, description=description,
                                    created_by=created_by), "create experiment", by=created_by)
 
@@ -121,7 +127,7 @@ class Ledger:
                       doi: str | None = None, url: str | None = None, venue: str | None = None,
                       evidence_tier: str | None = None, project_id: str | None = None,
                       skill: str | None = None, created_by: str | None = None) -> dict[str, Any]:
-        created_by = _one_of("skill", skill, "created_by", created_by, DEFAULT_CREATOR)
+        created_by = _one_of("skill", skill, "created_by", created_by, self.default_creator)
         return self._write(partial(evidence_writes.create_source, title=title, authors=authors, year=year, doi=doi,
                                    url=url, venue=venue, evidence_tier=evidence_tier, project_id=project_id,
                                    created_by=created_by), "create source", by=created_by)
@@ -140,7 +146,7 @@ class Ledger:
                         hypothesis_id: str | None = None, limitations: str | None = None,
                         uncertainty_note: str | None = None, skill: str | None = None,
                         created_by: str | None = None) -> dict[str, Any]:
-        created_by = _one_of("skill", skill, "created_by", created_by, DEFAULT_CREATOR)
+        created_by = _one_of("skill", skill, "created_by", created_by, self.default_creator)
         return self._write(partial(evidence_writes.create_evidence, source_id=source_id, question_id=question_id,
                                    statement=statement, stance=stance, hypothesis_id=hypothesis_id,
                                    limitations=limitations, uncertainty_note=uncertainty_note,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import cli, snapshot
+from conftest import cli, cli_json, snapshot
 from mcp_session import ToolError, agent
 
 from statedir import api
@@ -59,6 +59,18 @@ def test_a_research_run_through_its_tools(store: Path, repo: Path) -> None:
             assert found["claims"][0]["statement"] == "X causes Y"
             assert (await a("research_validate")) is not None
     anyio.run(main)
+
+
+def test_a_record_an_agent_makes_without_a_skill_names_the_servers_role(store: Path, repo: Path) -> None:
+    """created_by falls back to the role acting (the server's), never to `user`, whose default
+    is the person at a terminal (state.py's); the CLI without --actor keeps it."""
+    async def main() -> None:
+        async with agent(store) as a:
+            made = await a("research_create_source", title="A paper", doi="10.5/agent")
+            assert made["created_by"] == "pipeline_orchestrator", made
+    anyio.run(main)
+    code, out = cli_json("research", "--create-project", "--name", "P", cwd=repo)
+    assert code == 0 and out["created_by"] == "user", out  # type: ignore[index]
 
 
 def test_research_refusals_have_the_common_shape_and_change_nothing(store: Path, repo: Path) -> None:
