@@ -29,6 +29,10 @@ def test_a_stage_holds_each_output_once_on_the_rules_of_3_22_and_appends_on_3_21
     old.do("stage", stage="1", status="in_progress", outputs=["rq_brief"])
     assert not old.do("output", actor=OWNER, stage="1", outputs=["rq_brief"]).noop
     assert old.run.stages["1"]["outputs"] == ["rq_brief", "rq_brief"]
+    linear = Sim("linear")  # declares no outputs_once either
+    for _ in range(2):
+        linear.do("stage", stage="plan", status="in_progress", outputs=["plan"])
+    assert linear.run.stages["plan"]["outputs"] == ["plan", "plan"]
 
 
 def outputs(repo: Path, run: str, stage: str) -> list[str]:
