@@ -86,7 +86,8 @@ def output_(run_id: RunArg, stage: Annotated[str, Argument(help="The stage the o
             output: Annotated[list[str], Option("--output", help="An output, e.g. the name of a material produced (repeatable).")],
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
-    """Record a sub-skill's own stage outputs."""
+    """Record a sub-skill's own stage outputs (a template holding each name once, outputs_once, adds only
+    new names; none new: nothing changes, no commit)."""
     done(open_store(store).output(run_id, stage, output, actor=actor, role=as_role, expect=expect), json)
 
 

@@ -146,7 +146,9 @@ def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candid
     out += _one(t, "loop", {}, {})
     out += _one(t, "inquiry", {"branch": "b", "note": "n"}, {})  # a run keeping an inquiry ledger
     for stage_id in t.stage_ids:
-        out += _one(t, "output", {"stage": stage_id, "outputs": stage_outputs.accepted(t, stage_id)[:1] or ["-"]},
+        named = stage_outputs.accepted(t, stage_id)  # one it does not hold yet, where it holds each once
+        named = stage_outputs.new(t, run.stages[stage_id].get("outputs") or [], named)[:1] or named[:1]
+        out += _one(t, "output", {"stage": stage_id, "outputs": named or ["-"]},
                     {"stage": stage_id}, ("stage",), stage_id)
         out += _one(t, "redo", {"stage": stage_id}, {"stage": stage_id}, ("stage",), stage_id, reason=REASON)
     for name in t.materials:

@@ -135,7 +135,7 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
     if args.get("mode") is not None:
         record["mode"] = args["mode"]
     if args.get("outputs"):
-        record["outputs"] = [*record["outputs"], *args["outputs"]]
+        record["outputs"] = [*record["outputs"], *stage_outputs.new(t, record["outputs"], args["outputs"])]
     if args.get("decision") is not None:
         values = spec.get("decision", {}).get("values")
         if not values:

@@ -5,7 +5,9 @@
 suffix, case and blanks aside). An output the template does not know is refused with the names it expects, so
 an agent cannot complete a stage with outputs nobody declared; a template declaring `free_outputs: true`
 records it with a warning naming the declared ones instead. Called from `rules.decide` for
-every request that records outputs (`stage ... output`, `output`)."""
+every request that records outputs (`stage ... output`, `output`). A template declaring
+`outputs_once: true` holds each output once per stage (`new`): a name already recorded is not
+recorded again, so repeated calls cannot grow a stage's file without bound."""
 from __future__ import annotations
 
 import re
@@ -56,3 +58,11 @@ def check(t: Template, args: dict[str, Any], stage_id: str | None) -> str | None
                 f"takes free outputs); the declared ones: {', '.join(known) or 'none'}")
     raise InvalidValue(f"stage {t.display(stage_id)} has no output {said}; it records {expected}",
                        argument="output", unknown=unknown[:20], expected=known)
+
+
+def new(t: Template, recorded: list[Any], outputs: list[Any]) -> list[Any]:
+    """The outputs a request adds to a stage that records `recorded`: all of them, or, where the
+    template declares `outputs_once: true`, each name not recorded yet, once (exact text)."""
+    if t.doc.get("outputs_once") is not True:
+        return list(outputs)
+    return [name for name in dict.fromkeys(outputs) if name not in recorded]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, mid_entry, schema_checks, template_conditions, wording
+from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, template_conditions, wording
 from statedir.engine.decision import Change, Draft, Request, RunData, active_current
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
@@ -22,8 +22,12 @@ def output(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
         raise InvalidValue("give at least one --output")
     draft = Draft(run)
     record = draft.stage(stage_id)
-    record["outputs"] = [*record["outputs"], *req.args["outputs"]]
-    return draft.change(f"stage {t.display(stage_id)} output: {'; '.join(req.args['outputs'])}", now)
+    added = stage_outputs.new(t, record["outputs"], req.args["outputs"])
+    if not added:  # each name is recorded once (outputs_once): the request is already true
+        return Change(f"stage {t.display(stage_id)} already records {'; '.join(dict.fromkeys(req.args['outputs']))}; "
+                      "nothing changed", noop=True)
+    record["outputs"] = [*record["outputs"], *added]
+    return draft.change(f"stage {t.display(stage_id)} output: {'; '.join(added)}", now)
 
 
 def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:

@@ -22,7 +22,7 @@ from typing import Any
 from statedir.gitops import git, objects
 from statedir.store.disk import Store
 
-FORMAT = 2  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
+FORMAT = 3  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
 _JUDGING = ("signers.yaml", "acknowledged.yaml", "statedir.yaml")
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 

@@ -20,9 +20,11 @@ PREFIX = "research_"
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
 # Arguments whose CLI help speaks of other flags, as the tools' own argument names say it.
 _WORDED = {"actor": "The role the commit is made in (default: the server's role).",
-           # no vocabulary of statedir's: the caller's resource resolver names its roles (the seed's convention)
-           "artifact_role": "The resource-resolver role the artifact lives under, e.g. bibliography (free text: "
-                            "your resolver's role names); with artifact_path, relative to it.",
+           # resource-resolver's roles offered by name, never enforced: the resolver owns the list (seed 004)
+           "artifact_role": "The resource-resolver role the artifact lives under: "
+                            f"{', '.join(evidence.ARTIFACT_ROLES)} "
+                            "(resource-resolver's; it owns the list, so another of its roles is taken too); with "
+                            "artifact_path, relative to it.",
            "full": "Reread every research file, not only those changed since the index was built."}
 
 

@@ -88,7 +88,9 @@ def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
             "outputs": "a stage's output names one of its produces, the template's materials or series, or a version "
                        "label of one (research_v1), as written or with a note after it: 'Bibliography (22 sources)'"
                        + ("; this template takes free outputs too (recorded with a warning)"
-                          if t.doc.get("free_outputs") is True else "; any other is refused"),
+                          if t.doc.get("free_outputs") is True else "; any other is refused")
+                       + ("; a stage holds each name once (one already recorded changes nothing)"
+                          if t.doc.get("outputs_once") is True else ""),
             "materials": info["materials"], **_fields(t), "statuses": [s["value"] for s in info["statuses"]],
             "checkpoint_responses": info["checkpoint_responses"]}
 

@@ -13,6 +13,10 @@ from statedir.research.writes import Draft
 SOURCE, EVIDENCE, RESULT, CLAIM = (KINDS[k] for k in ("source", "evidence", "result", "claim"))
 STANCES = ("supports", "refutes", "mixed")
 CONFIDENCE = ("low", "medium", "high")
+# The roles a Result's artifact_role conventionally names (seed 004: "a resource-resolver role name"):
+# resource-resolver's own list (its references/resolver_roles.yaml). It owns that list and a project
+# may add roles, so another name is recorded too; these are what the help and tool description offer.
+ARTIFACT_ROLES = ("research_log", "experiment_config", "results", "slides", "paper", "bibliography")
 
 
 def create_source(draft: Draft, title: str, *, authors: str | None = None, year: int | None = None,

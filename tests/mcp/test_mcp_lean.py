@@ -17,6 +17,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_session import ToolError, agent
 
 from statedir import api
+from statedir.files import yaml
+from statedir.research import evidence
 from statedir.cli.common import mcp_host
 from statedir.commands import table
 from statedir.mcp import catalog
@@ -137,6 +139,11 @@ def test_the_research_tools_have_real_output_schemas_their_results_keep_to(store
             run = await a("research_start_run", skill="s", question="Does it hold?")  # checked against its schema
             assert set(tools["research_start_run"].output_schema["required"]) <= set(run)
             await a("research_record_result", run_id=run["id"], summary="it holds")
+            role = tools["research_record_result"].input_schema["properties"]["artifact_role"]
+            assert "enum" not in role and all(r in role["description"] for r in evidence.ARTIFACT_ROLES)
+            kept = await a("research_record_result", run_id=run["id"], summary="notes", artifact_role="lab_notes",
+                           artifact_path="n.md")  # resource-resolver owns the list: another role is kept
+            assert kept["artifact_ref"] == {"role": "lab_notes", "path": "n.md"}
             found = await a("research_query", run_id=run["id"])
             assert found["runs"][0]["id"] == run["id"]
             assert (await a("research_validate"))["clean"] is True
@@ -164,6 +171,25 @@ def test_a_stage_records_only_outputs_its_template_declares_and_no_list_grows_wi
             done = await a("stage", run_id="r1", stage="1", status="completed",
                            output=["Bibliography (22 sources)", "research_v1"])
             assert done["commit"]
+    anyio.run(main)
+
+
+def test_a_repeated_output_call_over_mcp_records_each_name_once_and_commits_nothing(store: Path,
+                                                                                      repo: Path) -> None:
+    async def main() -> None:
+        async with agent(store, roles=("pipeline_orchestrator", "deep-research")) as a:
+            await a("new", run_id="r1", topic="T")
+            await a("stage", run_id="r1", stage="1", status="in_progress", output=["RQ Brief"])
+            saved = snapshot(repo)
+            for _ in range(3):
+                again = await a("output", run_id="r1", stage="1", output=["RQ Brief"], actor="deep-research")
+                assert (again["changed"], again["commit"]) == (False, None) and "already records" in again["summary"]
+            assert snapshot(repo) == saved
+            mixed = await a("output", run_id="r1", stage="1", output=["RQ Brief", "bibliography"],
+                            actor="deep-research")
+            assert mixed["commit"] and mixed["summary"] == "stage 1 output: bibliography"
+            assert yaml.load((store / "runs" / "r1" / "stages" / "1.yaml").read_bytes())["outputs"] == [
+                "RQ Brief", "bibliography"]
     anyio.run(main)
 
 

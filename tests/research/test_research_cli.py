@@ -34,6 +34,9 @@ def test_help_lists_every_seed_flag_and_the_readme_documents_the_command() -> No
     assert code == 0 and "Usage:" in out
     for flag in ACTION_FLAGS + VALUE_FLAGS:
         assert re.search(rf"^\s+{re.escape(flag)}\b", out, re.M), flag
+    from statedir.research.evidence import ARTIFACT_ROLES  # resource-resolver's roles, offered by name
+
+    assert all(role in " ".join(out.split()) for role in ARTIFACT_ROLES)
     from tests.docs_text import page
 
     assert "statedir research --start-run" in page("research")
