@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, call, cli, snapshot
+from conftest import ROOT, cli, snapshot
 
 from .helpers import commits, files, git, research
 
@@ -30,7 +30,8 @@ VALUE_FLAGS = ["--skill", "--mode", "--name", "--description", "--title", "--aut
 def test_help_lists_every_seed_flag_and_the_readme_documents_the_command() -> None:
     listed = cli("--help").stdout
     assert re.search(r"^\s+research\s", listed, re.M)
-    code, out, _ = call(["research", "--help"])  # in this process: the same help, a CLI start spared
+    proc = cli("research", "--help")  # a process of its own: in-process help takes the console an earlier test left
+    code, out = proc.returncode, proc.stdout
     assert code == 0 and "Usage:" in out
     for flag in ACTION_FLAGS + VALUE_FLAGS:
         assert re.search(rf"^\s+{re.escape(flag)}\b", out, re.M), flag
