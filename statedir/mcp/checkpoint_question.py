@@ -35,6 +35,9 @@ class Question:
     answers: str = "response"
     free: tuple[str, ...] = ()
     about: str = "checkpoint"
+    # What each response puts in the call's `answers` argument, where not the response itself (a
+    # compliance block's `acknowledge`: override true).
+    values: tuple[tuple[str, Any], ...] = ()
 
     @property
     def title(self) -> str:
@@ -92,7 +95,8 @@ class Answer:
         a reason the agent wrote is not the user's), expecting the run as it was when the user
         was asked (a change since is HEAD_MOVED: the answer was to it)."""
         out = {**{k: v for k, v in arguments.items() if k not in self.question.free},
-               self.question.answers: self.response, **dict(self.free), EXPECT_HEAD: self.question.head}
+               self.question.answers: dict(self.question.values).get(self.response, self.response),
+               **dict(self.free), EXPECT_HEAD: self.question.head}
         if self.question.answers == "response":
             out["next"] = self.next or self.question.next_default
         return {key: value for key, value in out.items() if value is not None}
@@ -195,6 +199,39 @@ def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any], hea
                  + ("one." if least <= 1 else f"at least {least} characters."))
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(spec["answers"]), (), None, head, state,
                     answers="answer", free=("reason",), about="failure-mode acknowledgement")
+
+
+def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
+                           state: str | None = None) -> Question | None:
+    """The user's question where a `compliance` call with `override` would acknowledge a blocking
+    report; None for a report, or where the rules refuse it anyway (nothing blocks: they say why)."""
+    from statedir.engine import compliance
+
+    if not arguments.get("override"):
+        return None
+    try:
+        stage_id = t.resolve_stage(str(arguments.get("stage")))
+    except StatedirError:
+        return None
+    block = compliance.standing_block(t, run, stage_id)
+    if block is None:
+        return None
+    ladder = t.doc.get("override_ladder") or [0]
+    number = gates.ladder_round(t, run.state, stage_id)
+    least = int(ladder[min(number, len(ladder)) - 1])
+    frameworks = ", ".join(f"{name}: {decision}" for name, decision in (block.get("frameworks") or {}).items())
+    lines = [f"Run {run.run_id}: the compliance report of stage {_name(t, stage_id)} (round {block['round']}, "
+             f"{block['report']['path']}) decides {block['decision']} ({frameworks}; overall "
+             f"{block.get('overall_decision')}): the stage cannot complete until you acknowledge it. Whether it "
+             "does is yours to decide, not the agent's.", dashboard.line(t, run),
+             "Answer: acknowledge: the block stands acknowledged, with your reason, and the stage may complete "
+             "(decline to leave it blocking).",
+             f"Reason: an acknowledgement is override round {number} of this stage; "
+             + ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
+                f"it needs at least {least} characters.")]
+    return Question(run.run_id, t.display(stage_id), "\n".join(lines), ("acknowledge",), (), None, head, state,
+                    answers="override", free=("reason",), about="compliance acknowledgement",
+                    values=(("acknowledge", True),))
 
 
 def _name(t: Template, stage_id: str) -> str:
