@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from statedir.engine import gates, stage_graph
+from statedir.engine import checkpoint_decisions, gates, stage_graph
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError, UserAnswerRequired, UserDeclined
@@ -38,6 +38,9 @@ class Question:
     # What each response puts in the call's `answers` argument, where not the response itself (a
     # compliance block's `acknowledge`: override true).
     values: tuple[tuple[str, Any], ...] = ()
+    # The decisions the answer takes besides (the template's `checkpoint_decisions`: the Stage 5
+    # entry's citation style, `format`): each the argument it fills, its options and its question.
+    picks: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
     @property
     def title(self) -> str:
@@ -61,7 +64,8 @@ class Question:
     def misfit(self, wrong: dict[str, Any]) -> StatedirError:
         """The refusal for an accepted form whose answer it does not take: `wrong` maps each field
         to the value given (None: left out); nothing changed."""
-        allowed = {self.answers: list(self.responses), "next": list(self.choices)}
+        allowed = {self.answers: list(self.responses), "next": list(self.choices),
+                   **{name: list(options) for name, options, _ in self.picks}}
         said = "; ".join(f"{name} was left out" if given is None else f"{name} {given!r} is not one of the choices"
                          for name, given in wrong.items())
         choices = "; ".join(f"{name}: {', '.join(allowed.get(name, []))}" for name in wrong)
@@ -89,12 +93,14 @@ class Answer:
     response: str
     next: str | None = None
     free: tuple[tuple[str, str | None], ...] = ()  # the free-text fields as the user filled them
+    picked: tuple[tuple[str, str | None], ...] = ()  # the question's picks as the user chose them
 
     def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The call's arguments with the user's answer in place of the agent's (its free text too:
-        a reason the agent wrote is not the user's), expecting the run as it was when the user
-        was asked (a change since is HEAD_MOVED: the answer was to it)."""
-        out = {**{k: v for k, v in arguments.items() if k not in self.question.free},
+        """The call's arguments with the user's answer in place of the agent's (its free text and
+        picks too: a reason or a citation style the agent wrote is not the user's), expecting the
+        run as it was when the user was asked (a change since is HEAD_MOVED: the answer was to it)."""
+        mine = {*self.question.free, *(name for name, _, _ in self.question.picks)}
+        out = {**{k: v for k, v in arguments.items() if k not in mine}, **dict(self.picked),
                self.question.answers: dict(self.question.values).get(self.response, self.response),
                **dict(self.free), EXPECT_HEAD: self.question.head}
         if self.question.answers == "response":
@@ -136,8 +142,13 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
     lines.append("Response: " + "; ".join(f"{r}: {meaning[r]}" if r in meaning else r for r in responses) + ".")
     if choices:
         lines.append("Next: " + ", ".join(_name(t, c) for c in choices) + ".")
+    decision = checkpoint_decisions.declared(t).get(asked["stage"])  # the decision the answer takes besides
+    picks = ((str(decision["option"]), tuple(str(o) for o in decision["options"]), str(decision["question"])),) \
+        if decision else ()
+    for name, options, ask in picks:
+        lines.append(f"{name.capitalize()}: {ask} One of {', '.join(options)}.")
     return Question(run.run_id, t.display(asked["stage"]), "\n".join(lines), responses, choices,
-                    asked["default"], head, state)
+                    asked["default"], head, state, picks=picks)
 
 
 def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
