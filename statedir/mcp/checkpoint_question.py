@@ -172,10 +172,7 @@ def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: st
     meaning = {**{d: "one more check of the fixed draft" for d in loop.get("retry", [])},
                **{d: "go on; the draft is marked partially unverified with these items" for d in loop.get("proceed", [])}}
     lines.append("Decision: " + "; ".join(f"{d}: {meaning[d]}" if d in meaning else d for d in asked["decisions"]) + ".")
-    least = asked["least_characters"]
-    lines.append(f"Reason: override round {asked['round']} of this stage; "
-                 + ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
-                    f"it needs at least {least} characters."))
+    lines.append(f"Reason: override round {asked['round']} of this stage; {_needed(asked['least_characters'])}")
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(asked["decisions"]), (), None, head,
                     state, answers="decision", free=("reason",), about="FAIL-loop resolution")
 
@@ -197,9 +194,8 @@ def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any], hea
     evidence = (check.get("evidence") or {}).get(mode)
     meaning = {fm.BACK: f"the flag stands: the run goes back to stage {spec.get('on_confirm')}",
                fm.CLEAR: "go on past it for this stage, with your reason", fm.KEEP: "it keeps blocking until a new checklist"}
-    ladder = t.doc.get("override_ladder") or [0]
-    number = gates.ladder_round(t, run.state, stage_id)
-    least = max(1, int(ladder[min(number, len(ladder)) - 1]))
+    number, least = _ladder(t, run, stage_id)
+    least = max(1, least)
     lines = [f"Run {run.run_id}: the failure-mode checklist of stage {_name(t, stage_id)} blocks on mode "
              f"{fm.named(spec, [mode])}: {check['outcomes'].get(mode)}. How the run goes on is yours to decide, "
              "not the agent's.", dashboard.line(t, run)]
@@ -227,9 +223,7 @@ def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any],
     block = compliance.standing_block(t, run, stage_id)
     if block is None:
         return None
-    ladder = t.doc.get("override_ladder") or [0]
-    number = gates.ladder_round(t, run.state, stage_id)
-    least = int(ladder[min(number, len(ladder)) - 1])
+    number, least = _ladder(t, run, stage_id)
     frameworks = ", ".join(f"{name}: {decision}" for name, decision in (block.get("frameworks") or {}).items())
     lines = [f"Run {run.run_id}: the compliance report of stage {_name(t, stage_id)} (round {block['round']}, "
              f"{block['report']['path']}) decides {block['decision']} ({frameworks}; overall "
@@ -237,12 +231,22 @@ def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any],
              "does is yours to decide, not the agent's.", dashboard.line(t, run),
              "Answer: acknowledge: the block stands acknowledged, with your reason, and the stage may complete "
              "(decline to leave it blocking).",
-             f"Reason: an acknowledgement is override round {number} of this stage; "
-             + ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
-                f"it needs at least {least} characters.")]
+             f"Reason: an acknowledgement is override round {number} of this stage; {_needed(least)}"]
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), ("acknowledge",), (), None, head, state,
                     answers="override", free=("reason",), about="compliance acknowledgement",
                     values=(("acknowledge", True),))
+
+
+def _ladder(t: Template, run: RunData, stage_id: str) -> tuple[int, int]:
+    """The override ladder's round the next override at `stage_id` is, and the least characters its reason needs."""
+    ladder = t.doc.get("override_ladder") or [0]
+    number = gates.ladder_round(t, run.state, stage_id)
+    return number, int(ladder[min(number, len(ladder)) - 1])
+
+
+def _needed(least: int) -> str:
+    return ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
+            f"it needs at least {least} characters.")
 
 
 def _name(t: Template, stage_id: str) -> str:
