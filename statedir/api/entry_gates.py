@@ -49,6 +49,9 @@ class EntryGates:
             **args: Any) -> dict[str, Any]:
         raise NotImplementedError  # Transitions'
 
+    def _receipt_root(self) -> str:
+        raise NotImplementedError  # Transitions'
+
     def advisory(self, run_id: str, kind: str, *, file: str | None = None, unavailable: str | None = None,
                  actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         """A Stage 5 entry advisory (academic-pipeline: tortured_phrase, then cross_document; with the
@@ -68,18 +71,21 @@ class EntryGates:
 
     def compliance(self, run_id: str, stage: str, *, report: str | None = None, override: bool = False,
                    reason: str | None = None, actor: str | None = None, expect: str | None = None,
-                   role: str | None = None) -> dict[str, Any]:
+                   role: str | None = None, channel: str | None = None) -> dict[str, Any]:
         """A compliance report at an integrity stage (`report`, JSON: mode, frameworks with their
         item verdicts and decision, overall_decision, tier; actor compliance_agent), or with
-        `override` the user's acknowledgement of a blocking one (the override ladder's reason)."""
+        `override` the user's acknowledgement of a blocking one (the override ladder's reason; the
+        user's whoever relays it, with the `channel` it came by, default cli), which statedir
+        appends to its action-receipt log and binds beside the report."""
         from statedir.api import caller_inputs
 
         if override == (report is not None):
             raise InvalidValue("compliance takes a report (--report F.json) or the user's --override, one of the two",
                                argument="report")
         if override:
-            return self._do(run_id, "compliance_override", actor, reason, expect=expect, role=role, stage=stage,
-                            answered_by="user")
+            who = {"answered_by": "user", "channel": channel} if channel else None
+            return self._do(run_id, "compliance_override", actor, reason, expect=expect, role=role, who=who,
+                            stage=stage, answered_by="user", store_prefix=self._receipt_root())
         if reason is not None:
             raise InvalidValue("--reason belongs to --override (the user's acknowledgement of a block)",
                                argument="reason")

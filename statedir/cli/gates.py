@@ -86,7 +86,8 @@ def compliance(run_id: RunArg,
     frameworks' and the overall decision, capped at warn unless stage 1 ran in systematic-review
     mode. A block keeps the stage from completing until the user acknowledges it (--override,
     under the override ladder); from the 3rd round on an entry records its resolution_path. The
-    report is bound to the compliance_report adjudication row by statedir.
+    report is bound to the compliance_report adjudication row by statedir, and the user's
+    acknowledgement of a block written as its action receipt and bound beside it.
     """
     done(open_store(store).compliance(run_id, stage, report=report, override=override, reason=reason, actor=actor,
                                       role=as_role, expect=expect), json)

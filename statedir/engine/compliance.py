@@ -4,7 +4,8 @@ draft's passport (`compliance_history`). Its decision is the most severe of the 
 template lists, capped unless the run is in the mode the template names; a block keeps the stage
 from completing until the user acknowledges it under the override ladder; from the template's
 round on, an entry records its resolution path. The report is bound to the template's adjudication
-row by statedir itself. Pure; no framework, stage or decision is named here."""
+row by statedir itself, and the user's acknowledgement of a block is appended to the template's
+`override_receipt` log and bound beside it, as the group's action receipt. Pure; no framework, stage or decision is named here."""
 from __future__ import annotations
 
 import copy
@@ -150,8 +151,46 @@ def override(t: Template, run: RunData, req: Request, now: str, stage_id: str | 
                          if "resolution_path" in entries[index] else {})}
     draft.passports[label] = passport
     gates.climb(draft.state, stage_id)
+    _receipt(t, spec, draft, req, now, entries[index])
     return draft.change(f"compliance {t.display(stage_id)}: block acknowledged by the user (override round {round_})",
                         now, decision="override", override_round=round_)
+
+
+def _receipt(t: Template, spec: dict[str, Any], draft: Draft, req: Request, now: str, entry: dict[str, Any]) -> None:
+    """The user's acknowledgement appended to the template's `override_receipt` log (one file per
+    run, the run's first day) and bound as the blocking report's group's action receipt."""
+    from statedir.engine import adjudication_contract as contract
+    from statedir.engine import receipts
+
+    log, family = spec.get("override_receipt"), spec.get("binds")
+    if not log or not family:
+        return
+    stage_id, round_ = entry["stage"], entry["round"]
+    group, day = f"SOURCE-GROUP-compliance-{stage_id}-r{round_}", str(draft.state.get("created_at") or now)[:10]
+    answer = entry["user_override"]
+    draft.log(log, {
+        "at": now, "log_day": day, "source_family": family,
+        "artifact_role": log, "stage": stage_id,
+        "receipt_stage": str(t.stage(stage_id).get("ars_stage") or stage_id), "report_round": round_,
+        "artifact_group_id": group, "report": entry["report"], "decision": entry["decision"],
+        "action": "user_override", "override_round": answer["override_round"], "reason": req.reason,
+        **{key: answer[key] for key in ("answered_by", "via") if answer.get(key)},
+        **({"channel": req.who["channel"]} if req.who.get("channel") else {})})
+    rows = draft.state.get("pending_adjudication_activity_bindings")
+    if family not in contract.BY_NAME or not isinstance(rows, list):
+        return
+    artifact = {"artifact_id": f"compliance_override_{stage_id}_r{round_}", "artifact_role": log,
+                "artifact_group_id": group, "artifact_group_stage": None,
+                "relative_path": receipts.log_path(draft.run.run_id, log, day, req.args.get("store_prefix"))}
+    for row in rows:
+        members = [i for i, a in enumerate(row.get("artifacts") or []) if a.get("artifact_group_id") == group]
+        if row.get("source_family") != family or row.get("capture_state") != contract.CAPTURED or not members:
+            continue
+        artifacts = list(row["artifacts"])
+        artifacts.insert(members[-1] + 1, artifact)  # beside its report: a group's artifacts are listed together
+        bound = {**row, "artifacts": artifacts}
+        if not contract.row_problems(bound, contract.BY_NAME[family], sealed=False):  # best effort, as the report's
+            row.update(bound)
 
 
 def completion_refusal(t: Template, run: RunData, stage_id: str) -> IllegalTransition | None:

@@ -2,7 +2,8 @@
 on one store kept open, its --json document handed back (`Host.serving`), never read off stdout.
 A call's `expect_head` is the command's --expect (checked by the store, under its lock). A
 MANDATORY checkpoint is the user's: `confirm` there runs only on the user's answer (the server
-asks through elicitation), recorded `answered_by: user`. No MCP SDK here."""
+asks through elicitation), recorded `answered_by: user`; so do a FAIL-loop `resolve`, a failure
+mode's `acknowledge` and a compliance block's `compliance --override`. No MCP SDK here."""
 from __future__ import annotations
 
 import contextlib
@@ -18,13 +19,14 @@ from statedir.commands import table
 from statedir.engine import attribution
 from statedir.engine.decision import Request
 from statedir.engine.template import USER
-from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError, UserAnswerRequired
+from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
 from statedir.mcp import lean, outputs, races, roles, served_tools, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
-from statedir.mcp.checkpoint_question import Answer, Question, acknowledgement_of, question_of, resolution_of
+from statedir.mcp.checkpoint_question import (Answer, Question, acknowledgement_of, compliance_override_of, question_of,
+                                              resolution_of)
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.store import expectation
@@ -33,7 +35,8 @@ from statedir.store.layout import CONFIG
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
-_CARRIED = {("confirm",): "confirm", ("resolve",): "resolve", ("acknowledge",): "acknowledge_mode"}  # engine actions
+_CARRIED = {("confirm",): "confirm", ("resolve",): "resolve", ("acknowledge",): "acknowledge_mode",  # engine actions
+            ("compliance",): "compliance_override"}
 ELICITED = "mcp-elicitation"  # the channel of a user's answer the server asked for (engine.attribution.CHANNELS)
 
 
@@ -225,8 +228,8 @@ class Served:
         roles.acting(tool, arguments, self.roles)  # ... and one naming a role the server does not act in
         head = self.head()
         asks = {("confirm",): question_of, ("resolve",): resolution_of,  # the user's answers
-                ("acknowledge",): acknowledgement_of}.get(tool.path)
-        if asks is None or head is None:
+                ("acknowledge",): acknowledgement_of, ("compliance",): compliance_override_of}.get(tool.path)
+        if asks is None or head is None or tool.path == ("compliance",) and not arguments.get("override"):
             return None, None
         run_id, store = arguments["run_id"], self.sd.store
         if arguments.get(EXPECT_HEAD) is not None:  # no question on a run the agent did not see
@@ -251,14 +254,7 @@ class Served:
             sd = _UsersAnswer(self.sd)
         elif question is not None:
             raise question.unaskable()
-        elif self.tools[name].path == ("compliance",) and arguments.get("override"):
-            raise UserAnswerRequired(  # the acknowledgement of a compliance block is the user's, never relayed here
-                f"acknowledging the blocking compliance report at stage {arguments.get('stage')} of run "
-                f"{arguments.get('run_id')} is the user's decision: have them answer it themselves (`statedir "
-                f"compliance {arguments.get('run_id')} {arguments.get('stage')} --override --reason R --actor user` "
-                "in their terminal); do not answer it for them",
-                run_id=arguments.get("run_id"), stage=arguments.get("stage"))
-        elif self.tools[name].path in (("resolve",), ("acknowledge",)) and seen is not None:
+        elif self.tools[name].path in (("resolve",), ("acknowledge",), ("compliance",)) and seen is not None:
             # never the agent's own answer: refused by the rules (asked of the user where they take it)
             arguments[EXPECT_HEAD] = seen
         elif seen is not None:
@@ -290,8 +286,8 @@ class Served:
 
 
 class _UsersAnswer:
-    """The served store for a call carrying the user's answer: its `confirm`, `resolve` and
-    `acknowledge_mode` record the user's answer, come by elicitation (via the server's role, channel
+    """The served store for a call carrying the user's answer: its `confirm`, `resolve`,
+    `acknowledge_mode` and `compliance` (an override) record the user's answer, come by elicitation (via the server's role, channel
     mcp-elicitation); everything else is the served store's own."""
 
     def __init__(self, sd: Any) -> None:
@@ -308,6 +304,9 @@ class _UsersAnswer:
 
     def acknowledge_mode(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
         return self._sd.acknowledge_mode(run_id, *args, **{**kwargs, "channel": ELICITED})
+
+    def compliance(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        return self._sd.compliance(run_id, *args, **{**kwargs, "channel": ELICITED})
 
 
 def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from statedir.engine import gates, stage_graph
+from statedir.engine import checkpoint_decisions, gates, stage_graph
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError, UserAnswerRequired, UserDeclined
@@ -35,6 +35,12 @@ class Question:
     answers: str = "response"
     free: tuple[str, ...] = ()
     about: str = "checkpoint"
+    # What each response puts in the call's `answers` argument, where not the response itself (a
+    # compliance block's `acknowledge`: override true).
+    values: tuple[tuple[str, Any], ...] = ()
+    # The decisions the answer takes besides (the template's `checkpoint_decisions`: the Stage 5
+    # entry's citation style, `format`): each the argument it fills, its options and its question.
+    picks: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
     @property
     def title(self) -> str:
@@ -58,7 +64,8 @@ class Question:
     def misfit(self, wrong: dict[str, Any]) -> StatedirError:
         """The refusal for an accepted form whose answer it does not take: `wrong` maps each field
         to the value given (None: left out); nothing changed."""
-        allowed = {self.answers: list(self.responses), "next": list(self.choices)}
+        allowed = {self.answers: list(self.responses), "next": list(self.choices),
+                   **{name: list(options) for name, options, _ in self.picks}}
         said = "; ".join(f"{name} was left out" if given is None else f"{name} {given!r} is not one of the choices"
                          for name, given in wrong.items())
         choices = "; ".join(f"{name}: {', '.join(allowed.get(name, []))}" for name in wrong)
@@ -86,13 +93,16 @@ class Answer:
     response: str
     next: str | None = None
     free: tuple[tuple[str, str | None], ...] = ()  # the free-text fields as the user filled them
+    picked: tuple[tuple[str, str | None], ...] = ()  # the question's picks as the user chose them
 
     def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The call's arguments with the user's answer in place of the agent's (its free text too:
-        a reason the agent wrote is not the user's), expecting the run as it was when the user
-        was asked (a change since is HEAD_MOVED: the answer was to it)."""
-        out = {**{k: v for k, v in arguments.items() if k not in self.question.free},
-               self.question.answers: self.response, **dict(self.free), EXPECT_HEAD: self.question.head}
+        """The call's arguments with the user's answer in place of the agent's (its free text and
+        picks too: a reason or a citation style the agent wrote is not the user's), expecting the
+        run as it was when the user was asked (a change since is HEAD_MOVED: the answer was to it)."""
+        mine = {*self.question.free, *(name for name, _, _ in self.question.picks)}
+        out = {**{k: v for k, v in arguments.items() if k not in mine}, **dict(self.picked),
+               self.question.answers: dict(self.question.values).get(self.response, self.response),
+               **dict(self.free), EXPECT_HEAD: self.question.head}
         if self.question.answers == "response":
             out["next"] = self.next or self.question.next_default
         return {key: value for key, value in out.items() if value is not None}
@@ -132,8 +142,13 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
     lines.append("Response: " + "; ".join(f"{r}: {meaning[r]}" if r in meaning else r for r in responses) + ".")
     if choices:
         lines.append("Next: " + ", ".join(_name(t, c) for c in choices) + ".")
+    decision = checkpoint_decisions.declared(t).get(asked["stage"])  # the decision the answer takes besides
+    picks = ((str(decision["option"]), tuple(str(o) for o in decision["options"]), str(decision["question"])),) \
+        if decision else ()
+    for name, options, ask in picks:
+        lines.append(f"{name.capitalize()}: {ask} One of {', '.join(options)}.")
     return Question(run.run_id, t.display(asked["stage"]), "\n".join(lines), responses, choices,
-                    asked["default"], head, state)
+                    asked["default"], head, state, picks=picks)
 
 
 def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
@@ -157,10 +172,7 @@ def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: st
     meaning = {**{d: "one more check of the fixed draft" for d in loop.get("retry", [])},
                **{d: "go on; the draft is marked partially unverified with these items" for d in loop.get("proceed", [])}}
     lines.append("Decision: " + "; ".join(f"{d}: {meaning[d]}" if d in meaning else d for d in asked["decisions"]) + ".")
-    least = asked["least_characters"]
-    lines.append(f"Reason: override round {asked['round']} of this stage; "
-                 + ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
-                    f"it needs at least {least} characters."))
+    lines.append(f"Reason: override round {asked['round']} of this stage; {_needed(asked['least_characters'])}")
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(asked["decisions"]), (), None, head,
                     state, answers="decision", free=("reason",), about="FAIL-loop resolution")
 
@@ -182,9 +194,8 @@ def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any], hea
     evidence = (check.get("evidence") or {}).get(mode)
     meaning = {fm.BACK: f"the flag stands: the run goes back to stage {spec.get('on_confirm')}",
                fm.CLEAR: "go on past it for this stage, with your reason", fm.KEEP: "it keeps blocking until a new checklist"}
-    ladder = t.doc.get("override_ladder") or [0]
-    number = gates.ladder_round(t, run.state, stage_id)
-    least = max(1, int(ladder[min(number, len(ladder)) - 1]))
+    number, least = _ladder(t, run, stage_id)
+    least = max(1, least)
     lines = [f"Run {run.run_id}: the failure-mode checklist of stage {_name(t, stage_id)} blocks on mode "
              f"{fm.named(spec, [mode])}: {check['outcomes'].get(mode)}. How the run goes on is yours to decide, "
              "not the agent's.", dashboard.line(t, run)]
@@ -195,6 +206,47 @@ def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any], hea
                  + ("one." if least <= 1 else f"at least {least} characters."))
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), tuple(spec["answers"]), (), None, head, state,
                     answers="answer", free=("reason",), about="failure-mode acknowledgement")
+
+
+def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any], head: str | None,
+                           state: str | None = None) -> Question | None:
+    """The user's question where a `compliance` call with `override` would acknowledge a blocking
+    report; None for a report, or where the rules refuse it anyway (nothing blocks: they say why)."""
+    from statedir.engine import compliance
+
+    if not arguments.get("override"):
+        return None
+    try:
+        stage_id = t.resolve_stage(str(arguments.get("stage")))
+    except StatedirError:
+        return None
+    block = compliance.standing_block(t, run, stage_id)
+    if block is None:
+        return None
+    number, least = _ladder(t, run, stage_id)
+    frameworks = ", ".join(f"{name}: {decision}" for name, decision in (block.get("frameworks") or {}).items())
+    lines = [f"Run {run.run_id}: the compliance report of stage {_name(t, stage_id)} (round {block['round']}, "
+             f"{block['report']['path']}) decides {block['decision']} ({frameworks}; overall "
+             f"{block.get('overall_decision')}): the stage cannot complete until you acknowledge it. Whether it "
+             "does is yours to decide, not the agent's.", dashboard.line(t, run),
+             "Answer: acknowledge: the block stands acknowledged, with your reason, and the stage may complete "
+             "(decline to leave it blocking).",
+             f"Reason: an acknowledgement is override round {number} of this stage; {_needed(least)}"]
+    return Question(run.run_id, t.display(stage_id), "\n".join(lines), ("acknowledge",), (), None, head, state,
+                    answers="override", free=("reason",), about="compliance acknowledgement",
+                    values=(("acknowledge", True),))
+
+
+def _ladder(t: Template, run: RunData, stage_id: str) -> tuple[int, int]:
+    """The override ladder's round the next override at `stage_id` is, and the least characters its reason needs."""
+    ladder = t.doc.get("override_ladder") or [0]
+    number = gates.ladder_round(t, run.state, stage_id)
+    return number, int(ladder[min(number, len(ladder)) - 1])
+
+
+def _needed(least: int) -> str:
+    return ("it may be left out." if least == 0 else "it is needed." if least <= 1 else
+            f"it needs at least {least} characters.")
 
 
 def _name(t: Template, stage_id: str) -> str:

@@ -182,6 +182,8 @@ def _form(question: Question) -> type[BaseModel]:
                                       "How the pipeline goes on (the message says what each means)")}
     if question.choices:
         fields["next"] = field(question.choices, question.next_default, "Next stage", "Where the pipeline goes next")
+    for name, options, ask in question.picks:  # a decision the answer takes besides (no default: the user picks)
+        fields[name] = field(options, None, name.capitalize(), ask)
     for name in question.free:  # free text the user may give (a reason: the message says when it is needed)
         fields[name] = (str, Field("", title=name.capitalize(), description="In your own words"))
     return create_model("CheckpointAnswer", __config__=ConfigDict(title=question.title), **fields)
@@ -211,7 +213,8 @@ async def _ask_user(ctx: Any, params: types.CallToolRequestParams,
         return question.declined(outcome.action)
     data = outcome.data
     return Answer(question, getattr(data, question.answers), getattr(data, "next", None),
-                  tuple((name, getattr(data, name, None) or None) for name in question.free))
+                  tuple((name, getattr(data, name, None) or None) for name in question.free),
+                  tuple((name, getattr(data, name, None)) for name, _, _ in question.picks))
 
 
 def _misfits(exc: BaseException) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from statedir.store.disk import Store
 # Every append-only log statedir knows; a template declares which of them its runs hold.
 LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",
         "checkpoints", "reset_boundary", "failure_modes", "explicit_user_request", "mandatory_checkpoint_response",
-        "inquiry_ledger")
+        "inquiry_ledger", "compliance_override_action_receipt")
 KNOWN = LOGS
 
 _DAY = r"\d{4}-\d{2}-\d{2}"
