@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, cli, cli_json
+from conftest import CLEAR_ARGS, ROOT, cli, cli_json
 
 from tests.web.served import serving
 
@@ -243,7 +243,9 @@ def test_a_mandatory_checkpoint_answered_in_the_browser(browser_page: Any, repo:
     for args in (["init"], ["new", "p", "--topic", "T", "--entry-point", "2.5"], ["material", "p", "paper_draft"],
                  ["stage", "p", "2.5", "in_progress"],
                  ["integrity", "p", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1",
-                  "--actor", "integrity_verification"], ["stage", "p", "2.5", "completed"]):
+                  "--actor", "integrity_verification"], ["checklist", "p", "2.5", *CLEAR_ARGS,
+                                                          "--actor", "integrity_verification"],
+                 ["stage", "p", "2.5", "completed"]):
         proc = cli(*args, "--store", str(root))
         assert proc.returncode == 0, proc.stderr
     page = browser_page
