@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import at_mandatory_2_5, call, cli, cli_json, copy_of, snapshot, trailers
+from conftest import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
 from statedir import api
 from statedir.errors import InvalidValue, PermissionDenied
@@ -234,17 +234,18 @@ def test_people_is_no_mcp_tool_and_role_no_tool_argument() -> None:
     assert "role" in served["bind"].input_schema["properties"]  # bind's own --role (an artifact's) stays
 
 
-def test_every_people_command_has_help_and_is_documented() -> None:
+def test_every_people_command_has_help_and_is_documented(isolated: Path) -> None:
+    """Read from processes of their own: in-process help takes the console an earlier test left."""
     from tests.docs_text import documentation, page
 
     docs, identity = documentation(), page("identity")
     for command in ("add", "remove", "list"):
-        code, out, _ = call(["people", command, "--help"])
-        assert code == 0 and "Usage:" in out, command
+        proc = cli("people", command, "--help", cwd=isolated)
+        assert proc.returncode == 0 and "Usage:" in proc.stdout, command
         assert f"statedir people {command}" in docs and f"statedir people {command}" in identity, command
-    code, out, _ = call(["stage", "--help"])
+    out = cli("stage", "--help", cwd=isolated).stdout
     assert "--role" in out and "statedir people" in " ".join(out.split())
-    assert "..." not in call(["people", "--help"])[1].partition("\n")[2]
+    assert "..." not in cli("people", "--help", cwd=isolated).stdout.partition("\n")[2]
 
 
 
