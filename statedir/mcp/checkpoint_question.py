@@ -157,9 +157,8 @@ def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: st
     FAIL rounds used up); None where the rules refuse it anyway (they say why)."""
     from statedir.engine import gates
 
-    try:
-        stage_id = t.resolve_stage(str(arguments.get("stage")))
-    except StatedirError:
+    stage_id = _stage(t, arguments)
+    if stage_id is None:
         return None
     asked = gates.resolvable(t, run, stage_id)
     if asked is None:
@@ -183,9 +182,8 @@ def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any], hea
     where the rules refuse it anyway (an unknown stage, a mode that does not block: they say why)."""
     from statedir.engine import failure_modes as fm
 
-    try:
-        stage_id = t.resolve_stage(str(arguments.get("stage")))
-    except StatedirError:
+    stage_id = _stage(t, arguments)
+    if stage_id is None:
         return None
     mode, spec = str(arguments.get("mode")), fm.declared(t)
     if spec is None or not fm.carries(t, stage_id) or mode not in fm.standing(run.stages[stage_id]):
@@ -216,9 +214,8 @@ def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any],
 
     if not arguments.get("override"):
         return None
-    try:
-        stage_id = t.resolve_stage(str(arguments.get("stage")))
-    except StatedirError:
+    stage_id = _stage(t, arguments)
+    if stage_id is None:
         return None
     block = compliance.standing_block(t, run, stage_id)
     if block is None:
@@ -235,6 +232,14 @@ def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any],
     return Question(run.run_id, t.display(stage_id), "\n".join(lines), ("acknowledge",), (), None, head, state,
                     answers="override", free=("reason",), about="compliance acknowledgement",
                     values=(("acknowledge", True),))
+
+
+def _stage(t: Template, arguments: dict[str, Any]) -> str | None:
+    """The stage a call names, or None where it names none of the template's (the rules say why)."""
+    try:
+        return t.resolve_stage(str(arguments.get("stage")))
+    except StatedirError:
+        return None
 
 
 def _ladder(t: Template, run: RunData, stage_id: str) -> tuple[int, int]:
