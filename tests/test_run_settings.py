@@ -57,7 +57,8 @@ def test_bad_settings_are_refused_with_the_list(sd: api.StateDir, repo: Path) ->
     before = snapshot(repo)
     for setting, word in (("bogus=true", "passport_reset, claim_audit, inquiry_ledger, cross_model, re_review_legacy"),
                           ("claim_audit=maybe", "true or false"), ("claim_audit", "KEY=VALUE"),
-                          ("=1", "KEY=VALUE")):
+                          ("=1", "KEY=VALUE"), ("claim_audit=", "needs a value: true or false"),
+                          ("cross_model=maybe", "yes or no, on or off")):
         code, out = cli_json("new", "r1", "--topic", "t", "--setting", setting, cwd=repo)
         assert code == 2 and out["error"]["code"] == "INVALID_VALUE", out  # type: ignore[index]
         assert word in out["error"]["message"], out  # type: ignore[index]

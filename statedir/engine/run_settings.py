@@ -10,6 +10,7 @@ from statedir.engine.template import Template
 from statedir.errors import ImmutableField, InvalidValue
 
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
+SPELLINGS = "true or false (also 1 or 0, yes or no, on or off)"
 
 
 def declared(t: Template) -> dict[str, dict[str, Any]]:
@@ -30,6 +31,9 @@ def parse_pairs(pairs: list[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise InvalidValue(f"--setting {pair!r} must look like KEY=VALUE", argument="setting", value=pair)
+        if not value.strip():  # the environment's empty variable is off; a flag names its value
+            raise InvalidValue(f"--setting {key.strip()}= needs a value: {SPELLINGS}", argument="setting",
+                               key=key.strip(), allowed=["true", "false"])
         if key.strip() in out:
             raise InvalidValue(f"--setting {key.strip()} is given twice", argument="setting", key=key.strip())
         out[key.strip()] = value.strip()
@@ -62,7 +66,7 @@ def _boolean(name: str, value: Any) -> bool:
     text = str(value).strip().lower()
     if text in TRUE or text in FALSE:
         return text in TRUE
-    raise InvalidValue(f"run setting {name} takes true or false (1 or 0), not {value!r}", setting=name,
+    raise InvalidValue(f"run setting {name} takes {SPELLINGS}, not {value!r}", setting=name,
                        value=str(value), allowed=["true", "false"])
 
 
