@@ -25,6 +25,7 @@ from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
 from statedir.mcp import lean, outputs, races, roles, served_tools, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
+from statedir.mcp.wording import argument_named
 from statedir.mcp.checkpoint_question import (Answer, Question, acknowledgement_of, compliance_override_of, question_of,
                                               resolution_of)
 from statedir.mcp.roles import DEFAULT_ROLES
@@ -163,6 +164,7 @@ class Served:
         tool = self.tools.get(name or "")
         if is_error and isinstance(doc, dict) and tool is not None:
             doc = lean.refusal_moves(doc, tool.path[0], arguments or {})
+            doc = argument_named(doc, name or "", set(tool.input_schema.get("properties", {})))
         if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
             doc = lean.unserved_moves(self._worded(doc, name), set(self.tools),
                                       {tool: group for group, (_, tools) in self.groups.items() for tool in tools})

@@ -162,3 +162,25 @@ class Wording:
             else:
                 given.append(f"{positionals.pop(0)}: {token}")
         return f"`{name} {{{', '.join(given)}}}`" if given else f"`{name}`"
+
+
+# A size refusal names the Python function and its parameter (`stage(): outputs holds ...`); over
+# MCP the argument is the tool's (`output`), so an agent finds it in the tool's input schema.
+_FUNCTION = re.compile(r"^[a-z_]+\(\): ")
+
+
+def argument_named(doc: dict[str, object], tool: str, arguments: set[str]) -> dict[str, object]:
+    """A refusal whose `details.argument` is no argument of `tool` (the API's plural, `outputs`,
+    of the tool's `output`) in the tool's words: that argument, and the tool's name before it."""
+    error = doc.get("error")
+    if not isinstance(error, dict) or not isinstance(error.get("details"), dict):
+        return doc
+    named, message = error["details"].get("argument"), error.get("message")
+    if not isinstance(named, str) or not isinstance(message, str) or not _FUNCTION.match(message):
+        return doc
+    own = named if named in arguments else next(
+        iter(sorted(a for a in arguments if named in (a + "s", a + "es"))), named)
+    rest = _FUNCTION.sub("", message, count=1)
+    if own != named:
+        rest = re.sub(rf"^{re.escape(named)}\b", own, rest, count=1)
+    return {**doc, "error": {**error, "message": f"{tool}: {rest}", "details": {**error["details"], "argument": own}}}

@@ -159,7 +159,7 @@ def test_a_stage_records_only_outputs_its_template_declares_and_no_list_grows_wi
             saved = snapshot(repo)
             with pytest.raises(ToolError) as caught:  # the filed case: 2,000 strings of 200 characters
                 await a("stage", run_id="r1", stage="1", status="completed", output=["y" * 200] * 2000)
-            assert caught.value.code == "INVALID_VALUE" and caught.value.doc["error"]["details"]["argument"] == "outputs"
+            assert caught.value.code == "INVALID_VALUE" and caught.value.doc["error"]["details"]["argument"] == "output"
             with pytest.raises(ToolError) as caught:  # an output nobody declared
                 await a("stage", run_id="r1", stage="1", status="completed", output=["whatever I like"])
             error = caught.value.doc["error"]

@@ -68,6 +68,31 @@ def test_a_size_refusal_s_advice_fits_the_argument(sd: api.StateDir) -> None:
     assert "no such name or path is that long" in name.value.message
 
 
+def test_a_size_refusal_names_the_tool_and_its_own_argument(sd: api.StateDir, repo: Path) -> None:
+    """Over MCP a size refusal names the argument as the tool's schema spells it (`output`, not the
+    API's `outputs`) and the tool, never a Python function (`stage(): outputs`, `record_result():`)."""
+    sd.new("p", topic="T")
+    sd.stage("p", "1", "in_progress")
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(repo / "state", roles=AGENT_ROLES) as a:
+            for tool, arguments, argument in [
+                    ("stage", {"stage": "1", "status": "in_progress", "output": ["o"] * 300}, "output"),
+                    ("material", {"names": ["rq_brief"], "file": ["y" * 70_000]}, "file"),
+                    ("checklist", {"stage": "2.5", "item": ["1=CLEAR"] * 300}, "item"),
+                    ("integrity", {"stage": "2.5", "verdict": "PASS", "refs_total": 1, "refs_verified": 1,
+                                   "issue": ["MAJOR:X:y"] * 300, "actor": "integrity_verification"}, "issue"),
+                    ("show", {"run_id": "x" * 70_000}, "run_id")]:
+                with pytest.raises(ToolError) as caught:
+                    await a(tool, **{"run_id": "p", **arguments})
+                error = caught.value.doc["error"]
+                assert error["details"]["argument"] == argument, (tool, error)
+                assert error["message"].startswith(f"{tool}: {argument} "), (tool, error)
+    anyio.run(main)
+    assert snapshot(repo) == saved
+
+
 def test_a_material_s_file_is_told_the_fields_it_lacks_and_a_run_s_stages_name_them(sd: api.StateDir,
                                                                                     repo: Path) -> None:
     sd.new("p", topic="T")
