@@ -23,6 +23,10 @@ sys.dont_write_bytecode = False
 # pip's cache of downloaded wheels, taken before any test moves HOME: pre-commit installs statedir's hook
 # environment with pip, and a test's new HOME would make it download every dependency again.
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
+# Plain help in this process as in the CLI's own: typer reads TYPER_USE_RICH once, when typer.core is
+# first imported, and a test module that imports a CLI module before any `call` would otherwise make
+# every later in-process `--help` come out boxed (the help checks then failed by test order).
+os.environ.setdefault("TYPER_USE_RICH", "0")
 
 
 def pytest_configure(config: pytest.Config) -> None:
