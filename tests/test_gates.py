@@ -215,7 +215,7 @@ def test_a_run_made_on_the_older_rules_keeps_them_and_says_so(isolated: Path) ->
     assert "rules" not in cli_json("status", "r2", cwd=repo)[1]  # type: ignore[operator]
     code, out = cli_json("new", "fresh", "--topic", "t", cwd=repo)
     assert code == 0 and "rules" not in cli_json("next", "fresh", cwd=repo)[1]  # type: ignore[operator]
-    assert cli_json("get", "fresh", "template_version", cwd=repo)[1] == "3.22"
+    assert cli_json("get", "fresh", "template_version", cwd=repo)[1] == "3.23"
     assert cli("stage", "p1", "2", "completed", cwd=repo).returncode == 0
     assert cli_json("verify", cwd=repo)[1]["clean"]  # type: ignore[index]
 

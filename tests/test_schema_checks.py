@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 from conftest import cli, cli_json, segment
+from sim import Sim
+
+from statedir.files import schema
 
 from statedir import api
 from statedir.files import yaml
@@ -56,6 +59,24 @@ def test_an_output_without_a_file_is_unchecked_never_a_pass(repo: Path, sd: api.
     [entry] = _log(repo)
     assert entry["schemas_checked"] == [] and entry["missing_fields"] == []
     assert entry["unchecked"] == ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"]
+    assert entry["not_checked"] == ["Schema 1 (RQ Brief)", "Schema 2 (Bibliography)", "Schema 3 (Synthesis)"]
     assert sd.get(RUN, "stages.1.schema_validated") is False
     assert "Schema check FAIL" not in sd.status(RUN)["dashboard"]  # nothing checked is no FAIL either
     assert json.loads(json.dumps(sd.verify()))["clean"]
+
+
+def test_a_stage_left_without_its_outputs_names_what_it_did_not_check_and_3_22_keeps_its_entry() -> None:
+    """A PASS with nothing checked would read as a check: the entry names the stage's schemas that no
+    registered output was checked against (3.23). A run made on 3.22 keeps the entry it always had."""
+    for name, expected in (("academic-pipeline", ["Schema 1 (RQ Brief)", "Schema 2 (Bibliography)",
+                                                  "Schema 3 (Synthesis)"]),
+                           (str(schema.data_dir("templates") / "academic-pipeline@3.22.yaml"), None)):
+        sim = Sim(name)
+        sim.do("stage", stage="1", status="in_progress")
+        sim.do("stage", stage="1", status="completed")
+        sim.do("confirm", response="continue")
+        [entry] = sim.logs["schema_validation"]
+        assert entry["schemas_checked"] == [] and entry["result"] == "PASS", name
+        assert entry.get("not_checked") == expected, name
+        sim.write()  # a draft whose passport holds no file fields: checked against nothing either
+        assert sim.logs["schema_validation"][-1].get("not_checked") == (expected and ["Schema 4 (Paper Draft)"])

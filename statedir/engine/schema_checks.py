@@ -4,7 +4,10 @@ The template names, per material, the schema its outputs are checked against and
 requires (`material_schemas`): `fields`, found in the material's registered files (their
 passport keeps what each held when registered), or `stage_fields`, found set on the stage's own
 record (an integrity report is the record `integrity` writes). A material registered without a
-file has nothing to check: it is named `unchecked`, never counted a PASS. Templates without
+file has nothing to check: it is named `unchecked`, never counted a PASS. Where the template
+says `schema_check_names_unchecked`, the entry also names `not_checked` the schemas the stage
+lists (`schemas_checked`) that none of its registered outputs was checked against: an entry
+with nothing checked says so, and what it did not check. Templates without
 `material_schemas` (runs made on older versions) keep the entry they always wrote.
 """
 from __future__ import annotations
@@ -54,6 +57,10 @@ def check(t: Template, draft: Draft, stage_id: str) -> dict[str, Any] | None:
                              "missing_fields": missing}
     if unchecked:
         entry["unchecked"] = unchecked
+    if t.doc.get("schema_check_names_unchecked"):
+        not_checked = [name for name in t.stage(stage_id).get("schemas_checked", []) if name not in checked]
+        if not_checked:
+            entry["not_checked"] = not_checked
     return entry
 
 
