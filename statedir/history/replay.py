@@ -106,6 +106,9 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     attribution.check(t, req)
     recorded = "template_digest" in made  # not in a run made before runs recorded it
     if recorded and made["template_digest"] != t.digest:
+        t = _shipped_then(reader, commit, t, made_on, made["template_digest"])
+        reader.made_with[commit.run_id] = t.digest
+    if recorded and made["template_digest"] != t.digest:
         raise ValidationFailed(f"the run records template {name!r} version {made.get('template_version')} "
                                f"({made['template_digest']}), but `new` takes {name!r} version "
                                f"{t.doc.get('version')} ({t.digest}) on the parent", file=f"{base}/state.yaml")
@@ -122,6 +125,32 @@ def _new(reader: Reader, commit: Commit) -> dict[str, bytes]:
         if log != "transitions" and rel in commit.changed and commit.changed[rel][0] == "A":
             extra[rel] = yaml.header(layout.schema_ref(rel, scope_of(t))).encode()
     return {**render(reader, commit, files, change, req, now, t), **extra}
+
+
+def _shipped_then(reader: Reader, commit: Commit, t: Any, made_on: str | None, digest: str) -> Any:
+    """A run made before this statedir shipped a newer version of its template: the older version
+    statedir ships beside the newer one (academic-pipeline@3.22.yaml), where the run's digest is
+    that file's and no run on the parent was made on the newer one (a statedir that took the newer
+    version never takes an older again). Else `t`, which the digest check then refuses."""
+    from statedir.engine import template as template_mod
+
+    older = template_mod.shipped_version(t.name, made_on) if made_on and template_mod.shipped().get(t.name) else None
+    if older is None or older.digest != digest or commit.parent is None:
+        return t
+    newest = str(t.doc.get("version"))
+    runs = [name for name, (mode, _) in reader.objects.tree(reader.spec(commit.parent, "runs")).items()
+            if mode.startswith("4")]
+    specs = [reader.spec(commit.parent, f"runs/{r}/state.yaml") for r in runs]
+    for at in range(0, len(specs), 64):  # a few names a round trip: they must fit git's pipe
+        for found in reader.objects.read_many(specs[at:at + 64]):
+            try:
+                state = yaml.to_plain(yaml.load(found[2])) if found and found[1] == "blob" else None
+            except StatedirError:
+                continue  # a state.yaml no run reads is another finding's business
+            if isinstance(state, dict) and state.get("template") == t.name and \
+                    str(state.get("template_version")) == newest:
+                return t
+    return older
 
 
 def _by_name(reader: Reader, commit: str, name: str) -> Any:

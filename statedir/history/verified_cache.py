@@ -14,15 +14,18 @@ or fetched).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+from pathlib import Path
 from typing import Any
 
+from statedir.files import schema
 from statedir.gitops import git, objects
 from statedir.store.disk import Store
 
-FORMAT = 3  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
+FORMAT = 4  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
 _JUDGING = ("signers.yaml", "acknowledged.yaml", "statedir.yaml")
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
@@ -45,7 +48,7 @@ def start(store: Store) -> tuple[str, int, list[dict[str, Any]]] | None:
         saved = json.loads(_file(store).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(saved, dict) or saved.get("format") != FORMAT:
+    if not isinstance(saved, dict) or saved.get("format") != FORMAT or saved.get("rules") != rules_key():
         return None
     sha, checked, judging = saved.get("commit"), saved.get("checked"), saved.get("judging")
     findings = saved.get("findings")
@@ -57,6 +60,20 @@ def start(store: Store) -> tuple[str, int, list[dict[str, Any]]] | None:
     if head is None or not objects.is_ancestor(store.worktree, sha, head) or judging != _judging(store, "HEAD"):
         return None
     return sha, checked, findings
+
+
+def rules_key() -> str:
+    """Which statedir judged: its code, schemas and the templates it ships, by path, size and
+    modification time (an upgrade, or an edit of an installed copy, changes it, and the next verify
+    replays the whole history by the rules now at hand instead of taking a verdict of others)."""
+    digest = hashlib.sha256(str(FORMAT).encode())
+    for top in (Path(__file__).resolve().parent.parent, schema.data_dir("templates"), schema.data_dir("schemas")):
+        for folder, dirs, names in os.walk(top):  # top down, each folder's own in name order
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(n for n in names if n.endswith((".py", ".yaml", ".json"))):
+                info = os.stat(os.path.join(folder, name))
+                digest.update(f"{folder}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def _a_finding(value: Any) -> bool:
@@ -72,7 +89,7 @@ def remember(store: Store, head: str, result: dict[str, Any], merges: bool) -> N
         return
     if not all(_a_finding(f) for f in result["findings"]):
         return
-    record = {"format": FORMAT, "commit": head, "checked": result["checked"], "findings": result["findings"],
+    record = {"format": FORMAT, "rules": rules_key(), "commit": head, "checked": result["checked"], "findings": result["findings"],
               "judging": _judging(store, head)}
     target = _file(store)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")

@@ -91,3 +91,17 @@ def test_a_rewritten_history_or_a_damaged_cache_is_verified_whole(sd: api.StateD
         result, logs = verify(repo, trace)
         assert result["clean"] is True and result["checked"] == 3
         assert not any(".." in arg for argv in logs for arg in argv)
+
+
+def test_a_verdict_of_other_rules_is_not_taken(sd: api.StateDir, repo: Path) -> None:
+    """The cache names which statedir judged (its code, schemas and templates): after an upgrade the
+    whole history is replayed by the rules at hand, as when a 3.22 store met 3.23's statedir."""
+    sd.new("r1", topic="t")
+    trace = repo.parent / "trace.json"
+    assert verify(repo, trace)[0]["clean"] is True
+    saved = json.loads(cache_file(repo).read_text())
+    assert len(saved["rules"]) == 64
+    sd.set("r1", "topic", "later", reason="r")
+    cache_file(repo).write_text(json.dumps({**saved, "rules": "0" * 64}))  # as another statedir left it
+    again, logs = verify(repo, trace)
+    assert again["clean"] is True and not any(".." in arg for argv in logs for arg in argv)  # the whole history
