@@ -33,6 +33,8 @@ class Answer:
     fields: tuple[str, ...]  # what the form sends from the move's allowed values
     call: Callable[[StateDir, str, Fields, str], dict[str, Any]]
     reason: bool = False  # a free-text reason field (the override ladder may ask for one)
+    command: str = ""  # the `next` move it answers, where not the action's own name
+    marks: str = ""  # an argument the move lists that tells it from the command's other moves
 
 
 def _confirm(sd: StateDir, run_id: str, f: Fields, expect: str) -> dict[str, Any]:
@@ -45,10 +47,31 @@ def _resolve(sd: StateDir, run_id: str, f: Fields, expect: str) -> dict[str, Any
                       actor="user", channel="web", expect=expect)
 
 
+def _acknowledge(sd: StateDir, run_id: str, f: Fields, expect: str) -> dict[str, Any]:
+    return sd.acknowledge_mode(run_id, f.get("stage", ""), f.get("mode", ""), f.get("answer", ""),
+                               reason=f.get("reason") or None, actor="user", channel="web", expect=expect)
+
+
+def _compliance_override(sd: StateDir, run_id: str, f: Fields, expect: str) -> dict[str, Any]:
+    return sd.compliance(run_id, f.get("stage", ""), override=True, reason=f.get("reason") or None, actor="user",
+                         channel="web", expect=expect)
+
+
 ANSWERS = {
     "confirm": Answer("Answer the checkpoint", ("next", "response"), _confirm),
     "resolve": Answer("Record the resolution", ("stage", "decision"), _resolve, reason=True),
+    "acknowledge": Answer("Answer the failure mode", ("stage", "mode", "answer"), _acknowledge, reason=True),
+    "compliance_override": Answer("Acknowledge the compliance block", ("stage",), _compliance_override, reason=True,
+                                  command="compliance", marks="override"),
 }
+
+
+def _answering(move: dict[str, Any]) -> tuple[str, Answer] | None:
+    """The answer a `next` move is (its action and entry), or None: not the user's to answer here."""
+    for action, answer in ANSWERS.items():
+        if (answer.command or action) == move["command"] and (not answer.marks or answer.marks in move["args"]):
+            return action, answer
+    return None
 
 
 def forms(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -56,11 +79,12 @@ def forms(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
     with its fields' choices (the values the template allows now)."""
     out = []
     for move in moves:
-        answer = ANSWERS.get(move["command"])
-        if answer is None:
+        found = _answering(move)
+        if found is None:
             continue
+        action, answer = found
         choices = {name: list(move["allowed"][name]) for name in answer.fields if move["allowed"].get(name)}
-        out.append({"action": move["command"], "title": answer.title, "choices": choices, "reason": answer.reason,
+        out.append({"action": action, "title": answer.title, "choices": choices, "reason": answer.reason,
                     "likely": bool(move.get("likely"))})
     return out
 

@@ -178,3 +178,52 @@ def test_beyond_loopback_an_answer_also_needs_the_token(mandatory: Path) -> None
     before = snapshot(mandatory)
     assert client.post("/runs/p/answer", data={**fields, "response": "continue"}, headers=SAME).status_code == 401
     assert snapshot(mandatory) == before
+
+
+def _blocked_by_mode_1(sd: api.StateDir) -> None:
+    """Run b at 2.5 whose checklist blocks on mode 1 (citation hallucination): the user's to answer."""
+    to_integrity(sd, "b", "2.5")
+    sd.checklist("b", "2.5", ["1=SUSPECTED", *(f"{m}=CLEAR" for m in range(2, 8))], actor="integrity_verification")
+
+
+def _forms_of(client: TestClient, run: str, action: str) -> list[str]:
+    return [f for f in FORM.findall(client.get(f"/runs/{run}").text) if f'name="action" value="{action}"' in f]
+
+
+def test_a_blocking_failure_mode_is_answered_in_the_browser(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    copy_of("web-mode-1-blocks", _blocked_by_mode_1, repo, tmp_path_factory)
+    client = _client(repo)
+    forms = _forms_of(client, "b", "acknowledge")
+    assert len(forms) == 3 and all("<textarea" in f for f in forms)  # confirm, override, revise: each the user's
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', forms[0]))
+    answered = client.post("/runs/b/answer", data={**hidden, "stage": "2.5", "mode": "1", "answer": "override",
+                                                   "reason": "ref 7 is in the printed proceedings"},
+                           headers=SAME, follow_redirects=False)
+    assert answered.status_code == 303, answered.text
+    said = trailers(repo)
+    assert said["Statedir-Action"] == "acknowledge_mode" and said["Statedir-Answered-By"] == "user"
+    assert said["Statedir-Channel"] == "web"
+    assert not _forms_of(client, "b", "acknowledge")  # answered: nothing of it left to answer
+    assert api.StateDir(repo / "state").verify()["clean"]
+
+
+def test_a_blocking_compliance_report_is_acknowledged_in_the_browser(repo: Path,
+                                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
+    from test_compliance_receipt import warned_then_blocked
+
+    copy_of("web-compliance-blocked", warned_then_blocked, repo, tmp_path_factory)
+    client = _client(repo)
+    [form] = _forms_of(client, "r", "compliance_override")
+    assert "<textarea" in form and "Acknowledge the compliance block" in form
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form))
+    before = snapshot(repo)
+    wrong = client.post("/runs/r/answer", data={**hidden, "stage": "2.5", "override": "1"}, headers=SAME,
+                        follow_redirects=False)
+    assert wrong.status_code == 400 and snapshot(repo) == before  # a field the answer does not take
+    answered = client.post("/runs/r/answer", data={**hidden, "stage": "2.5", "reason": "the protocol was registered"},
+                           headers=SAME, follow_redirects=False)
+    assert answered.status_code == 303, answered.text
+    said = trailers(repo)
+    assert said["Statedir-Action"] == "compliance_override" and said["Statedir-Answered-By"] == "user"
+    assert said["Statedir-Channel"] == "web"
+    assert api.StateDir(repo / "state").verify()["clean"]
