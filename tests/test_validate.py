@@ -18,7 +18,7 @@ def test_store_validation_collects_everything(repo: Path) -> None:
     sd.new("r1", topic="t")
     state = repo / "state" / "runs" / "r1" / "state.yaml"
     state.write_text(state.read_text().replace("pipeline_state: initializing", "pipeline_state: [1]")
-                     .replace("loop_count: 0", "loop_count: -1"))
+                     + "loop_count: -1\n")  # a field at its default is not written: added by hand
     problems = validate.store(repo / "state")
     assert {(p.path, p.file) for p in problems} == {("$.pipeline_state", "runs/r1/state.yaml"),
                                                     ("$.loop_count", "runs/r1/state.yaml")}
@@ -30,6 +30,7 @@ def test_store_validation_reports_a_symlinked_directory_without_entering_it(repo
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
     sd.new("r2", topic="t")
+    sd.stage("r2", "1", "in_progress")  # its stages/ folder: made when a stage first has something to say
     assert validate.store(repo / "state") == []
     assert validate.store(repo / "state") == []  # again, from the parse cache
     elsewhere = tmp_path / "elsewhere"
@@ -61,10 +62,11 @@ def test_files_outside_a_store_and_forced_schemas(isolated: Path) -> None:
 def test_the_pre_commit_hook_with_the_real_pre_commit(repo: Path, tmp_path: Path) -> None:
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
+    sd.stage("r1", "1", "in_progress")
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
     env_home: dict[str, str] = {}  # pre-commit's environments: the session's (conftest.isolate)
     stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
-    stage.write_text(stage.read_text().replace("status: pending", "status: {x: 1}"))
+    stage.write_text(stage.read_text().replace("status: in_progress", "status: {x: 1}"))
     (repo / "notes.yaml").write_text("not: [a store file\n")
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     run = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "statedir-validate",
@@ -103,9 +105,10 @@ def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> No
     local = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "repo: local" in b)
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
+    sd.stage("r1", "1", "in_progress")
     (repo / ".pre-commit-config.yaml").write_text(local)
     stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
-    stage.write_text(stage.read_text().replace("status: pending", "status: {x: 1}"))
+    stage.write_text(stage.read_text().replace("status: in_progress", "status: {x: 1}"))
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     env = {**os.environ,
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

@@ -49,5 +49,5 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
                     "summary": "already sealed with these rows; nothing to do", "sources": sealed}
         extra = transaction.schemas_if_missing(store, t)
         return {**transaction.apply(store, run_id, change, hashed, now, sources, extra, scope=transaction.scope_of(t),
-                                     declared=t.logs),
+                                     declared=t.logs, t=t),
                 "changed": True}

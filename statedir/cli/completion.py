@@ -29,13 +29,17 @@ def _run_dir(ctx: Any) -> Path | None:
     return store / "runs" / run_id if store is not None and isinstance(run_id, str) and run_id else None
 
 
-def _schema_enum(file: Path, field: str, keyword: str = "enum") -> list[str]:
+def _schema_enum(file: Path, field: str, keyword: str = "enum", kind: str | None = None) -> list[str]:
     """The values the schema named by `file`'s first line allows for `field` (a compiled template
-    schema; `keyword`: another list of the field's, such as x-requestable)."""
+    schema; `keyword`: another list of the field's, such as x-requestable; `kind`: the schema of
+    that kind beside it, such as `stage` beside a state.yaml's run-state)."""
     try:
         with file.open(encoding="utf-8") as handle:
             found = _MODELINE.search(handle.readline())
-        schema = json.loads((file.parent / found[1]).read_text()) if found else {}
+        named = found[1] if found else None
+        if named and kind:
+            named = f"{named.rpartition('/')[0]}/{kind}.schema.json".lstrip("/")
+        schema = json.loads((file.parent / named).read_text()) if named else {}
     except (OSError, ValueError):
         return []
     values = schema.get("properties", {}).get(field, {}).get(keyword, [])
@@ -53,20 +57,19 @@ def run_ids(ctx: Any, incomplete: str) -> list[str]:
 
 
 def stage_ids(ctx: Any, incomplete: str) -> list[str]:
-    """The run's stage ids (one file each under stages/), in the template's order."""
+    """The run's stage ids, in the template's order (its compiled schema's; a stage has a file
+    under stages/ only once it has something to say)."""
     run = _run_dir(ctx)
+    order = _schema_enum(run / "state.yaml", "current_stage") if run is not None else []
     files = sorted((run / "stages").glob("*.yaml")) if run is not None and (run / "stages").is_dir() else []
-    order = _schema_enum(files[0], "id") if files else []
-    stems = sorted((f.stem for f in files), key=lambda s: (order.index(s) if s in order else len(order), s))
+    stems = order or sorted(f.stem for f in files)
     return [stem for stem in stems if stem.startswith(incomplete)]
 
 
 def statuses(ctx: Any, incomplete: str) -> list[str]:
     """The stage statuses of the run's template."""
-    run, stage = _run_dir(ctx), ctx.params.get("stage") if ctx is not None else None
-    files = sorted((run / "stages").glob("*.yaml")) if run is not None and (run / "stages").is_dir() else []
-    chosen = [f for f in files if f.stem == stage] or files[:1]
-    values = _schema_enum(chosen[0], "status") if chosen else []
+    run = _run_dir(ctx)
+    values = _schema_enum(run / "state.yaml", "status", kind="stage") if run is not None else []
     return [value for value in values if value.startswith(incomplete)]
 
 

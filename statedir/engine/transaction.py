@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import run_settings
+from statedir.engine import run_settings, run_shape
 from statedir.engine import template as template_mod
 from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
@@ -62,8 +63,15 @@ class Sources:
         self.docs: dict[str, Any] = {}
         self.canonical: dict[str, bool] = {}
 
-    def read(self, rel: str) -> dict[str, Any]:
+    def read_optional(self, rel: str) -> dict[str, Any] | None:
+        """A file's plain data, None where it is absent (a stage without a file)."""
         raw = self.store.read_bytes(rel)
+        return None if raw is None else self._parsed(rel, raw)
+
+    def read(self, rel: str) -> dict[str, Any]:
+        return self._parsed(rel, self.store.read_bytes(rel))
+
+    def _parsed(self, rel: str, raw: bytes | None) -> dict[str, Any]:
         if not raw:
             raise CorruptStore(f"{rel} is missing or empty", file=rel)
         self.raw[rel] = raw
@@ -97,7 +105,9 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
     if state.get("run_id") != run_id:
         raise CorruptStore(f"{base}/state.yaml holds run_id {state.get('run_id')!r}", file=f"{base}/state.yaml")
     t = run_template(store, state)
-    stages = {sid: sources.read(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
+    state = run_shape.filled_state(t, state)  # what the file leaves out at its defaults (statedir.engine.run_shape)
+    stages = {sid: run_shape.filled_stage(t, sid, sources.read_optional(f"{base}/stages/{sid}.yaml"))
+              for sid in t.stage_ids}
     passports = {label: sources.read(f"{base}/materials/{label}.yaml")
                  for label in state.get("current_version", {}).values()}
     run = RunData(run_id, state, stages, passports)
@@ -123,14 +133,14 @@ def run_template(store: Store, state: dict[str, Any]) -> Template:
 
 
 def planned(base: str, change: Change, req: Request, now: str,
-            declared: tuple[str, ...] = LOGS) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+            declared: tuple[str, ...] = LOGS, t: Template | None = None,
+            existing: Container[str] = ()) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
     """The whole files and the log entries a change writes into run folder `base` (each entry
     into its day's segment), checked against the logs the run's template `declared`, the limits
-    every reader enforces and their schemas (verify's replay shares it)."""
-    files: dict[str, Any] = {}
-    if change.state is not None:
-        files[f"{base}/state.yaml"] = change.state
-    files.update({f"{base}/stages/{sid}.yaml": rec for sid, rec in change.stages.items()})
+    every reader enforces and their schemas (verify's replay shares it). With the run's template
+    `t`, state and stage files in their written shape (statedir.engine.run_shape): a stage with
+    nothing to say gets no file unless it has one (`existing`, the run files read)."""
+    files = run_shape.files(t, base, change.state, change.stages, existing)
     files.update({f"{base}/materials/{label}.yaml": p for label, p in change.passports.items()})
     entry = {"at": now, "actor": req.actor, "action": req.action, "summary": change.summary,
              "reason": req.reason, **{key: req.who[key] for key in LOGGED_WHO if req.who.get(key)}}
@@ -158,11 +168,12 @@ def planned(base: str, change: Change, req: Request, now: str,
 
 def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
           sources: Sources | None, extra_files: dict[str, str] | None = None, *,
-          scope: str | None = None, declared: tuple[str, ...] = LOGS) -> dict[str, Any]:
+          scope: str | None = None, declared: tuple[str, ...] = LOGS, t: Template | None = None) -> dict[str, Any]:
     """Persist an accepted change: validate everything first, then write, append, commit.
-    Run files point at their template's compiled schemas under `.schemas/<scope>/`."""
+    Run files point at their template's compiled schemas under `.schemas/<scope>/`; with the
+    run's template `t`, state and stage files are written in their shape (statedir.engine.run_shape)."""
     req = stamped(req)
-    files, appends = planned(store.run_dir(run_id), change, req, now, declared)
+    files, appends = planned(store.run_dir(run_id), change, req, now, declared, t, sources.raw if sources else ())
     merged = {rel: sources.round_trip(rel) if sources else None for rel in files}
     texts = {rel: yaml.dump(data if merged[rel] is None else yaml.merge(merged[rel], data),
                             layout.schema_ref(rel, scope)) for rel, data in files.items()}
@@ -180,7 +191,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
     except UnicodeEncodeError:
         raise InvalidValue("a value is not valid UTF-8 text (undecodable bytes in an argument?)") from None
     entries = run_logs.place(entries, lambda rel: run_logs.size(store, rel))  # a full day's file rolls over
-    sha = persist(store, writes=encoded, appends=entries, message=message, author=req.actor)
+    unwritten = run_shape.unwritten(store.run_dir(run_id), change.stages, files, sources.raw if sources else {})
+    sha = persist(store, writes=encoded, appends=entries, message=message, author=req.actor, absent=unwritten)
     if sources is not None:
         for rel, data in files.items():
             sources.cache.put(schema.cache_kind(layout.schema_for(rel) or ""), encoded[rel], data,
@@ -215,7 +227,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
                       "summary": change.summary if change is not None else "nothing to change"}
         else:
             result = apply(store, run_id, change, req, now, sources, schemas_if_missing(store, t),
-                           scope=scope_of(t), declared=t.logs)
+                           scope=scope_of(t), declared=t.logs, t=t)
             opened = _opened_checkpoint(t, run.state, change.state)
             if opened:
                 result["checkpoint"] = opened
@@ -285,7 +297,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         if template_file is not None:
             extra.update(template_versions.store_files(store, t, template_file))
         extra.update(_missing_schemas(store, t))
-        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope, declared=t.logs)
+        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope, declared=t.logs, t=t)
 
 
 def scope_of(t: Template) -> str | None:

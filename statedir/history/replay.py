@@ -10,12 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir.engine import attribution, rules, runs
+from statedir.engine import attribution, rules, run_shape, runs
 from statedir.engine.decision import Change, Request, require_permission
 from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml
 from statedir.gitops import request_ids
+from statedir.gitops.object_ids import blob_id
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
 from statedir.store import layout, run_logs, steering
@@ -228,15 +229,31 @@ def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change
            now: str, t: Any = None) -> dict[str, bytes]:
     """What `transaction.apply` writes for `change`, byte for byte, on the parent's files."""
     scope = scope_of(t) if t is not None else None
-    data, appends = planned(f"runs/{commit.run_id}", change, req, now, t.logs if t is not None else LOGS)
+    base = f"runs/{commit.run_id}"
+    data, appends = planned(base, change, req, now, t.logs if t is not None else LOGS, t, files)
+    older = run_shape.older_files(t, base, change.state, change.stages, lambda rel: reader.plain(rel, files[rel])
+                                  if rel in files else None) if t is not None else {}
     out: dict[str, bytes] = {}
-    for rel, value in data.items():
+
+    def text(rel: str, value: Any) -> tuple[bytes, bool]:
         if rel in files and not reader.parsed(rel, files[rel])[1]:  # hand comments: merged, as apply does
-            out[rel] = yaml.dump(yaml.merge(yaml.load(reader.raw(files[rel]), rel), value),
-                                 layout.schema_ref(rel, scope)).encode()
-        else:
-            out[rel] = yaml.dump(value, layout.schema_ref(rel, scope)).encode()
-            reader.rendered[rel] = value
+            return yaml.dump(yaml.merge(yaml.load(reader.raw(files[rel]), rel), value),
+                             layout.schema_ref(rel, scope)).encode(), False
+        return yaml.dump(value, layout.schema_ref(rel, scope)).encode(), True
+
+    for rel in [*data, *(r for r in older if r not in data)]:
+        made = commit.changed.get(rel)
+        if rel in older and made is not None:  # a commit of statedir before the written shape: its files
+            found, plain = text(rel, older[rel])
+            if blob_id(found, len(commit.sha)) == made[2]:
+                out[rel] = found
+                if plain:
+                    reader.rendered[rel] = older[rel]
+                continue
+        if rel in data:
+            out[rel], plain = text(rel, data[rel])
+            if plain:
+                reader.rendered[rel] = data[rel]
     entries = []
     for rel, value in appends:
         owner = run_logs.log_of(rel)

@@ -71,4 +71,4 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
         req = Request("rollback", actor, {"to": to}, reason, who=who)
         change = decide(t, run, target, req, now)
         return transaction.apply(store, run_id, change, req, now, sources, transaction.schemas_if_missing(store, t),
-                                 scope=transaction.scope_of(t), declared=t.logs)
+                                 scope=transaction.scope_of(t), declared=t.logs, t=t)

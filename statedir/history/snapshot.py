@@ -6,7 +6,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from statedir.engine import renumbered
+from statedir.engine import renumbered, run_shape
 from statedir.engine.decision import RunData
 from statedir.engine.template import Template
 from statedir.errors import CorruptStore, UnknownRun
@@ -238,7 +238,10 @@ class Reader:
 
         # Shared with the parse memo, not copied: decisions never change their input (the rules'
         # tests hold them to it), and verify reads the same unchanged files commit after commit.
-        stages = {sid: need(f"{base}/stages/{sid}.yaml") for sid in t.stage_ids}
+        # What the files leave out at its defaults is filled in (statedir.engine.run_shape).
+        state = run_shape.filled_state(t, state)
+        stages = {sid: run_shape.filled_stage(t, sid, self.plain(rel, files[rel]) if rel in files else None)
+                  for sid in t.stage_ids for rel in (f"{base}/stages/{sid}.yaml",)}
         passports = {label: need(f"{base}/materials/{label}.yaml")
                      for label in state.get("current_version", {}).values()}
         run = RunData(run_id, state, stages, passports)

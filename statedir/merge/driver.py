@@ -51,9 +51,9 @@ def read_plain(raw: bytes | None, rel: str) -> Any:
     return own if own is not yaml_own.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
 
 
-def _further(root: Path | None, rel: str, state_raw: bytes | None) -> Any:
-    """The status order of a run file's template (None where it cannot be read): the template
-    the run's state names (`state_raw`, else the work tree's state.yaml)."""
+def _template(root: Path | None, rel: str, state_raw: bytes | None) -> Any:
+    """A run file's template (None where it cannot be read): the template the run's state names
+    (`state_raw`, else the work tree's state.yaml)."""
     parts = rel.split("/")
     if root is None or len(parts) < 3 or parts[0] != "runs":
         return None
@@ -62,10 +62,31 @@ def _further(root: Path | None, rel: str, state_raw: bytes | None) -> Any:
 
         state_rel = f"runs/{parts[1]}/state.yaml"
         state = read_plain(state_raw if state_raw is not None else (root / state_rel).read_bytes(), state_rel)
-        t = template.load(state["template"], root / "templates", allow_path=False)
+        return template.load(state["template"], root / "templates", allow_path=False)
     except (OSError, StatedirError, KeyError, TypeError):
         return None
-    return rules.further_by_moves(t.moves)
+
+
+def _filled(t: Any, kind: str, rel: str, sides: list[Any]) -> tuple[list[Any], bool]:
+    """The three sides with what each leaves out at its defaults filled in (a stage file made on
+    both sides merges over the stage as it starts), and whether a side was in the written shape
+    (statedir.engine.run_shape): the merge is then written in it too."""
+    from statedir.engine import run_shape
+
+    stage_id = rel.rpartition("/")[2][:-5]
+    if t is None or (kind == "stage" and stage_id not in t.stage_ids):
+        return sides, False
+    out, shaped = [], False
+    for i, side in enumerate(sides):
+        if kind == "stage" and side is rules.MISSING and i == 0:
+            out.append(run_shape.stage_default(t, stage_id))
+        elif isinstance(side, dict):
+            full = run_shape.filled_state(t, side) if kind == "run-state" else run_shape.filled_stage(t, stage_id, side)
+            shaped = shaped or (i > 0 and full != side)
+            out.append(full)
+        else:
+            out.append(side)
+    return out, shaped
 
 
 def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
@@ -84,12 +105,21 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     except StatedirError as exc:
         return Outcome(ours or b"", note=f"a side cannot be read: {exc.message}")
     node = schema.load_schema(kind)
-    ctx = rules.Context(root=node, further=_further(root, rel, state) if kind == "stage" else None)
+    t = _template(root, rel, state) if kind in ("stage", "run-state") else None
+    shaped = False
+    if t is not None:
+        (old, mine, other), shaped = _filled(t, kind, rel, [old, mine, other])
+    ctx = rules.Context(root=node, further=rules.further_by_moves(t.moves) if t is not None and kind == "stage"
+                        else None)
     merged = rules.merge(old, mine, other, rules.resolve(node, node), ctx)
     if ctx.conflicts:
         return Outcome(ours or b"", conflicts=ctx.conflicts, note=_two_versions(kind, old, mine, other))
     if merged is rules.MISSING:  # deleted on both sides, or on one side and unchanged on the other
         return Outcome(b"", note=None) if ours is None or theirs is None else Outcome(ours)
+    if shaped and isinstance(merged, dict):
+        from statedir.engine import run_shape
+
+        merged = run_shape.written(t, rel, merged)
     ref_side = ours if ours is not None else theirs
     return Outcome(yaml.dump(merged, layout.own_ref(rel, ref_side)).encode("utf-8"))
 

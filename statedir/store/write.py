@@ -17,7 +17,8 @@ from statedir.store.disk import Store
 
 
 def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tuple[str, str, str]] = (),
-            removes: Iterable[str] = (), message: str, author: str, signing_key: str | None = None) -> str:
+            removes: Iterable[str] = (), message: str, author: str, signing_key: str | None = None,
+            absent: Iterable[str] = ()) -> str:
     """Write `writes` (store-relative path -> bytes) atomically, append each `(path, text, header)`
     to its log, delete `removes`, and commit exactly those paths; returns the commit.
 
@@ -26,7 +27,9 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     that points elsewhere), a touched file that differs from HEAD, an author bound to a signing
     key (signers.yaml) with no key of its at hand, a person (Statedir-Person) who does not hold
     the role as of HEAD. `signing_key` signs the commit whatever its
-    author (a change to signers.yaml: its caller checks the key). Any later failure puts every
+    author (a change to signers.yaml: its caller checks the key). `absent`: paths the caller knows
+    the commit leaves without a file (a new run's stages with nothing to say), remembered so
+    that the write that first makes one asks git nothing. Any later failure puts every
     touched file back as it was (from the journal), then surfaces (an OSError as IO_ERROR).
     """
     identity.check_name(author, "actor")
@@ -67,5 +70,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     faults.point("after_commit")
     journal.end(store)
     store.commits += 1  # the lock's release looks at the object database (gitops.maintenance)
-    last_commit.remember(store, head, sha, journal.committed_paths(store, saved, writes, removes, len(sha)))
+    paths = journal.committed_paths(store, saved, writes, removes, len(sha))
+    paths.update({store.git_path(rel): None for rel in absent if not store.path(rel).exists()})
+    last_commit.remember(store, head, sha, paths)
     return sha

@@ -257,8 +257,8 @@ def test_a_run_made_before_the_contract_still_reads_and_binds(sd: api.StateDir, 
     sd.new(RUN, topic="t")
     state = repo / "state" / "runs" / RUN / "state.yaml"
     text = state.read_text()
-    start = text.index("pending_adjudication_activity_bindings:")
-    end = text.index("created_at:")
+    assert "pending_adjudication_activity_bindings:" not in text  # five rows not applicable: none written
+    start = end = text.index("created_at:")
     legacy = "".join(f"  - source_family: {f}\n    artifacts: []\n    reason: null\n" for f in
                      ["author_adjudication", "compliance", "re_review", "explicit_request", "mandatory_checkpoint"])
     state.write_text(text[:start] + "pending_adjudication_activity_bindings:\n" + legacy + text[end:])

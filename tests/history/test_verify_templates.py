@@ -82,6 +82,7 @@ def test_files_statedir_never_writes_are_reported_once_each(sd: api.StateDir, re
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks here")
 def test_a_symlink_by_hand_is_reported_as_one(sd: api.StateDir, repo: Path) -> None:
     sd.new("p1", topic="t")
+    sd.stage("p1", "1", "in_progress")  # its stages/ folder
     os.symlink("/etc/passwd", repo / "state" / "runs" / "p1" / "stages" / "9.yaml")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a link")
