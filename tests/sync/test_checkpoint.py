@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import cli, snapshot
-from tests.sync.helpers import git, network, ok
+from tests.sync.helpers import git, network, ok, stage_by_hand
 
 # Slow: clones of one remote and syncs refused or failing part way, each checked to change nothing: 1-3 CPU-s a test
 pytestmark = pytest.mark.slow
@@ -41,8 +41,7 @@ def _bad_history(a: Path, how: str, push: bool = True) -> None:
     """A commit pushed by a that sync must refuse: an illegal store (`validate`) or a hand edit
     of a legal one (`verify`); it also changes, adds and deletes files of the users'."""
     if how == "validate":
-        stage = a / "state" / "runs" / "r1" / "stages" / "2.yaml"
-        stage.write_text(stage.read_text().replace("status: pending", "status: in_progress"))
+        stage_by_hand(a, "r1", "2", "in_progress")
     else:
         state = a / "state" / "runs" / "r1" / "state.yaml"
         state.write_text(state.read_text().replace("topic: topic of r1", "topic: edited by hand"))

@@ -11,7 +11,7 @@ import pytest
 
 from statedir.files import yaml
 from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, store_files, topics_apart
+from tests.sync.helpers import clean, entries, git, network, ok, stage_by_hand, store_files, topics_apart
 
 # Slow: a network of clones of one remote, each test several CLI syncs (fetch, merge driver,
 # validate, verify, push): 1-6 CPU-s a test.
@@ -236,8 +236,7 @@ def test_a_merge_whose_result_is_not_a_legal_store_is_refused(tmp_path: Path) ->
     commit put stage 2 in progress by hand while the run stands at stage 1): sync refuses,
     says why, and leaves the branch as it was."""
     c = network(tmp_path, ("a", "b"))
-    stage = c["a"] / "state" / "runs" / "r1" / "stages" / "2.yaml"
-    stage.write_text(stage.read_text().replace("status: pending", "status: in_progress"))
+    stage_by_hand(c["a"], "r1", "2", "in_progress")
     git(c["a"], "commit", "-q", "-am", "by hand")
     git(c["a"], "push", "-q")
     ok(c["b"], "set", "r1", "topic", "mine", "--reason", "b1")
