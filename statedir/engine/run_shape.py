@@ -128,13 +128,15 @@ def says_nothing(t: Template, stage_id: str, record: dict[str, Any]) -> bool:
 
 
 def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
-    """What state.yaml holds for `state`: its own order, less the fields at a default that says
+    """What state.yaml holds for `state`: its schema's order, less the fields at a default that says
     nothing, the unnamed team roles and the adjudication rows still not applicable."""
     from statedir.engine import adjudication_contract as contract
 
     defaults = _defaults(t)[1]
     out: dict[str, Any] = {}
-    for key, value in state.items():
+    order = _state_order()
+    ordered = [*(k for k in order if k in state), *(k for k in state if k not in order)]
+    for key, value in ((k, state[k]) for k in ordered):
         if key == "team" and isinstance(value, dict):
             named = {role: person for role, person in value.items() if person is not None}
             if named:
@@ -147,6 +149,18 @@ def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
         elif not (key in defaults and _same(value, defaults[key]) and _says_nothing(value)):
             out[key] = value
     return out
+
+
+def _state_order() -> dict[str, None]:
+    """state.yaml's fields in the order its schema lists them (a new run's order)."""
+    if not _ORDER:
+        from statedir.files import schema
+
+        _ORDER.update(dict.fromkeys(schema.load_schema("run-state")["properties"]))
+    return _ORDER
+
+
+_ORDER: dict[str, None] = {}
 
 
 def written(t: Template, rel: str, data: dict[str, Any]) -> dict[str, Any]:
