@@ -16,6 +16,7 @@ from statedir.store import layout
 
 RUN = "r1"
 OLD = Path(__file__).parent / "fixtures" / "store-3.22.bundle"
+FULL = Path(__file__).parent / "fixtures" / "store-3.23-full.bundle"  # make-store-3.23-full.sh
 
 
 def test_a_new_run_writes_its_state_and_first_log_alone(sd: api.StateDir, repo: Path) -> None:
@@ -109,3 +110,33 @@ def test_the_merge_driver_merges_a_stage_across_the_two_shapes(sd: api.StateDir,
     assert merged["mode"] == "socratic" and merged["team_notes"] == "ours" and "completed_at" not in merged
     made_twice = driver.merge_file(rel, None, ours, ours.replace(b"ours", b"ours"), repo / "state")
     assert made_twice.clean
+
+
+def test_a_sealed_store_of_the_older_shape_verifies_and_exports_as_before(isolated: Path) -> None:
+    """store-3.23-full.bundle (tests/fixtures/make-store-3.23-full.sh): statedir just before the
+    written shape, a completed run bound and sealed, a new run with ten stage files and five rows.
+    It verifies clean; the export and seal read as they did; runs moving on now verify too."""
+    repo = isolated / "full"
+    subprocess.run(["git", "clone", "-q", str(FULL), str(repo)], check=True)
+    runs_dir = repo / "state" / "runs"
+    assert len(list((runs_dir / "s2" / "stages").glob("*.yaml"))) == 10
+    assert (runs_dir / "s2" / "state.yaml").read_text().count("capture_state: not_applicable") == 5
+    code, out = cli_json("verify", cwd=repo)
+    assert code == 0 and out["clean"], out  # type: ignore[index]
+    ars = cli_json("show", "s1", "--format", "ars", cwd=repo)[1]
+    assert len(ars["pending_adjudication_activity_bindings"]) == 5  # type: ignore[index]
+    assert len(ars["adjudication_activity_sources"]) == 5  # type: ignore[index]
+    code, again = cli_json("seal", "s1", "--artifact-root", str(repo), cwd=repo)
+    assert code == 0 and again["changed"] is False, again  # type: ignore[index]
+    shown = cli_json("show", "s2", cwd=repo)[1]
+    assert cli("stage", "s2", "1", "in_progress", cwd=repo).returncode == 0
+    assert cli("new", "s3", "--topic", "a run of the new shape", cwd=repo).returncode == 0
+    assert not (runs_dir / "s3" / "stages").exists()
+    now = cli_json("show", "s2", cwd=repo)[1]
+    assert now["stages"]["2"] == shown["stages"]["2"]  # type: ignore[index]
+    rows = "pending_adjudication_activity_bindings"
+    assert now[rows] == shown[rows]  # type: ignore[index]
+    assert cli_json("show", "s1", "--format", "ars", cwd=repo)[1] == ars
+    assert cli("validate", cwd=repo).returncode == 0
+    code, out = cli_json("verify", cwd=repo)
+    assert code == 0 and out["clean"], out  # type: ignore[index]

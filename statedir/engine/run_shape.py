@@ -189,7 +189,8 @@ def files(t: Template | None, base: str, state: dict[str, Any] | None, stages: d
     return out
 
 
-def unwritten(base: str, stages: dict[str, dict[str, Any]], files: Container[str], existing: Container[str]) -> list[str]:
+def unwritten(base: str, stages: dict[str, dict[str, Any]], files: Container[str],
+              existing: Container[str]) -> list[str]:
     """The stage files a write leaves absent among those it decided (a new run's stages that
     have nothing to say)."""
     return [rel for sid in stages for rel in (f"{base}/stages/{sid}.yaml",) if rel not in files and rel not in existing]
