@@ -283,6 +283,23 @@ def diverge(repo: Path, rel: str) -> None:
     git("commit", "-q", "-am", "main")
 
 
+def stage_by_hand(repo: Path, run: str, stage: str, **fields: Any) -> Path:
+    """A stage's file written by hand in the older, whole shape (every field: a stage that has
+    said nothing has no file), with `fields` changed, and staged; returns its path."""
+    from statedir.engine import runs, template
+    from statedir.files import yaml
+    from statedir.store import layout
+
+    rel = f"runs/{run}/stages/{stage}.yaml"
+    path = repo / "state" / rel
+    t = template.load("academic-pipeline")
+    record = yaml.to_plain(yaml.load(path.read_bytes())) if path.exists() else runs.new_stage(t, stage)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.dump({**record, **fields}, layout.schema_ref(rel, "academic-pipeline/3.23")))
+    subprocess.run(["git", "add", str(path)], cwd=repo, check=True)
+    return path
+
+
 def past_stage_one(sd: api.StateDir, run: str, topic: str) -> None:
     """A new academic run with stage 1 done and its checkpoint answered: stage 2 in progress."""
     sd.new(run, topic=topic)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, cli, cli_json, isolate, past_stage_one, today
+from conftest import call, cli, cli_json, isolate, past_stage_one, stage_by_hand, today
 
 import statedir
 from statedir import api
@@ -40,25 +40,11 @@ def at_stage_two(tmp_path_factory: pytest.TempPathFactory) -> Path:
         subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
         api.init(root / "work" / "state")
         past_stage_one(statedir.open(root / "work" / "state"), RUN, "t")
-        every_stage_file(root / "work", RUN)
+        for sid in statedir.open(root / "work" / "state").show(RUN)["stages"]:  # every stage a file, as before
+            if not (root / "work" / "state" / "runs" / RUN / "stages" / f"{sid}.yaml").exists():
+                stage_by_hand(root / "work", RUN, sid)
+        subprocess.run(["git", "commit", "-qm", "every stage a file"], cwd=root / "work", check=True)
     return root / "work"
-
-
-def every_stage_file(repo: Path, run_id: str) -> None:
-    """Give every stage of the run a file in the older shape (every field, as statedir made them
-    at `new` before a stage without anything to say had none), committed as a hand edit would be."""
-    from statedir.engine import runs, template
-    from statedir.files import yaml
-    from statedir.store import layout
-
-    t = template.load("academic-pipeline")
-    for sid in t.stage_ids:
-        rel = f"runs/{run_id}/stages/{sid}.yaml"
-        path = repo / "state" / rel
-        if not path.exists():
-            path.write_text(yaml.dump(runs.new_stage(t, sid), layout.schema_ref(rel, "academic-pipeline/3.23")))
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-qm", "every stage a file"], cwd=repo, check=True)
 
 
 @pytest.fixture

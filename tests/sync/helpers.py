@@ -7,26 +7,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import cli
+from tests.conftest import cli, stage_by_hand  # noqa: F401 (the sync tests' too)
 
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def stage_by_hand(clone: Path, run: str, stage: str, status: str) -> None:
-    """A stage's file written by hand with `status` (a stage that has said nothing has no file)."""
-    from statedir.engine import runs, template
-    from statedir.files import yaml
-    from statedir.store import layout
-
-    rel = f"runs/{run}/stages/{stage}.yaml"
-    path = clone / "state" / rel
-    t = template.load("academic-pipeline")
-    record = yaml.to_plain(yaml.load(path.read_bytes())) if path.exists() else runs.new_stage(t, stage)
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(yaml.dump({**record, "status": status}, layout.schema_ref(rel, "academic-pipeline/3.23")))
-    git(clone, "add", str(path))
 
 
 def sd(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -41,7 +41,7 @@ def _bad_history(a: Path, how: str, push: bool = True) -> None:
     """A commit pushed by a that sync must refuse: an illegal store (`validate`) or a hand edit
     of a legal one (`verify`); it also changes, adds and deletes files of the users'."""
     if how == "validate":
-        stage_by_hand(a, "r1", "2", "in_progress")
+        stage_by_hand(a, "r1", "2", status="in_progress")
     else:
         state = a / "state" / "runs" / "r1" / "state.yaml"
         state.write_text(state.read_text().replace("topic: topic of r1", "topic: edited by hand"))

@@ -236,7 +236,7 @@ def test_a_merge_whose_result_is_not_a_legal_store_is_refused(tmp_path: Path) ->
     commit put stage 2 in progress by hand while the run stands at stage 1): sync refuses,
     says why, and leaves the branch as it was."""
     c = network(tmp_path, ("a", "b"))
-    stage_by_hand(c["a"], "r1", "2", "in_progress")
+    stage_by_hand(c["a"], "r1", "2", status="in_progress")
     git(c["a"], "commit", "-q", "-am", "by hand")
     git(c["a"], "push", "-q")
     ok(c["b"], "set", "r1", "topic", "mine", "--reason", "b1")
