@@ -11,8 +11,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-CAPTURED, NOT_APPLICABLE, UNAVAILABLE = "captured", "not_applicable", "unavailable"
-NOT_APPLICABLE_REASON = "not_applicable_for_run"
+from statedir.engine.adjudication_rows import (  # noqa: F401 (the contract's vocabulary)
+    CAPTURED,
+    FAMILY_NAMES,
+    NOT_APPLICABLE,
+    NOT_APPLICABLE_REASON,
+    UNAVAILABLE,
+    initial_rows,
+)
+
 UNAVAILABLE_REASONS = ("source_not_provided", "source_unreadable", "source_invalid", "capture_not_supported")
 ROW_FIELDS = ("source_family", "capture_state", "reason_code", "artifacts")
 ARTIFACT_FIELDS = ("artifact_id", "artifact_role", "artifact_group_id", "artifact_group_stage", "relative_path")
@@ -46,16 +53,10 @@ FAMILIES = (
     Family("explicit_user_request", ("explicit_user_request_log",)),
     Family("mandatory_checkpoint_response", ("mandatory_checkpoint_response_log",)),
 )
-FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+assert FAMILY_NAMES == tuple(f.name for f in FAMILIES)
 BY_NAME = {f.name: f for f in FAMILIES}
 # The stages an author-adjudication group may be bound to, in the order groups must appear.
 AUTHOR_STAGES = ("pipeline_stage_3", "pipeline_stage_3_prime")
-
-
-def initial_rows() -> list[dict[str, Any]]:
-    """A new run's bindings: every family not applicable, no artifacts."""
-    return [{"source_family": name, "capture_state": NOT_APPLICABLE, "reason_code": NOT_APPLICABLE_REASON,
-             "artifacts": []} for name in FAMILY_NAMES]
 
 
 def path_problem(relative: Any) -> str | None:

@@ -7,8 +7,8 @@ makes it) has no file; an adjudication row not applicable, as every run's rows s
 out of `pending_adjudication_activity_bindings` (the key itself where all five are). Reading
 fills each of them in from the template, so every rule, view and export sees the whole record.
 Files of the older shape (every field, every stage file, all five rows) read the same.
-Pure; no field is named here but the adjudication rows' key: the defaults are `runs.new_stage`
-and `runs.new_run`'s.
+Pure. A stage's record as it starts (`new_stage`) is made here; the run's defaults are those
+`runs.new_run` starts a run with.
 """
 from __future__ import annotations
 
@@ -23,6 +23,30 @@ _NOTHING = (type(None), bool, int, list, dict)
 _DEFAULTS: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {}
 
 
+def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
+    """A fresh stage record with every field its kind declares, in a stable order."""
+    spec = t.stage(stage_id)
+    record: dict[str, Any] = {
+        "id": stage_id, "name": spec["name"], "skill": spec.get("skill"), "agent": spec.get("agent"),
+        "status": t.status["initial"], "mode": None, "outputs": [], "started_at": None,
+        "completed_at": None, "checkpoint_confirmed": None, "checkpoint_type": None,
+        "schema_validated": None, "assigned_to": None, "approval_gate": spec.get("approval_gate", False),
+        "team_notes": None, "dialogue_log_ref": None, "reason": None,
+    }
+    if "integrity" in spec:
+        record.update(verdict=None, refs_total=None, refs_verified=None, retry_count=0,
+                      issues_found=None, issues_fixed=None, fail_loop_decision=None)
+        if t.doc.get("fail_loop"):  # the FAIL-loop resolution's records (templates that declare it)
+            record.update(issues_detail=[], extra_rounds=0, partially_unverified=False, unresolved_items=[])
+    if stage_id in (t.doc.get("failure_modes") or {}).get("stages", []):
+        record["failure_modes"] = None  # the failure-mode checklist recorded last, with the user's answers
+    if "decision" in spec:
+        record["decision"] = None
+    if "revision" in spec:
+        record.update(revision_round=None, items_total=None, items_addressed=None)
+    return record
+
+
 def _says_nothing(value: Any) -> bool:
     return value is None or value is False or (type(value) is int and value == 0) or value == [] or value == {}
 
@@ -34,9 +58,7 @@ def _same(a: Any, b: Any) -> bool:
 def _defaults(t: Template) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     key = f"{t.digest}:{id(t.doc)}"
     if key not in _DEFAULTS:
-        from statedir.engine import runs
-
-        stages = {sid: runs.new_stage(t, sid) for sid in t.stage_ids}
+        stages = {sid: new_stage(t, sid) for sid in t.stage_ids}
         state: dict[str, Any] = {
             "paused_from": None, "consecutive_continue_count": 0, "slim_checkpoints": False, "checkpoints_opened": 0,
             "loop_count": 0, **({"override_rounds": {}} if t.doc.get("override_ladder") else {}),
@@ -94,7 +116,7 @@ def filled_state(t: Template, plain: dict[str, Any]) -> dict[str, Any]:
 def _filled_rows(rows: Any) -> list[dict[str, Any]] | None:
     """The five rows from the written ones (None: nothing to fill, or rows of another shape,
     which stay as written for the contract's checks to name)."""
-    from statedir.engine import adjudication_contract as contract
+    from statedir.engine import adjudication_rows as contract
 
     if rows is None:
         return contract.initial_rows()
@@ -130,7 +152,7 @@ def says_nothing(t: Template, stage_id: str, record: dict[str, Any]) -> bool:
 def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
     """What state.yaml holds for `state`: its schema's order, less the fields at a default that says
     nothing, the unnamed team roles and the adjudication rows still not applicable."""
-    from statedir.engine import adjudication_contract as contract
+    from statedir.engine import adjudication_rows as contract
 
     defaults = _defaults(t)[1]
     out: dict[str, Any] = {}
@@ -141,7 +163,7 @@ def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
             named = {role: person for role, person in value.items() if person is not None}
             if named:
                 out[key] = named
-        elif key == PENDING and t.doc.get("adjudication_activity") and not contract.rows_problems(value, sealed=False):
+        elif key == PENDING and t.doc.get("adjudication_activity") and contract.canonical(value):
             initial = contract.initial_rows()
             rows = [row for row, start in zip(value, initial, strict=True) if row != start]
             if rows:

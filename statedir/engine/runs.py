@@ -6,32 +6,9 @@ from typing import Any
 
 from statedir.engine import materials, mid_entry, template_conditions
 from statedir.engine.decision import Change, RunData
+from statedir.engine.run_shape import new_stage  # noqa: F401 (a stage's record as it starts, named here too)
 from statedir.engine.template import Template
 from statedir.errors import IllegalTransition, InvalidValue
-
-
-def new_stage(t: Template, stage_id: str) -> dict[str, Any]:
-    """A fresh stage record with every field its kind declares, in a stable order."""
-    spec = t.stage(stage_id)
-    record: dict[str, Any] = {
-        "id": stage_id, "name": spec["name"], "skill": spec.get("skill"), "agent": spec.get("agent"),
-        "status": t.status["initial"], "mode": None, "outputs": [], "started_at": None,
-        "completed_at": None, "checkpoint_confirmed": None, "checkpoint_type": None,
-        "schema_validated": None, "assigned_to": None, "approval_gate": spec.get("approval_gate", False),
-        "team_notes": None, "dialogue_log_ref": None, "reason": None,
-    }
-    if "integrity" in spec:
-        record.update(verdict=None, refs_total=None, refs_verified=None, retry_count=0,
-                      issues_found=None, issues_fixed=None, fail_loop_decision=None)
-        if t.doc.get("fail_loop"):  # the FAIL-loop resolution's records (templates that declare it)
-            record.update(issues_detail=[], extra_rounds=0, partially_unverified=False, unresolved_items=[])
-    if stage_id in (t.doc.get("failure_modes") or {}).get("stages", []):
-        record["failure_modes"] = None  # the failure-mode checklist recorded last, with the user's answers
-    if "decision" in spec:
-        record["decision"] = None
-    if "revision" in spec:
-        record.update(revision_round=None, items_total=None, items_addressed=None)
-    return record
 
 
 def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
@@ -241,7 +218,7 @@ def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:
 
 
 def _initial_rows() -> list[dict[str, Any]]:
-    """A new run's adjudication rows (imported here: `next` and `status` never need the contract)."""
-    from statedir.engine.adjudication_contract import initial_rows
+    """A new run's adjudication rows."""
+    from statedir.engine.adjudication_rows import initial_rows
 
     return initial_rows()
