@@ -213,6 +213,14 @@ def test_a_completed_research_run_takes_no_result_and_a_known_doi_says_it_was_de
             with pytest.raises(ToolError) as caught:
                 await a("research_record_result", run_id=run["id"], summary="late")
             assert caught.value.code == "ILLEGAL_TRANSITION" and "is completed" in caught.value.doc["error"]["message"]
+            for name, more in (("research_record_claim", {"statement": "late"}),
+                               ("research_complete_run", {"status": "failed"}),
+                               ("research_complete_run", {"status": "completed"})):
+                with pytest.raises(ToolError) as caught:
+                    await a(name, run_id=run["id"], **more)
+                message = caught.value.doc["error"]["message"]
+                assert caught.value.code == "ILLEGAL_TRANSITION" and "is completed" in message, name
+                assert "research_start_run" in message, name
             assert snapshot(repo) == saved
     anyio.run(main)
 
