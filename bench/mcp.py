@@ -22,18 +22,17 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 # This file is named mcp.py: its own folder must not shadow the MCP SDK's `mcp` package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import anyio  # noqa: E402
-import mcp_types as types  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 import statedir  # noqa: E402
 from statedir import api  # noqa: E402
 from statedir.mcp.catalog import GROUPS  # noqa: E402
+from statedir.mcp.server import wire_bytes  # noqa: E402
 
 BIN = Path(sys.executable).parent / "statedir"
 
@@ -67,19 +66,15 @@ async def paired(action: Callable[[int], Awaitable[object]], floor: Callable[[in
     return statistics.median(a), statistics.median(b), statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
-def listing_size(tools: list[Any]) -> int:
-    """The bytes of a tools/list result as the server sends it (compact JSON, nulls left out)."""
-    return len(types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True).encode())
-
-
 async def tool_list(store: Path) -> None:
-    """How many tools an agent reads and their size: the default set, all of them, then each `--tools` group."""
+    """How many tools an agent reads and their size (the `tools/list` result as sent on the wire,
+    statedir.mcp.server.wire_bytes): the default set, all of them, then each `--tools` group."""
     for groups in ((), ("all",), *((g,) for g in GROUPS)):
         args = ["mcp", "--store", str(store), *(["--tools", ",".join(groups)] if groups else [])]
         async with Client(StdioServerParameters(command=str(BIN), args=args, env=dict(os.environ))) as client:
-            tools = (await client.list_tools()).tools
-        print(f"tools/list {'--tools ' + groups[0] if groups else '(default)':<22} {len(tools):>3} tools "
-              f"{listing_size(tools) / 1000:>6.1f} kB")
+            listed = await client.list_tools()
+        print(f"tools/list {'--tools ' + groups[0] if groups else '(default)':<22} {len(listed.tools):>3} tools "
+              f"{wire_bytes(listed):>7,} bytes")
 
 
 async def measure(repo: Path, repeat: int) -> list[tuple[str, float, float, float]]:

@@ -6,8 +6,8 @@ calls `next` before each move and `show` at each new stage does, with two refusa
 
 One store in a temp dir, the server in-process (the SDK's client on statedir's server, a user
 answering every MANDATORY checkpoint). Bytes exchanged: the `tools/list` result read once, and
-each call's request parameters and result, as compact JSON with nulls left out (what goes over
-the wire, less the JSON-RPC envelope).
+each call's request parameters and result, as statedir.mcp.server.wire_bytes counts them (what
+goes over the wire, less the JSON-RPC envelope; bench/mcp.py counts the tool list the same way).
 """
 from __future__ import annotations
 
@@ -29,15 +29,12 @@ from mcp import Client  # noqa: E402
 from statedir import api  # noqa: E402
 from statedir.cli.common import mcp_host  # noqa: E402
 from statedir.mcp import catalog, server  # noqa: E402
+from statedir.mcp.server import wire_bytes  # noqa: E402
 
 ORCHESTRATOR, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
 CLEAR = [f"{mode}=CLEAR" for mode in range(1, 8)]  # a failure-mode checklist that finds nothing
 PAPER = "## Abstract\n## References\n"  # the fields the template's schema check asks of a draft
 RESEARCH = "## Research question\n## Methodology\n## References\n## Synthesis\n"  # and of stage 1's
-
-
-def size(model: Any) -> int:
-    return len(model.model_dump_json(by_alias=True, exclude_none=True).encode())
 
 
 class Counted:
@@ -51,7 +48,7 @@ class Counted:
 
     async def list_tools(self) -> int:
         listed = await self.client.list_tools()
-        self.bytes["tools/list"] += size(listed)
+        self.bytes["tools/list"] += wire_bytes(listed)
         return len(listed.tools)
 
     async def __call__(self, name: str, refused: bool = False, **arguments: Any) -> dict[str, Any]:
@@ -59,7 +56,7 @@ class Counted:
             arguments.setdefault("expect_head", self.head)
         params = types.CallToolRequestParams(name=name, arguments=arguments)
         result = await self.client.call_tool(name, arguments)
-        self.bytes["calls"] += size(params) + size(result)
+        self.bytes["calls"] += wire_bytes(params) + wire_bytes(result)
         self.calls += 1
         doc = result.structured_content
         if doc is None:

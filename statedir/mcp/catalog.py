@@ -77,7 +77,7 @@ TITLES = {
     "redo": "Reopen a completed stage", "research": "Research ledger", "resume": "Resume from a reset boundary",
     "resolve": "Record the user's FAIL-loop resolution",
     "revision": "Record a revision round", "rollback": "Bring a run back to a commit", "runs": "List runs",
-    "seal": "Seal the bound artifacts", "set": "Change a run field", "show": "The whole run",
+    "seal": "Seal the bound artifacts", "set": "Change a run field", "show": "Read a run",
     "signers_add": "Bind an actor to a signing key", "signers_list": "List bound signers",
     "signers_remove": "Unbind an actor's keys", "signers_acknowledgers": "Name who acknowledges findings",
     "stage": "Update a stage's status",
@@ -85,6 +85,12 @@ TITLES = {
     "validate": "Check store files against their schemas", "verify": "Replay and check history",
     "versions": "Every version of a material",
 }
+
+
+# The protocol's defaults for the four hints (a client reads a hint left out as this), and the hints
+# it reads only on a tool that writes (readOnlyHint false).
+HINT_DEFAULTS = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False, "open_world_hint": True}
+WRITES_ONLY = frozenset({"destructive_hint", "idempotent_hint"})
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,14 @@ class Kind:
     destructive: bool
     idempotent: bool
     open_world: bool
+
+    def hints(self) -> dict[str, bool]:
+        """The hints a client needs told: each that differs from the protocol's default, and on a
+        read-only tool not those the protocol reads only on a write (every agent reads every tool's)."""
+        chosen = {"read_only_hint": self.read_only, "destructive_hint": self.destructive,
+                  "idempotent_hint": self.idempotent, "open_world_hint": self.open_world}
+        return {hint: value for hint, value in chosen.items() if value != HINT_DEFAULTS[hint]
+                and not (self.read_only and hint in WRITES_ONLY)}
 
 
 def group_of(path: tuple[str, ...], declared: str | None = None, acts: bool = False) -> str:

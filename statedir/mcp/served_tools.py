@@ -31,12 +31,12 @@ PATH_OR_NAME: dict[str, dict[str, str]] = {
     "new": {"template": "template"}, "graph": {"template": "template"}, "templates": {"name": "template"},
     "signers_add": {"key": "key"}, "signers_remove": {"key": "key"},
     **{f"bus_{verb}": {"session": "session"} for verb in ("init", "set", "append", "get", "clear")}}
-IN_REPOSITORY = "A path relative to the repository root (one out of it is refused)."
+IN_REPOSITORY = "A path relative to the repository root."  # one leading out of it: refused (the instructions say so)
 AS_A_PATH = {
     "template": "A value not a template's name (letters, digits, ._-; no .yaml) is a file's path",
     "key": "Anything but a key's text (ssh-..., ecdsa-..., sk-...) is a .pub file's path",
     "session": "A value holding a '/' is the path of the session's file"}
-WHERE_A_PATH_IS = ", relative to the repository root (one out of it is refused)."
+WHERE_A_PATH_IS = ", relative to the repository root."
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
     ("show", "history"): (False, "The whole run with its histories (they grow with every transition)."),
@@ -51,9 +51,23 @@ MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
 MCP_WORDS: dict[tuple[str, str], str] = {
     ("stage", "status"): "The stage's new status (`next` lists the legal ones).",
     ("integrity", "stage"): "The integrity stage checked.",
-    ("confirm", "response"): "The user's answer (default continue): continue goes on; just-continue too, later "
-                             "checkpoints SLIM; review: the user reviewed the work, checkpoints FULL again; done "
-                             "ends the run at its terminal acknowledgement. A MANDATORY checkpoint needs one given.",
+    ("confirm", "response"): "The user's answer (default continue; a MANDATORY checkpoint needs one given): "
+                             "just-continue: later checkpoints SLIM; review: the user reviewed the work, "
+                             "checkpoints FULL again; done: the run ends (its terminal acknowledgement).",
+    ("confirm", "quality"): "Is this stage's output at least as good as the last? regressed pauses the pipeline "
+                            "until the user answers.",
+    ("confirm", "format"): "At the Stage 5 entry checkpoint: the finalization's citation style.",
+    ("new", "template"): "Template name or file; default: the store's default (academic-pipeline).",
+    ("new", "entry_material"): "A file the user brings, registered at entry as the material the template names, "
+                               "in its order (academic-pipeline at 4: the reviewer comments, as review_reports).",
+    ("integrity", "reason"): "Why (logged); on a run of a template before `resolve`, the user's decision after "
+                             "the FAIL cap.",
+    ("confirm", "skip_refused"): "After a refused attempt to skip this MANDATORY checkpoint (its receipt says so).",
+    ("resolve", "decision"): "The user's decision (academic-pipeline: handle_manually, remove_unverifiable: one more "
+                             "check; continue_unverified: the stage completes, partially unverified).",
+    ("resolve", "reason"): "Why; the run's override ladder says when it is needed (academic-pipeline: the 1st may "
+                           "omit it, the 2nd needs one, the 3rd and later 100 characters or more).",
+    **{(tool, "at"): "As of this commit (nothing is checked out)." for tool in ("show", "get")},
     **{("bus_" + verb, "field"): "The field; dots reach nested entries: phases.1-design.status, "
        "phases.1-design.outputs.NAME (a contract field), phases.1-design.evidence (a list: bus_append). "
        "A session's shape: the resource statedir://bus/schema." for verb in ("set", "append")},
@@ -62,7 +76,7 @@ MCP_WORDS: dict[tuple[str, str], str] = {
     ("init", "new_store"): "Make a store on your branch even where a remote's branch holds one.",
 }
 # Descriptions that say nothing the argument's name does not.
-SAYS_NOTHING = frozenset({"The run id."})
+SAYS_NOTHING = frozenset({"The run id.", "PASS, PASS_WITH_NOTES or FAIL.", "FULL, SLIM or pipeline_completion."})
 
 
 def served(commands: Iterable[Command]) -> dict[str, Tool]:
@@ -94,17 +108,17 @@ def _init_tool(command: Command) -> Tool:
 def _as_served(tool: Tool) -> Tool:
     properties = tool.input_schema["properties"]
     changed = {}
-    for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
-        said = properties[name].get("description", "")
-        kind = PATH_OR_NAME.get(tool.name, {}).get(name)
-        where = IN_REPOSITORY if kind is None else AS_A_PATH[kind] + WHERE_A_PATH_IS
-        changed[name] = {**properties[name], "description": f"{said} {where}".strip()}
-    for (tool_name, name), (value, description) in MCP_DEFAULTS.items():
-        if tool_name == tool.name:
-            changed[name] = {**properties[name], "default": value, "description": description}
     for (tool_name, name), description in MCP_WORDS.items():
         if tool_name == tool.name and name in properties:
             changed[name] = {**properties[name], "description": description}
+    for name in (*FILE_ARGUMENTS.get(tool.name, ()), *PATH_OR_NAME.get(tool.name, ())):
+        prop = changed.get(name, properties[name])
+        kind = PATH_OR_NAME.get(tool.name, {}).get(name)
+        where = IN_REPOSITORY if kind is None else AS_A_PATH[kind] + WHERE_A_PATH_IS
+        changed[name] = {**prop, "description": f"{prop.get('description', '')} {where}".strip()}
+    for (tool_name, name), (value, description) in MCP_DEFAULTS.items():
+        if tool_name == tool.name:
+            changed[name] = {**properties[name], "default": value, "description": description}
     for name, prop in properties.items():
         if prop.get("description") in SAYS_NOTHING:
             changed[name] = {key: value for key, value in prop.items() if key != "description"}

@@ -38,7 +38,7 @@ INSTRUCTIONS = (
     + UNION_NOTE
     + " " + COMMON_NOTE
     + " Results are JSON documents; a refusal is a tool error {error: {code, message, details}}; NOT_A_STORE: "
-    "call `init`. File arguments are relative to the repository root. "
+    "call `init`. File arguments are relative to the repository root (one leading out of it is refused). "
     "Pass expect_head (the commit of your last write, or HEAD from an error's details) to write only on the "
     "state you saw: a write is refused (HEAD_MOVED) only if its run or bus session changed after it. "
     "Writes act in this server's role (each write tool's `actor` enum): another agent's work needs its own server. "
@@ -89,6 +89,15 @@ def build(root: Path, host: Host, groups: tuple[str, ...] = GROUPS, roles: tuple
 
     return Server("statedir", version=statedir.__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool, **_reading(served))
+
+
+def wire_bytes(message: BaseModel) -> int:
+    """The bytes of `message` (a result, or a request's params) as the server writes it on stdio,
+    less the JSON-RPC envelope around it: compact JSON, by alias, nulls left out, the SDK's own
+    serialization. Read back from what a client received (a `tools/list` result whole: its tools and
+    the protocol's `ttlMs`, `cacheScope`, `resultType`, `_meta`), it counts what came over the wire:
+    the one measure bench/mcp.py, bench/mcp_run.py and tests/mcp hold the tool list to."""
+    return len(message.model_dump_json(by_alias=True, exclude_none=True).encode())
 
 
 def _client(ctx: Any, client_name: str | None) -> str:
@@ -153,10 +162,10 @@ def _reading(served: Served) -> dict[str, Any]:
 
 
 def _listed(tool: Tool, input_schema: dict[str, Any]) -> types.Tool:
-    """The tool as listed: its title (once: the client reads it before the annotations') and four hints."""
+    """The tool as listed: its title (once: the client reads it before the annotations') and its
+    four hints, those left out the protocol's defaults (catalog.Kind.hints)."""
     kind = tool.kind
-    hints = types.ToolAnnotations(read_only_hint=kind.read_only, destructive_hint=kind.destructive,
-                                  idempotent_hint=kind.idempotent, open_world_hint=kind.open_world)
+    hints = types.ToolAnnotations(**kind.hints())
     return types.Tool(name=tool.name, title=kind.title, description=tool.description, input_schema=input_schema,
                       output_schema=tool.output_schema, annotations=hints)
 

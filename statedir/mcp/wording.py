@@ -34,12 +34,15 @@ DESCRIPTIONS = {
                 "(a result, not an error).",
     "verify": "Replay history: `clean` when every commit that touched the store is a legal transition, its "
               "`findings` when not (a result, not an error).",
+    "get": "One value by dotted path (a key holding a dot, like stage 2.5, matches whole).",
+    "show": "The run's state, its current stage and what it needs; whole: every stage, history: its histories "
+            "too (at: as it was at that commit).",
     "sync": "Fetch, merge (never rebase) with the store's merge driver, validate and verify, push.",
     "templates": "List the built-in templates and the store's own; with name, describe that one.",
 }
 # Words of the command line's help that say nothing over MCP (an array takes many values anyway;
 # the docs folder is not the agent's to read) or name the wrong tool (the bus's `init`).
-_DROPPED = re.compile(r" \(repeatable\)|; repeatable(?=\))| ?See docs/[\w./-]+\.md\.?|,? ?see docs/[\w./-]+\.md")
+_DROPPED = re.compile(r" \(repeatable\)|; repeatable(?=[).])| ?See docs/[\w./-]+\.md\.?|,? ?see docs/[\w./-]+\.md")
 _BUS_INIT = re.compile(r"as `init` prints it")
 # The bus's help speaks of the shell script it stands in for, which an MCP agent has not got.
 _BUS_SCRIPT = re.compile(r",? as in pipeline-state\.sh|: pipeline-state\.sh's cleanup, opt-in|"

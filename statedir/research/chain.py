@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.errors import InvalidValue
+from statedir.errors import IllegalTransition, InvalidValue
 from statedir.research.kinds import (
     DEFAULT_PROJECT_ID,
     EXPERIMENT_STATUSES,
@@ -134,7 +134,18 @@ def start_run(draft: Draft, skill: str, *, mode: str | None = None, question_id:
     return {**run, "created": created} if created else run
 
 
+def running_run(draft: Draft, run_id: str, what: str) -> dict[str, Any]:
+    """The Run `run_id`, refused (ILLEGAL_TRANSITION, nothing written) unless it is still running:
+    a completed or failed Run takes no more Results, Claims or status."""
+    run = draft.require(RUN, check_id(required(run_id, "run_id")))
+    if run.get("status") != "running":
+        raise IllegalTransition(f"run {run_id} is {run.get('status')}: {what} on a running Run only; a closed Run "
+                                "is read (--query --run-id), new work goes on a new run (start a new run with "
+                                "--start-run)", run_id=run_id, status=run.get("status"))
+    return run
+
+
 def complete_run(draft: Draft, run_id: str, status: str) -> dict[str, Any]:
     one_of(status, RUN_CLOSING_STATUSES, "status")
-    record = draft.require(RUN, check_id(required(run_id, "run_id")))
+    record = running_run(draft, run_id, "a Run is completed or failed")
     return draft.put(RUN, {**record, "status": status, "ended_at": iso(draft.moment)})

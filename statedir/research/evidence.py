@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.errors import IllegalTransition, InvalidValue
+from statedir.errors import InvalidValue
 from statedir.research import dedup
-from statedir.research.chain import HYPOTHESIS, QUESTION, RUN, one_of, project_for, required
+from statedir.research.chain import HYPOTHESIS, QUESTION, one_of, project_for, required, running_run
 from statedir.research.kinds import KINDS, SCHEMA_VERSION, SCREENING, check_id, iso
 from statedir.research.writes import Draft
 
@@ -120,10 +120,7 @@ def record_result(draft: Draft, run_id: str, summary: str, *, artifact_role: str
     required(summary, "summary")
     if bool(artifact_role) != bool(artifact_path):
         raise InvalidValue("--artifact-role and --artifact-path must be given together")
-    run = draft.require(RUN, check_id(required(run_id, "run_id")))
-    if run.get("status") != "running":
-        raise IllegalTransition(f"run {run_id} is {run.get('status')}: a Result is recorded on a running Run only "
-                                "(start a new run with --start-run)", run_id=run_id, status=run.get("status"))
+    running_run(draft, run_id, "a Result is recorded")
     return draft.put(RESULT, {
         "event": "result", "id": draft.mint(RESULT), "run_id": run_id, "summary": summary,
         "artifact_ref": {"role": artifact_role, "path": artifact_path} if artifact_role else None,
@@ -135,7 +132,7 @@ def record_claim(draft: Draft, run_id: str, statement: str, *, confidence: str |
     required(statement, "statement")
     if confidence is not None:
         one_of(confidence, CONFIDENCE, "confidence")
-    draft.require(RUN, check_id(required(run_id, "run_id")))
+    running_run(draft, run_id, "a Claim is recorded")
     if evidence_id is not None:
         draft.require(EVIDENCE, check_id(evidence_id))
     return draft.put(CLAIM, {

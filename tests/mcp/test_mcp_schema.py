@@ -25,6 +25,7 @@ from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.engine import template
 from statedir.mcp import catalog
+from statedir.mcp.catalog import HINT_DEFAULTS, WRITES_ONLY
 from statedir.mcp.server import INSTRUCTIONS, build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,14 +54,30 @@ def _values(prop: dict[str, Any]) -> list[str] | None:
     return prop.get("enum") or prop.get("items", {}).get("enum")
 
 
+class Hints:
+    """A tool's four hints as a client reads them: each hint the list leaves out is the protocol's
+    default, and a read-only tool is neither destructive and idempotent (the protocol reads those
+    two only on a write)."""
+
+    def __init__(self, annotations: types.ToolAnnotations) -> None:
+        said = annotations.model_dump(exclude_none=True)
+        self.read_only_hint = said.get("read_only_hint", HINT_DEFAULTS["read_only_hint"])
+        writes = {} if self.read_only_hint else HINT_DEFAULTS
+        self.destructive_hint = said.get("destructive_hint", writes.get("destructive_hint", False))
+        self.idempotent_hint = said.get("idempotent_hint", writes.get("idempotent_hint", True))
+        self.open_world_hint = said.get("open_world_hint", HINT_DEFAULTS["open_world_hint"])
+
+
 def test_every_tool_has_a_title_four_hints_and_an_output_schema(store: Path) -> None:
     tools = {t.name: t for t in listed(store)}
     assert len(tools) >= 39
     for name, tool in tools.items():
-        hints = tool.annotations
-        assert tool.title and hints is not None, name
-        for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
-            assert isinstance(getattr(hints, hint), bool), f"{name} leaves {hint} unsaid"
+        assert tool.title and tool.annotations is not None, name
+        said = tool.annotations.model_dump(exclude_none=True)
+        # only what differs from the protocol's defaults is said (every agent reads every tool's hints)
+        assert all(value != HINT_DEFAULTS[hint] for hint, value in said.items()), (name, said)
+        assert not (said.get("read_only_hint") and set(said) & WRITES_ONLY), (name, said)
+        hints = Hints(tool.annotations)
         assert not (hints.read_only_hint and hints.destructive_hint), name
         assert not hints.read_only_hint or hints.idempotent_hint, name
         assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
@@ -69,15 +86,15 @@ def test_every_tool_has_a_title_four_hints_and_an_output_schema(store: Path) -> 
     # each hint chosen: ending a run and going back in it destroy; reads are safe to repeat;
     # only sync leaves the repository
     for name in ("pipeline", "rollback", "redo", "bus_clear"):
-        assert tools[name].annotations.destructive_hint, name
+        assert Hints(tools[name].annotations).destructive_hint, name
     for name in ("material", "integrity", "stage", "new", "observe", "bus_append"):
-        assert not tools[name].annotations.destructive_hint, name
+        assert not Hints(tools[name].annotations).destructive_hint, name
     for name in ("show", "get", "status", "next", "log"):
-        hints = tools[name].annotations
+        hints = Hints(tools[name].annotations)
         assert hints.read_only_hint and hints.idempotent_hint and not hints.destructive_hint, name
     for name in ("material", "loop", "integrity", "bus_append", "confirm"):
-        assert not tools[name].annotations.idempotent_hint, name
-    assert {n for n, t in tools.items() if t.annotations.open_world_hint} == {"sync"}
+        assert not Hints(tools[name].annotations).idempotent_hint, name
+    assert {n for n, t in tools.items() if Hints(t.annotations).open_world_hint} == {"sync"}
 
 
 def test_idempotent_writes_change_nothing_when_repeated(store: Path, repo: Path) -> None:
@@ -94,7 +111,7 @@ def test_idempotent_writes_change_nothing_when_repeated(store: Path, repo: Path)
     async def main() -> None:
         async with agent(store) as a:
             for name, arguments in calls:
-                assert tools[name].annotations.idempotent_hint, name
+                assert Hints(tools[name].annotations).idempotent_hint, name
                 await a(name, **arguments)
                 head = a.head
                 try:
@@ -310,7 +327,7 @@ def test_over_stdio_tools_serves_the_chosen_groups_each_described(store: Path) -
             assert set(tools) == {"log", "diff", "verify", "doctor", "rollback", "validate", "bus_append", "bus_clear",
                                   "bus_get", "bus_init", "bus_set"}
             for tool in tools.values():
-                assert tool.title and tool.output_schema and tool.annotations.idempotent_hint is not None
+                assert tool.title and tool.output_schema and tool.annotations is not None
             made = await client.call_tool("bus_set", {"session": "2026-06-30-x", "field": "a", "value": "b"})
             assert not made.is_error and made.structured_content["summary"] == "2026-06-30-x: a = b"
             trail = await client.call_tool("log", {})

@@ -40,7 +40,7 @@ def test_tools_are_listed_with_schemas_and_read_only_annotations(store: Path, mo
             assert "mcp" not in listed and "demo" not in listed and "research" not in listed
             assert "init" in listed and "research_start_run" in listed
             assert listed["show"].annotations.read_only_hint is True
-            assert listed["stage"].annotations.read_only_hint is False
+            assert not listed["stage"].annotations.read_only_hint  # left out: the protocol's default, false
             assert listed["stage"].input_schema["required"] == ["run_id", "stage", "status"]
             assert "expect_head" in listed["stage"].input_schema["properties"]
             assert "expect_head" not in listed["show"].input_schema["properties"]
