@@ -5,8 +5,9 @@ import copy
 from collections import defaultdict
 from typing import Any
 
-from statedir.engine import rules, runs, template
-from statedir.engine.decision import Change, Request
+from statedir.engine import runs, template
+from statedir.engine.rules import decision
+from statedir.engine.transition_data import Change, Request
 
 NOW = "2026-11-29T12:00:00Z"
 ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
@@ -22,7 +23,7 @@ class Sim:
     def do(self, action: str, actor: str = ORCH, reason: str | None = None, **args: Any) -> Change:
         before = copy.deepcopy(self.run)
         try:
-            change = rules.decide(self.t, self.run, Request(action, actor, args, reason), NOW)
+            change = decision.decide(self.t, self.run, Request(action, actor, args, reason), NOW)
         finally:
             assert self.run == before, "decide() must not mutate its input"
         if change.state is not None:

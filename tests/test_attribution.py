@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 from conftest import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
-from statedir import api
 from statedir.engine import attribution
-from statedir.engine.decision import Request
 from statedir.engine.template import load
+from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue, PermissionDenied
 
 
@@ -112,7 +111,7 @@ def test_verify_refuses_an_answer_recorded_as_the_agents(store: Path, repo: Path
 def test_users_answer_is_the_one_function_the_users_commands_share() -> None:
     """`resolve` and `acknowledge` are the user's whoever carries them: one call makes them so."""
     t = load("academic-pipeline")
-    from statedir.engine.decision import RunData
+    from statedir.engine.transition_data import RunData
 
     run = RunData("r", {"pipeline_state": "running", "checkpoint": None}, {})
     orchestrator_may = {**t.doc, "roles": {**t.roles, "pipeline_orchestrator": {

@@ -14,7 +14,7 @@ from conftest import call
 import statedir
 from statedir import api
 from statedir.engine import transaction
-from statedir.engine.decision import Request
+from statedir.engine.transition_data import Request
 
 
 def answered(sd: api.StateDir, run_id: str) -> list[dict[str, Any]]:

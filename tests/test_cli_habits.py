@@ -249,7 +249,7 @@ def test_messages_say_what_happened(repo: Path, sd: api.StateDir) -> None:
 def test_observe_help_lists_every_key_a_report_may_have() -> None:
     from conftest import ROOT
 
-    from statedir.engine.submissions import OBSERVER_FIELDS
+    from statedir.engine.rules.submissions import OBSERVER_FIELDS
 
     entry = json.loads((ROOT / "schemas/log-collaboration_depth.schema.json").read_text())["$defs"]["entry"]
     reported = set(entry["properties"]) - {"stage_id", "checkpoint_type", "request_id"}  # set by statedir

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ARGS, CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, snapshot, to_integrity
+from conftest import CLEAR_ARGS, cli, cli_json, copy_of, snapshot, to_integrity
 from sim import INTEGRITY, ORCH, Sim
 
 from statedir import api, errors

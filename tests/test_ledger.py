@@ -9,7 +9,7 @@ import rfc8785
 from conftest import CLEAR_ITEMS, cli, cli_json, segment
 
 from statedir import api
-from statedir.engine import reset_boundaries
+from statedir.engine.rules import reset_boundaries
 from statedir.errors import StatedirError
 from statedir.files import yaml
 

@@ -252,9 +252,8 @@ def test_every_people_command_has_help_and_is_documented(isolated: Path) -> None
 @pytest.mark.parametrize("action", ["new", "stage", "output", "pipeline", "set", "material", "integrity", "revision",
                                     "loop", "observe", "confirm", "redo", "resume", "resolve", "rollback"])
 def test_every_write_access_refusal_names_the_action_in_words(action: str) -> None:
-    from statedir.engine.decision import require_permission
     from statedir.engine.template import load
-
+    from statedir.engine.transition_data import require_permission
     from statedir.engine.wording import DOING
 
     with pytest.raises(PermissionDenied) as refused:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLEAR_ITEMS, cli, cli_json, past_stage_one, snapshot
+from conftest import CLEAR_ITEMS, cli_json, past_stage_one, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError

@@ -5,8 +5,8 @@ import pytest
 from sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 
 from statedir import errors
-from statedir.engine import rules
-from statedir.engine.decision import Request
+from statedir.engine.rules.decision import decide
+from statedir.engine.transition_data import Request
 from statedir.files import schema
 
 # The academic template as it was before its integrity gates (3.21: a free-text FAIL-loop decision
@@ -538,7 +538,7 @@ def test_seal_only_after_terminal_and_leaves_it_unchanged() -> None:
     sim.do("seal", sealed=rows)
     assert sim.state["adjudication_activity_sources"] == rows
     assert {k: v for k, v in sim.state.items() if k not in ("updated_at", "adjudication_activity_sources")} == before
-    assert rules.decide(sim.t, sim.run, Request("seal", ORCH, {"sealed": rows}), NOW) is None  # same rows: no-op
+    assert decide(sim.t, sim.run, Request("seal", ORCH, {"sealed": rows}), NOW) is None  # same rows: no-op
     changed = [dict(rows[0])] + rows[1:]
     changed[2] = {**rows[2], "capture_state": "unavailable", "reason_code": "source_invalid"}
     refused(sim, "ILLEGAL_TRANSITION", "seal", sealed=changed)

@@ -9,7 +9,8 @@ import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
-from statedir.engine import template, template_flow
+from statedir.engine import template
+from statedir.engine.template import flow as template_flow
 
 LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
 ACADEMIC = (ROOT / "templates" / "academic-pipeline.yaml").read_text()

@@ -8,8 +8,8 @@ import pytest
 from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
-from statedir.engine import template_meaning
-from statedir.engine.rules import HANDLERS
+from statedir.engine.rules.decision import HANDLERS
+from statedir.engine.template import meaning as template_meaning
 
 LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.argument_checks import check_size, checked
-from statedir.engine.decision import Request
+from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
 from statedir.store import expectation
 from statedir.store.disk import Store

@@ -24,9 +24,8 @@ class Views:
         """The Progress Dashboard: its text, its one-line form, and its structure (stages with
         status, label and marker; the open checkpoint; the pipeline state); as of commit `at`
         where given (read from history, nothing checked out)."""
+        from statedir.engine.template import versions as template_versions
         from statedir.views import dashboard
-
-        from statedir.engine import template_versions
 
         if at is not None:
             from statedir.history import snapshot
@@ -68,8 +67,7 @@ class Views:
         rest: {run_id, current_stage, pipeline_state, moves: [{command, args, allowed, actor}],
         blocked: [{move, needs}]}."""
         from statedir.engine import transaction
-
-        from statedir.engine import template_versions
+        from statedir.engine.template import versions as template_versions
 
         t, run, _ = self.load(run_id, ledger=True)
         found = transaction.legal_moves(self.store, t, run, transaction.utc_now())
@@ -110,7 +108,7 @@ class Views:
 
     def templates(self) -> list[dict[str, Any]]:
         """The templates statedir ships and this store holds: name, version, source, title."""
-        from statedir.engine import template_catalog
+        from statedir.engine.template import catalog as template_catalog
 
         return template_catalog.listed(self.store.root / "templates")
 
@@ -118,6 +116,6 @@ class Views:
         """One template's own vocabulary: stages, statuses and their moves, pipeline states,
         actors and their actions, materials, and the run fields `new` needs."""
         from statedir.engine import template as template_mod
-        from statedir.engine import template_catalog
+        from statedir.engine.template import catalog as template_catalog
 
         return template_catalog.describe(template_mod.load(name, self.store.root / "templates"))

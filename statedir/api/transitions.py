@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from statedir.argument_checks import check_size, checked
-from statedir.engine import transaction
-from statedir.engine.decision import Request
+from statedir.engine import run_creation, transaction
+from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
 from statedir.store import expectation
 from statedir.store.disk import Store
@@ -126,7 +126,7 @@ class Transitions:
         acted, who = self._acting(actor, role, t.default_actor())
         req = Request("new", acted, args, who=who)
         with expectation.expecting(self.store, expect):
-            return transaction.create(self.store, run_id, req, t, timeout=self.lock_timeout,
+            return run_creation.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                       template_file=Path(name) if is_file else None)
 
     def stage(self, run_id: str, stage: str, status: str, *, mode: str | None = None,
@@ -189,7 +189,7 @@ class Transitions:
     def observe(self, run_id: str, stage: str, checkpoint: str, report: str | dict[str, Any], *,
                 actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:
         from statedir.api.caller_inputs import lies_in, read_yaml_file
-        from statedir.engine import submissions
+        from statedir.engine.rules import submissions
 
         if isinstance(report, str):
             data = read_yaml_file(report)

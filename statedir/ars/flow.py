@@ -5,8 +5,9 @@ from pathlib import Path
 from typing import Any
 
 from statedir.ars import artifacts
-from statedir.engine import adjudication_contract, adjudication_rules, transaction
-from statedir.engine.decision import Request, require_permission
+from statedir.engine import adjudication_contract, transaction
+from statedir.engine.rules import adjudication as adjudication_rules
+from statedir.engine.transition_data import Request, require_permission
 from statedir.errors import InvalidValue
 from statedir.store import layout
 from statedir.store.disk import Store

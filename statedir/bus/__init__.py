@@ -2,7 +2,7 @@
 paths passed by lookup) as `bus/<session>.yaml` files of the store, each change one commit."""
 from __future__ import annotations
 
+from statedir.bus.errors import EvidenceMissing, UnknownSession, WrongType
 from statedir.bus.ops import Bus
-from statedir.bus.session import EvidenceMissing, UnknownSession
 
-__all__ = ["Bus", "EvidenceMissing", "UnknownSession"]
+__all__ = ["Bus", "EvidenceMissing", "UnknownSession", "WrongType"]

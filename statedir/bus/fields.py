@@ -7,20 +7,13 @@ import functools
 import re
 from typing import Any
 
-from statedir.errors import REFUSED, IllegalTransition, ImmutableField, InvalidValue, StatedirError, ValidationFailed
+from statedir.bus.errors import WrongType
+from statedir.errors import IllegalTransition, ImmutableField, InvalidValue, ValidationFailed
 from statedir.files import schema
 
 SEGMENT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_@+-]{0,127}$")
 MAX_DEPTH = 16
 MISSING: Any = object()
-
-
-class WrongType(StatedirError):
-    """WRONG_TYPE (exit 1): append to a field that is not a list, or a dotted field through a value
-    that is not a mapping."""
-
-    code = "WRONG_TYPE"
-    exit_code = REFUSED
 
 
 def parse(field: str) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from statedir.argument_checks import names_a_file
 from statedir.bus import fields, scratch, session
-from statedir.bus.session import UnknownSession
+from statedir.bus.errors import UnknownSession
 from statedir.gitops import git
 from statedir.store import expectation
 from statedir.store.disk import Store

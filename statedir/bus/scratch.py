@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from statedir.bus.session import EvidenceMissing
+from statedir.bus.errors import EvidenceMissing
 from statedir.errors import InvalidValue
 from statedir.gitops import git
 from statedir.store.disk import Store

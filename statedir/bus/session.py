@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from statedir.errors import REFUSED, CorruptStore, InvalidId, InvalidValue, StatedirError
+from statedir.errors import CorruptStore, InvalidId, InvalidValue
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops.identity import check_name
 from statedir.store import layout
@@ -18,20 +18,6 @@ FOLDER = "bus"
 # The seed's label convention <YYYY-MM-DD>-<slug>, inside statedir's run-id rules (at most 128).
 SESSION_RE = re.compile(r"^(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})-[A-Za-z0-9][A-Za-z0-9._-]{0,116}$")
 MAX_VALUE_BYTES = 1 << 20  # the bus holds key fields and paths, never the blobs themselves
-
-
-class UnknownSession(StatedirError):
-    """UNKNOWN_SESSION (exit 1, as the seed's `get` of a missing session)."""
-
-    code = "UNKNOWN_SESSION"
-    exit_code = REFUSED
-
-
-class EvidenceMissing(StatedirError):
-    """EVIDENCE_MISSING (exit 1): `append --check-path` named a path that does not exist."""
-
-    code = "EVIDENCE_MISSING"
-    exit_code = REFUSED
 
 
 def check_session(session: str) -> str:

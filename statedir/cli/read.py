@@ -41,7 +41,8 @@ def templates(name: Annotated[Optional[str], Argument(
     states, checkpoint responses, actors and their actions.
     """
     from statedir.cli.common import store_path
-    from statedir.engine import template, template_catalog
+    from statedir.engine import template
+    from statedir.engine.template import catalog as template_catalog
     from statedir.errors import NotAStore
 
     try:

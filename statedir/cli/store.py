@@ -64,7 +64,6 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
     follows. Store files are named relative to the current directory, so a terminal can open them.
     """
     import os
-    import sys
 
     from statedir.cli.common import store_path
     from statedir.engine import validate as validate_mod
@@ -104,7 +103,7 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
             # store-relative names become names relative to here: clickable in a terminal
             print(problem if root is None else f"{os.path.relpath(root / problem.file)}::{problem.path}: {problem.message}")
         if verbose or sys.stdout.isatty():
-            from statedir.engine import template_flow
+            from statedir.engine.template import flow as template_flow
 
             held = sorted((root / "templates").glob("*.yaml")) if root is not None else []
             named = [f for f in files or [] if schema == "template" or f.parent.name == "templates"]

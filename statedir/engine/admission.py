@@ -3,8 +3,8 @@ written, applied where a request enters the transaction and never when history i
 transition that was legal when it was made stays legal in `verify`."""
 from __future__ import annotations
 
-from statedir.engine.decision import Request, RunData
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue, PermissionDenied
 
 WRITER = "state_tracker"  # statedir itself, the sole writer: the State Tracker of the seed documents

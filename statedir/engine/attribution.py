@@ -10,8 +10,8 @@ identity to, and the write path holds each new one to. Pure functions over plain
 from __future__ import annotations
 
 from statedir.engine import wording
-from statedir.engine.decision import Request, RunData
 from statedir.engine.template import USER, Template
+from statedir.engine.transition_data import Request, RunData
 from statedir.errors import InvalidValue, PermissionDenied
 from statedir.gitops.identity import TRAILERS, check_name
 
@@ -28,7 +28,7 @@ def is_users_answer(t: Template, run: RunData, req: Request) -> bool:
         return True
     if req.action != "confirm":
         return False
-    from statedir.engine import stage_graph  # deferred: a transition loads only its own action's rules
+    from statedir.engine.rules import stage_graph  # deferred: a transition loads only its own action's rules
 
     return stage_graph.users_question(t, run) is not None
 

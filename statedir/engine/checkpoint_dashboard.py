@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from statedir.engine.decision import Draft
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Draft
 from statedir.errors import IllegalTransition, InvalidValue
 
 _RATIO = re.compile(r"^(\d{1,9})/(\d{1,9})$")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine.decision import Draft
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Draft
 from statedir.errors import InvalidValue
 
 

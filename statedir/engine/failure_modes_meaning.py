@@ -1,4 +1,4 @@
-"""The failure-mode checklist's names checked (statedir.engine.template_meaning): each one the
+"""The failure-mode checklist's names checked (statedir.engine.template.meaning): each one the
 template uses is one it declares. Plain data in, problems with their JSON paths out."""
 from __future__ import annotations
 

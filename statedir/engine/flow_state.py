@@ -1,4 +1,4 @@
-"""What makes a state of a template's flow (statedir.engine.template_flow): a run's data
+"""What makes a state of a template's flow (statedir.engine.template.flow): a run's data
 abstracted to what the rules read of it.
 
 States are told apart by each stage's status, the current (and checkpoint) stage's fields that
@@ -14,9 +14,10 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from statedir.engine import failure_modes, next_moves, template_conditions
-from statedir.engine.decision import RunData
+from statedir.engine import failure_modes, next_moves
 from statedir.engine.template import Template
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.transition_data import RunData
 
 
 @dataclasses.dataclass

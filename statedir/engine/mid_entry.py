@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import materials
-from statedir.engine.decision import Change
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change
 from statedir.errors import ContentChanged, IllegalTransition, InvalidValue
 
 

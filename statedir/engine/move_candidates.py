@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine.decision import Request
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Request
 
 REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
 

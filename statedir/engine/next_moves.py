@@ -1,7 +1,7 @@
 """The legal moves from a run's state (`statedir next`), found by asking the rules.
 
 Every request a caller could make now (each command, with each value its enumerated arguments
-take) is decided by `rules.decide` on the run's own data: the accepted ones are the moves; the
+take) is decided by `rules.decision.decide` on the run's own data: the accepted ones are the moves; the
 refused ones whose refusal says what they need (`needs` in its details) are what blocks the
 rest. No rule is written here: a candidate is only a question put to the rules.
 """
@@ -9,13 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import admission, next_gates, rules, stage_outputs, submissions, template_conditions
-from statedir.engine.decision import Change, RunData, require_live
+from statedir.engine import admission, next_gates, stage_outputs
 from statedir.engine.move_candidates import REASON, Candidate, actor_for
 from statedir.engine.next_grouping import Found, grouped, grouped_blocked, identity, without_leads
+from statedir.engine.rules import submissions
+from statedir.engine.rules.decision import decide
+from statedir.engine.rules.stage import move_listed
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.transition_data import Change, RunData, require_live
 from statedir.errors import RunTerminal, StatedirError
+
 
 def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: bool,
                       pruned: bool = True) -> list[Candidate]:
@@ -116,7 +121,7 @@ def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int
 def _may_ask(t: Template, current: str, status: str) -> bool:
     """Whether a bare status move (no decision, mode, output or turns) is worth asking: the rules
     refuse one the template's moves do not list, needing nothing, before they look further."""
-    return status == current or rules.move_listed(t, current, status)
+    return status == current or move_listed(t, current, status)
 
 
 def _live(t: Template, run: RunData) -> bool:
@@ -182,7 +187,7 @@ def trial(t: Template, run: RunData, candidate: Candidate, now: str) -> tuple[Ch
     """The answer a new request gets (admission, then the rules): the change, or the refusal."""
     try:
         admission.admit(t, run, candidate.request())
-        return rules.decide(t, run, candidate.request(), now), None
+        return decide(t, run, candidate.request(), now), None
     except StatedirError as exc:
         return None, exc
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine.decision import Draft, Request
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Draft, Request
 from statedir.errors import InvalidValue
 
 PENDING = "pending_adjudication_activity_bindings"

@@ -70,7 +70,7 @@ def _defaults(t: Template) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
 
 def stage_default(t: Template, stage_id: str) -> dict[str, Any]:
     """The record of a stage that has no file (a fresh copy)."""
-    from statedir.engine.decision import plain_copy
+    from statedir.engine.transition_data import plain_copy
 
     return plain_copy(_defaults(t)[0][stage_id])  # type: ignore[no-any-return]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import materials, mid_entry, template_conditions
-from statedir.engine.decision import Change, RunData
+from statedir.engine import materials, mid_entry
 from statedir.engine.run_shape import new_stage  # noqa: F401 (a stage's record as it starts, named here too)
 from statedir.engine.template import Template
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.transition_data import Change, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 
@@ -125,7 +126,7 @@ def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], 
 
 def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:
     """Boundary hashes no resume has consumed yet (computed, never stored; the ledger's rules are
-    in statedir.engine.reset_boundaries)."""
+    in statedir.engine.rules.reset_boundaries)."""
     consumed = {e.get("consumes_hash") or e.get("hash") for e in ledger if e.get("kind") == "resume"}
     return [e["hash"] for e in ledger if e.get("kind") == "boundary" and e["hash"] not in consumed]
 
@@ -178,11 +179,11 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         if marks:
             doc["marks"] = marks
     if t.doc.get("entry_advisories") or t.doc.get("compliance"):  # bound to the draft; STALE once it is not current
-        from statedir.engine import compliance, entry_advisories
+        from statedir.engine.rules import compliance, entry_advisories
 
         doc["stage5_advisories"] = entry_advisories.shown(t, run)
         doc["compliance_history"] = compliance.history(t, run)
-    from statedir.engine import inquiry
+    from statedir.engine.rules import inquiry
 
     branches = inquiry.published(t, state)
     if branches is not None:  # the branch ledger, published from its second branch on

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine.decision import Draft
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Draft
 
 
 def declared(t: Template) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def check(t: Template, draft: Draft, stage_id: str) -> dict[str, Any] | None:
     schemas = declared(t)
     if not schemas:
         return None
-    state, record = draft.state, draft.view(stage_id)
+    record = draft.view(stage_id)
     checked: list[str] = []
     missing: list[str] = []
     unchecked: list[str] = []

@@ -4,7 +4,7 @@
 `Editorial Decision: Major Revision`, `final_paper.pdf`: the head before ` (`, `:` or a file's
 suffix, case and blanks aside). An output the template does not know is refused with the names it expects, so
 an agent cannot complete a stage with outputs nobody declared; a template declaring `free_outputs: true`
-records it with a warning naming the declared ones instead. Called from `rules.decide` for
+records it with a warning naming the declared ones instead. Called from `rules.decision.decide` for
 every request that records outputs (`stage ... output`, `output`). A template declaring
 `outputs_once: true` holds each output once per stage (`new`): a name already recorded is not
 recorded again, so repeated calls cannot grow a stage's file without bound."""

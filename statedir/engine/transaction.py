@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Container
-from pathlib import Path
 from typing import Any
 
 from statedir.engine import run_settings, run_shape
 from statedir.engine import template as template_mod
-from statedir.engine.decision import Change, Request, RunData
 from statedir.engine.template import Template
-from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, RunExists, StatedirError, ValidationFailed
+from statedir.engine.transition_data import Change, Request, RunData
+from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git, identity, request_ids
 from statedir.store import layout, run_logs
@@ -122,7 +121,7 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
 
 
 def run_template(store: Store, state: dict[str, Any]) -> Template:
-    from statedir.engine import template_versions
+    from statedir.engine.template import versions as template_versions
 
     # A run names a template the store holds or statedir ships, never a path; and keeps its version.
     try:
@@ -205,7 +204,8 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
 
 def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
     """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
-    from statedir.engine import admission, attribution, rules
+    from statedir.engine import admission, attribution
+    from statedir.engine.rules import decision
 
     layout.check_run_id(run_id)
     with store.locked(timeout, scope=store.run_dir(run_id)):
@@ -217,7 +217,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
             req = attribution.users_answer(t, run, req)
             attribution.check(t, req)
             admission.admit(t, run, req)
-            change = rules.decide(t, run, req, now)
+            change = decision.decide(t, run, req, now)
         except StatedirError as refusal:
             refusal.details.setdefault("moves", legal_moves(store, t, run, now)["moves"])
             refusal.details.setdefault("run_id", run_id)
@@ -246,7 +246,7 @@ def _opened_checkpoint(t: Template, before: dict[str, Any], after: dict[str, Any
 def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, Any]) -> dict[str, Any]:
     """A run whose files break a rule (a hand edit committed with --no-verify) is still moved
     only by the rules; the result says what was wrong, which file, and how to look further."""
-    from statedir.engine import template_crossfile
+    from statedir.engine.template import crossfile as template_crossfile
 
     found = template_crossfile.loaded_run(t, base, run.state, run.stages)
     if found:
@@ -266,42 +266,8 @@ def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, 
     return next_moves.moves(t, run, now)
 
 
-def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
-           template_file: Path | None = None) -> dict[str, Any]:
-    """`new`: the run's files and its first log entry, one commit (a log appears with its
-    first entry: a new run has only `history/transitions/<today>.yaml`)."""
-    from statedir.engine import attribution, runs, template_versions
-    from statedir.engine.admission import refuse_writer
-    from statedir.engine.decision import require_permission
-
-    layout.check_run_id(run_id)
-    refuse_writer(t, req.actor)
-    attribution.check(t, req)
-    require_permission(t, req.actor, "new")
-    if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
-        from statedir.engine import template_flow
-
-        template_flow.require_no_dead_end(t)
-    with store.locked(timeout, scope=store.run_dir(run_id)):
-        base = store.run_dir(run_id)
-        if store.path(f"{base}/state.yaml").exists():
-            raise RunExists(f"run {run_id!r} already exists", run_id=run_id)
-        now, req = utc_now(), stamped(req)
-        _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
-                                 req.args.get("entry_point"), now, passport=req.args.get("passport"),
-                                 confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"),
-                                 brought=req.args.get("entry_materials"),
-                                 settings=req.args.get("settings"))
-        scope = scope_of(t)
-        extra: dict[str, str] = {}
-        if template_file is not None:
-            extra.update(template_versions.store_files(store, t, template_file))
-        extra.update(_missing_schemas(store, t))
-        return apply(store, run_id, change, req, now, Sources(store), extra, scope=scope, declared=t.logs, t=t)
-
-
 def scope_of(t: Template) -> str | None:
-    from statedir.engine import template_compile as compile_mod
+    from statedir.engine.template import compiled as compile_mod
 
     return compile_mod.scope(t)
 
@@ -311,12 +277,12 @@ def schemas_if_missing(store: Store, t: Template) -> dict[str, str]:
     scope = scope_of(t)
     if scope is None or (store.root / ".schemas" / scope / "run-state.schema.json").is_file():
         return {}
-    return _missing_schemas(store, t)
+    return missing_schemas(store, t)
 
 
-def _missing_schemas(store: Store, t: Template) -> dict[str, str]:
+def missing_schemas(store: Store, t: Template) -> dict[str, str]:
     """The template's compiled schemas the store lacks (or holds stale), for editors offline."""
-    from statedir.engine import template_compile as compile_mod
+    from statedir.engine.template import compiled as compile_mod
 
     files = compile_mod.schema_files(t)
     return {rel: text for rel, text in files.items() if store.read_bytes(rel) != text.encode("utf-8")}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statedir.engine import template_identity
+from statedir.engine.template import identity as template_identity
 from statedir.gitops import git
 from statedir.store import layout
 

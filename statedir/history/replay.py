@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statedir.engine import attribution, rules, run_shape, runs
-from statedir.engine.decision import Change, Request, require_permission
+from statedir.engine import attribution, run_shape, runs
+from statedir.engine.rules import decision
 from statedir.engine.transaction import LOGS, planned, scope_of
+from statedir.engine.transition_data import Change, Request, require_permission
 from statedir.errors import IllegalTransition, RunExists, StatedirError, ValidationFailed
 from statedir.files import schema, yaml
 from statedir.gitops import request_ids
@@ -80,7 +81,7 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
         target = rollback.target_at(reader, commit.run_id, str(req.args.get("to")), commit.parent)
         change = rollback.decide(t, run, target, req, now)
     else:
-        decided = rules.decide(t, run, req, now)
+        decided = decision.decide(t, run, req, now)
         if decided is None or decided.noop:  # a request that changes nothing makes no commit
             raise IllegalTransition(f"{req.action} changes nothing on the parent's state")
         change = decided
@@ -194,7 +195,7 @@ def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
     """The template files `new --template FILE` writes, by `versions.stored_files` on the
     parent's: the file as the newest `templates/<name>.yaml`, a different version it replaces
     kept beside it, never a version's content changed. A `new` touching no template writes none."""
-    from statedir.engine import template_versions
+    from statedir.engine.template import versions as template_versions
 
     stored = f"templates/{t.name}.yaml"
     if not any(rel.startswith("templates/") for rel in commit.changed):
@@ -219,7 +220,7 @@ def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
 def _compiled(t: Any, commit: Commit) -> dict[str, bytes]:
     """The template's compiled schemas a transition's commit wrote (derived data: they must be
     exactly what the template compiles to)."""
-    from statedir.engine import template_compile as compile_mod
+    from statedir.engine.template import compiled as compile_mod
 
     return {rel: text.encode() for rel, text in compile_mod.schema_files(t).items()
             if rel in commit.changed}
@@ -348,7 +349,7 @@ def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
 
 # action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition.
 REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
-    **{action: _transition for action in rules.HANDLERS}, "rollback": _transition, "new": _new,
+    **{action: _transition for action in decision.HANDLERS}, "rollback": _transition, "new": _new,
     "init": _init, "doctor": _doctor, "signers": _signers, "people": _people, "research": _research,
     "acknowledge": _acknowledge,
 }

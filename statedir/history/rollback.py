@@ -9,8 +9,8 @@ import copy
 from typing import Any
 
 from statedir.engine import transaction
-from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.errors import IllegalTransition, InvalidValue, UnknownRun
 from statedir.gitops import git, objects
 from statedir.history.snapshot import Reader

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from statedir.engine import renumbered, run_shape
-from statedir.engine.decision import RunData
 from statedir.engine.template import Template
+from statedir.engine.transition_data import RunData
 from statedir.errors import CorruptStore, UnknownRun
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import objects
@@ -160,7 +160,7 @@ class Reader:
             key = f"{name}@{version}@{commit}"
             if key not in self._templates:
                 from statedir.engine import template as template_mod
-                from statedir.engine import template_versions
+                from statedir.engine.template import versions as template_versions
 
                 older = self._kept(commit, name, version) or template_mod.shipped_version(name, version) or \
                     template_versions.from_history(
@@ -171,7 +171,8 @@ class Reader:
             return t
         key = f"{name}@{version}#{digest}@{commit}"
         if key not in self._templates:
-            from statedir.engine import template_identity, template_versions
+            from statedir.engine.template import identity as template_identity
+            from statedir.engine.template import versions as template_versions
 
             at_hand = [self._kept(commit, name, str(version)), self._stored(commit, name),
                        *template_identity.shipped_with(name, version)]
@@ -186,7 +187,7 @@ class Reader:
 
     def _kept(self, commit: str, name: str, version: str) -> Template | None:
         from statedir.engine import template as template_mod
-        from statedir.engine import template_versions
+        from statedir.engine.template import versions as template_versions
 
         rel = template_versions.kept_rel(name, version)
         kept = self.blob(commit, rel)

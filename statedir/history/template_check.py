@@ -1,11 +1,11 @@
 """verify's check of the template files a commit stores: a name and version keep the content
-they were first seen with, shipped or stored (statedir.engine.template_identity); a commit
+they were first seen with, shipped or stored (statedir.engine.template.identity); a commit
 storing other content under them is `illegal`, whoever made it."""
 from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import template_identity
+from statedir.engine.template import identity as template_identity
 from statedir.history.replay import Commit
 from statedir.history.snapshot import Reader
 from statedir.store.disk import Store

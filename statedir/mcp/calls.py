@@ -17,19 +17,25 @@ from typing import Any
 
 from statedir.commands import table
 from statedir.engine import attribution
-from statedir.engine.decision import Request
 from statedir.engine.template import USER
+from statedir.engine.transition_data import Request
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
 from statedir.mcp import lean, outputs, races, roles, served_tools, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
-from statedir.mcp.wording import argument_named
-from statedir.mcp.checkpoint_question import (Answer, Question, acknowledgement_of, compliance_override_of, question_of,
-                                              resolution_of)
+from statedir.mcp.checkpoint_question import (
+    Answer,
+    Question,
+    acknowledgement_of,
+    compliance_override_of,
+    question_of,
+    resolution_of,
+)
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
+from statedir.mcp.wording import argument_named
 from statedir.store import expectation
 from statedir.store.layout import CONFIG
 

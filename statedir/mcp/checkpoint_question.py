@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from statedir.engine import checkpoint_decisions, gates, stage_graph
-from statedir.engine.decision import RunData
+from statedir.engine import checkpoint_decisions
+from statedir.engine.rules import gates, stage_graph
 from statedir.engine.template import Template
+from statedir.engine.transition_data import RunData
 from statedir.errors import InvalidValue, StatedirError, UserAnswerRequired, UserDeclined
 from statedir.mcp.tools import EXPECT_HEAD
 from statedir.views import dashboard
@@ -155,7 +156,7 @@ def resolution_of(t: Template, run: RunData, arguments: dict[str, Any], head: st
                   state: str | None = None) -> Question | None:
     """The user's question where a `resolve` call would record a FAIL-loop resolution (the stage's
     FAIL rounds used up); None where the rules refuse it anyway (they say why)."""
-    from statedir.engine import gates
+    from statedir.engine.rules import gates
 
     stage_id = _stage(t, arguments)
     if stage_id is None:
@@ -210,7 +211,7 @@ def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any],
                            state: str | None = None) -> Question | None:
     """The user's question where a `compliance` call with `override` would acknowledge a blocking
     report; None for a report, or where the rules refuse it anyway (nothing blocks: they say why)."""
-    from statedir.engine import compliance
+    from statedir.engine.rules import compliance
 
     if not arguments.get("override"):
         return None

@@ -31,7 +31,7 @@ ERROR = _object(("error",), error=_object(("code", "message", "details"), code=_
                                           details={"type": "object"}))
 _ANY: dict[str, Any] = {}
 # A transition of a run: the commit it made (null: nothing to change), what it did, and each
-# command's own fields (engine/rules.py and its neighbours: `draft.change(summary, now, **result)`),
+# command's own fields (engine/rules/: `draft.change(summary, now, **result)`),
 # declared per tool. The fields any transition may add (COMMON: engine/transaction.py) are said once,
 # in the server's instructions, not in each schema (every agent reads every listed schema): a schema
 # without additionalProperties leaves the document open to them.

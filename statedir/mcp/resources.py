@@ -11,7 +11,8 @@ from typing import Any
 
 from statedir import agents
 from statedir.bus import fields
-from statedir.engine import template, template_catalog
+from statedir.engine import template
+from statedir.engine.template import catalog as template_catalog
 from statedir.errors import InvalidValue
 from statedir.files import schema
 

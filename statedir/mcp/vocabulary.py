@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import adjudication_contract, submissions, template
+from statedir.engine import adjudication_contract, template
+from statedir.engine.rules import submissions
 from statedir.errors import InvalidValue, StatedirError
 from statedir.research import evidence, kinds
 from statedir.views import graph_drawing

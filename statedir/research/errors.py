@@ -10,13 +10,66 @@ class UnknownEntity(StatedirError):
     exit_code = BAD_INPUT
 
 
-def _unknown(kind: str) -> type[UnknownEntity]:
-    code = f"UNKNOWN_{kind.upper()}"
-    return type(f"Unknown{kind.title()}", (UnknownEntity,), {"code": code, "__doc__": f"{code} (exit 2)."})
+class UnknownProject(UnknownEntity):
+    """UNKNOWN_PROJECT (exit 2)."""
+
+    code = "UNKNOWN_PROJECT"
 
 
-UNKNOWN = {kind: _unknown(kind) for kind in
-           ("project", "question", "hypothesis", "experiment", "run", "source", "evidence", "result", "claim")}
+class UnknownQuestion(UnknownEntity):
+    """UNKNOWN_QUESTION (exit 2)."""
+
+    code = "UNKNOWN_QUESTION"
+
+
+class UnknownHypothesis(UnknownEntity):
+    """UNKNOWN_HYPOTHESIS (exit 2)."""
+
+    code = "UNKNOWN_HYPOTHESIS"
+
+
+class UnknownExperiment(UnknownEntity):
+    """UNKNOWN_EXPERIMENT (exit 2)."""
+
+    code = "UNKNOWN_EXPERIMENT"
+
+
+class UnknownResearchRun(UnknownEntity):
+    """UNKNOWN_RUN (exit 2): a research run; statedir.errors.UnknownRun, with the same code, is a pipeline run's."""
+
+    code = "UNKNOWN_RUN"
+
+
+class UnknownSource(UnknownEntity):
+    """UNKNOWN_SOURCE (exit 2)."""
+
+    code = "UNKNOWN_SOURCE"
+
+
+class UnknownEvidence(UnknownEntity):
+    """UNKNOWN_EVIDENCE (exit 2)."""
+
+    code = "UNKNOWN_EVIDENCE"
+
+
+class UnknownResult(UnknownEntity):
+    """UNKNOWN_RESULT (exit 2)."""
+
+    code = "UNKNOWN_RESULT"
+
+
+class UnknownClaim(UnknownEntity):
+    """UNKNOWN_CLAIM (exit 2)."""
+
+    code = "UNKNOWN_CLAIM"
+
+
+# The error for each kind of record a foreign key may name (statedir.research.kinds)
+UNKNOWN: dict[str, type[UnknownEntity]] = {
+    "project": UnknownProject, "question": UnknownQuestion, "hypothesis": UnknownHypothesis,
+    "experiment": UnknownExperiment, "run": UnknownResearchRun, "source": UnknownSource,
+    "evidence": UnknownEvidence, "result": UnknownResult, "claim": UnknownClaim,
+}
 
 
 class SchemaVersionMismatch(StatedirError):

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from statedir import faults
-from statedir.engine import rules, transaction
-from statedir.engine.decision import Request
+from statedir.engine import run_creation, transaction
+from statedir.engine.rules import decision
+from statedir.engine.transition_data import Request
 from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
 from statedir.history import rollback
@@ -151,7 +152,7 @@ def _replayable(commit: Commit) -> Callable[[Store, Commit], dict[str, Any]] | N
         return _bus
     if commit.request is None or not isinstance(commit.request.get("args"), dict):
         return None
-    if commit.action in rules.HANDLERS:
+    if commit.action in decision.HANDLERS:
         return _transition
     return {"rollback": _rollback, "new": _new}.get(commit.action)
 
@@ -181,7 +182,7 @@ def _new(store: Store, commit: Commit) -> dict[str, Any]:
 
     req = _request(commit)
     t = template_mod.load(str(req.args.get("template")), store.root / "templates")
-    return transaction.create(store, commit.run_id, req, t)
+    return run_creation.create(store, commit.run_id, req, t)
 
 
 def _bus(store: Store, commit: Commit) -> dict[str, Any]:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine.decision import RunData
-from statedir.engine.gates import unverified_note
+from statedir.engine.rules.gates import unverified_note
 from statedir.engine.run_settings import marks as run_settings_marks
 from statedir.engine.run_settings import shown as settings_on
 from statedir.engine.template import Template
+from statedir.engine.transition_data import RunData
 
 WIDTH = 45  # characters between the box's corner marks
 
@@ -157,7 +157,7 @@ def advisory_rows(t: Template, run: RunData) -> list[str]:
     current one (STALE once a new draft version exists)."""
     if not t.doc.get("entry_advisories"):
         return []
-    from statedir.engine import entry_advisories
+    from statedir.engine.rules import entry_advisories
 
     return [f"{e['kind']}: {e.get('code') or 'recorded'} for {e['version_label']} [{e['binding']}]"
             + (f", refused classes: {', '.join(e['refused'])}" if e.get("refused") else "")
@@ -168,7 +168,7 @@ def compliance_rows(t: Template, run: RunData) -> list[str]:
     """The current draft's compliance reports: stage, round, decision (and what the cap lowered)."""
     if not t.doc.get("compliance"):
         return []
-    from statedir.engine import compliance
+    from statedir.engine.rules import compliance
 
     return [f"{t.display(e['stage'])} round {e['round']}: {e['decision']}"
             + (f" (capped from {e['capped_from']})" if e.get("capped_from") else "")

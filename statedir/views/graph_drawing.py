@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from statedir.engine import template_conditions
-from statedir.engine.decision import RunData
 from statedir.engine.template import Template
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.transition_data import RunData
 
 FORMATS = ("mermaid", "dot")
 # Fill colours of a run's stages by where they stand; the current stage also gets a thick border.

@@ -4,7 +4,6 @@ HEAD stays where it was and every file of the repository keeps its bytes. Driven
 SDK's client on an in-process server, the calls' arguments drawn from the listed input schemas."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 

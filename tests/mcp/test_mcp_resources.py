@@ -16,7 +16,8 @@ from mcp_session import AGENT_ROLES, User, agent
 from next_driver import choose, pick
 
 from statedir import agents, api
-from statedir.engine import template, template_catalog
+from statedir.engine import template
+from statedir.engine.template import catalog as template_catalog
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ with the fix, never a crash at start-up; the `init` tool makes the store there, 
 store changes nothing and says so."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from statedir.engine import template
-from statedir.engine import template_compile as compile_mod
+from statedir.engine.template import compiled as compile_mod
 from statedir.errors import BadFile, UnresolvedMerge
 from statedir.files import schema, yaml
 from statedir.gitops import request_ids

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import failure_modes as fm
-from statedir.engine import gates
-from statedir.engine.decision import Change, Draft, Request, RunData, active_current
+from statedir.engine.rules import gates
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import FailureModeBlock, IllegalTransition, InvalidValue
 
 
@@ -141,8 +141,8 @@ def acknowledge_mode(t: Template, run: RunData, req: Request, now: str, stage_id
 
 def _send_back(t: Template, draft: Draft, target: str, current: str, now: str) -> None:
     """Every stage from `target` to `current` reset, as a reject's edge resets them; `target` starts."""
+    from statedir.engine.rules.stage_graph import start
     from statedir.engine.runs import new_stage
-    from statedir.engine.stage_graph import start
 
     for stage_id in t.stage_ids[t.index(target):t.index(current) + 1]:
         draft.stages[stage_id] = new_stage(t, stage_id)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine.decision import Change, Draft, Request, RunData, active_current
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, StatedirError
 
 

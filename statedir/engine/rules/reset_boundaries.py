@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 ZERO = "000000000000"
@@ -118,7 +118,7 @@ def consumed(entry: dict[str, Any]) -> str | None:
 
 def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     """Consume one boundary; a pending decision must be answered; then continue as `confirm` would."""
-    from statedir.engine import stage_graph
+    from statedir.engine.rules import stage_graph
 
     ledger = run.ledger or []
     wanted = req.args["hash"]

@@ -1,38 +1,17 @@
-"""Pure transition decisions over plain data: `decide(template, run, request, now) -> Change`.
-
-Every function here either returns the Change to persist or raises the refusal; none touches
-a file, the clock or git. Stage-specific behaviour comes from the template, never from ids.
-"""
+"""`stage RUN STAGE STATUS`: a stage's status moves as the template lists them, its details (mode,
+outputs, decision, turns), and completing it, which opens its checkpoint. Pure, like every rule."""
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import schema_checks, stage_outputs, template_conditions
-from statedir.engine.decision import Change, Draft, Request, RunData, require_live, require_permission
+from statedir.engine import schema_checks, stage_outputs
 from statedir.engine.template import Template
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 
-POST_TERMINAL = ("bind", "seal")  # the adjudication bindings follow the transition they record
 TURNS_RE = re.compile(r"^#?(\d+)\.\.#?(\d+)$")
-
-
-def decide(t: Template, run: RunData, req: Request, now: str) -> Change | None:
-    """The one entry point: permission, liveness, then the action's own rules (None: a
-    repeated seal, nothing to change)."""
-    handler = handler_for(req.action)
-    stage_id = t.resolve_stage(req.args["stage"]) if req.args.get("stage") not in (None, "pipeline") else None
-    if req.action != "observe":
-        require_permission(t, req.actor, req.action, stage_id)
-    if req.action not in POST_TERMINAL:
-        require_live(t, run.state)
-    free = stage_outputs.check(t, req.args, stage_id)  # outputs the template declares (or free ones, warned)
-    change = handler(t, run, req, now, stage_id)
-    if free and change is not None:
-        change.result["warnings"] = [*change.result.get("warnings", []), free]
-    return change
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -104,7 +83,7 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
         if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
             raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
                                     "`statedir confirm` first")
-        from statedir.engine import stage_graph
+        from statedir.engine.rules import stage_graph
 
         warning = stage_graph.start(t, draft, stage_id, now)["warning"]
     elif target == t.status["done"]:
@@ -143,7 +122,7 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
         if args["decision"] not in values:
             raise InvalidValue(f"decision {args['decision']!r} is not one of {', '.join(values)}")
         if t.doc.get("re_review_contract"):
-            from statedir.engine import review_contract
+            from statedir.engine.rules import review_contract
 
             review_contract.require_check(t, state, record, args["decision"])
         record["decision"] = args["decision"]
@@ -177,7 +156,7 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
         if block is not None:
             raise block
     if t.doc.get("compliance"):  # a blocking compliance report: only the user's acknowledgement lifts it
-        from statedir.engine import compliance
+        from statedir.engine.rules import compliance
 
         refusal = compliance.completion_refusal(t, draft.run, stage_id)
         if refusal is not None:
@@ -190,7 +169,8 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
                if template_conditions.all_hold(e.get("when", []), record, state)]
     defaults = [e["to"] for e in t.edges_from(stage_id) if e.get("default") and e["to"] in choices]
     default = choices[0] if len(choices) == 1 else (defaults[0] if defaults else None)
-    from statedir.engine import checkpoint_dashboard, inquiry
+    from statedir.engine import checkpoint_dashboard
+    from statedir.engine.rules import inquiry
 
     trip = checkpoint_dashboard.count_round_trip(t, state, stage_id)
     state.update(pipeline_state=t.pipeline["awaiting"], checkpoints_opened=state.get("checkpoints_opened", 0) + 1,
@@ -205,115 +185,7 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
     from statedir.engine import run_settings
 
     if run_settings.effect_on(t, state, "reset_boundaries", req.args):
-        from statedir.engine import reset_boundaries
+        from statedir.engine.rules import reset_boundaries
 
         if reset_boundaries.is_boundary(t, stage_id, kind) if reset_boundaries.shape(t) else kind == "FULL":
             reset_boundaries.append_boundary(t, draft, stage_id, choices, default, now, req.args.get("session"))
-
-
-# --- pipeline: update_pipeline_state --------------------------------------------------------------
-def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
-    state, target, p = draft.state, req.args["state"], t.pipeline
-    current = state["pipeline_state"]
-    if target not in p.values():
-        raise InvalidValue(f"unknown pipeline state {target!r}; use one of {', '.join(p.values())}")
-    if target == current:
-        raise IllegalTransition(f"the pipeline is already {current}")
-    if target == p["paused"]:
-        state.update(pipeline_state=target, paused_from=current)
-    elif target == p["running"] and current == p["paused"]:
-        state.update(pipeline_state=state.get("paused_from") or p["running"], paused_from=None)
-    elif target == p["aborted"]:
-        state.update(pipeline_state=target, paused_from=None, checkpoint=None)
-    elif target == p["completed"]:
-        last = t.stage_ids[-1]
-        if run.stages[last]["status"] not in (t.status["done"], t.status.get("skipped")):
-            raise IllegalTransition(f"completed requires stage {t.display(last)} completed or skipped")
-        state.update(pipeline_state=target, checkpoint=None)
-    else:
-        raise IllegalTransition(f"the pipeline cannot be set {current} -> {target} directly; "
-                                "statedir sets it as stages start, complete and are confirmed")
-    return draft.change(f"pipeline {current} -> {state['pipeline_state']}", now)
-
-
-# --- set: request_update for run-level fields ------------------------------------------------------
-def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
-    field, value = req.args["field"], req.args["value"]
-    from statedir.engine import run_settings
-
-    run_settings.refuse_change(t, field)
-    if field in ("run_id", "template", "created_at"):
-        raise ImmutableField(f"{field} is set at creation and never changes", field=field)
-    if field in ("topic", "language"):
-        if not value.strip():
-            raise InvalidValue(f"{field} must not be empty")
-        draft.state[field] = value
-    elif field.startswith("team.") and field[5:] in draft.state.get("team", {}):
-        draft.state["team"][field[5:]] = value or None
-    elif field == "settings.reset_boundaries":
-        if value.lower() not in ("true", "false"):
-            raise InvalidValue("settings.reset_boundaries takes true or false")
-        draft.state.setdefault("settings", {})["reset_boundaries"] = value.lower() == "true"
-    elif field.startswith("stages."):
-        from statedir.engine.stage_fields import set_stage_field
-
-        return set_stage_field(t, run, draft, field, value, now)
-    else:
-        team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))
-        stage_fields = ", ".join(f"stages.STAGE.{name}" for name in t.doc.get("settable_stage_fields", []))
-        raise InvalidValue(f"{field!r} cannot be set; settable: topic, language, settings.reset_boundaries"
-                           + (f", {team}" if team else "") + (f", {stage_fields}" if stage_fields else ""), field=field)
-    if draft.state == run.state:
-        raise IllegalTransition(f"{field} already has that value")
-    return draft.change(f"set {field}", now)
-
-
-# --- redo: the one way back from completed -------------------------------------------------------
-def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
-    from statedir.engine import submissions
-    from statedir.engine.runs import new_stage
-
-    assert stage_id is not None
-    draft = Draft(run)
-    if run.stages[stage_id]["status"] != t.status["done"]:
-        raise IllegalTransition(f"stage {t.display(stage_id)} is {run.stages[stage_id]['status']}; "
-                                "redo reopens a completed stage")
-    reset = []
-    for later in t.stage_ids[t.index(stage_id) + 1:]:
-        if run.stages[later]["status"] != t.status["initial"]:
-            reset.append({"stage": later, "was": run.stages[later]["status"]})
-            draft.stages[later] = new_stage(t, later)
-    draft.stages[stage_id] = {**new_stage(t, stage_id), "reason": req.reason,
-                              "started_at": now, "status": t.status["active"]}
-    draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None,
-                       paused_from=None)
-    bumped = submissions.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor,
-                                       req.request_id)
-    summary = f"redo stage {t.display(stage_id)}"
-    if reset:  # say what went back, or an in-progress later stage silently becomes initial
-        summary += "; reset to " + t.status["initial"] + ": " + ", ".join(
-            f"stage {t.display(r['stage'])} (was {r['was']})" for r in reset)
-    return draft.change(summary, now, bumped=bumped, reset=reset)
-
-
-# Each action and the function of statedir.engine that decides it ("module:function"): a transition
-# loads its own action's module alone (a CLI call pays for no other action's rules).
-HANDLERS: dict[str, str] = {
-    "stage": "rules:stage", "confirm": "stage_graph:confirm", "pipeline": "rules:pipeline", "set": "rules:set_field",
-    "redo": "rules:redo", "output": "submissions:output", "material": "submissions:material",
-    "integrity": "submissions:integrity", "revision": "submissions:revision", "loop": "submissions:loop",
-    "observe": "submissions:observe", "bind": "adjudication_rules:bind", "seal": "adjudication_rules:seal",
-    "resume": "reset_boundaries:resume", "resolve": "gates:resolve", "checklist": "checklist_rules:checklist",
-    "acknowledge_mode": "checklist_rules:acknowledge_mode", "contract": "review_contract:record",
-    "advisory": "entry_advisories:record", "compliance": "compliance:record",
-    "compliance_override": "compliance:override",
-    "inquiry": "inquiry:record",
-}
-
-
-def handler_for(action: str) -> Callable[..., Change | None]:
-    """The function that decides `action` (its module loaded on first use)."""
-    module, _, name = HANDLERS[action].partition(":")
-    return getattr(importlib.import_module(f"statedir.engine.{module}"), name)  # type: ignore[no-any-return]

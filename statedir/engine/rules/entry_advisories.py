@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from statedir.engine import run_settings
-from statedir.engine.decision import Change, Draft, Request, RunData, require_live
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live
 from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
 
 CODE_RE = re.compile(r"^[A-Z0-9][A-Z0-9_]{0,63}$")

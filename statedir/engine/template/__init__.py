@@ -1,9 +1,13 @@
-"""Pipeline templates: data files declaring stages, statuses, graph, materials, roles and caps."""
+"""Pipeline templates: data files declaring stages, statuses, graph, materials, roles and caps.
+
+This module holds `Template` and its loading; beside it: `compiled` (its JSON Schemas), `conditions`
+(its declarative conditions), `meaning` and `flow` (what it means checked, its flow explored),
+`crossfile` (the checks across a run's files), `identity` and `versions` (its name, version and
+digest; the versions a store keeps), `catalog` (the templates a store can use)."""
 from __future__ import annotations
 
 import functools
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +176,7 @@ def parse(raw: bytes, source: str, *, quote: bool = True) -> Template:
         where = f"{source}:{first.line}" if first.line else source
         raise BadFile(f"{where}: invalid template at {first.path}: {first.message}", file=source,
                       line=first.line, errors=[_with_line(p) for p in problems])
-    from statedir.engine import template_meaning
+    from statedir.engine.template import meaning as template_meaning
 
     found = [schema.Problem(source, template_meaning.json_path(path), message, schema._line_of(doc, path))  # noqa: SLF001
              for path, message in template_meaning.problems(plain)]

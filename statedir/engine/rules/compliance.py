@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import gates
-from statedir.engine.decision import Change, Draft, Request, RunData, active_current, require_live
+from statedir.engine.rules import gates
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current, require_live
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.files import schema
 

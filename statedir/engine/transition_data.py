@@ -1,4 +1,5 @@
-"""The plain data a transition is decided on, and the change a yes decision describes."""
+"""The plain data a transition is decided on (a run, a request), the change a yes decision describes
+and the draft a decision edits into it; with the guards every decision shares (permission, liveness)."""
 from __future__ import annotations
 
 from typing import Any

@@ -2,8 +2,8 @@
 (`settable_stage_fields:`, the academic pipeline's assigned_to and team_notes)."""
 from __future__ import annotations
 
-from statedir.engine.decision import Change, Draft, RunData
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 MAX_TEXT = 4000  # a note, not a document: a longer one belongs in a file

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, template_conditions, wording
-from statedir.engine.decision import Change, Draft, Request, RunData, active_current
+from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, wording
 from statedir.engine.template import Template
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
 
 VERDICT_ALIASES = {"PASS_WITH_CONDITIONS": "PASS_WITH_NOTES"}
@@ -103,7 +104,7 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     decision = record.get("fail_loop_decision")
     gated = bool(t.doc.get("fail_loop"))  # the user's resolution is `resolve`'s, a decision the template lists
     if gated:
-        from statedir.engine import gates
+        from statedir.engine.rules import gates
 
         refusal = gates.limit(t, stage_id, record, spec)
         if refusal is not None:

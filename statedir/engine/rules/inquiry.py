@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from statedir.engine import run_settings
-from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 EFFECT = "inquiry_ledger"

@@ -3,14 +3,13 @@
 `templates/<name>@<version>.yaml`, so every run keeps the version it started with."""
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from statedir.engine import template
 from statedir.engine.template import Template
-from statedir.engine.template_identity import next_version
+from statedir.engine.template.identity import next_version
 from statedir.errors import CorruptStore, InvalidValue, StatedirError
 from statedir.files import yaml
 from statedir.store import layout
@@ -65,7 +64,7 @@ def _by_version(store: Store, name: str, version: str | None) -> Template:
 
 def _candidates(store: Store, name: str, version: str | None) -> list[Template]:
     """Every template at hand claiming `name` in `version`: kept, the store's copy, shipped."""
-    from statedir.engine import template_identity
+    from statedir.engine.template import identity as template_identity
 
     folder = store.root / "templates"
     found = [template.load(str(p), cache_dir=store.cache_dir)
@@ -97,7 +96,7 @@ def made_with(store: Store, run_id: str, name: str, version: str | None) -> str 
                     return t.digest
     except StatedirError:
         return None
-    from statedir.engine import template_identity
+    from statedir.engine.template import identity as template_identity
 
     shipped = template_identity.shipped_with(name, version)
     return shipped[0].digest if shipped else None
@@ -134,8 +133,8 @@ def from_history(store: Store, name: str, version: str, rev: str, digest: str | 
 def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
     """The template files a run on the user's template file `path` adds to the store: the
     newest at `templates/<name>.yaml`, and the version it replaces kept beside it; refused
-    where its name and version were ever seen with other content (statedir.engine.template_identity)."""
-    from statedir.engine import template_identity
+    where its name and version were ever seen with other content (statedir.engine.template.identity)."""
+    from statedir.engine.template import identity as template_identity
 
     files = stored_files(store.read_bytes, t, path.read_bytes().decode("utf-8"))
     template_identity.refuse_other_content(store, t)

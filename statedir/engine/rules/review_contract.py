@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import run_settings
-from statedir.engine.decision import Change, Draft, Request, RunData, active_current
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import ContentChanged, ContractIncomplete, IllegalTransition, InvalidValue
 
 CHECK = "check"

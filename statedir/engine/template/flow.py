@@ -2,7 +2,7 @@
 moves, and whether each can still end, `completed` or `aborted`. A reachable state from which
 no sequence of moves ends the run is a dead end, and the template is refused.
 
-The moves are asked of the rules themselves (`rules.decide` on a run's data, through the
+The moves are asked of the rules themselves (`rules.decision.decide` on a run's data, through the
 candidates of `statedir next`), so the check follows the rules as they are. What is explored:
 the current stage's status moves, the submissions conditions read (integrity verdicts with
 and without open issues, revision rounds, the loop counter where a condition reads it),
@@ -20,11 +20,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import flow_state, mid_entry, next_moves, runs, template_conditions
-from statedir.engine.decision import RunData, applied
+from statedir.engine import flow_state, mid_entry, next_moves, runs
 from statedir.engine.next_moves import Candidate
 from statedir.engine.template import Template
-from statedir.engine.template_meaning import json_path
+from statedir.engine.template import conditions as template_conditions
+from statedir.engine.template.meaning import json_path
+from statedir.engine.transition_data import RunData, applied
 from statedir.errors import BadFile, StatedirError
 from statedir.files import schema, yaml
 

@@ -9,8 +9,8 @@ import copy
 from typing import Any
 
 from statedir.engine import adjudication_contract as contract
-from statedir.engine.decision import Change, Draft, Request, RunData
 from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 PENDING, SOURCES = "pending_adjudication_activity_bindings", "adjudication_activity_sources"

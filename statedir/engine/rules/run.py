@@ -1,0 +1,94 @@
+"""The run-level actions: `pipeline RUN STATE`, `set RUN FIELD VALUE` and `redo RUN STAGE`, the one
+way back from a completed stage. Pure, like every rule."""
+from __future__ import annotations
+
+from statedir.engine.template import Template
+from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
+
+
+# --- pipeline: update_pipeline_state --------------------------------------------------------------
+def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    draft = Draft(run)
+    state, target, p = draft.state, req.args["state"], t.pipeline
+    current = state["pipeline_state"]
+    if target not in p.values():
+        raise InvalidValue(f"unknown pipeline state {target!r}; use one of {', '.join(p.values())}")
+    if target == current:
+        raise IllegalTransition(f"the pipeline is already {current}")
+    if target == p["paused"]:
+        state.update(pipeline_state=target, paused_from=current)
+    elif target == p["running"] and current == p["paused"]:
+        state.update(pipeline_state=state.get("paused_from") or p["running"], paused_from=None)
+    elif target == p["aborted"]:
+        state.update(pipeline_state=target, paused_from=None, checkpoint=None)
+    elif target == p["completed"]:
+        last = t.stage_ids[-1]
+        if run.stages[last]["status"] not in (t.status["done"], t.status.get("skipped")):
+            raise IllegalTransition(f"completed requires stage {t.display(last)} completed or skipped")
+        state.update(pipeline_state=target, checkpoint=None)
+    else:
+        raise IllegalTransition(f"the pipeline cannot be set {current} -> {target} directly; "
+                                "statedir sets it as stages start, complete and are confirmed")
+    return draft.change(f"pipeline {current} -> {state['pipeline_state']}", now)
+
+
+# --- set: request_update for run-level fields ------------------------------------------------------
+def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
+    draft = Draft(run)
+    field, value = req.args["field"], req.args["value"]
+    from statedir.engine import run_settings
+
+    run_settings.refuse_change(t, field)
+    if field in ("run_id", "template", "created_at"):
+        raise ImmutableField(f"{field} is set at creation and never changes", field=field)
+    if field in ("topic", "language"):
+        if not value.strip():
+            raise InvalidValue(f"{field} must not be empty")
+        draft.state[field] = value
+    elif field.startswith("team.") and field[5:] in draft.state.get("team", {}):
+        draft.state["team"][field[5:]] = value or None
+    elif field == "settings.reset_boundaries":
+        if value.lower() not in ("true", "false"):
+            raise InvalidValue("settings.reset_boundaries takes true or false")
+        draft.state.setdefault("settings", {})["reset_boundaries"] = value.lower() == "true"
+    elif field.startswith("stages."):
+        from statedir.engine.rules.stage_fields import set_stage_field
+
+        return set_stage_field(t, run, draft, field, value, now)
+    else:
+        team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))
+        stage_fields = ", ".join(f"stages.STAGE.{name}" for name in t.doc.get("settable_stage_fields", []))
+        raise InvalidValue(f"{field!r} cannot be set; settable: topic, language, settings.reset_boundaries"
+                           + (f", {team}" if team else "") + (f", {stage_fields}" if stage_fields else ""), field=field)
+    if draft.state == run.state:
+        raise IllegalTransition(f"{field} already has that value")
+    return draft.change(f"set {field}", now)
+
+
+# --- redo: the one way back from completed -------------------------------------------------------
+def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
+    from statedir.engine.rules import submissions
+    from statedir.engine.runs import new_stage
+
+    assert stage_id is not None
+    draft = Draft(run)
+    if run.stages[stage_id]["status"] != t.status["done"]:
+        raise IllegalTransition(f"stage {t.display(stage_id)} is {run.stages[stage_id]['status']}; "
+                                "redo reopens a completed stage")
+    reset = []
+    for later in t.stage_ids[t.index(stage_id) + 1:]:
+        if run.stages[later]["status"] != t.status["initial"]:
+            reset.append({"stage": later, "was": run.stages[later]["status"]})
+            draft.stages[later] = new_stage(t, later)
+    draft.stages[stage_id] = {**new_stage(t, stage_id), "reason": req.reason,
+                              "started_at": now, "status": t.status["active"]}
+    draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None,
+                       paused_from=None)
+    bumped = submissions.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor,
+                                       req.request_id)
+    summary = f"redo stage {t.display(stage_id)}"
+    if reset:  # say what went back, or an in-progress later stage silently becomes initial
+        summary += "; reset to " + t.status["initial"] + ": " + ", ".join(
+            f"stage {t.display(r['stage'])} (was {r['was']})" for r in reset)
+    return draft.change(summary, now, bumped=bumped, reset=reset)
