@@ -100,8 +100,10 @@ class Bus:
             new, raw = decided(self.session, old, field, value, append=append)
             summary = f"bus {verb} {self.session} {field} {'+=' if append else '='} {_short(value)}"
             sha = self._write(raw, current[1] if current else None, summary, actor, verb)
-        result = fields.lookup(new, parts)
-        return self._result(sha, field=field, value=result,
+        # an append answers with what it added and the list's new length, not a copy of the list
+        grown = {"value": value, "length": len(fields.lookup(new, parts))} if append else \
+            {"value": fields.lookup(new, parts)}
+        return self._result(sha, field=field, **grown,
                             summary=f"{self.session}: {field} {'+=' if append else '='} {_short(value)}")
 
     def clear(self, *, actor: str = DEFAULT_ACTOR, expect: str | None = None) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def transition(name: str) -> dict[str, Any]:
 
 
 _BUS_WRITE = _object(("session", "summary", "changed", "commit"), session=_S, run_id=_S, path=_S, field=_S,
-                     value=_ANY, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)
+                     value=_ANY, length=_I, summary=_S, changed=_B, commit=_S_NULL, warnings=_STRINGS)
 _SIGNERS_WRITE = _object(("commit", "summary"), commit=_S_NULL, summary=_S, actor=_S_NULL, signers=_I,
                          acknowledgers=_STRINGS)
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}

@@ -51,16 +51,20 @@ def test_json_shapes(repo: Path, store: Path) -> None:
     assert out["session"] == out["run_id"] == S and out["path"] == path and out["changed"] is True
     assert re.fullmatch(r"[0-9a-f]{40}", out["commit"]) and out["commit"] == git(repo, "rev-parse", "HEAD").strip()
     code, out = cli_json("bus", "append", S, "phases.1-design.evidence", ".ai_log/x.md", cwd=repo)
-    assert code == 0 and out["field"] == "phases.1-design.evidence" and out["value"] == [".ai_log/x.md"]  # type: ignore[index]
+    assert code == 0 and out["field"] == "phases.1-design.evidence" and out["value"] == ".ai_log/x.md"  # type: ignore[index]
+    # an append answers with what it added and the list's new length, never a copy of the list
+    code, out = cli_json("bus", "append", S, "phases.1-design.evidence", ".ai_log/y.md", cwd=repo)
+    assert code == 0 and isinstance(out, dict) and (out["value"], out["length"]) == (".ai_log/y.md", 2)
+    assert [".ai_log/x.md"] not in out.values()
     code, out = cli_json("bus", "set", S, "phases.1-design.status", "in_progress", cwd=repo)
     assert code == 0 and out["value"] == "in_progress" and len(out["commit"]) == 40  # type: ignore[index]
     assert cli_json("bus", "get", S, "phases.1-design.status", cwd=repo) == (0, "in_progress")
-    assert cli_json("bus", "get", S, "phases.1-design.evidence", cwd=repo) == (0, [".ai_log/x.md"])
+    assert cli_json("bus", "get", S, "phases.1-design.evidence", cwd=repo) == (0, [".ai_log/x.md", ".ai_log/y.md"])
     assert cli_json("bus", "get", S, "phases.1-design", cwd=repo) == (
-        0, {"evidence": [".ai_log/x.md"], "status": "in_progress"})
+        0, {"evidence": [".ai_log/x.md", ".ai_log/y.md"], "status": "in_progress"})
     assert cli_json("bus", "get", S, "missing", cwd=repo) == (0, None)
     assert cli_json("bus", "get", S, cwd=repo)[1] == {
-        "session": S, "phases": {"1-design": {"evidence": [".ai_log/x.md"], "status": "in_progress"}}}
+        "session": S, "phases": {"1-design": {"evidence": [".ai_log/x.md", ".ai_log/y.md"], "status": "in_progress"}}}
     code, out = cli_json("bus", "clear", S, cwd=repo)
     assert code == 0 and out["path"] == path and out["changed"] is True  # type: ignore[index]
     assert cli_json("bus", "clear", S, cwd=repo)[1]["commit"] is None  # type: ignore[index]

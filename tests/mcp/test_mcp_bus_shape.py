@@ -50,6 +50,11 @@ def test_the_session_schema_is_a_resource_and_a_write_missing_it_names_the_call(
             done = await client.call_tool("bus_set", {"session": SESSION, "field": "phases.1-design.outputs.design",
                                                       "value": "docs/design.md"})
             assert not done.is_error
+            for n in (1, 2):  # an append answers with what it added and the list's length, not the list
+                grown = (await client.call_tool("bus_append", {"session": SESSION, "field": "phases.1-design.evidence",
+                                                               "value": f".ai_log/{n}.md"})).structured_content
+                assert (grown["value"], grown["length"]) == (f".ai_log/{n}.md", n), grown
+                assert not any(isinstance(v, list) for v in grown.values()), grown
             session = (await client.call_tool("bus_get", {"session": SESSION})).structured_content["result"]
             jsonschema.validate(session, shape)  # what the server wrote is what the resource says
             assert session["phases"]["1-design"]["outputs"] == {"design": "docs/design.md"}
