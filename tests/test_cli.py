@@ -268,8 +268,9 @@ def test_show_get_status_and_prereq(store: Path, sd: api.StateDir) -> None:
     rc, out = cli_json("get", "r1", "stages.7.status", cwd=repo)
     assert rc == 2
     line = cli("status", "r1", "--line", cwd=repo).stdout.strip()
-    assert line == ("Pipeline: [ ]RES -> [ ]WRT -> [ ]INT -> [ ]REV -> [ ]REVISE -> [ ]RE-REV -> "
-                    "[ ]RE-REV' -> [ ]F-INT -> [ ]FIN -> [ ]SUM")
+    # 3.23 names 3' and 4' unmistakably (3.22: RE-REV and RE-REV', which read alike)
+    assert line == ("Pipeline: [ ]RES -> [ ]WRT -> [ ]INT -> [ ]REV -> [ ]REVISE -> [ ]RE-REVIEW -> "
+                    "[ ]RE-REVISE -> [ ]F-INT -> [ ]FIN -> [ ]SUM")
     rc, report = cli_json("prereq", "r1", "2.5", cwd=repo)
     assert rc == 1 and report == {"prerequisites_met": False, "missing_required": ["paper_draft"],
                                   "missing_recommended": [], "warning": None}

@@ -93,6 +93,8 @@ def test_a_passing_check_lets_the_decision_be_set_and_binds_traceability(at3p: a
     code, out = cli_json("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo)
     assert code == 0 and out["outcome"] == "pass", out  # type: ignore[index]
     assert cli("stage", "r1", "3p", "completed", "--decision", "accept", cwd=repo).returncode == 0
+    # the open checkpoint's stage by a name 4' does not share (3.22 said RE-REV, and RE-REV' for 4')
+    assert cli("status", "r1", "--line", cwd=repo).stdout.strip().endswith("checkpoint open: MANDATORY after RE-REVIEW (3')")
     row = at3p.get("r1", "pending_adjudication_activity_bindings")[2]
     assert row["source_family"] == "re_review_traceability" and row["capture_state"] == "captured"
     assert [a["artifact_role"] for a in row["artifacts"]] == ["input_manifest", "precommitment", "verdict_record",

@@ -51,3 +51,10 @@ def test_a_run_made_on_3_22_after_a_3_23_run_is_illegal(old: Path) -> None:
     assert code == 1, out
     [finding] = out["findings"]  # type: ignore[index]
     assert finding["kind"] == "illegal" and "version 3.22" in finding["message"] and "q3" in finding["file"]
+
+
+def test_a_3_22_run_keeps_its_short_names_and_a_3_23_run_tells_3p_from_4p(old: Path) -> None:
+    """3.23's one-line dashboard names 3' and 4' RE-REVIEW and RE-REVISE; a 3.22 run keeps RE-REV, RE-REV'."""
+    assert "[ ]RE-REV -> [ ]RE-REV' -> " in cli("status", "q3", "--line", cwd=old).stdout
+    assert cli("new", "q4", "--topic", "a run made now", cwd=old).returncode == 0
+    assert "[ ]REVISE -> [ ]RE-REVIEW -> [ ]RE-REVISE -> " in cli("status", "q4", "--line", cwd=old).stdout

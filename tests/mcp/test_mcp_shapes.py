@@ -156,7 +156,7 @@ def test_research_query_s_records_are_described_by_kind(repo: Path, sd: api.Stat
 
 
 def test_the_status_line_names_an_open_checkpoint_s_stage_by_its_id_too(sd: api.StateDir) -> None:
-    """RE-REV and RE-REV' (3' and 4') read alike: the checkpoint's stage is named by both."""
+    """Short names may read alike (3.22's RE-REV and RE-REV' for 3' and 4'): the checkpoint's stage is named by both."""
     sd.new("p", topic="T")
     sd.stage("p", "1", "in_progress")
     sd.stage("p", "1", "completed")
