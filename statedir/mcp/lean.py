@@ -17,8 +17,10 @@ _NEVER_A_FIX = frozenset({"pipeline"})
 
 def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The refusal `doc` of a call to `command` (its first word) with `arguments`, its
-    `details.moves` cut to the moves that fix it: those of the same command (of the stage the call
-    named, where it named one and such a move exists), else the moves that lead the run on.
+    `details.moves` cut to the moves that fix it. A call naming a stage: that stage's moves of the
+    same command that lead the run on, else any move leading it on (a closed stage's fix is the
+    open checkpoint's `confirm`, not another stage's `blocked`), else that stage's moves of the
+    command. A call naming none: the same command's moves, else those leading the run on.
     `details.more_moves` counts the rest; `details.all_moves` names the call that lists them."""
     error = doc.get("error")
     details = error.get("details") if isinstance(error, dict) else None
@@ -28,7 +30,11 @@ def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) 
     same = [m for m in moves if m.get("command") == command]
     stage = arguments.get("stage")
     of_stage = [m for m in same if stage in (m.get("allowed") or {}).get("stage", [])]
-    fixes = of_stage or same or [m for m in moves if m.get("leads_to") and m.get("command") not in _NEVER_A_FIX]
+    leading = [m for m in moves if m.get("leads_to") and m.get("command") not in _NEVER_A_FIX]
+    if stage is not None:
+        fixes = [m for m in of_stage if m.get("leads_to")] or leading or of_stage or same
+    else:
+        fixes = same or leading
     kept = {**details, "moves": fixes}
     if len(fixes) < len(moves):
         kept["more_moves"] = len(moves) - len(fixes)

@@ -121,7 +121,9 @@ def schema_of(name: str) -> dict[str, Any]:
 def summary_line(name: str, doc: dict[str, Any]) -> str:
     """The one line a result's text content says (the structured content holds the document):
     its `summary` where it has one, else what it is; and its warnings."""
-    if isinstance(doc.get("summary"), str):
+    if name.startswith("research_") and isinstance(doc.get("id"), str):
+        line = _research_line(name, doc)
+    elif isinstance(doc.get("summary"), str):
         line = doc["summary"]
     elif isinstance(doc.get("line"), str):
         line = doc["line"]
@@ -141,6 +143,18 @@ def summary_line(name: str, doc: dict[str, Any]) -> str:
     listed = doc.get("warnings")
     said += [w for w in listed if isinstance(w, str)] if isinstance(listed, list) else []
     return "".join([line, *(f"; warning: {w}" for w in said)]).replace("\n", " ")
+
+
+def _research_line(name: str, doc: dict[str, Any]) -> str:
+    """A research record's line: the record, its status, and what the call did beside it (the
+    placeholders `research_start_run` made; a known DOI's existing source and the fields ignored)."""
+    line = f"{name}: {doc['id']}" + (f" ({doc['status']})" if isinstance(doc.get("status"), str) else "")
+    if doc.get("created"):
+        line += f", made with it: {', '.join(map(str, doc['created']))}"
+    if doc.get("deduplicated") is True:
+        ignored = ", ".join(map(str, doc.get("ignored") or [])) or "none"
+        line += f"; deduplicated: the existing record of this DOI, nothing written (fields ignored: {ignored})"
+    return line
 
 
 def structured(name: str, text: str, is_error: bool = False) -> dict[str, Any]:

@@ -103,6 +103,27 @@ def test_a_refusal_carries_the_moves_that_fix_it_not_every_move(store: Path, rep
     anyio.run(main)
 
 
+def test_a_stage_move_refused_while_a_checkpoint_is_open_carries_its_answer_not_other_stages_moves(
+        store: Path, repo: Path, sd: api.StateDir) -> None:
+    """At stage 1's checkpoint, `stage 2 in_progress` or new outputs on the closed stage 1 are fixed by
+    `confirm` (or `redo`), never by the `blocked` moves of stages 2..6 the same command also has."""
+    sd.new("r1", topic="T")
+    sd.stage("r1", "1", "in_progress")
+    sd.stage("r1", "1", "completed")
+
+    async def main() -> None:
+        async with agent(store) as a:
+            saved = snapshot(repo)
+            for call in ({"stage": "2", "status": "in_progress"}, {"stage": "1", "status": "completed",
+                                                                   "output": ["rq_brief"]}):
+                with pytest.raises(ToolError) as caught:
+                    await a("stage", run_id="r1", **call)
+                moves = caught.value.doc["error"]["details"]["moves"]
+                assert [m["command"] for m in moves] == ["confirm", "redo"], (call, moves)
+            assert snapshot(repo) == saved
+    anyio.run(main)
+
+
 def test_the_groups_and_a_run_s_stages_are_resources(store: Path) -> None:
     async def main() -> None:
         async with Client(build(store, mcp_host(), catalog.DEFAULT)) as client:  # type: ignore[arg-type]
@@ -207,6 +228,14 @@ def test_a_completed_research_run_takes_no_result_and_a_known_doi_says_it_was_de
             again = await a("research_create_source", title="Another title", doi="10.1/x", venue="V")
             assert (again["id"], again["deduplicated"], again["ignored"], again["commit"]) == (
                 first["id"], True, ["title", "venue"], None)
+            # a client showing the model only the text sees it too, and what research_start_run made
+            text = (await a.raw("research_create_source", title="Third", doi="10.1/x")).content[0].text
+            assert text == (f"research_create_source: {first['id']}; deduplicated: the existing record of this DOI, "
+                            "nothing written (fields ignored: title)"), text
+            started = await a.raw("research_start_run", skill="s", question="Q0?")
+            made = started.structured_content
+            assert started.content[0].text.startswith(
+                f"research_start_run: {made['id']} (running), made with it: {', '.join(made['created'])} (commit ")
             run = await a("research_start_run", skill="s", question="Q?")
             await a("research_complete_run", run_id=run["id"], status="completed")
             saved = snapshot(repo)
