@@ -169,7 +169,7 @@ class Served:
             doc = None
         tool = self.tools.get(name or "")
         if is_error and isinstance(doc, dict) and tool is not None:
-            doc = lean.refusal_moves(doc, tool.path[0], arguments or {})
+            doc = lean.role_fix(lean.refusal_moves(doc, tool.path[0], arguments or {}))
             doc = argument_named(doc, name or "", set(tool.input_schema.get("properties", {})))
         if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
             doc = lean.unserved_moves(self._worded(doc, name), set(self.tools),

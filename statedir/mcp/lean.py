@@ -18,8 +18,9 @@ _NEVER_A_FIX = frozenset({"pipeline"})
 def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The refusal `doc` of a call to `command` (its first word) with `arguments`, its
     `details.moves` cut to the moves that fix it. A call naming a stage: that stage's moves of the
-    same command that lead the run on, else any move leading it on (a closed stage's fix is the
-    open checkpoint's `confirm`, not another stage's `blocked`), else that stage's moves of the
+    same command that allow the values the call gave (`integrity 2.5 PASS` refused for its actor:
+    the move naming the actor that may), else any move leading the run on (a closed stage's fix is
+    the open checkpoint's `confirm`, not another stage's `blocked`), else that stage's moves of the
     command. A call naming none: the same command's moves, else those leading the run on.
     `details.more_moves` counts the rest; `details.all_moves` names the call that lists them."""
     error = doc.get("error")
@@ -32,7 +33,7 @@ def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) 
     of_stage = [m for m in same if stage in (m.get("allowed") or {}).get("stage", [])]
     leading = [m for m in moves if m.get("leads_to") and m.get("command") not in _NEVER_A_FIX]
     if stage is not None:
-        fixes = [m for m in of_stage if m.get("leads_to")] or leading or of_stage or same
+        fixes = [m for m in of_stage if _allows(m, arguments)] or leading or of_stage or same
     else:
         fixes = same or leading
     kept = {**details, "moves": fixes}
@@ -41,6 +42,28 @@ def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) 
         if isinstance(details.get("run_id"), str):
             kept["all_moves"] = f"next {{run_id: {details['run_id']}}}"
     return {**doc, "error": {**error, "details": kept}}
+
+
+def role_fix(doc: dict[str, Any]) -> dict[str, Any]:
+    """A rule's PERMISSION_DENIED (`details.action`: what this server's role may not do) saying how
+    the work gets done over MCP: by the agent in the role that may, on a server started for it."""
+    error = doc.get("error")
+    details = error.get("details") if isinstance(error, dict) else None
+    if not (isinstance(details, dict) and error.get("code") == "PERMISSION_DENIED" and details.get("action")
+            and isinstance(details.get("allowed"), list) and details["allowed"]
+            and isinstance(error.get("message"), str)):
+        return doc
+    roles = ",".join(map(str, details["allowed"][:1]))
+    said = (f"{error['message']}; over MCP that is another agent's work, on a server started for its role "
+            f"(`statedir mcp --role {roles}`): hand it over, do not retry here")
+    return {**doc, "error": {**error, "message": said}}
+
+
+def _allows(move: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    """Whether `move` allows each value the call gave that the move lists values for."""
+    allowed = move.get("allowed") or {}
+    return all(arguments[name] in values for name, values in allowed.items()
+               if isinstance(values, list) and isinstance(arguments.get(name), str | int | float))
 
 
 def brief_show(doc: dict[str, Any], prereq: dict[str, Any] | None) -> dict[str, Any]:

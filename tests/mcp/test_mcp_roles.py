@@ -53,6 +53,11 @@ def test_a_server_started_without_options_cannot_record_an_integrity_verdict(sto
             assert own.value.code == "PERMISSION_DENIED"
             assert "pipeline_orchestrator may not record integrity verdicts" in own.value.doc["error"]["message"]
             assert "integrity_verification" in own.value.doc["error"]["message"]
+            # over MCP: whose server does it, and the move that fixes it is the integrity agent's, never a redo
+            assert "on a server started for its role (`statedir mcp --role integrity_verification`)" in \
+                own.value.doc["error"]["message"]
+            moves = own.value.doc["error"]["details"]["moves"]
+            assert [(m["command"], m["actor"]) for m in moves] == [("integrity", INTEGRITY)], moves
 
     anyio.run(main)
     assert snapshot(repo) == before
