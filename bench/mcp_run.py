@@ -149,8 +149,8 @@ async def measure(store: Path, groups: tuple[str, ...] | None) -> Counted:
     async with Client(server.build(store, mcp_host(), groups)) as client:  # type: ignore[arg-type]
         listing = Counted(client)
         tools = await listing.list_tools()
-    # every group: the re-review contract's tool is `control`'s (the calls' bytes are the same)
-    built = server.build(store, mcp_host(), catalog.GROUPS, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
+    # the same groups: every move of the run is a tool of the default set (the re-review contract's too)
+    built = server.build(store, mcp_host(), groups, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
     async with Client(built, elicitation_callback=answer) as client:  # type: ignore[arg-type]
         a = Counted(client)
         a.bytes["tools/list"], a.tools = listing.bytes["tools/list"], tools  # type: ignore[attr-defined]

@@ -32,8 +32,9 @@ ALL = "all"  # --tools all: every group
 GROUP_OF = {"init": "pipeline", "new": "pipeline", "runs": "pipeline", "next": "pipeline", "status": "pipeline",
             "show": "pipeline", "get": "pipeline", "stage": "pipeline", "confirm": "pipeline",
             "material": "pipeline", "integrity": "pipeline", "revision": "pipeline", "observe": "pipeline",
+            "contract": "pipeline",  # the re-review contract: every run revised passes stage 3' by it
             "output": "control", "loop": "control", "prereq": "control", "pipeline": "control", "set": "control", "redo": "control", "resume": "control",
-            "contract": "control", "advisory": "control", "compliance": "control", "inquiry": "control",
+            "advisory": "control", "compliance": "control", "inquiry": "control",
             "templates": "control", "graph": "control", "versions": "control",
             "bind": "ars", "seal": "ars",
             "bus": "bus", "research": "research", "signers": "signing", "sync": "sync",

@@ -51,7 +51,7 @@ def role_fix(doc: dict[str, Any]) -> dict[str, Any]:
     details = error.get("details") if isinstance(error, dict) else None
     if not (isinstance(details, dict) and error.get("code") == "PERMISSION_DENIED" and details.get("action")
             and isinstance(details.get("allowed"), list) and details["allowed"]
-            and isinstance(error.get("message"), str)):
+            and isinstance(error.get("message"), str) and "server" not in error["message"]):  # said already
         return doc
     roles = ",".join(map(str, details["allowed"][:1]))
     said = (f"{error['message']}; over MCP that is another agent's work, on a server started for its role "

@@ -51,22 +51,22 @@ MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
 MCP_WORDS: dict[tuple[str, str], str] = {
     ("stage", "status"): "The stage's new status (`next` lists the legal ones).",
     ("integrity", "stage"): "The integrity stage checked.",
-    ("confirm", "response"): "The user's answer (default continue; a MANDATORY checkpoint needs one given): "
+    ("confirm", "response"): "The user's answer (default continue; a MANDATORY checkpoint needs one): "
                              "just-continue: later checkpoints SLIM; review: the user reviewed the work, "
-                             "checkpoints FULL again; done: the run ends (its terminal acknowledgement).",
+                             "checkpoints FULL again; done: the run ends.",
     ("confirm", "quality"): "Is this stage's output at least as good as the last? regressed pauses the pipeline "
                             "until the user answers.",
     ("confirm", "format"): "At the Stage 5 entry checkpoint: the finalization's citation style.",
     ("new", "template"): "Template name or file; default: the store's default (academic-pipeline).",
-    ("new", "entry_material"): "A file the user brings, registered at entry as the material the template names, "
-                               "in its order (academic-pipeline at 4: the reviewer comments, as review_reports).",
+    ("new", "entry_material"): "A file the user brings, registered at entry as the material the template names "
+                               "(academic-pipeline at 4: the reviewer comments, review_reports).",
     ("integrity", "reason"): "Why (logged); on a run of a template before `resolve`, the user's decision after "
                              "the FAIL cap.",
     ("confirm", "skip_refused"): "After a refused attempt to skip this MANDATORY checkpoint (its receipt says so).",
     ("resolve", "decision"): "The user's decision (academic-pipeline: handle_manually, remove_unverifiable: one more "
                              "check; continue_unverified: the stage completes, partially unverified).",
-    ("resolve", "reason"): "Why; the run's override ladder says when it is needed (academic-pipeline: the 1st may "
-                           "omit it, the 2nd needs one, the 3rd and later 100 characters or more).",
+    ("resolve", "reason"): "Why (academic-pipeline's override ladder: the 1st may omit it, the 2nd needs one, "
+                           "the 3rd on 100 characters or more).",
     **{(tool, "at"): "As of this commit (nothing is checked out)." for tool in ("show", "get")},
     **{("bus_" + verb, "field"): "The field; dots reach nested entries: phases.1-design.status, "
        "phases.1-design.outputs.NAME (a contract field), phases.1-design.evidence (a list: bus_append). "
@@ -74,6 +74,12 @@ MCP_WORDS: dict[tuple[str, str], str] = {
     ("show", "format"): "ars: the State Tracker's single JSON (always the whole run).",
     ("init", "branch"): "Commit the store to this branch (checked out as a linked work tree), never to yours.",
     ("init", "new_store"): "Make a store on your branch even where a remote's branch holds one.",
+    ("observe", "report"): "The observer report, a YAML or JSON file: a mapping with advisory_only: true and at most "
+                           "timestamp (UTC ISO 8601), dialogue_log_ref, zone, scores, cross_model_divergence (a "
+                           "cross_model run: model_scores {MODEL: {DIMENSION: SCORE}}).",
+    ("contract", "stage"): "The stage (academic-pipeline: 3p).",
+    ("contract", "file"): "The part's file, or the check's report.",
+    ("material", "allow_untracked"): "The artifact is meant to be untracked (no warning that a clone lacks it).",
 }
 # Descriptions that say nothing the argument's name does not.
 SAYS_NOTHING = frozenset({"The run id.", "PASS, PASS_WITH_NOTES or FAIL.", "FULL, SLIM or pipeline_completion."})

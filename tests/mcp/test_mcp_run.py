@@ -9,10 +9,14 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 from conftest import CLEAR_ITEMS, cli
 from mcp_session import AGENT_ROLES, Agent, ToolError, User, agent
 
 from statedir import api
+from statedir.cli.common import mcp_host
+from statedir.mcp import catalog
+from statedir.mcp.server import build
 from statedir.gitops import git
 
 INTEGRITY, OBSERVER = "integrity_verification", "collaboration_depth_agent"
@@ -26,8 +30,10 @@ class Guarded:
         self.a = a
         self.head: str | None = None
         self.writes = 0
+        self.tools: set[str] = set()
 
     async def __call__(self, name: str, **arguments: Any) -> Any:
+        self.tools.add(name)
         if self.head is not None:
             arguments["expect_head"] = self.head
         out = await self.a(name, **arguments)
@@ -127,6 +133,11 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
                 ("2.5", "user"), ("3", "user"), ("3p", "user"), ("4.5", "user")]
             assert {e["answered_by"] for e in answered if e["type"] != "MANDATORY"} == {"pipeline_orchestrator"}
             assert len(user.asked) == 4
+            # every move of the run is a tool of the default set (`statedir mcp` without --tools), the
+            # re-review contract's `contract` too: a default server drives a run to its end
+            async with Client(build(store, mcp_host(), catalog.DEFAULT)) as default:  # type: ignore[arg-type]
+                served = {t.name for t in (await default.list_tools()).tools}
+            assert w.tools <= served, w.tools - served
     anyio.run(main)
     shown = cli("status", "p", "--store", str(store), "--line")
     assert shown.returncode == 0 and "Pipeline:" in shown.stdout
