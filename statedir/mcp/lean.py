@@ -21,7 +21,9 @@ def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) 
     same command that allow the values the call gave (`integrity 2.5 PASS` refused for its actor:
     the move naming the actor that may), else any move leading the run on (a closed stage's fix is
     the open checkpoint's `confirm`, not another stage's `blocked`), else that stage's moves of the
-    command. A call naming none: the same command's moves, else those leading the run on.
+    command. A call naming none: the same command's moves, else those leading the run on. A `redo`
+    leads on only for the stage the call named (a `confirm` with no checkpoint open is not fixed by
+    redoing stages 1 to 3'); where nothing fixes it, no move, and `all_moves` says where they are.
     `details.more_moves` counts the rest; `details.all_moves` names the call that lists them."""
     error = doc.get("error")
     details = error.get("details") if isinstance(error, dict) else None
@@ -31,7 +33,9 @@ def refusal_moves(doc: dict[str, Any], command: str, arguments: dict[str, Any]) 
     same = [m for m in moves if m.get("command") == command]
     stage = arguments.get("stage")
     of_stage = [m for m in same if stage in (m.get("allowed") or {}).get("stage", [])]
-    leading = [m for m in moves if m.get("leads_to") and m.get("command") not in _NEVER_A_FIX]
+    # a `redo` leads the run back: a fix only for the stage the call named (new outputs on a closed stage)
+    leading = [m for m in moves if m.get("leads_to") and m.get("command") not in _NEVER_A_FIX
+               and (m.get("command") != "redo" or stage in (m.get("allowed") or {}).get("stage", []))]
     if stage is not None:
         fixes = [m for m in of_stage if _allows(m, arguments)] or leading or of_stage or same
     else:

@@ -105,8 +105,9 @@ def test_a_refusal_carries_the_moves_that_fix_it_not_every_move(store: Path, rep
 
 def test_a_stage_move_refused_while_a_checkpoint_is_open_carries_its_answer_not_other_stages_moves(
         store: Path, repo: Path, sd: api.StateDir) -> None:
-    """At stage 1's checkpoint, `stage 2 in_progress` or new outputs on the closed stage 1 are fixed by
-    `confirm` (or `redo`), never by the `blocked` moves of stages 2..6 the same command also has."""
+    """At stage 1's checkpoint, `stage 2 in_progress` is fixed by `confirm` and new outputs on the closed
+    stage 1 by `confirm` or `redo` of stage 1, never by the `blocked` moves of stages 2..6 the same
+    command also has; past the checkpoint, a `confirm` is fixed by no `redo` of the stages behind."""
     sd.new("r1", topic="T")
     sd.stage("r1", "1", "in_progress")
     sd.stage("r1", "1", "completed")
@@ -114,13 +115,19 @@ def test_a_stage_move_refused_while_a_checkpoint_is_open_carries_its_answer_not_
     async def main() -> None:
         async with agent(store) as a:
             saved = snapshot(repo)
-            for call in ({"stage": "2", "status": "in_progress"}, {"stage": "1", "status": "completed",
-                                                                   "output": ["rq_brief"]}):
+            for call, fixes in (({"stage": "2", "status": "in_progress"}, ["confirm"]),
+                                ({"stage": "1", "status": "completed", "output": ["rq_brief"]}, ["confirm", "redo"])):
                 with pytest.raises(ToolError) as caught:
                     await a("stage", run_id="r1", **call)
                 moves = caught.value.doc["error"]["details"]["moves"]
-                assert [m["command"] for m in moves] == ["confirm", "redo"], (call, moves)
+                assert [m["command"] for m in moves] == fixes, (call, moves)
             assert snapshot(repo) == saved
+            await a("confirm", run_id="r1", response="continue")
+            with pytest.raises(ToolError) as caught:  # answered already: stage 2's moves, never a redo of 1
+                await a("confirm", run_id="r1", response="continue")
+            details = caught.value.doc["error"]["details"]
+            assert "redo" not in [m["command"] for m in details["moves"]], details["moves"]
+            assert details["all_moves"] == "next {run_id: r1}"
     anyio.run(main)
 
 
