@@ -7,7 +7,6 @@ there; verify compares them with the commit's own blobs (by object id, without r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from statedir.engine import attribution, run_shape, runs
@@ -21,27 +20,7 @@ from statedir.gitops.object_ids import blob_id
 from statedir.history import rollback
 from statedir.history.snapshot import Reader
 from statedir.store import layout, run_logs, steering
-
-
-@dataclass
-class Commit:
-    """One commit as verify reads it from `git log --raw`."""
-
-    sha: str
-    parents: list[str]
-    run_id: str
-    actor: str
-    action: str
-    request: dict[str, Any] | None
-    # store-relative path -> (status letter, old blob id, new blob id); a zero id where absent
-    changed: dict[str, tuple[str, str, str]] = field(default_factory=dict)
-    modes: dict[str, str] = field(default_factory=dict)  # store-relative path -> its new git mode
-    repairs: str | None = None  # a doctor repair commit's Statedir-Repairs-Merge: the merge it repairs
-    who: dict[str, str] = field(default_factory=dict)  # its identity trailers (statedir.gitops.identity)
-
-    @property
-    def parent(self) -> str | None:
-        return self.parents[0] if self.parents else None
+from statedir.store.recorded import Commit
 
 
 def _run_files(reader: Reader, commit: Commit) -> dict[str, str]:

@@ -12,7 +12,7 @@ from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
 from statedir.merge import driver
 from statedir.store import checkpoint, sync_journal
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.sync import refusal, verified, versions
 from statedir.sync import replay as replaying
 
