@@ -11,7 +11,7 @@ from statedir.engine.transaction import Sources, apply, missing_schemas, scope_o
 from statedir.engine.transition_data import Request
 from statedir.errors import RunExists
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
