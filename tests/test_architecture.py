@@ -48,7 +48,7 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, impor
 def _graph() -> dict[str, set[str]]:
     import grimp
 
-    graph = grimp.build_graph("statedir", include_external_packages=False, exclude_type_checking_imports=True)
+    graph = grimp.build_graph("statedir", include_external_packages=False, exclude_type_checking_imports=False)
     return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
 
 
@@ -100,6 +100,27 @@ def test_no_import_circle_between_modules() -> None:
 
 def test_the_circle_finder_finds_a_circle() -> None:
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_an_import_for_type_hints_only_counts(tmp_path: Path) -> None:
+    """An import under TYPE_CHECKING is an edge of the graph too: the store's files on disk naming
+    the opened store that builds on them, for a hint, close a circle; naming history from the bus
+    (below it) breaks the layers."""
+    shutil.copytree(PACKAGE, tmp_path / "statedir", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    for module, imported in (("store/disk.py", "statedir.store.store"), ("bus/replay.py", "statedir.history.snapshot")):
+        path = tmp_path / "statedir" / module
+        path.write_text(path.read_text() + f"\n\nif TYPE_CHECKING:\n    import {imported}  # noqa\n")
+    code = ("import json, grimp\n"
+            "g = grimp.build_graph('statedir', include_external_packages=False, exclude_type_checking_imports=False)\n"
+            "print(json.dumps({m: sorted(g.find_modules_directly_imported_by(m)) for m in g.modules}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}).stdout
+    import json
+
+    edges = {m: set(imported) for m, imported in json.loads(out).items()}
+    assert any({"statedir.store.disk", "statedir.store.store"} <= set(circle) for circle in _circles(edges))
+    assert "statedir.bus.replay -> statedir.history.snapshot" in _lint(tmp_path).stdout
 
 
 @pytest.mark.parametrize("package", sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py")))

@@ -310,7 +310,7 @@ def test_a_symlink_planted_in_the_store_is_refused(store: Path, sd: api.StateDir
     outside = tmp_path / "outside.yaml"
     outside.write_text("x: 1\n")
     stage = store / "runs" / "r1" / "stages" / "1.yaml"
-    stage.unlink()
+    stage.parent.mkdir(exist_ok=True)  # a new run writes no stage file until a stage has something to say
     stage.symlink_to(outside)
     rc, out = cli_json("stage", "r1", "1", "in_progress", cwd=repo)
     assert rc == 3 and out["error"]["code"] == "CORRUPT_STORE"  # type: ignore[index]
@@ -340,8 +340,9 @@ def test_own_template_file_and_linear(store: Path) -> None:
 def test_validate_reports_every_problem(store: Path, sd: api.StateDir) -> None:
     repo = store.parent
     sd.new("r1", topic="t")
+    sd.stage("r1", "1", "in_progress")  # a stage with something to say has a file of its own
     stage = store / "runs" / "r1" / "stages" / "1.yaml"
-    stage.write_text(stage.read_text().replace("status: pending", "status: 7") + "bogus: true\n")
+    stage.write_text(stage.read_text().replace("status: in_progress", "status: 7") + "bogus: true\n")
     (store / "runs" / "r1" / "stages" / "2.yaml").write_text("a: [1\n")
     proc = cli("validate", cwd=repo)
     assert proc.returncode == 1

@@ -75,8 +75,9 @@ def test_validate_summary_and_paths_relative_to_here(store: Path, sd: api.StateD
     assert (quiet.returncode, quiet.stdout) == (0, "")  # a pipe (the pre-commit hook): silent on success
     loud = cli("validate", "-v", cwd=store)
     assert loud.returncode == 0 and loud.stdout.endswith("files checked: all valid\n")
+    sd.stage("r", "plan", "in_progress")  # a stage with something to say has a file of its own
     stage = store / "runs/r/stages/plan.yaml"
-    stage.write_text(stage.read_text().replace("status: todo", "status: pending"))
+    stage.write_text(stage.read_text().replace("status: in_progress", "status: pending"))
     below = store / "runs/r"
     bad = cli("validate", "-v", cwd=below)
     lines = bad.stdout.splitlines()

@@ -29,6 +29,7 @@ def test_a_real_commit_through_the_hook(repo: Path, tmp_path: Path) -> None:
     env = dict(os.environ)  # PRE_COMMIT_HOME: the session's (conftest.isolate), built once
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
+    sd.stage("r1", "1", "in_progress")  # a stage with something to say has a file of its own
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {ROOT}\n    rev: {head}\n    hooks:\n      - id: statedir-validate\n")
     git(repo, "add", ".pre-commit-config.yaml", env=env)
@@ -44,16 +45,16 @@ def test_a_real_commit_through_the_hook(repo: Path, tmp_path: Path) -> None:
     helm = git(repo, "commit", "-m", "a chart", env=env)
     assert helm.returncode == 0, helm.stdout + helm.stderr
 
-    stage = repo / "state" / "runs" / "r1" / "stages" / "2.5.yaml"
-    stage.write_text(stage.read_text().replace("status: pending", "status: bogus"))
+    stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
+    stage.write_text(stage.read_text().replace("status: in_progress", "status: bogus"))
     git(repo, "add", str(stage), env=env)
     before = git(repo, "rev-parse", "HEAD", env=env).stdout
     refused = git(repo, "commit", "-m", "hand edit", env=env)
     assert refused.returncode != 0
-    assert "state/runs/r1/stages/2.5.yaml::$.status: 'bogus' is not one of" in refused.stdout + refused.stderr
+    assert "state/runs/r1/stages/1.yaml::$.status: 'bogus' is not one of" in refused.stdout + refused.stderr
     assert git(repo, "rev-parse", "HEAD", env=env).stdout == before
 
-    stage.write_text(stage.read_text().replace("status: bogus", "status: pending"))
+    stage.write_text(stage.read_text().replace("status: bogus", "status: in_progress"))
     git(repo, "add", str(stage), env=env)
     git(repo, "commit", "-q", "--allow-empty", "-m", "fixed", env=env)
     assert git(repo, "rev-parse", "HEAD", env=env).stdout != before

@@ -26,9 +26,9 @@ from statedir.argument_checks import checked
 from statedir.engine import transaction
 from statedir.engine.template import Template
 from statedir.errors import StatedirError
-from statedir.store import expectation, layout
-from statedir.store.disk import Store
-from statedir.store.journal import JOURNAL
+from statedir.store import layout
+from statedir.store.layout import JOURNAL
+from statedir.store.store import Store
 
 if TYPE_CHECKING:
     from statedir.api.caller_inputs import read_yaml_file, resolve
@@ -257,7 +257,7 @@ class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, 
         public, comment = manage.read_key(key)
         args = {"op": "add", "actor": bound, "key": public, **({"comment": comment} if comment else {})}
         acted, who = self._acting(actor)
-        with expectation.expecting(self.store, expect), self._as_person(who):
+        with self.store.expecting(expect), self._as_person(who):
             return manage.change(self.store, args, acted, self.lock_timeout)
 
     def remove_signer(self, bound: str, key: str | None = None, *, actor: str | None = None,
@@ -270,7 +270,7 @@ class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, 
         check_name(bound, "actor")
         args = {"op": "remove", "actor": bound, "key": manage.read_key(key)[0] if key else None}
         acted, who = self._acting(actor)
-        with expectation.expecting(self.store, expect), self._as_person(who):
+        with self.store.expecting(expect), self._as_person(who):
             return manage.change(self.store, args, acted, self.lock_timeout)
 
     def acknowledgers(self) -> list[str]:
@@ -288,7 +288,7 @@ class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, 
 
         args = {"op": "acknowledgers", "actors": list(actors)}
         acted, who = self._acting(actor)
-        with expectation.expecting(self.store, expect), self._as_person(who):
+        with self.store.expecting(expect), self._as_person(who):
             return manage.change(self.store, args, acted, self.lock_timeout)
 
     def sync(self, remote: str | None = None, *, actor: str | None = None, expect: str | None = None,
@@ -298,7 +298,7 @@ class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, 
         on top of the remote's state (statedir.sync.replay)."""
         from statedir.sync import exchange
 
-        with expectation.expecting(self.store, expect):  # about the whole store
+        with self.store.expecting(expect):  # about the whole store
             return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"),
                                  timeout=self.lock_timeout, replay=replay)
 

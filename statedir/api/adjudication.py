@@ -7,8 +7,7 @@ from typing import Any
 from statedir.argument_checks import check_size, checked
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
-from statedir.store import expectation
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 @checked
@@ -36,7 +35,7 @@ class Adjudication:
         args = {"family": family, "artifact": artifact, "role": role, "group": group, "group_stage": group_stage,
                 "path": path, "not_applicable": not_applicable, "unavailable": unavailable}
         req = Request("bind", self._actor(actor), args)
-        with expectation.expecting(self.store, expect):
+        with self.store.expecting(expect):
             return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
 
     def seal(self, run_id: str, artifact_root: str | Path, *, bindings: str | list[Any] | None = None,
@@ -50,5 +49,5 @@ class Adjudication:
         if isinstance(bindings, str):  # copied into the run: bounded as an argument is
             check_size("seal", "bindings", rows, file=bindings)
         req = Request("seal", self._actor(actor), {"bindings": rows})
-        with expectation.expecting(self.store, expect):
+        with self.store.expecting(expect):
             return flow.seal(self.store, run_id, Path(artifact_root), req, timeout=self.lock_timeout)

@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir.argument_checks import checked
 from statedir.errors import InvalidValue
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 REPORT_LIMIT = 1 << 20  # a report the rules read (JSON or YAML), at most 1 MiB
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from statedir.argument_checks import checked
-from statedir.store import expectation, layout
-from statedir.store.disk import Store
+from statedir.store import layout
+from statedir.store.store import Store
 
 if TYPE_CHECKING:
     import contextlib
@@ -95,7 +95,7 @@ class History:
         from statedir.history import rollback
 
         acted, who = self._acting(actor, role)
-        with expectation.expecting(self.store, expect):
+        with self.store.expecting(expect):
             return rollback.rollback(self.store, run_id, to, reason, acted, timeout=self.lock_timeout, who=who)
 
     def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
@@ -130,5 +130,5 @@ class History:
         """What a crash, a clone or a hand edit left behind; repaired with `fix`."""
         from statedir.history import doctor
 
-        with expectation.expecting(self.store, expect):  # about the whole store
+        with self.store.expecting(expect):  # about the whole store
             return doctor.doctor(self.store, fix=fix, timeout=self.lock_timeout)

@@ -8,7 +8,7 @@ from typing import Any
 from statedir.argument_checks import checked
 from statedir.errors import StatedirError
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 SUMMARY_FIELDS = ("run_id", "template", "pipeline_state", "current_stage", "topic", "updated_at")
 

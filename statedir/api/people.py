@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.argument_checks import checked
-from statedir.store import expectation
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 @checked
@@ -43,5 +42,5 @@ class People:
         from statedir.engine.template import USER
 
         acted, who = self._acting(actor, role, USER)
-        with expectation.expecting(self.store, expect):
+        with self.store.expecting(expect):
             return people.change(self.store, args, acted, who.get("person"), self.lock_timeout)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.argument_checks import checked
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 @checked

@@ -9,8 +9,7 @@ from statedir.argument_checks import check_size, checked
 from statedir.engine import run_creation, transaction
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
-from statedir.store import expectation
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def _passport(path: str) -> dict[str, Any]:
@@ -83,7 +82,7 @@ class Transitions:
         if "answered_by" in args and args["answered_by"] is None:  # a checkpoint's answer: by the role acting
             args["answered_by"] = acted
         req = Request(action, acted, args, reason, who={**person, **(who or {})})
-        with expectation.expecting(self.store, expect):
+        with self.store.expecting(expect):
             return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
@@ -125,7 +124,7 @@ class Transitions:
             args["settings"] = chosen
         acted, who = self._acting(actor, role, t.default_actor())
         req = Request("new", acted, args, who=who)
-        with expectation.expecting(self.store, expect):
+        with self.store.expecting(expect):
             return run_creation.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                       template_file=Path(name) if is_file else None)
 

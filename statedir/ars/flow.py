@@ -10,7 +10,7 @@ from statedir.engine.rules import adjudication as adjudication_rules
 from statedir.engine.transition_data import Request, require_permission
 from statedir.errors import InvalidValue
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def bind(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:

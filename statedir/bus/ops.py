@@ -9,8 +9,7 @@ from statedir.argument_checks import names_a_file
 from statedir.bus import fields, scratch, session
 from statedir.bus.errors import UnknownSession
 from statedir.gitops import git
-from statedir.store import expectation
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 DEFAULT_ACTOR = "pipeline_orchestrator"
@@ -67,7 +66,7 @@ class Bus:
         Every write takes `expect`: HEAD_MOVED where the session's file changed after that commit."""
         session.check_actor(actor)
         folder = scratch.check_scratch(self.store, clean) if clean is not None else None
-        with expectation.expecting(self.store, expect), self.store.locked(self.lock_timeout, scope=self.rel):
+        with self.store.expecting(expect), self.store.locked(self.lock_timeout, scope=self.rel):
             removed = scratch.clean(self.store, folder) if folder is not None else []
             before = self.store.read_bytes(self.rel)  # a broken session may be started afresh too
             sha = self._write(session.encode(self.session, session.fresh(self.session)), before,
@@ -94,7 +93,7 @@ class Bus:
         if check_path:
             scratch.check_evidence(self.store, value)
         verb = "append" if append else "set"
-        with expectation.expecting(self.store, expect), self.store.locked(self.lock_timeout, scope=self.rel):
+        with self.store.expecting(expect), self.store.locked(self.lock_timeout, scope=self.rel):
             current = session.read(self.store, self.session)
             old = current[0] if current else session.fresh(self.session)
             new, raw = decided(self.session, old, field, value, append=append)
@@ -110,7 +109,7 @@ class Bus:
         """Remove the session's file (one commit; history keeps it). A missing session is not an
         error, as the seed's `rm -f`; nothing changes then."""
         session.check_actor(actor)
-        with expectation.expecting(self.store, expect), self.store.locked(self.lock_timeout, scope=self.rel):
+        with self.store.expecting(expect), self.store.locked(self.lock_timeout, scope=self.rel):
             if self.store.read_bytes(self.rel) is None:  # a broken file may still be cleared
                 sha = None
             else:

@@ -16,14 +16,13 @@ from statedir.errors import IllegalTransition
 from statedir.files import schema
 
 if TYPE_CHECKING:
-    from statedir.history.replay import Commit
-    from statedir.history.snapshot import Reader
+    from statedir.store.recorded import Commit, HistoryReader
 
 VERBS = ("init", "set", "append", "clear")
 SCHEMA_COPY = f".schemas/{session.SCHEMA}.schema.json"
 
 
-def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+def replay(reader: HistoryReader, commit: Commit) -> dict[str, bytes | None]:
     """The bytes the bus writes for this commit (None: the session removed); raises the refusal."""
     verb = commit.action.removeprefix("bus-")
     if verb not in VERBS:

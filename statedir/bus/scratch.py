@@ -9,7 +9,7 @@ from pathlib import Path
 from statedir.bus.errors import EvidenceMissing
 from statedir.errors import InvalidValue
 from statedir.gitops import git
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 KEEP = ".gitkeep"  # the seed's tracked placeholder that keeps the ignored folder in git
 

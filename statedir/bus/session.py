@@ -11,7 +11,7 @@ from statedir.errors import CorruptStore, InvalidId, InvalidValue
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops.identity import check_name
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 SCHEMA = "bus-session"
 FOLDER = "bus"

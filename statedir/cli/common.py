@@ -46,7 +46,7 @@ def store_path(store: Path | None) -> Path:
 
 def env_lock_timeout() -> float | None:
     """STATEDIR_LOCK_TIMEOUT in seconds, or None where it is not set."""
-    from statedir.store.disk import check_timeout
+    from statedir.store.store import check_timeout
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
     return check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None

@@ -118,12 +118,11 @@ def doctor(fix: Annotated[bool, Option("--fix", help="Repair what is found (each
     """Report (and with --fix repair) what a crash, a clone or a hand edit left behind."""
     from statedir.cli.common import env_lock_timeout, store_path
     from statedir.history import doctor as doctor_mod
-    from statedir.store import expectation
-    from statedir.store.disk import Store
+    from statedir.store.store import Store
 
     # Not open_store(): opening a StateDir rolls a dead writer's journal back, which doctor reports first.
     opened = Store(store_path(store))
-    with expectation.expecting(opened, expect):  # about the whole store
+    with opened.expecting(expect):  # about the whole store
         result = doctor_mod.doctor(opened, fix=fix, timeout=env_lock_timeout())
     if json:
         emit_json(result)

@@ -17,8 +17,8 @@ from statedir.errors import InvalidValue, PermissionDenied, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git, identity
 from statedir.store import commit_keys, people
-from statedir.store.disk import Store
 from statedir.store.layout import CONFIG, schema_ref
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 ACTION = "people"

@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from statedir.engine import template as template_mod
+from statedir.engine import transaction
 from statedir.engine.template import Template
-from statedir.engine.transaction import Sources, apply, missing_schemas, scope_of, stamped, utc_now
+from statedir.engine.transaction import Sources, apply, missing_schemas, scope_of, stamped
 from statedir.engine.transition_data import Request
 from statedir.errors import RunExists
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: float | None = None,
@@ -35,7 +36,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
         base = store.run_dir(run_id)
         if store.path(f"{base}/state.yaml").exists():
             raise RunExists(f"run {run_id!r} already exists", run_id=run_id)
-        now, req = utc_now(), stamped(req)
+        now, req = transaction.utc_now(), stamped(req)  # one clock for every transition
         _, change = runs.new_run(t, run_id, req.args["topic"], req.args.get("language") or "en",
                                  req.args.get("entry_point"), now, passport=req.args.get("passport"),
                                  confirm_skip=bool(req.args.get("confirm_skip")), file=req.args.get("file"),

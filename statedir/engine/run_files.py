@@ -8,9 +8,9 @@ from typing import Any
 from statedir.errors import BadFile, StatedirError
 from statedir.files import yaml, yaml_own
 from statedir.files.schema import Problem
-from statedir.store import disk as store_mod
 from statedir.store import layout
 from statedir.store import run_logs as log_layout
+from statedir.store import store as store_mod
 
 
 def _plain(raw: bytes, rel: str) -> Any:

@@ -13,7 +13,7 @@ from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, State
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git, identity, request_ids
 from statedir.store import layout, run_logs
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 LOGS = template_mod.LOGS

@@ -14,9 +14,9 @@ from statedir.errors import BadFile
 from statedir.files import schema, yaml, yaml_own
 from statedir.files.parse_cache import ParseCache
 from statedir.files.schema import Problem
-from statedir.store import disk as store_mod
 from statedir.store import layout
-from statedir.store.journal import JOURNAL
+from statedir.store import store as store_mod
+from statedir.store.layout import JOURNAL
 
 
 def _store_root(path: Path) -> Path | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.gitops import git
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 Key = tuple[str, str, str | None]
 

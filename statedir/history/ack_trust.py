@@ -12,9 +12,9 @@ from typing import Any
 from statedir.errors import StatedirError
 from statedir.files.signers_file import FILE as SIGNERS
 from statedir.history import ack_local, acknowledgements
-from statedir.history.replay import Commit
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader
+from statedir.store.recorded import Commit
 
 Key = tuple[str, str, str | None]
 _NO_ACKNOWLEDGER = (f"{SIGNERS} names no acknowledging actor with a key, so only the clone that made an "

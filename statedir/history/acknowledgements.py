@@ -12,7 +12,7 @@ from statedir.files import schema, yaml
 from statedir.gitops import git, request_ids
 from statedir.history import ack_local
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 FILE = "acknowledged.yaml"

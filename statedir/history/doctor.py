@@ -20,8 +20,8 @@ from statedir.files import schema
 from statedir.gitops import git, git_owner, index_lock
 from statedir.history import migrate
 from statedir.store import layout, sync_journal
-from statedir.store.disk import Store
-from statedir.store.journal import JOURNAL
+from statedir.store.layout import JOURNAL
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 Finding = dict[str, Any]

@@ -15,20 +15,36 @@ removed before the merge does not. One `git rev-list` per merge, only where a pa
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statedir.files.signers_file import FILE, Signers
 from statedir.gitops import git
-from statedir.history.replay import Commit
+from statedir.store.recorded import Commit
 
 if TYPE_CHECKING:
-    from statedir.history.signatures import Auditor
+    from statedir.signing.trust import Trust
+    from statedir.store.store import Store
+
+
+class SignatureCheck(Protocol):
+    """What the entry checks ask of verify's signature check (statedir.history.signatures.Auditor)."""
+
+    store: Store
+    trust: Trust
+
+    def trusted_at(self, sha: str | None) -> Signers | None:
+        """The signers trusted as of commit `sha`, replayed from the root of trust."""
+        ...
+
+    def pending(self, sha: str, keys: set[str], signers: Signers, rule: str, file: str | None = None) -> list[Any]:
+        """The findings (and Futures of them) unless commit `sha` is signed by one of `keys`."""
+        ...
 
 
 class Entry:
     """The commits seen so far (actor, the keys their own parent asked for) and their entry checks."""
 
-    def __init__(self, auditor: Auditor) -> None:
+    def __init__(self, auditor: SignatureCheck) -> None:
         self.auditor = auditor
         self.seen: dict[str, tuple[str | None, frozenset[str]]] = {}
         self._done: set[tuple[str, frozenset[str]]] = set()

@@ -9,7 +9,7 @@ from typing import Any
 
 from statedir.errors import InvalidValue
 from statedir.gitops import git, identity, objects
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",

@@ -17,11 +17,11 @@ from statedir.gitops import git, objects
 from statedir.history import merge_check
 from statedir.history.repaired_view import fixed
 from statedir.history.snapshot import Reader
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 if TYPE_CHECKING:
-    from statedir.history.replay import Commit
+    from statedir.store.recorded import Commit
 
 TRAILER = "Statedir-Repairs-Merge"
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")

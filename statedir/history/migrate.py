@@ -13,7 +13,7 @@ from typing import Any
 from statedir.errors import StatedirError, ValidationFailed
 from statedir.gitops import git
 from statedir.store import layout, run_logs
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 Finding = dict[str, Any]

@@ -3,7 +3,7 @@ describes it: whether the store's commits are among them, and after which commit
 from __future__ import annotations
 
 from statedir.gitops import git, worktrees
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def scope(store: Store, local_ref: str | None, from_ref: str | None, to_ref: str | None) -> tuple[bool, str | None]:

@@ -14,7 +14,7 @@ from statedir.engine.transition_data import Change, Draft, Request, RunData, req
 from statedir.errors import IllegalTransition, InvalidValue, UnknownRun
 from statedir.gitops import git, objects
 from statedir.history.snapshot import Reader
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def decide(t: Template, run: RunData, target: RunData, req: Request, now: str) -> Change:

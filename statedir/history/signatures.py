@@ -29,11 +29,11 @@ from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, signature_key
 from statedir.gitops.objects import Objects
 from statedir.history.entry import Entry
-from statedir.history.replay import Commit
 from statedir.signing.trust import Trust
 from statedir.store.commit_keys import required
-from statedir.store.disk import Store
 from statedir.store.layout import CONFIG
+from statedir.store.recorded import Commit
+from statedir.store.store import Store
 
 KIND = "signature"
 _SIG_HEADERS = (b"gpgsig", b"gpgsig-sha256")

@@ -16,7 +16,7 @@ from statedir.gitops.object_ids import blob_id
 from statedir.gitops.objects import Objects
 from statedir.history.repaired_view import HandMerges, fixed
 from statedir.store import layout, run_logs
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 @dataclass

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import identity as template_identity
-from statedir.history.replay import Commit
 from statedir.history.snapshot import Reader
-from statedir.store.disk import Store
+from statedir.store.recorded import Commit
+from statedir.store.store import Store
 
 
 class Identities:

@@ -23,7 +23,7 @@ from typing import Any
 
 from statedir.files import schema
 from statedir.gitops import git, objects
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 FORMAT = 4  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
 _JUDGING = ("signers.yaml", "acknowledged.yaml", "statedir.yaml")

@@ -16,11 +16,12 @@ from statedir.gitops.object_ids import blob_id
 from statedir.history import (
     ack_trust, acknowledgements, merge_check, merge_repair, people_check, template_check, verified_cache,
 )
-from statedir.history.replay import Commit, expected, refusal
+from statedir.history.replay import expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import Reader, parse
 from statedir.store import layout, steering
-from statedir.store.disk import Store
+from statedir.store.recorded import Commit
+from statedir.store.store import Store
 
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",

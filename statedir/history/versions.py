@@ -9,7 +9,7 @@ from typing import Any
 from statedir.engine import materials
 from statedir.engine.template import Template
 from statedir.gitops import git
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def series_name(t: Template, material: str) -> str:

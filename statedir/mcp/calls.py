@@ -3,7 +3,8 @@ on one store kept open, its --json document handed back (`Host.serving`), never 
 A call's `expect_head` is the command's --expect (checked by the store, under its lock). A
 MANDATORY checkpoint is the user's: `confirm` there runs only on the user's answer (the server
 asks through elicitation), recorded `answered_by: user`; so do a FAIL-loop `resolve`, a failure
-mode's `acknowledge` and a compliance block's `compliance --override`. No MCP SDK here."""
+mode's `acknowledge` and a compliance block's `compliance --override` (statedir.mcp.users_answer).
+What a call gives back, in the tool's words, is statedir.mcp.outcome's. No MCP SDK here."""
 from __future__ import annotations
 
 import contextlib
@@ -16,23 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from statedir.commands import table
-from statedir.engine import attribution
-from statedir.engine.template import USER
-from statedir.engine.transition_data import Request
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
 from statedir.gitops.identity import CLIENT
 from statedir.gitops.libgit import Objects
-from statedir.mcp import lean, outputs, races, roles, served_tools, vocabulary
+from statedir.mcp import lean, outputs, races, roles, served_tools, users_answer, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
-from statedir.mcp.checkpoint_question import (
-    Answer,
-    Question,
-    acknowledgement_of,
-    compliance_override_of,
-    question_of,
-    resolution_of,
-)
+from statedir.mcp.checkpoint_question import Answer, Question
+from statedir.mcp.outcome import Outcome, is_document, is_error_document, worded
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.mcp.wording import argument_named
@@ -42,9 +34,6 @@ from statedir.store.layout import CONFIG
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
-_CARRIED = {("confirm",): "confirm", ("resolve",): "resolve", ("acknowledge",): "acknowledge_mode",  # engine actions
-            ("compliance",): "compliance_override"}
-ELICITED = "mcp-elicitation"  # the channel of a user's answer the server asked for (engine.attribution.CHANNELS)
 
 
 @dataclass(frozen=True)
@@ -56,27 +45,6 @@ class Host:
     commands: tuple[table.Command, ...]
     open_store: Callable[[Path], Any]
     serving: Callable[[Any], AbstractContextManager[list[str]]]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call gives back: what the command printed (its --json document), whether it
-    failed, the command's exit code and the repository's HEAD after it."""
-
-    text: str
-    is_error: bool
-    head: str | None
-    exit_code: int = 0
-    name: str = ""
-    structured: dict[str, Any] | None = None  # the document as the tool's output schema says
-
-    @property
-    def line(self) -> str:
-        """The result's text content: one line saying what the structured content holds (a
-        refusal: its error document whole, for clients that show only the text of an error)."""
-        if self.is_error or self.structured is None:
-            return self.text
-        return outputs.summary_line(self.name, self.structured)
 
 
 class Served:
@@ -172,24 +140,11 @@ class Served:
             doc = lean.role_fix(lean.refusal_moves(doc, tool.path[0], arguments or {}))
             doc = argument_named(doc, name or "", set(tool.input_schema.get("properties", {})))
         if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
-            doc = lean.unserved_moves(self._worded(doc, name), set(self.tools),
+            doc = lean.unserved_moves(worded(doc, lambda text: self.wording.say(text, name)), set(self.tools),
                                       {tool: group for group, (_, tools) in self.groups.items() for tool in tools})
         if isinstance(doc, dict) and (is_error or {"error", "warning", "warnings", "blocked"} & set(doc)):
             text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
         return Outcome(text, is_error, self.head(), code, name or "", outputs.structured(name or "", text, is_error))
-
-    def _worded(self, doc: dict[str, Any], name: str | None) -> dict[str, Any]:
-        say = self.wording.say
-        out = dict(doc)
-        if isinstance(out.get("error"), dict) and isinstance(out["error"].get("message"), str):
-            out["error"] = {**out["error"], "message": say(out["error"]["message"], name)}
-        elif isinstance(out.get("error"), str) and isinstance(out.get("message"), str):  # the research CLI's flat shape
-            out["message"] = say(out["message"], name)
-        if isinstance(out.get("warning"), str):
-            out["warning"] = say(out["warning"], name)
-        if isinstance(out.get("warnings"), list):
-            out["warnings"] = [say(w, name) if isinstance(w, str) else w for w in out["warnings"]]
-        return _needs_worded(out, lambda text: say(text, name))
 
     def question(self, name: str, arguments: dict[str, Any] | None) -> Question | Outcome | None:
         """The user's question where this call would answer a MANDATORY checkpoint (the server
@@ -235,9 +190,8 @@ class Served:
             raise vocabulary.with_values(exc, self.input_schemas().get(name, {})) from None
         roles.acting(tool, arguments, self.roles)  # ... and one naming a role the server does not act in
         head = self.head()
-        asks = {("confirm",): question_of, ("resolve",): resolution_of,  # the user's answers
-                ("acknowledge",): acknowledgement_of, ("compliance",): compliance_override_of}.get(tool.path)
-        if asks is None or head is None or tool.path == ("compliance",) and not arguments.get("override"):
+        asks = users_answer.asks(tool, arguments)
+        if asks is None or head is None:
             return None, None
         run_id, store = arguments["run_id"], self.sd.store
         if arguments.get(EXPECT_HEAD) is not None:  # no question on a run the agent did not see
@@ -249,9 +203,7 @@ class Served:
         state = expectation.fingerprint(store, store.run_dir(run_id), head)
         question = asks(t, run, arguments, head, state)
         if question is not None:  # a server whose role may not carry the answer is refused before the user is asked
-            carrier = roles.acting(tool, arguments, self.roles).get(roles.ACTOR) or self.roles[0]
-            attribution.users_answer(t, run, Request(_CARRIED[tool.path], carrier, {},
-                                                     who={"answered_by": USER, "channel": ELICITED}))
+            users_answer.carried(t, run, tool, arguments, self.roles)
         return question, head
 
     def _call(self, name: str, arguments: dict[str, Any], answer: Answer | None) -> Outcome:
@@ -259,7 +211,7 @@ class Served:
         sd: Any = self._sd
         if answer is not None:
             arguments = answer.arguments(arguments)
-            sd = _UsersAnswer(self.sd)
+            sd = users_answer.UsersAnswer(self.sd)
         elif question is not None:
             raise question.unaskable()
         elif self.tools[name].path in (("resolve",), ("acknowledge",), ("compliance",)) and seen is not None:
@@ -277,7 +229,7 @@ class Served:
         text = served_tools.result_text(tool, "".join(printed).strip())
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
-        failed = code != 0 and (_is_error_document(text) or not _is_document(text))
+        failed = code != 0 and (is_error_document(text) or not is_document(text))
         if name == "show" and not failed and not (arguments.get(lean.WHOLE) or arguments.get("history")) \
                 and arguments.get("format") != "ars":
             text = self._brief(text)
@@ -293,30 +245,6 @@ class Served:
         return json.dumps(lean.brief_show(doc, prereq), ensure_ascii=False, separators=(",", ":"))
 
 
-class _UsersAnswer:
-    """The served store for a call carrying the user's answer: its `confirm`, `resolve`,
-    `acknowledge_mode` and `compliance` (an override) record the user's answer, come by elicitation (via the server's role, channel
-    mcp-elicitation); everything else is the served store's own."""
-
-    def __init__(self, sd: Any) -> None:
-        self._sd = sd
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sd, name)
-
-    def confirm(self, run_id: str, **kwargs: Any) -> Any:
-        return self._sd.confirm(run_id, **{**kwargs, "answered_by": "user", "channel": ELICITED})
-
-    def resolve(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
-        return self._sd.resolve(run_id, *args, **{**kwargs, "channel": ELICITED})
-
-    def acknowledge_mode(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
-        return self._sd.acknowledge_mode(run_id, *args, **{**kwargs, "channel": ELICITED})
-
-    def compliance(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
-        return self._sd.compliance(run_id, *args, **{**kwargs, "channel": ELICITED})
-
-
 def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:
     """Call the tool's command function; its exit code (a refusal raises StatedirError)."""
     try:
@@ -324,37 +252,3 @@ def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:
     except table.Exit as exc:
         return exc.code
     return result if isinstance(result, int) else 0
-
-
-def _is_document(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _needs_worded(doc: Any, say: Any) -> Any:
-    """`doc` with what blocks a move (each `needs` list, in a refusal's details or `next`'s
-    blocked moves) in the tools' words: `(statedir revision)` names the tool `revision`."""
-    if isinstance(doc, list):
-        return [_needs_worded(item, say) for item in doc]
-    if not isinstance(doc, dict):
-        return doc
-    return {key: [say(n) if isinstance(n, str) else n for n in value] if key == "needs" and isinstance(value, list)
-            else _needs_worded(value, say) for key, value in doc.items()}
-
-
-def _is_error_document(text: str) -> bool:
-    return _code_of(text) is not None
-
-
-def _code_of(text: str) -> str | None:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    error = doc.get("error") if isinstance(doc, dict) else None
-    if isinstance(error, dict):
-        return str(error.get("code"))
-    return str(error) if isinstance(error, str) else None

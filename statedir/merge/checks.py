@@ -9,8 +9,8 @@ from typing import Any
 
 from statedir.gitops import git, merge_driver
 from statedir.store import layout
-from statedir.store.disk import Store
-from statedir.store.journal import JOURNAL
+from statedir.store.layout import JOURNAL
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 Finding = dict[str, Any]

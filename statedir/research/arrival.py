@@ -15,7 +15,7 @@ from typing import Any
 
 from statedir.gitops import git
 from statedir.research.kinds import KINDS
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 SOURCE = KINDS["source"]
 # How far a record's own time (created_at, started_at, ts) may lie from the author date of the

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from statedir.gitops import git
 from statedir.gitops.objects import Objects
 from statedir.research.kinds import ROOT
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 REGULAR = ("100644", "100755")  # a committed symlink (120000) or submodule is no record
 BATCH = 256  # object names per round trip: they must fit git's pipe while it answers

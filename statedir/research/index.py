@@ -21,7 +21,7 @@ from statedir.gitops import git
 from statedir.research import committed, dedup, records
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import KINDS, Kind, parse_rel
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 T = TypeVar("T")
 VERSION = 1  # PRAGMA user_version; any other value is rebuilt, never migrated

@@ -9,7 +9,7 @@ from typing import Any
 
 from statedir.research import aliases, arrival, records
 from statedir.research.kinds import KINDS, ROOT, Kind
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def of_kind(store: Store, kind: Kind) -> dict[str, dict[str, Any]]:

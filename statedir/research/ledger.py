@@ -19,8 +19,7 @@ from statedir.argument_checks import checked
 from statedir.errors import InvalidValue
 from statedir.research import chain, integrity, query, writes
 from statedir.research import evidence as evidence_writes  # `evidence` is record_claim's argument
-from statedir.store import expectation
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 DEFAULT_CREATOR = "user"  # state.py's created_by when no skill is named
 
@@ -55,7 +54,7 @@ class Ledger:
     def _write(self, decide: Callable[..., dict[str, Any]], what: str, *, by: str | None,
                run_of: Callable[[dict[str, Any]], str] = lambda _: "-") -> dict[str, Any]:
         actor = self.actor or by or DEFAULT_CREATOR
-        with expectation.expecting(self.store, self.expect):
+        with self.store.expecting(self.expect):
             return writes.commit(self.store, decide, actor=actor, lock_timeout=self.lock_timeout, run_id=run_of,
                                  summary=lambda r: f"research: {what} {r.get('id')}")
 
@@ -183,7 +182,7 @@ class Ledger:
         `held`: lists of Source ids that, in order, come first where history cannot order two
         (None: the upstream's, research.arrival.upstream_held)."""
         decide = partial(evidence_writes.record_aliases, held=None if held is None else [set(ids) for ids in held])
-        with expectation.expecting(self.store, self.expect):
+        with self.store.expecting(self.expect):
             return writes.commit(self.store, decide, actor=self.actor or "state_tracker",
                                  lock_timeout=self.lock_timeout,
                                  summary=lambda r: f"research: record {len(r['aliases'])} duplicate source(s) "

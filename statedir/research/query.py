@@ -8,7 +8,7 @@ from typing import Any
 from statedir.errors import InvalidValue
 from statedir.research.index import Index, path_of, using
 from statedir.research.kinds import KINDS
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 FILTERS = ("run_id", "question_id", "project_id", "hypothesis_id", "experiment_id", "source_id", "skill", "since")
 

@@ -7,8 +7,8 @@ from statedir.errors import BadFile, InvalidValue, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
 from statedir.research.kinds import SCHEMA_VERSION, Kind
-from statedir.store.disk import Store
 from statedir.store.layout import schema_ref
+from statedir.store.store import Store
 
 
 def parse(raw: bytes, rel: str) -> dict[str, Any]:

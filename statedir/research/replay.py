@@ -22,14 +22,13 @@ from statedir.research import arrival, records, rules
 from statedir.research.kinds import KINDS, Kind, parse_rel
 
 if TYPE_CHECKING:
-    from statedir.history.replay import Commit
-    from statedir.history.snapshot import Reader
+    from statedir.store.recorded import Commit, HistoryReader
 
 SOURCE = KINDS["source"]
 SCHEMA_COPIES = {f".schemas/{kind.schema}.schema.json": kind.schema for kind in KINDS.values()}
 
 
-def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+def replay(reader: HistoryReader, commit: Commit) -> dict[str, bytes | None]:
     """The bytes the ledger writes for each record the commit wrote; raises the first refusal."""
     out: dict[str, bytes | None] = {}
     written: dict[str, tuple[Kind, str, str]] = {}  # rel -> kind, id, old blob (zeros: new)
@@ -76,7 +75,7 @@ def replay(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
     return out
 
 
-def _author_date(reader: Reader, sha: str) -> datetime | None:
+def _author_date(reader: HistoryReader, sha: str) -> datetime | None:
     found = reader.objects.read(sha)
     author = next((line for line in found[2].split(b"\n") if line.startswith(b"author ")), b"") if found else b""
     try:

@@ -17,7 +17,7 @@ from statedir.gitops import git
 from statedir.research import arrival, records, rules
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import ROOT, Kind, mint_id, now
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 

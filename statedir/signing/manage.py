@@ -13,7 +13,7 @@ from statedir.files import schema
 from statedir.files.signers_file import FILE, Signers, fingerprint, may_change, parse, public_key
 from statedir.gitops import git
 from statedir.store import commit_keys
-from statedir.store.disk import Store
+from statedir.store.store import Store
 from statedir.store.write import persist
 
 ACTION = "signers"

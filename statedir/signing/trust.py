@@ -19,7 +19,7 @@ from statedir.errors import StatedirError
 from statedir.files.signers_file import FILE, Signers, may_change, parse
 from statedir.gitops import git
 from statedir.gitops.objects import Objects
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 Finding = dict[str, Any]
 # (commit, the keys one of which must sign it, the rule in words, the version binding them) -> findings

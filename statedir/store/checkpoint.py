@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from statedir.errors import GitError
 from statedir.gitops import git, index_lock
 
-if TYPE_CHECKING:  # the store puts a dead sync back (through sync_journal) when it takes its lock
-    from statedir.store.disk import Store
+if TYPE_CHECKING:
+    from statedir.store.disk import Disk
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def _paths(raw: bytes) -> list[str]:
     return [p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def take(store: Store) -> Checkpoint:
+def take(store: Disk) -> Checkpoint:
     """The branch, the index and the work tree's deletions as they are now."""
     index = git.git_dir(store.worktree) / "index"
     try:
@@ -46,7 +46,7 @@ def take(store: Store) -> Checkpoint:
     return Checkpoint(git.head(store.worktree), saved, frozenset(_paths(missing)))
 
 
-def _entries(store: Store, env: dict[str, str] | None) -> dict[str, list[str]]:
+def _entries(store: Disk, env: dict[str, str] | None) -> dict[str, list[str]]:
     """path -> its index entries ("mode oid stage"), of the index `env` names."""
     out = git.run(store.worktree, "ls-files", "--stage", "-z", "--full-name", ":/", env=env).stdout
     entries: dict[str, list[str]] = {}
@@ -56,7 +56,7 @@ def _entries(store: Store, env: dict[str, str] | None) -> dict[str, list[str]]:
     return entries
 
 
-def restore(store: Store, point: Checkpoint) -> None:
+def restore(store: Disk, point: Checkpoint) -> None:
     """Put the branch, the index and the files a merge wrote back as they were at `point`."""
     worktree, gitdir = store.worktree, git.git_dir(store.worktree)
     if (gitdir / "MERGE_HEAD").exists():
@@ -93,7 +93,7 @@ def restore(store: Store, point: Checkpoint) -> None:
         index.discard()
 
 
-def _rewrite(store: Store, changed: list[str], before: dict[str, list[str]], missing: frozenset[str],
+def _rewrite(store: Disk, changed: list[str], before: dict[str, list[str]], missing: frozenset[str],
              env: dict[str, str]) -> None:
     """Each changed file as it was: its entry's content, or absent (a file the merge added goes
     with the folders it left empty)."""
@@ -115,7 +115,7 @@ def _rewrite(store: Store, changed: list[str], before: dict[str, list[str]], mis
                 stdin=b"\0".join(rel.encode("utf-8", "surrogateescape") for rel in wanted) + b"\0")
 
 
-def put_back(store: Store, point: Checkpoint, failure: BaseException) -> None:
+def put_back(store: Disk, point: Checkpoint, failure: BaseException) -> None:
     """restore() after `failure`; if that fails too, say where the branch was."""
     try:
         restore(store, point)

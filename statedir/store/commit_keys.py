@@ -17,7 +17,7 @@ from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
 from statedir.gitops import git, object_ids
 from statedir.store import last_commit
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 ENV = "STATEDIR_SIGNING_KEY"
 HOW = (f"set {ENV} to your private key's path (or to key::<public key> with the key in ssh-agent), "

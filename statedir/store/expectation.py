@@ -8,18 +8,16 @@ the commit are one critical section; a refusal has changed nothing.
 """
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from statedir.errors import GitError, HeadMoved, InvalidValue
 from statedir.gitops import git
 
 if TYPE_CHECKING:
-    from statedir.store.disk import Store
+    from statedir.store.disk import Disk
 
 
-def check(store: Store, rev: str, scope: str) -> None:
+def check(store: Disk, rev: str, scope: str) -> None:
     """HEAD_MOVED unless the store's `scope` (a store-relative folder or file; "" the whole store)
     is the same at HEAD as in commit `rev`; INVALID_VALUE where `rev` names no commit."""
     head = git.head(store.worktree)
@@ -32,17 +30,17 @@ def check(store: Store, rev: str, scope: str) -> None:
                         "expecting the new head", expected=rev, head=head, changed=scope or ".")
 
 
-def fingerprint(store: Store, scope: str, head: str) -> str | None:
+def fingerprint(store: Disk, scope: str, head: str) -> str | None:
     """The object id of the store's `scope` at commit `head` (None where absent): it changes
     exactly when a write `check` guards would be refused."""
     return _ids(store, head, head, _path(store, scope))[2]
 
 
-def _path(store: Store, scope: str) -> str:
+def _path(store: Disk, scope: str) -> str:
     return store.git_path(scope).rstrip("/") if scope else ("" if store.prefix == "." else store.prefix)
 
 
-def _ids(store: Store, rev: str, head: str, path: str) -> tuple[str, str | None, str | None]:
+def _ids(store: Disk, rev: str, head: str, path: str) -> tuple[str, str | None, str | None]:
     if store.objects is not None:  # in-process (the MCP server): no git process
         try:
             return store.objects.ids_at(rev, head, path)
@@ -52,12 +50,3 @@ def _ids(store: Store, rev: str, head: str, path: str) -> tuple[str, str | None,
 
     return objects.ids_at(store.worktree, rev, head, path)
 
-
-@contextlib.contextmanager
-def expecting(store: Store, rev: str | None) -> Iterator[None]:
-    """Writes made meanwhile expect `rev` (None: expect nothing): the first to take the lock checks it."""
-    store.expected = rev
-    try:
-        yield
-    finally:
-        store.expected = None

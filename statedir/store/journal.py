@@ -19,11 +19,10 @@ from statedir import faults
 from statedir.errors import CorruptStore, GitError, UncommittedEdit, WriteFailed
 from statedir.gitops import git, index_lock, object_ids
 from statedir.store import last_commit
+from statedir.store.layout import JOURNAL
 
-if TYPE_CHECKING:  # the store calls recover() when it takes its lock
-    from statedir.store.disk import Store
-
-JOURNAL = ".statedir.txn"
+if TYPE_CHECKING:
+    from statedir.store.disk import Disk
 
 
 class Before:
@@ -43,7 +42,7 @@ class Before:
         return sorted({*self.files, *self.logs})
 
 
-def before(store: Store, rewritten: Iterable[str], appended: Iterable[str]) -> Before:
+def before(store: Disk, rewritten: Iterable[str], appended: Iterable[str]) -> Before:
     """Read what a transition is about to change: files it rewrites or removes, logs it appends to
     (their length only: a log is never read)."""
     saved = Before()
@@ -60,7 +59,7 @@ def before(store: Store, rewritten: Iterable[str], appended: Iterable[str]) -> B
 
 
 
-def require_committed(store: Store, saved: Before, head: str | None) -> None:
+def require_committed(store: Disk, saved: Before, head: str | None) -> None:
     """Refuse a transition whose files differ from HEAD: it would commit an edit it did not make.
     Files statedir itself committed at HEAD are checked against that record; others ask git."""
     known = last_commit.recall(store, head)
@@ -94,7 +93,7 @@ def _matches(saved: Before, rel: str, blob: Any, width: int) -> bool:
     return size is None if blob is None else size == blob[1]
 
 
-def committed_paths(store: Store, saved: Before, writes: Mapping[str, bytes], removes: Iterable[str],
+def committed_paths(store: Disk, saved: Before, writes: Mapping[str, bytes], removes: Iterable[str],
                     width: int = 40) -> dict[str, Any]:
     """What a commit of this transition holds at each touched path, for `committed.remember`."""
     out: dict[str, Any] = {}
@@ -107,7 +106,7 @@ def committed_paths(store: Store, saved: Before, writes: Mapping[str, bytes], re
     return out
 
 
-def begin(store: Store, saved: Before, head: str | None, message: str) -> None:
+def begin(store: Disk, saved: Before, head: str | None, message: str) -> None:
     """Save the journal (atomically, synced) before the first file is touched."""
     record = {"head": head, "message": message, "index": git.index_identity(store.worktree),
               "files": {rel: None if data is None else binascii.b2a_base64(data, newline=False).decode()  # b64encode
@@ -116,12 +115,12 @@ def begin(store: Store, saved: Before, head: str | None, message: str) -> None:
     store.write_atomic(JOURNAL, json.dumps(record).encode())
 
 
-def end(store: Store) -> None:
+def end(store: Disk) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(store.root / JOURNAL)
 
 
-def _read(store: Store) -> dict[str, Any] | None:
+def _read(store: Disk) -> dict[str, Any] | None:
     raw = store.read_bytes(JOURNAL)
     if raw is None:
         return None
@@ -145,7 +144,7 @@ def _read(store: Store) -> dict[str, Any] | None:
     return {"head": head, "message": message, "index": index, "saved": Before(files, logs)}
 
 
-def recover(store: Store) -> None:
+def recover(store: Disk) -> None:
     """Finish or undo a transition that died; a no-op where none did. Raises (keeping the
     journal) when it cannot complete, with what to do."""
     record = _read(store)
@@ -169,7 +168,7 @@ def recover(store: Store) -> None:
     end(store)
 
 
-def _put_back(store: Store, saved: Before) -> None:
+def _put_back(store: Disk, saved: Before) -> None:
     for rel, data in saved.files.items():
         if data is None:
             store.remove(rel)

@@ -12,13 +12,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from statedir.store.disk import Store
+    from statedir.store.disk import Disk
 
 NAME = "committed.json"
 MOST = 4096  # paths remembered at the most; past that the record starts again from one commit
 
 
-def recall(store: Store, head: str | None) -> dict[str, Any]:
+def recall(store: Disk, head: str | None) -> dict[str, Any]:
     """The remembered {git path: [blob id or None, size] or None (absent)} at `head`, or {}."""
     if head is None:
         return {}
@@ -29,7 +29,7 @@ def recall(store: Store, head: str | None) -> dict[str, Any]:
         return {}
 
 
-def remember(store: Store, parent: str | None, head: str, paths: dict[str, Any]) -> None:
+def remember(store: Disk, parent: str | None, head: str, paths: dict[str, Any]) -> None:
     """Record what commit `head` (made on `parent`) holds at `paths`; best effort."""
     known = recall(store, parent)
     if len(known) + len(paths) > MOST:

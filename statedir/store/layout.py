@@ -7,10 +7,10 @@ from pathlib import Path
 
 from statedir.errors import InvalidId
 from statedir.files import schema
-from statedir.store.journal import JOURNAL
 
 CONFIG = "statedir.yaml"
 LOCK = ".statedir.lock"
+JOURNAL = ".statedir.txn"  # a transition's journal while it writes (statedir.store.journal)
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"  # a store on a branch of its own: the hooks of its work tree

@@ -14,8 +14,8 @@ from typing import Any
 from statedir.errors import InvalidValue, PermissionDenied
 from statedir.gitops import git, identity, object_ids
 from statedir.store import last_commit
-from statedir.store.disk import Store
 from statedir.store.layout import CONFIG
+from statedir.store.store import Store
 
 KEY = "people"
 _PERSON_LINE = re.compile(rf"^{identity.PERSON}: (.*)$", re.MULTILINE)

@@ -23,7 +23,7 @@ from typing import Any
 from statedir.errors import CorruptStore, InvalidValue, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 # Every append-only log statedir knows; a template declares which of them its runs hold.
 LOGS = ("transitions", "integrity", "revisions", "schema_validation", "collaboration_depth",

@@ -10,7 +10,7 @@ from statedir.errors import InvalidValue, WriteFailed
 from statedir.files import yaml
 from statedir.gitops import git, store_commit
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 CONFIG_DEFAULTS = {"format_version": 1, "default_template": "academic-pipeline", "lock_timeout": 30}
 

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 from statedir.errors import CorruptStore, GitError
 from statedir.gitops import git, index_lock
 
-if TYPE_CHECKING:  # the store calls recover() when it takes its lock
+if TYPE_CHECKING:
     from statedir.store.checkpoint import Checkpoint
-    from statedir.store.disk import Store
+    from statedir.store.disk import Disk
 
 JOURNAL = "sync.json"  # in .git/statedir/: where a running sync started and what it is doing
 SAVED_INDEX = "sync.index"  # beside it: the index as it was
 UNDONE = "refs/statedir/undone/"  # a branch an undone sync found with commits of someone else's on it
 
 
-def _folder(store: Store) -> Path:
+def _folder(store: Disk) -> Path:
     return git.git_dir(store.worktree) / "statedir"
 
 
@@ -42,7 +42,7 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def record(store: Store, point: Checkpoint, phase: str, *, kept: str | None = None,
+def record(store: Disk, point: Checkpoint, phase: str, *, kept: str | None = None,
            replayed: str | None = None) -> None:
     """Save where the sync started and what it does now (`sync`, `replaying`, `pushing`), before it does it."""
     folder = _folder(store)
@@ -54,7 +54,7 @@ def record(store: Store, point: Checkpoint, phase: str, *, kept: str | None = No
                                           "replayed": replayed}).encode())
 
 
-def recorded(store: Store) -> dict[str, Any] | None:
+def recorded(store: Disk) -> dict[str, Any] | None:
     """The running (or dead) sync's record, None where there is none."""
     try:
         record = json.loads((_folder(store) / JOURNAL).read_bytes())
@@ -68,19 +68,19 @@ def recorded(store: Store) -> dict[str, Any] | None:
     return record
 
 
-def dead_sync(store: Store) -> bool:
+def dead_sync(store: Disk) -> bool:
     """Whether a sync's record is on disk (a reader holding the lock shared: its writer died)."""
     return (_folder(store) / JOURNAL).exists()
 
 
-def clear(store: Store) -> None:
+def clear(store: Disk) -> None:
     """The sync is over: its record goes (the saved index last)."""
     for name in (JOURNAL, SAVED_INDEX):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(_folder(store) / name)
 
 
-def recover(store: Store) -> None:
+def recover(store: Disk) -> None:
     """Finish or undo a sync that died (under the exclusive store lock); a no-op where none did.
     First, git's index lock a killed statedir's git left is released (statedir.gitops.git_owner)."""
     gitdir = git.git_dir(store.worktree)
@@ -109,7 +109,7 @@ def recover(store: Store) -> None:
     clear(store)
 
 
-def _keep_foreign(store: Store, start: str | None, head: str | None) -> None:
+def _keep_foreign(store: Disk, start: str | None, head: str | None) -> None:
     """Before the branch goes back to `start`: where it holds a commit that no sync of statedir's
     made (none carries a Statedir-Action trailer) and no remote has, keep it under a ref."""
     if head is None or head == start:

@@ -13,7 +13,7 @@ from statedir.errors import InvalidValue, WriteFailed
 from statedir.files.yaml import MAX_BYTES
 from statedir.gitops import git, identity, store_commit
 from statedir.store import commit_keys, journal, last_commit, people
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tuple[str, str, str]] = (),

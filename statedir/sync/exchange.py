@@ -10,9 +10,9 @@ from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
-from statedir.merge import driver
 from statedir.store import checkpoint, sync_journal
-from statedir.store.disk import Store
+from statedir.store.store import Store
+from statedir.sync import conflicts as conflicts_mod
 from statedir.sync import refusal, verified, versions
 from statedir.sync import replay as replaying
 
@@ -210,7 +210,7 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     proc = _git(store, *driver_config, *args, theirs, check=False)
     # versions registered on both sides: git cannot rename a passport, sync numbers them apart
     if proc.returncode != 0 and not (not fast and versions.settle(store, ours, theirs)):  # sync() puts back
-        conflicts = _unmerged(store)
+        conflicts = conflicts_mod.unmerged(store)
         if not conflicts and b"unrelated histories" in proc.stderr:
             raise GitError(f"{name}/{branch} shares no history with this store: two stores were made apart (an "
                            "`init` on each machine before either pushed). Keep one; to take the remote's, see "
@@ -218,12 +218,12 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
         if not conflicts:
             raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {_reason(proc.stderr)}. "
                                   "Commit or stash those changes first; nothing was changed", remote=name)
-        raise MergeRefused(_headline(conflicts), conflicts=conflicts)
+        raise MergeRefused(conflicts_mod.headline(conflicts), conflicts=conflicts)
     problems = _problems(store, ours)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}{more}; "
-                           f"nothing was changed. {next_steps([])}",
+                           f"nothing was changed. {conflicts_mod.next_steps([])}",
                            conflicts=[], problems=problems)
     if not fast:
         _git(store, "commit", "--quiet", "--no-edit", "-m", message)
@@ -279,56 +279,6 @@ def _reason(stderr: bytes) -> str:
     files = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line[:1].isspace()]
     more = f" and {len(files) - 3} more" if len(files) > 3 else ""
     return git.gist(stderr).rstrip(":.") + (f": {', '.join(files[:3])}{more}" if files else "")
-
-
-def _headline(conflicts: list[dict[str, Any]]) -> str:
-    first = conflicts[0]
-    fields = ", ".join(f["field"] for f in first["fields"]) or first.get("reason") or "its content"
-    where = f"run {first['run']}, {first['file']}" if first["run"] else first["file"]
-    more = f" (and {len(conflicts) - 1} more file(s))" if len(conflicts) > 1 else ""
-    return f"merge refused: {where}: {fields} changed on both sides{more}; nothing was changed. {next_steps(conflicts)}"
-
-
-SETTABLE = ("topic", "language", "settings.reset_boundaries")
-
-
-def next_steps(conflicts: list[dict[str, Any]]) -> str:
-    """What resolves a refused merge: the replay, and `statedir set` for a run-level field."""
-    text = ("Next: `statedir sync --replay` decides this machine's unpublished transitions again on top of the "
-            "remote's state (the rules refuse what no longer holds; the originals are kept)")
-    fields = [(c["run"], f["field"]) for c in conflicts if c["run"] and c["file"].endswith("/state.yaml")
-              for f in c["fields"] if f["field"] in SETTABLE or f["field"].startswith("team.")]
-    if fields:
-        run, field = fields[0]
-        text += (f", then `statedir set {run} {field} VALUE --reason R` if {field} should hold another value "
-                 "than the one the replay leaves")
-    return text
-
-
-def _unmerged(store: Store) -> list[dict[str, Any]]:
-    """Each conflicted file: a store file merged again by the rules for its structured report
-    (paths in the store's terms; a file outside the store by its repository path)."""
-    out = _git(store, "ls-files", "-u", "-z", "--full-name", ":/").stdout.decode("utf-8", "surrogateescape")
-    stages: dict[str, dict[int, str]] = {}
-    for entry in filter(None, out.split("\0")):
-        meta, path = entry.split("\t", 1)
-        _, oid, stage = meta.split()
-        stages.setdefault(path, {})[int(stage)] = oid
-    prefix = "" if store.prefix == "." else store.prefix + "/"
-    reports: list[dict[str, Any]] = []
-    for path, oids in sorted(stages.items()):
-        if not path.startswith(prefix):  # the user's own files: git's line merge conflicted
-            reports.append({"run": None, "file": path, "reason": "outside the store: git's own merge of your "
-                            "files conflicts; merge by hand with git", "fields": []})
-            continue
-        rel = path[len(prefix):]
-        base, ours, theirs = (_git(store, "cat-file", "blob", oids[n]).stdout if n in oids else None
-                              for n in (1, 2, 3))
-        outcome = driver.merge_file(rel, base, ours, theirs, root=store.root)
-        if outcome.clean:
-            outcome.note = "changed on one side and deleted on the other"
-        reports.append(driver.describe(rel, outcome))
-    return reports
 
 
 def _problems(store: Store, ours: str | None) -> list[str]:

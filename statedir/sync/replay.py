@@ -21,10 +21,10 @@ from statedir.engine.transition_data import Request
 from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
 from statedir.history import rollback
-from statedir.history.replay import Commit
 from statedir.history.verify import commits
 from statedir.store import checkpoint, sync_journal
-from statedir.store.disk import Store
+from statedir.store.recorded import Commit
+from statedir.store.store import Store
 
 TRAILER = "Statedir-Replayed-From"
 REFS = "refs/statedir/replayed/"

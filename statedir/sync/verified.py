@@ -12,7 +12,7 @@ from typing import Any
 from statedir.errors import MergeRefused
 from statedir.gitops import git, worktrees
 from statedir.history import verify
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 KEY = "statedirVerified"
 

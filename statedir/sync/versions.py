@@ -11,7 +11,7 @@ from __future__ import annotations
 from statedir.gitops import git, objects
 from statedir.history.merge_check import VERSIONED, versioned
 from statedir.history.snapshot import Reader
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def _unmerged(store: Store) -> set[str]:

@@ -13,7 +13,8 @@ from mcp_session import ToolError, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
-from statedir.mcp.calls import Served, _needs_worded
+from statedir.mcp.calls import Served
+from statedir.mcp.outcome import needs_worded
 
 CLI_WORDS = re.compile(r"exit [0-9]|exits [0-9]|\bprints?\b|\(repeatable\)|docs/|statedir |`init` prints")
 
@@ -59,7 +60,7 @@ def test_what_blocks_a_move_names_the_tool_that_unblocks_it(store: Path) -> None
         "needs": ["its revision round recorded (statedir revision)"],
         "moves": [{"command": "stage"}]}},
         "blocked": [{"move": {"command": "stage"}, "needs": ["a PASS, recorded with `statedir integrity`"]}]}
-    worded = _needs_worded(doc, lambda text: served.wording.say(text, "stage"))
+    worded = needs_worded(doc, lambda text: served.wording.say(text, "stage"))
     assert worded["error"]["details"]["needs"] == ["its revision round recorded (revision)"]
     assert worded["blocked"][0]["needs"] == ["a PASS, recorded with `integrity`"]
     assert worded["error"]["details"]["moves"] == doc["error"]["details"]["moves"]

@@ -75,7 +75,9 @@ def test_planted_files(repo: Path, target: str, name: str) -> None:
     sd = api.StateDir(repo / "state")
     sd.new("r1", topic="t")
     target = target.format(today=today())
-    (repo / "state" / target).write_bytes(HOSTILE_FILES[name])
+    planted = repo / "state" / target
+    planted.parent.mkdir(parents=True, exist_ok=True)  # a new run has no stage files yet: planted anew
+    planted.write_bytes(HOSTILE_FILES[name])
     for args in (["stage", "r1", "1", "in_progress"], ["status", "r1"], ["show", "r1", "--format", "ars"],
                  ["validate"], ["runs"], ["log", "r1"], ["get", "r1", "topic"]):
         before = snapshot(repo)
@@ -98,7 +100,7 @@ def test_symlinks_planted_in_the_store(repo: Path, tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (history / "checkpoints").symlink_to(tmp_path / "elsewhere")  # a log's folder of segments
     stages = repo / "state" / "runs" / "r1" / "stages"
-    (stages / "2.yaml").unlink()
+    stages.mkdir(exist_ok=True)  # a new run writes no stage file until a stage has something to say
     (stages / "2.yaml").symlink_to(secret)
     for args in (["stage", "r1", "1", "in_progress"], ["show", "r1"], ["validate"]):
         code, out, err = call([*args, "--store", str(repo / "state")])

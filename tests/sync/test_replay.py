@@ -213,7 +213,7 @@ def test_a_replay_takes_no_remote_history_a_plain_sync_would_refuse(tmp_path: Pa
 
 @pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_a_replay_waiting_for_the_lock_changes_nothing(tmp_path: Path) -> None:
-    from statedir.store.disk import Store
+    from statedir.store.store import Store
 
     c = topics_apart(tmp_path)
     before = _as_it_was(c["b"])

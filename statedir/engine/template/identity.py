@@ -11,7 +11,7 @@ from statedir.engine import template
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError
 from statedir.files import yaml
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 class Seen(NamedTuple):

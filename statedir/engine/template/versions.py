@@ -13,7 +13,7 @@ from statedir.engine.template.identity import next_version
 from statedir.errors import CorruptStore, InvalidValue, StatedirError
 from statedir.files import yaml
 from statedir.store import layout
-from statedir.store.disk import Store
+from statedir.store.store import Store
 
 
 def kept_rel(name: str, version: str) -> str:
