@@ -110,7 +110,9 @@ def test_a_failing_check_hands_the_decision_to_the_user(at3p: api.StateDir, repo
     assert cli("stage", "r1", "3p", "completed", cwd=repo).returncode == 0
     assert sorted(at3p.get("r1", "checkpoint")["choices"]) == ["4.5", "4p"]
     at3p.material("r1", ["re_review_report"])
-    assert cli("confirm", "r1", "--next", "4p", "--response", "continue", "--actor", "user", cwd=repo).returncode == 0
+    # the user's answer picks the decision (3.23), never a route: tests/test_re_review_user_answer.py
+    assert cli("confirm", "r1", "--decision", "major_revision", "--response", "continue", "--actor", "user",
+               cwd=repo).returncode == 0
     assert at3p.get("r1", "current_stage") == "4p"
     assert at3p.verify()["clean"]
 
