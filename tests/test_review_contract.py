@@ -93,11 +93,15 @@ def test_a_passing_check_lets_the_decision_be_set_and_binds_traceability(at3p: a
     code, out = cli_json("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo)
     assert code == 0 and out["outcome"] == "pass", out  # type: ignore[index]
     assert cli("stage", "r1", "3p", "completed", "--decision", "accept", cwd=repo).returncode == 0
+    # 3.23: the row's traceability artifact is the traceability file, bound once it is registered
+    # (tests/test_re_review_traceability.py); 3.22 bound the check's report in its place
+    (repo / "trace.json").write_text("{}\n")
+    assert cli("material", "r1", "re_review_traceability", "--file", "trace.json", cwd=repo).returncode == 0
     row = at3p.get("r1", "pending_adjudication_activity_bindings")[2]
     assert row["source_family"] == "re_review_traceability" and row["capture_state"] == "captured"
     assert [a["artifact_role"] for a in row["artifacts"]] == ["input_manifest", "precommitment", "verdict_record",
                                                               "traceability"]
-    assert [a["relative_path"] for a in row["artifacts"]] == ["manifest.md", "criteria.md", "claims.md", "report.json"]
+    assert [a["relative_path"] for a in row["artifacts"]] == ["manifest.md", "criteria.md", "claims.md", "trace.json"]
     assert at3p.verify()["clean"]
 
 
