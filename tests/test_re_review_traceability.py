@@ -10,12 +10,22 @@ from pathlib import Path
 import pytest
 from conftest import cli, cli_json, copy_of, to_integrity
 from sim import Sim
-from test_review_contract import PARTS, at3p, parts  # noqa: F401 (the fixture)
+from test_review_contract import PARTS, at_re_review, parts
 
 from statedir import api
 from statedir.files import schema
 
 ROLES = ["input_manifest", "precommitment", "verdict_record", "traceability"]
+
+
+@pytest.fixture
+def at3p(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
+    """Stage 3' in progress, the contract's part files and a check report in the work tree."""
+    sd = copy_of("contract-at-3p", at_re_review, repo, tmp_path_factory)[0]
+    for part in PARTS:
+        (repo / f"{part}.md").write_text(f"{part} of the re-review\n")
+    (repo / "report.json").write_text("{}\n")
+    return sd
 
 
 def row(sd: api.StateDir, run: str = "r1") -> dict[str, object]:

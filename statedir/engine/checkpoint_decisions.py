@@ -13,7 +13,6 @@ from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Draft
 from statedir.errors import InvalidValue
 
-
 PICK = "decision"  # confirm's argument for a pick, refused where no checkpoint takes one
 
 
