@@ -41,6 +41,10 @@ def test_the_traceability_file_is_bound_to_its_row_and_recommended_at_4_5(at3p: 
     assert cli("stage", "r1", "3p", "completed", "--decision", "minor_revision", cwd=repo).returncode == 0
     code, prereq = cli_json("prereq", "r1", "4.5", cwd=repo)
     assert prereq["prerequisites_met"] and prereq["missing_recommended"] == ["re_review_traceability"], prereq  # type: ignore[index]
+    code, moves = cli_json("next", "r1", cwd=repo)
+    [confirm] = [m for m in moves["moves"] if m["command"] == "confirm"]  # type: ignore[index]
+    assert "missing: re_review_traceability" in confirm["note"], confirm
+    assert "missing: re_review_traceability" in cli("next", "r1", cwd=repo).stdout
     (repo / "trace.json").write_text('{"previously_missed": [], "indeterminate": []}\n')
     code, out = cli_json("material", "r1", "re_review_traceability", "--file", "trace.json", "--allow-untracked",
                          cwd=repo)
@@ -52,6 +56,8 @@ def test_the_traceability_file_is_bound_to_its_row_and_recommended_at_4_5(at3p: 
                                                                "trace.json"]
     code, prereq = cli_json("prereq", "r1", "4.5", cwd=repo)
     assert prereq["missing_recommended"] == [] and prereq["warning"] is None, prereq  # type: ignore[index]
+    code, moves = cli_json("next", "r1", cwd=repo)
+    assert all("note" not in m for m in moves["moves"] if m["command"] == "confirm")  # type: ignore[index]
     code, out = cli_json("confirm", "r1", "--response", "continue", cwd=repo)
     assert code == 0 and out["next"] == "4.5" and "warning" not in out, out  # type: ignore[index,operator]
     assert cli("verify", cwd=repo).returncode == 0

@@ -227,7 +227,9 @@ def moves(t: Template, run: RunData, now: str, *, pruned: bool = True) -> dict[s
     for candidate in candidates(t, run, pruned=pruned):
         asked, change, refusal = decided(t, run, candidate, now)
         if change is not None and not change.noop:
-            legal.append(Found(asked, leads_to=_leads_to(run, change)))
+            missing = change.result.get("missing_recommended")  # what entering its stage warns of, said here too
+            legal.append(Found(asked, leads_to=_leads_to(run, change),
+                               extra={"missing_recommended": list(missing)} if missing else None))
         elif refusal is not None and refusal.details.get("needs"):
             extra = {"materials": refusal.details["materials"]} if refusal.details.get("materials") else {}
             refused.append(Found(asked, needs=tuple(refusal.details["needs"]), extra=extra))
