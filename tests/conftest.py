@@ -353,14 +353,22 @@ def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
 
 def contract_holds(sd: api.StateDir, run: str, exit_code: int = 0) -> dict[str, Any]:
     """Stage 3''s re-review contract recorded (files under rr/ in the store's work tree) and its
-    synthesis check given `exit_code`: what a decision at 3' needs on academic-pipeline 3.22."""
+    synthesis check given `exit_code`: what a decision at 3' needs on academic-pipeline 3.22; on
+    3.23 the traceability file registered too (re_review_traceability: its row bound)."""
     folder = sd.store.files_worktree / "rr" / run
     folder.mkdir(parents=True, exist_ok=True)
     for part in ("manifest", "criteria", "evidence", "claims", "check"):
         (folder / f"{part}.md").write_text(f"{part} of the re-review of {run}\n")
         if part != "check":
             sd.contract(run, "3p", part, file=str(folder / f"{part}.md"))
-    return sd.contract(run, "3p", "check", file=str(folder / "check.md"), exit_code=exit_code)
+    result = sd.contract(run, "3p", "check", file=str(folder / "check.md"), exit_code=exit_code)
+    from statedir.engine import template
+
+    shipped = template.load(str(sd.get(run, "template")))
+    if shipped.doc.get("version") == sd.get(run, "template_version") and "re_review_traceability" in shipped.materials:
+        (folder / "traceability.json").write_text('{"previously_missed": [], "indeterminate": []}\n')
+        sd.material(run, ["re_review_traceability"], files=[str(folder / "traceability.json")])
+    return result
 
 
 def cli_refused(repo: Path, code: str, *args: str) -> dict[str, Any]:

@@ -95,11 +95,15 @@ def test_a_passing_check_lets_the_decision_be_set_and_binds_traceability(at3p: a
     assert cli("stage", "r1", "3p", "completed", "--decision", "accept", cwd=repo).returncode == 0
     # the open checkpoint's stage by a name 4' does not share (3.22 said RE-REV, and RE-REV' for 4')
     assert cli("status", "r1", "--line", cwd=repo).stdout.strip().endswith("checkpoint open: MANDATORY after RE-REVIEW (3')")
+    # 3.23: the row's traceability artifact is the traceability file, bound once it is registered
+    # (tests/test_re_review_traceability.py); 3.22 bound the check's report in its place
+    (repo / "trace.json").write_text("{}\n")
+    assert cli("material", "r1", "re_review_traceability", "--file", "trace.json", cwd=repo).returncode == 0
     row = at3p.get("r1", "pending_adjudication_activity_bindings")[2]
     assert row["source_family"] == "re_review_traceability" and row["capture_state"] == "captured"
     assert [a["artifact_role"] for a in row["artifacts"]] == ["input_manifest", "precommitment", "verdict_record",
                                                               "traceability"]
-    assert [a["relative_path"] for a in row["artifacts"]] == ["manifest.md", "criteria.md", "claims.md", "report.json"]
+    assert [a["relative_path"] for a in row["artifacts"]] == ["manifest.md", "criteria.md", "claims.md", "trace.json"]
     assert at3p.verify()["clean"]
 
 
@@ -112,7 +116,9 @@ def test_a_failing_check_hands_the_decision_to_the_user(at3p: api.StateDir, repo
     assert cli("stage", "r1", "3p", "completed", cwd=repo).returncode == 0
     assert sorted(at3p.get("r1", "checkpoint")["choices"]) == ["4.5", "4p"]
     at3p.material("r1", ["re_review_report"])
-    assert cli("confirm", "r1", "--next", "4p", "--response", "continue", "--actor", "user", cwd=repo).returncode == 0
+    # the user's answer picks the decision (3.23), never a route: tests/test_re_review_user_answer.py
+    assert cli("confirm", "r1", "--decision", "major_revision", "--response", "continue", "--actor", "user",
+               cwd=repo).returncode == 0
     assert at3p.get("r1", "current_stage") == "4p"
     assert at3p.verify()["clean"]
 

@@ -203,7 +203,8 @@ class Transitions:
                 actor: str | None = None, expect: str | None = None, role: str | None = None,
                 answered_by: str | None = None, channel: str | None = None,
                 skip_refused: bool = False, metrics: list[str] | None = None,
-                quality: str | None = None, format: str | None = None) -> dict[str, Any]:
+                quality: str | None = None, format: str | None = None,
+                decision: str | None = None) -> dict[str, Any]:
         """Answer the open checkpoint. A MANDATORY checkpoint's answer, the user's own (actor `user`)
         and one the caller says the user gave (`answered_by` `user`: it asked them) is recorded as
         the user's, via the actor that carried it, with the `channel` it came by (default cli);
@@ -211,11 +212,14 @@ class Transitions:
         answer follows a refused attempt to skip this MANDATORY checkpoint (its receipt says so).
         `metrics` (`["word_count=5200", ...]`) and `quality` record the FULL checkpoint's decision
         dashboard; a quality the template holds on (regressed) pauses the run until the user answers.
-        `format`: the Stage 5 entry's finalization format (citation style), the checkpoint's answer."""
+        `format`: the Stage 5 entry's finalization format (citation style), the checkpoint's answer.
+        `decision`: where the stage left its decision to the user (3' after a failed re-review check),
+        the user's pick, which the next stage follows from."""
         who = {key: value for key, value in (("answered_by", answered_by), ("channel", channel)) if value}
         extra: dict[str, Any] = {"skip_refused": True} if skip_refused else {}
         extra.update({"metrics": list(metrics)} if metrics else {}, **({"quality": quality} if quality else {}),
-                     **({"format": format} if format is not None else {}))
+                     **({"format": format} if format is not None else {}),
+                     **({"decision": decision} if decision is not None else {}))
         return self._do(run_id, "confirm", actor, expect=expect, role=role, who=who, next=next, response=response,
                         answered_by=None, store_prefix=self._receipt_root(), **extra)
 

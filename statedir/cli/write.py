@@ -210,6 +210,7 @@ def confirm(run_id: RunArg,
             metric: Annotated[Optional[list[str]], Option("--metric", help="A FULL checkpoint's dashboard metric, KEY=VALUE (word_count=N, references=N, coverage=N/T); repeatable.")] = None,
             quality: Annotated[Optional[str], Option("--quality", help="Is this stage's output at least as good as the last? ok, regressed (pauses the pipeline until the user answers) or not_comparable.")] = None,
             format: Annotated[Optional[str], Option("--format", help="At the Stage 5 entry checkpoint: the finalization format, a citation style the template lists (apa7, ...).")] = None,
+            decision: Annotated[Optional[str], Option("--decision", help="Where the stage left its decision to the user (stage 3' after a failed re-review check): the user's pick, accept, minor_revision or major_revision; the next stage follows from it.")] = None,
             skip_refused: Annotated[bool, Option("--skip-refused", help="The answer follows a refused attempt to skip this MANDATORY checkpoint: its receipt records skip_refused.")] = False,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
@@ -219,7 +220,8 @@ def confirm(run_id: RunArg,
     missing, as `prereq` does; a refused --next names the stages the graph offers.
     """
     done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, role=as_role, expect=expect,
-                                   skip_refused=skip_refused, metrics=metric, quality=quality, format=format), json)
+                                   skip_refused=skip_refused, metrics=metric, quality=quality, format=format,
+                                   decision=decision), json)
 
 
 @app.command()

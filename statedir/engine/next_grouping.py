@@ -110,6 +110,8 @@ def _move(found: Found, values: dict[str, list[Any]]) -> dict[str, Any]:
         move["optional"] = optional
     if found.leads_to:
         move["leads_to"] = found.leads_to
+    if found.extra.get("missing_recommended"):  # a legal move into a stage whose recommended inputs are missing
+        move["note"] = f"recommended for the stage it starts, missing: {', '.join(found.extra['missing_recommended'])}"
     return move
 
 

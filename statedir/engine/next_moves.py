@@ -55,6 +55,15 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
     optional = ("metric", "quality") if checkpoint and not checkpoint.get("held") and \
         checkpoint["type"] in dash.get("types", []) else ()  # the decision dashboard it records
     asked = (t.doc.get("checkpoint_decisions") or {}).get(checkpoint["stage"]) if checkpoint else None
+    if asked and asked.get("decides"):
+        from statedir.engine import checkpoint_decisions
+
+        asked = checkpoint_decisions.applying(t, checkpoint["stage"], run.stages, run.state)  # type: ignore[index]
+        if asked:  # the user's pick, the next stage following from it: each pick a request
+            option = asked["option"]
+            return [Candidate("confirm", actor, {"next": None, "response": response, option: str(value)},
+                              {"response": response, option: str(value)}, ("response", option))
+                    for value in asked["options"] for response in [None, *t.checkpoints.get("responses", [])]]
     optional += (asked["option"],) if asked else ()  # the decision it takes as its answer
     return [Candidate("confirm", actor, {"next": target, "response": response},
                       {"next": target, "response": response}, ("next", "response"), optional=optional)
@@ -218,7 +227,9 @@ def moves(t: Template, run: RunData, now: str, *, pruned: bool = True) -> dict[s
     for candidate in candidates(t, run, pruned=pruned):
         asked, change, refusal = decided(t, run, candidate, now)
         if change is not None and not change.noop:
-            legal.append(Found(asked, leads_to=_leads_to(run, change)))
+            missing = change.result.get("missing_recommended")  # what entering its stage warns of, said here too
+            legal.append(Found(asked, leads_to=_leads_to(run, change),
+                               extra={"missing_recommended": list(missing)} if missing else None))
         elif refusal is not None and refusal.details.get("needs"):
             extra = {"materials": refusal.details["materials"]} if refusal.details.get("materials") else {}
             refused.append(Found(asked, needs=tuple(refusal.details["needs"]), extra=extra))

@@ -143,7 +143,7 @@ def question_of(t: Template, run: RunData, arguments: dict[str, Any], head: str 
     lines.append("Response: " + "; ".join(f"{r}: {meaning[r]}" if r in meaning else r for r in responses) + ".")
     if choices:
         lines.append("Next: " + ", ".join(_name(t, c) for c in choices) + ".")
-    decision = checkpoint_decisions.declared(t).get(asked["stage"])  # the decision the answer takes besides
+    decision = checkpoint_decisions.applying(t, asked["stage"], run.stages, run.state)  # the one it takes besides
     picks = ((str(decision["option"]), tuple(str(o) for o in decision["options"]), str(decision["question"])),) \
         if decision else ()
     for name, options, ask in picks:

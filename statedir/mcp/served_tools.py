@@ -57,6 +57,7 @@ MCP_WORDS: dict[tuple[str, str], str] = {
     ("confirm", "quality"): "Is this stage's output at least as good as the last? regressed pauses the pipeline "
                             "until the user answers.",
     ("confirm", "format"): "At the Stage 5 entry checkpoint: the finalization's citation style.",
+    ("confirm", "decision"): "After a failed re-review check at 3': the user's pick of the decision.",
     ("new", "template"): "Template name or file; default: the store's default (academic-pipeline).",
     ("new", "entry_material"): "A file the user brings, registered at entry as the material the template names "
                                "(academic-pipeline at 4: the reviewer comments, review_reports).",

@@ -88,7 +88,9 @@ def vocabularies(ts: Templates) -> dict[str, tuple[list[str], bool]]:
         "failure_mode": lambda t: [str(m["id"]) for m in (t.doc.get("failure_modes") or {}).get("modes", [])],
         "failure_mode_answer": lambda t: list((t.doc.get("failure_modes") or {}).get("answers", {})),
         "checkpoint_decision": lambda t: [str(o) for d in (t.doc.get("checkpoint_decisions") or {}).values()
-                                          for o in d["options"]],
+                                          if not d.get("decides") for o in d["options"]],
+        "checkpoint_pick": lambda t: [str(o) for d in (t.doc.get("checkpoint_decisions") or {}).values()
+                                      if d.get("decides") for o in d["options"]],
         "quality": lambda t: (t.checkpoints.get("dashboard") or {}).get("quality", []),
     }
     fixed = {"verdict": submissions.VERDICTS, "observer_checkpoint": submissions.OBSERVER_CHECKPOINTS,
@@ -114,7 +116,8 @@ ARGUMENTS = {
     ("acknowledge", "mode"): "failure_mode", ("acknowledge", "answer"): "failure_mode_answer",
     ("observe", "stage"): "observed_stage", ("observe", "checkpoint"): "observer_checkpoint",
     ("pipeline", "state"): "pipeline_state", ("confirm", "response"): "response", ("confirm", "next"): "next",
-    ("confirm", "format"): "checkpoint_decision", ("confirm", "quality"): "quality",
+    ("confirm", "format"): "checkpoint_decision", ("confirm", "decision"): "checkpoint_pick",
+    ("confirm", "quality"): "quality",
     ("new", "entry_point"): "entry_point", ("material", "names"): "material", ("versions", "material"): "series",
     ("bind", "family"): "family", ("bind", "role"): "role", ("bind", "unavailable"): "unavailable",
     ("graph", "format"): "graph_format", ("show", "format"): "show_format",

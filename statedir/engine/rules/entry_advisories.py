@@ -124,10 +124,54 @@ def shown(t: Template, run: RunData) -> list[dict[str, Any]]:
     return out
 
 
+def checked_draft(t: Template, run: RunData, spec: dict[str, Any]) -> tuple[bool, str | None]:
+    """Whether the `after` stage's integrity report is registered, and the draft version its latest
+    check was on (the report's upstream); none registered where a mid-entry passport stands for it."""
+    material = (t.stage(spec["after"]).get("integrity") or {}).get("report_material")
+    report = (run.state.get("current_version") or {}).get(t.series_of(material)["name"]) if material else None
+    upstream = (run.passports.get(report) or {}).get("upstream_dependencies", []) if report else []
+    return report is not None, next((u for u in upstream if t.series_of_label(u) == spec["draft_series"]), None)
+
+
+def require_bound_draft(t: Template, run: RunData, stage_id: str) -> None:
+    """Entering the template's `bound_entry` stage after the `after` stage's pass: the current draft
+    is the one that pass was on, and every recorded advisory names it (PREREQUISITES_MISSING with
+    what to do otherwise: a draft registered since passes integrity again, its advisories again)."""
+    spec = declared(t) or {}
+    if spec.get("bound_entry") != stage_id or run.stages[spec["after"]].get("verdict") not in spec["passes"]:
+        return  # no pass to be bound to (a FAIL-loop resolution lets the run on as it says)
+    label, passport = _draft(t, run, spec)
+    checked, passed = checked_draft(t, run, spec)
+    if not checked:
+        return  # entered on a VERIFIED passport that stands for the check: the draft it brought
+    stale = [e for e in shown(t, run) if e["kind"] in spec["kinds"] and e["binding"] == STALE]
+    after, order = t.display(spec["after"]), " then ".join(spec["kinds"])
+    if passed != label:
+        need = (f"the draft stage {after}'s {'/'.join(spec['passes'])} verified ({passed or 'none'}), but the "
+                f"current draft is {label}, registered since"
+                + (f", and the advisories name {stale[0]['version_label']} (STALE)" if stale else "")
+                + f"; reopen stage {after} (`statedir redo RUN {after} --reason R`), pass integrity on {label}, "
+                  f"then record the advisories again ({order})")
+        short = f"stage {after}'s pass on {label}"
+    elif stale:
+        need = (f"the advisories for the draft it finalizes, {label}: "
+                f"{', '.join(e['kind'] for e in stale)} name {stale[0]['version_label']} (STALE); record them "
+                f"again ({order}: `statedir advisory RUN KIND --file F` or `--unavailable CODE`)")
+        short = f"advisories for {label}"
+    else:
+        return
+    raise PrerequisitesMissing(f"stage {t.display(stage_id)} needs {need}", prerequisites_met=False,
+                               missing_required=[short], missing_recommended=[], warning=None,
+                               needs=[need], version_label=label, passed_on=passed,
+                               draft_sha256=passport.get("content_hash"))
+
+
 def require_entry(t: Template, run: RunData, stage_id: str) -> None:
     """Entering `stage_id` where a gated advisory's setting is on: its report for the current draft,
-    holding no class it refuses (PREREQUISITES_MISSING naming what is needed)."""
+    holding no class it refuses (PREREQUISITES_MISSING naming what is needed); entering the
+    `bound_entry` stage, the current draft the one the pass and the advisories were bound to."""
     spec = declared(t)
+    require_bound_draft(t, run, stage_id)
     for kind, gate in ((spec or {}).get("gated") or {}).items():
         if gate["enters"] != stage_id or not run_settings.on(t, run.state, gate["setting"]):
             continue

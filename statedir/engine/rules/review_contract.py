@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import run_settings
+from statedir.engine import run_settings, traceability
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import ContentChanged, ContractIncomplete, IllegalTransition, InvalidValue
@@ -103,27 +103,8 @@ def _check(t: Template, draft: Draft, rec: dict[str, Any], contract: dict[str, A
     elif then:
         rec["decision"] = then  # the decision is the user's now
         summary += f"; decision {then}: the user decides"
-    _bind_traceability(t, draft, spec, contract, parts, outcome)
+    traceability.bind(t, draft)  # the contract's files bound to the row, statedir's own binding
     return draft.change(summary, now, outcome=outcome, **({"then": then} if then else {}))
-
-
-def _bind_traceability(t: Template, draft: Draft, spec: dict[str, Any], contract: dict[str, Any],
-                       parts: list[str], outcome: str) -> None:
-    """The contract's files bound to the run's traceability adjudication row (statedir's own binding)."""
-    family, roles = spec.get("binds"), spec.get("artifact_roles") or {}
-    rows = draft.state.get("pending_adjudication_activity_bindings")
-    if not family or not isinstance(rows, list):
-        return
-    artifacts = [{"artifact_id": f"re_review_{part}", "artifact_role": roles[part],
-                  "artifact_group_id": "SOURCE-GROUP-re-review-contract", "artifact_group_stage": None,
-                  "relative_path": contract[part]["path"]} for part in [*parts, CHECK] if part in roles]
-    from statedir.engine import adjudication_contract as contract_mod
-
-    for row in rows:
-        if row.get("source_family") == family:
-            bound = {**row, "capture_state": "captured", "reason_code": None, "artifacts": artifacts}
-            if not contract_mod.row_problems(bound, contract_mod.BY_NAME[family], sealed=False):
-                row.update(bound)  # best effort: a binding the row would refuse is left out
 
 
 def require_check(t: Template, state: dict[str, Any], record_: dict[str, Any], decision: str) -> None:

@@ -62,23 +62,28 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
                                 + " or --response ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)
     receipts.check_request(t, checkpoint, req)
     dash = checkpoint_dashboard.parse(t, checkpoint, req.args)
-    answer = checkpoint_decisions.parse(t, checkpoint, req.args)
+    answer = checkpoint_decisions.parse(t, checkpoint, req.args, run.stages, run.state)
+    picked = bool(answer) and checkpoint_decisions.decides(t, checkpoint, run.stages, run.state)
     if checkpoint_dashboard.holds(t, dash):
         draft = Draft(run)
         checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
         return draft.change(checkpoint_dashboard.hold(t, draft, checkpoint, dash, now), now, held=dash["quality"])
     response = response or "continue"
-    target = _choose(t, run, checkpoint, req.args.get("next"))
     draft = Draft(run)  # decided from here on: the copies the change is made of
+    if picked:  # the user's pick is the stage's decision, and the graph leads on from it
+        assert answer is not None
+        target = checkpoint_decisions.route(t, draft, checkpoint, answer)
+    else:
+        target = _choose(t, run, checkpoint, req.args.get("next"))
     state = draft.state
     if dash:
         checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
-    if answer and target in t.terminal_targets:
+    if answer and not picked and target in t.terminal_targets:
         checkpoint_decisions.record(t, draft, target, answer)  # refused: no stage to record it on
     state["paused_from"] = None if held else state.get("paused_from")
     checked = schema_checks.check(t, draft, checkpoint["stage"])  # the outputs as the stage left them
     report = _advance(t, draft, checkpoint["stage"], target, now)
-    if answer:
+    if answer and not picked:
         checkpoint_decisions.record(t, draft, target, answer)
     if response in policy.get("continue_responses", []):
         state["consecutive_continue_count"] = state.get("consecutive_continue_count", 0) + 1
@@ -99,7 +104,8 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
                    "missing_fields": []}
     draft.log("schema_validation", {"transition": f"{t.display(checkpoint['stage'])} -> {_shown(t, target)}",
                                     **checked, "timestamp": now})
-    change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response})",
+    picks = f"; decision {answer[1]}, the user's" if picked and answer else ""
+    change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response}{picks})",
                           now, next=target)
     mismatch = schema_checks.warning(t, checkpoint["stage"], checked)
     if mismatch:  # the seed's "format mismatch -> notify": said, never a refusal
@@ -119,6 +125,9 @@ def users_question(t: Template, run: RunData) -> dict[str, Any] | None:
                      or checkpoint["type"] != "MANDATORY"):
         return None
     assert checkpoint is not None
+    if checkpoint_decisions.decides(t, checkpoint, run.stages, state):  # the pick leads on, not --next
+        return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
+                "choices": [], "default": None}
     return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
             "choices": list(checkpoint["choices"]), "default": checkpoint.get("default")}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, wording
+from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, traceability, wording
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
@@ -50,6 +50,8 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
         t, draft.state, run.passports, names, now, origin_skill=skill, origin_mode=req.args.get("origin_mode"),
         files=files, upstream=req.args.get("upstream", []), request_id=req.request_id)
     draft.passports = {**stale, label: passport}
+    if traceability.registers(t, names):  # the traceability file: bound to its adjudication row (3.23)
+        traceability.bind(t, draft)
     change = draft.change(f"material {', '.join(names)} -> {label}", now, version_label=label, stale=sorted(stale))
     lacking = schema_checks.lacking(t, names, files)
     if lacking:

@@ -35,7 +35,8 @@ def describe(t: template.Template) -> dict[str, Any]:
             "produces": spec.get("produces", []),
             "requires": [r if isinstance(r, str) else r.get("label") or " or ".join(r.get("any_of", []))
                          for r in spec.get("prerequisites", {}).get("required", [])],
-            "recommends": spec.get("prerequisites", {}).get("recommended", []),
+            "recommends": [r if isinstance(r, str) else f"{r['material']} (after stage {t.display(r['after'])})"
+                           for r in spec.get("prerequisites", {}).get("recommended", [])],
             "next": [e["to"] for e in t.edges_from(sid)],
         })
     return {

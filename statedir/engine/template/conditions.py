@@ -58,13 +58,24 @@ def prerequisites(t: Template, state: dict[str, Any], stages: dict[str, dict[str
     have = state.get("materials", {})
     spec = t.stage(stage_id).get("prerequisites", {})
     missing_required = [label for label, _ in unmet_requirements(t, state, stages, stage_id)]
-    missing_recommended = [name for name in spec.get("recommended", []) if not have.get(name)]
+    missing_recommended = [name for name in recommended(t, stages, spec) if not have.get(name)]
     warning = None
     if missing_recommended:
         warning = (f"recommended material missing for stage {t.display(stage_id)}: "
                    f"{', '.join(missing_recommended)}; this may affect quality")
     return {"prerequisites_met": not missing_required, "missing_required": missing_required,
             "missing_recommended": missing_recommended, "warning": warning}
+
+
+def recommended_name(item: str | dict[str, Any]) -> str:
+    """A recommended material's name: the item itself, or its `material` (one recommended `after` a stage)."""
+    return item if isinstance(item, str) else str(item["material"])
+
+
+def recommended(t: Template, stages: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[str]:
+    """The materials a stage recommends: each one given `after` a stage only where that stage completed."""
+    return [recommended_name(item) for item in spec.get("recommended", [])
+            if isinstance(item, str) or stages.get(item["after"], {}).get("status") == t.status["done"]]
 
 
 def unmet_requirements(t: Template, state: dict[str, Any], stages: dict[str, dict[str, Any]],

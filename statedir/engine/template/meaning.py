@@ -72,9 +72,12 @@ def _references(doc: dict[str, Any]) -> list[tuple[list[Any], str]]:
             for name in [req] if isinstance(req, str) else req.get("any_of", []):
                 if name not in materials:
                     out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
-        for name in prereq.get("recommended", []):
+        for item in prereq.get("recommended", []):
+            name = item if isinstance(item, str) else item["material"]
             if name not in materials:
                 out.append((["stages", i, "prerequisites"], f"unknown material {name!r}"))
+            if isinstance(item, dict) and item["after"] not in ids:
+                out.append((["stages", i, "prerequisites"], f"recommended after unknown stage {item['after']!r}"))
     return out
 
 
