@@ -73,9 +73,11 @@ def test_a_transition_over_a_hand_edited_run_warns_naming_the_file_and_the_rule(
     import subprocess
 
     sd.new("r1", topic="t")
-    stage3 = repo / "state/runs/r1/stages/3.yaml"
-    stage3.write_text(stage3.read_text().replace("status: pending", "status: in_progress"))
-    subprocess.run(["git", "commit", "-qam", "quick fix", "--no-verify"], cwd=repo, check=True)
+    stage3 = repo / "state/runs/r1/stages/3.yaml"  # a stage says nothing until it starts: no file yet
+    stage3.parent.mkdir(exist_ok=True)
+    stage3.write_text("id: '3'\nname: REVIEW\nstatus: in_progress\n")
+    subprocess.run(["git", "add", str(stage3)], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "quick fix", "--no-verify"], cwd=repo, check=True)
     edited = stage3.read_bytes()
     proc = cli("stage", "r1", "1", "in_progress", cwd=repo)
     assert proc.returncode == 0 and proc.stdout.startswith("ok")
