@@ -7,25 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from conftest import cli, cli_json, copy_of, to_integrity
+from conftest import cli, cli_json, to_integrity
 from sim import Sim
-from test_review_contract import PARTS, at_re_review, parts
+from test_review_contract import at3p, at_re_review, parts  # noqa: F401 - at3p, the fixture: stage 3' with the contract's files
 
 from statedir import api
 from statedir.files import schema
 
 ROLES = ["input_manifest", "precommitment", "verdict_record", "traceability"]
-
-
-@pytest.fixture
-def at3p(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
-    """Stage 3' in progress, the contract's part files and a check report in the work tree."""
-    sd = copy_of("contract-at-3p", at_re_review, repo, tmp_path_factory)[0]
-    for part in PARTS:
-        (repo / f"{part}.md").write_text(f"{part} of the re-review\n")
-    (repo / "report.json").write_text("{}\n")
-    return sd
 
 
 def row(sd: api.StateDir, run: str = "r1") -> dict[str, object]:

@@ -9,6 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import at_mandatory_2_5, copy_of, snapshot, to_integrity, trailers
 from starlette.testclient import TestClient
@@ -53,6 +54,14 @@ def _head(repo: Path) -> str:
                           check=True).stdout.strip()
 
 
+def answered_on_the_web(answered: httpx.Response, repo: Path, action: str) -> None:
+    """The form's answer was taken (a redirect) and committed as the user's, through the web."""
+    assert answered.status_code == 303, answered.text
+    said = trailers(repo)
+    assert said["Statedir-Action"] == action and said["Statedir-Answered-By"] == "user"
+    assert said["Statedir-Channel"] == "web"
+
+
 def test_the_page_offers_the_answers_the_template_allows(mandatory: Path) -> None:
     client = _client(mandatory)
     page = client.get("/runs/p")
@@ -89,10 +98,7 @@ def test_a_fail_loop_resolution_is_answered_the_same_way(repo: Path, tmp_path_fa
     answered = client.post("/runs/g/answer", data={**_form(client, "g", "resolve"), "stage": "2.5",
                                                    "decision": "handle_manually", "reason": "I check ref 7 myself"},
                            headers=SAME, follow_redirects=False)
-    assert answered.status_code == 303, answered.text
-    said = trailers(repo)
-    assert said["Statedir-Action"] == "resolve" and said["Statedir-Answered-By"] == "user"
-    assert said["Statedir-Channel"] == "web"
+    answered_on_the_web(answered, repo, "resolve")
     assert api.StateDir(repo / "state").verify()["clean"]
 
 
@@ -199,10 +205,7 @@ def test_a_blocking_failure_mode_is_answered_in_the_browser(repo: Path, tmp_path
     answered = client.post("/runs/b/answer", data={**hidden, "stage": "2.5", "mode": "1", "answer": "override",
                                                    "reason": "ref 7 is in the printed proceedings"},
                            headers=SAME, follow_redirects=False)
-    assert answered.status_code == 303, answered.text
-    said = trailers(repo)
-    assert said["Statedir-Action"] == "acknowledge_mode" and said["Statedir-Answered-By"] == "user"
-    assert said["Statedir-Channel"] == "web"
+    answered_on_the_web(answered, repo, "acknowledge_mode")
     assert not _forms_of(client, "b", "acknowledge")  # answered: nothing of it left to answer
     assert api.StateDir(repo / "state").verify()["clean"]
 
@@ -222,8 +225,5 @@ def test_a_blocking_compliance_report_is_acknowledged_in_the_browser(repo: Path,
     assert wrong.status_code == 400 and snapshot(repo) == before  # a field the answer does not take
     answered = client.post("/runs/r/answer", data={**hidden, "stage": "2.5", "reason": "the protocol was registered"},
                            headers=SAME, follow_redirects=False)
-    assert answered.status_code == 303, answered.text
-    said = trailers(repo)
-    assert said["Statedir-Action"] == "compliance_override" and said["Statedir-Answered-By"] == "user"
-    assert said["Statedir-Channel"] == "web"
+    answered_on_the_web(answered, repo, "compliance_override")
     assert api.StateDir(repo / "state").verify()["clean"]
