@@ -179,11 +179,12 @@ def make_large(repo: Path) -> Path:
 
 
 def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The real CLI as a subprocess, started as the `statedir` console script starts it: -P keeps
-    the current folder off sys.path (a repository may hold a folder named statedir)."""
+    the current folder off sys.path (a repository may hold a folder named statedir). `timeout` only
+    stops a hung call: it asserts no speed."""
     return subprocess.run([sys.executable, "-P", "-m", "statedir", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, input=stdin, timeout=120)
+                          env={**os.environ, **(env or {})}, input=stdin, timeout=timeout)
 
 
 def cli_json(*args: str, **kwargs: object) -> tuple[int, object]:
