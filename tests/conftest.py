@@ -355,7 +355,8 @@ def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
 def contract_holds(sd: api.StateDir, run: str, exit_code: int = 0) -> dict[str, Any]:
     """Stage 3''s re-review contract recorded (files under rr/ in the store's work tree) and its
     synthesis check given `exit_code`: what a decision at 3' needs on academic-pipeline 3.22; on
-    3.23 the traceability file registered too (re_review_traceability: its row bound)."""
+    3.23 the traceability file registered too (re_review_traceability: its row bound). Returns the
+    last transition's result (its commit is the run's head)."""
     folder = sd.store.files_worktree / "rr" / run
     folder.mkdir(parents=True, exist_ok=True)
     for part in ("manifest", "criteria", "evidence", "claims", "check"):
@@ -368,7 +369,7 @@ def contract_holds(sd: api.StateDir, run: str, exit_code: int = 0) -> dict[str, 
     shipped = template.load(str(sd.get(run, "template")))
     if shipped.doc.get("version") == sd.get(run, "template_version") and "re_review_traceability" in shipped.materials:
         (folder / "traceability.json").write_text('{"previously_missed": [], "indeterminate": []}\n')
-        sd.material(run, ["re_review_traceability"], files=[str(folder / "traceability.json")])
+        result = sd.material(run, ["re_review_traceability"], files=[str(folder / "traceability.json")])
     return result
 
 
