@@ -80,6 +80,8 @@ def test_the_parts_come_in_order_and_unchanged(at3p: api.StateDir, repo: Path) -
     criteria = at3p.get("r1", "stages.3p.contract.criteria")
     assert criteria["manifest_sha256"] == at3p.get("r1", "stages.3p.contract.manifest.sha256")
     refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "check", "--exit-code", "7", "--file", "report.json")
+    error = refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "check", "--file", "report.json")
+    assert "needs its exit code: --exit-code N, one of 0, 1, 2" in str(error["message"])  # not "None is not one"
     (repo / "evidence.md").write_text("rewritten after it was recorded\n")
     refused(repo, "CONTENT_CHANGED", "contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json")
     (repo / "evidence.md").write_text("evidence of the re-review\n")

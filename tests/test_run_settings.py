@@ -48,6 +48,12 @@ def test_settings_never_change(sd: api.StateDir, repo: Path) -> None:
     assert code == 1 and out["error"]["code"] == "IMMUTABLE_FIELD", out  # type: ignore[index]
     code, out = cli_json("set", "r1", "settings.reset_boundaries", "true", "--reason", "x", cwd=repo)
     assert code == 1 and out["error"]["code"] == "IMMUTABLE_FIELD", out  # type: ignore[index]
+    assert "--setting passport_reset=VALUE" in out["error"]["message"], out  # the setting it is, by its name
+    code, out = cli_json("set", "r1", "settings.bogus", "true", "--reason", "x", cwd=repo)
+    assert code == 2 and out["error"]["code"] == "INVALID_VALUE", out  # type: ignore[index]
+    assert "passport_reset, claim_audit, inquiry_ledger, cross_model, re_review_legacy" in out["error"]["message"]
+    code, out = cli_json("set", "r1", "bogus", "true", "--reason", "x", cwd=repo)
+    assert code == 2 and "settings.reset_boundaries" not in out["error"]["message"], out  # 3.21 runs' only
     assert snapshot(repo) == before
     moves = sd.next("r1")["moves"]
     assert not [m for m in moves if m["command"] == "set" and any(str(a).startswith("settings") for a in m["args"])]

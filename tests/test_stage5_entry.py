@@ -88,3 +88,15 @@ def test_assigned_to_and_team_notes_are_set_on_the_stage_file(sd: api.StateDir, 
         assert snapshot(repo) == before
     code, out = cli_json("set", RUN, "stages.5.status", "completed", "--reason", "r", cwd=repo)
     assert "stages.STAGE.assigned_to" in out["error"]["message"]
+
+
+def test_a_stage_whose_id_holds_a_dot_takes_its_fields_and_next_offers_them(sd: api.StateDir, repo: Path) -> None:
+    sd.new(RUN, topic="t", entry_point="2.5")
+    for stage in ("2.5", "4.5", "3'"):
+        code, out = cli_json("set", RUN, f"stages.{stage}.assigned_to", "alice", "--reason", "r", cwd=repo)
+        assert code == 0, out
+    assert sd.show(RUN)["stages"]["4.5"]["assigned_to"] == "alice" and sd.show(RUN)["stages"]["3p"]["assigned_to"] == "alice"
+    [move] = [m for m in sd.next(RUN)["moves"] if m["command"] == "set"]
+    current = sd.get(RUN, "current_stage")
+    assert {f"stages.{current}.assigned_to", f"stages.{current}.team_notes"} <= set(move["allowed"]["field"]), move
+    assert sd.verify()["clean"]

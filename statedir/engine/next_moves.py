@@ -177,7 +177,7 @@ def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candid
                     ("hash",))
     for target in dict.fromkeys(t.pipeline.values()):
         out += _one(t, "pipeline", {"state": target}, {"state": target}, ("state",))
-    for name, value in _settable(t, state):
+    for name, value in _settable(t, state) + _stage_fields(t, run):
         out += _one(t, "set", {"field": name, "value": value}, {"field": name}, ("field",), reason=REASON)
     return out
 
@@ -190,6 +190,17 @@ def _settable(t: Template, state: dict[str, Any]) -> list[tuple[str, str]]:
         fields.append(("settings.reset_boundaries",
                        str(not state.get("settings", {}).get("reset_boundaries")).lower()))
     return fields + [(f"team.{role}", "x" if value != "x" else "y") for role, value in state.get("team", {}).items()]
+
+
+def _stage_fields(t: Template, run: RunData) -> list[tuple[str, str]]:
+    """The current stage's fields `set` may change (the template's `settable_stage_fields`: who works
+    on it, the team's notes), each with a value it does not hold; any stage takes them alike."""
+    current = run.state.get("current_stage")
+    stage = run.stages.get(current) if current else None
+    if stage is None:
+        return []
+    return [(f"stages.{current}.{name}", "x" if stage.get(name) != "x" else "y")
+            for name in t.doc.get("settable_stage_fields") or []]
 
 
 def trial(t: Template, run: RunData, candidate: Candidate, now: str) -> tuple[Change | None, StatedirError | None]:

@@ -91,10 +91,21 @@ def setting_for(t: Template, effect: str) -> str | None:
 
 
 def refuse_change(t: Template, field: str) -> None:
-    """`set settings.*` on a run whose template declares its settings: fixed at creation."""
-    if declared(t) and field.startswith("settings."):
-        raise ImmutableField(f"{field} is a run setting, fixed when the run was created (`statedir new "
-                             f"--setting {field[9:]}=VALUE`); it never changes", field=field)
+    """`set settings.*` on a run whose template declares its settings: fixed at creation. A key that
+    is the older name of a setting's effect (`reset_boundaries`) names that setting; a key the
+    template does not know is INVALID_VALUE with the list."""
+    known = declared(t)
+    if not known or not field.startswith("settings."):
+        return
+    key = field[len("settings."):]
+    name = key if key in known else setting_for(t, key)
+    if name is None:
+        raise InvalidValue(f"{field}: template {t.name} knows no run setting {key!r}; its run settings "
+                           f"({', '.join(known)}) are fixed when a run is created (`statedir new --setting "
+                           "KEY=VALUE`) and never change", field=field, allowed=list(known))
+    raise ImmutableField(f"{field} is {'the' if name == key else 'the effect of the'} run setting {name}, fixed "
+                         f"when the run was created (`statedir new --setting {name}=VALUE`); it never changes",
+                         field=field)
 
 
 def shown(t: Template, state: dict[str, Any]) -> list[str]:

@@ -77,6 +77,9 @@ def _check(t: Template, draft: Draft, rec: dict[str, Any], contract: dict[str, A
                                 missing=missing)
     codes = {int(k): v for k, v in spec["check_codes"].items()}
     code = req.args.get("exit_code")
+    if code is None:
+        raise InvalidValue(f"the synthesis check needs its exit code: --exit-code N, one of "
+                           f"{', '.join(map(str, codes))}", exit_code=None, allowed=sorted(codes))
     if code not in codes:
         raise InvalidValue(f"--exit-code {code!r} is not one the check gives ({', '.join(map(str, codes))})",
                            exit_code=code, allowed=sorted(codes))

@@ -59,7 +59,8 @@ def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) 
     else:
         team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))
         stage_fields = ", ".join(f"stages.STAGE.{name}" for name in t.doc.get("settable_stage_fields", []))
-        raise InvalidValue(f"{field!r} cannot be set; settable: topic, language, settings.reset_boundaries"
+        older = "" if run_settings.declared(t) else ", settings.reset_boundaries"  # 3.21 runs' one setting
+        raise InvalidValue(f"{field!r} cannot be set; settable: topic, language{older}"
                            + (f", {team}" if team else "") + (f", {stage_fields}" if stage_fields else ""), field=field)
     if draft.state == run.state:
         raise IllegalTransition(f"{field} already has that value")

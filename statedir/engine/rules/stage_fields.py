@@ -12,7 +12,7 @@ MAX_TEXT = 4000  # a note, not a document: a longer one belongs in a file
 def set_stage_field(t: Template, run: RunData, draft: Draft, field: str, value: str, now: str) -> Change:
     """One stage field set (an empty value clears it), its stage file the one file changed."""
     settable = list(t.doc.get("settable_stage_fields", []))
-    _, raw_stage, name = (field.split(".", 2) + ["", ""])[:3]
+    raw_stage, _, name = field[len("stages."):].rpartition(".")  # a stage id may hold a dot: 2.5, 4.5
     if not settable:
         raise InvalidValue(f"template {t.name} lets `set` change no stage field", field=field)
     if name not in settable or not raw_stage:
