@@ -16,7 +16,7 @@ from statedir.store import layout
 
 RUN = "r1"
 OLD = Path(__file__).parent / "fixtures" / "store-3.22.bundle"
-FULL = Path(__file__).parent / "fixtures" / "store-3.23-full.bundle"  # make-store-3.23-full.sh
+FULL = Path(__file__).parent / "fixtures" / "store-full.bundle"  # make-store-full.sh
 
 
 def test_a_new_run_writes_its_state_and_first_log_alone(sd: api.StateDir, repo: Path) -> None:
@@ -113,7 +113,7 @@ def test_the_merge_driver_merges_a_stage_across_the_two_shapes(sd: api.StateDir,
 
 
 def test_a_sealed_store_of_the_older_shape_verifies_and_exports_as_before(isolated: Path) -> None:
-    """store-3.23-full.bundle (tests/fixtures/make-store-3.23-full.sh): statedir just before the
+    """store-full.bundle (tests/fixtures/make-store-full.sh): statedir as it landed, before the
     written shape, a completed run bound and sealed, a new run with ten stage files and five rows.
     It verifies clean; the export and seal read as they did; runs moving on now verify too."""
     repo = isolated / "full"
