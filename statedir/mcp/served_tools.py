@@ -51,19 +51,17 @@ MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
 MCP_WORDS: dict[tuple[str, str], str] = {
     ("stage", "status"): "The stage's new status (`next` lists the legal ones).",
     ("integrity", "stage"): "The integrity stage checked.",
-    ("confirm", "response"): "The user's answer (default continue; a MANDATORY checkpoint needs one): "
-                             "just-continue: later checkpoints SLIM; review: the user reviewed the work, "
-                             "checkpoints FULL again; done: the run ends.",
-    ("confirm", "quality"): "Is this stage's output at least as good as the last? regressed pauses the pipeline "
-                            "until the user answers.",
-    ("confirm", "format"): "At the Stage 5 entry checkpoint: the finalization's citation style.",
-    ("confirm", "decision"): "After a failed re-review check at 3': the user's pick of the decision.",
+    ("confirm", "response"): "The user's answer (default continue; MANDATORY needs one). just-continue: later "
+                             "checkpoints SLIM; review: FULL again; done: the run ends.",
+    ("confirm", "quality"): "Output at least as good as the last? regressed pauses until the user answers.",
+    ("confirm", "format"): "Stage 5 entry: the citation style.",
+    ("confirm", "decision"): "After a failed re-review check at 3': the user's decision.",
     ("new", "template"): "Template name or file; default: the store's default (academic-pipeline).",
     ("new", "entry_material"): "A file the user brings, registered at entry as the material the template names "
                                "(academic-pipeline at 4: the reviewer comments, review_reports).",
     ("integrity", "reason"): "Why (logged); on a run of a template before `resolve`, the user's decision after "
                              "the FAIL cap.",
-    ("confirm", "skip_refused"): "After a refused attempt to skip this MANDATORY checkpoint (its receipt says so).",
+    ("confirm", "skip_refused"): "After a refused attempt to skip this MANDATORY checkpoint.",
     ("resolve", "decision"): "The user's decision (academic-pipeline: handle_manually, remove_unverifiable: one more "
                              "check; continue_unverified: the stage completes, partially unverified).",
     ("resolve", "reason"): "Why (academic-pipeline's override ladder: the 1st may omit it, the 2nd needs one, "
