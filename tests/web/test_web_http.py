@@ -382,6 +382,17 @@ def test_the_stage_graph_labels_every_edge_that_has_a_condition(filled: tuple[Pa
     assert not any(re.search(r"&[#\w]*…", text) for _, text in shown)
 
 
+def test_two_conditions_leading_the_same_way_are_one_arrow_with_one_label(filled: tuple[Path, dict[str, str]]) -> None:
+    """3' leads to 4' on major_revision and on user_review_required: one arrow, one label naming
+    both, not two labels drawn over each other (and so for 3' to 4.5)."""
+    svg = Reader(filled[0] / "state").run("paper-a")["graph"]
+    shown = re.findall(r'<text class="edge-label" x="(\d+)" y="(\d+)"[^>]*>([^<]+)</text>', svg)
+    assert len({(x, y) for x, y, _ in shown}) == len(shown), "two edge labels at one place"
+    assert "decision in major_revision, user_review_required" in [text for _, _, text in shown]
+    arcs = re.findall(r'<title>(\w+) to ([\w.]+)', svg)
+    assert len(arcs) == len(set(arcs)) and arcs.count(("3p", "4.5")) == 1
+
+
 def test_the_sample_store_generator_makes_runs_that_verify_and_move_on(tmp_path: Path) -> None:
     """bench/sample_store.py: the runs it copies stand where their models do, verify is clean, and a
     copy at the MANDATORY checkpoint takes its answer by the rules."""
