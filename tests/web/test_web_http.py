@@ -151,6 +151,8 @@ def test_the_history_links_every_commit_to_its_diff_and_state(client: TestClient
     assert "sync: sync:" not in page and "new: new run" not in page  # a title does not repeat its action
     diff = client.get(f"/runs/paper-a/commits/{commits[0]}").text  # stage 1 completed
     assert "checkpoint" in diff and "completed" in diff
+    assert "<h1>stage 1 completed</h1>" in diff  # nor does a commit's page ("stage: stage 1 completed")
+    assert "<h1>new run paper-a" in client.get(f"/runs/paper-a/commits/{commits[-1]}").text
     at = client.get(f"/runs/paper-a/at/{commits[-1]}").text  # the run page as `new` made it
     assert "initializing" in at and "awaiting_confirmation" not in at and '<table class="board' in at
     assert "<svg" in at and "No checkpoint was open." in at and "?raw=1" in at
