@@ -103,16 +103,27 @@ def _parsed(raw: bytes | None) -> list[Any]:
     return data if isinstance(data, list) else []
 
 
+_AT_HEAD: dict[str, list[dict[str, Any]]] = {}  # blob id -> its entries (a blob never changes): the newest one
+
+
 def entries_at_head(reader: Any) -> list[dict[str, Any]]:
-    """The file's entries as of HEAD (an unreadable file acknowledges nothing)."""
+    """The file's entries as of HEAD (an unreadable file acknowledges nothing), parsed once per
+    content: a long file (a sample store's thousands of entries) is not parsed again by every verify."""
     from statedir.errors import StatedirError
 
     found = reader.objects.read(reader.spec("HEAD", FILE))
-    try:
-        parsed = _parsed(found[2]) if found else []
-    except StatedirError:
+    if not found:
         return []
-    return [e for e in parsed if isinstance(e, dict) and "commit" in e and "kind" in e]
+    entries = _AT_HEAD.get(found[0])
+    if entries is None:
+        try:
+            parsed = _parsed(found[2])
+        except StatedirError:
+            return []
+        entries = [e for e in parsed if isinstance(e, dict) and "commit" in e and "kind" in e]
+        _AT_HEAD.clear()
+        _AT_HEAD[found[0]] = entries
+    return [dict(e) for e in entries]
 
 
 def replay(reader: Any, commit: Any) -> dict[str, bytes]:

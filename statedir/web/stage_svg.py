@@ -4,10 +4,11 @@ right and the ways back on the left. Only presentation attributes and classes: t
 Content-Security-Policy allows no inline style."""
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
-from statedir.views.graph_drawing import layout
+from statedir.views.graph_drawing import Edge, layout
 
 ROW, BOX_W, BOX_H = 60, 270, 44
 LABEL_CHARS, CHAR_PX = 52, 6  # an edge label's most characters (the whole one is its title), and their width at 11 px
@@ -17,6 +18,7 @@ STANDING_TEXT = {"done": "done", "current": "current", "skipped": "skipped", "bl
 def draw(t: Any, run: Any | None = None) -> str:
     """The SVG text of the template's graph, marked with where `run` stands."""
     nodes, edges = layout(t, run)
+    edges = _merged(edges)
     row = {node.key: i for i, node in enumerate(nodes)}
     back = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] <= row[e.source])
     ahead = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] > row[e.source] + 1)
@@ -90,6 +92,28 @@ def draw(t: Any, run: Any | None = None) -> str:
     parts.append("</svg>")
     parts[0] = parts[0].replace("WIDTH", str(width))
     return "".join(parts)
+
+
+def _merged(edges: list[Edge]) -> list[Edge]:
+    """One edge per pair of stages: two conditions leading the same way are one arrow with one
+    label ("decision in a, b"), not two labels drawn over each other."""
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for edge in edges:
+        labels = by_pair.setdefault((edge.source, edge.target), [])
+        if edge.label not in labels:
+            labels.append(edge.label)
+    return [Edge(source, target, _joined([label for label in labels if label]))
+            for (source, target), labels in by_pair.items()]
+
+
+def _joined(labels: list[str]) -> str:
+    """`decision in a; skips x` and `decision in b; skips x` read `decision in a, b; skips x`."""
+    parts = [re.fullmatch(r"(\w+) in ([\w.'-]+(?:, [\w.'-]+)*)(; .*)?", label) for label in labels]
+    if len(labels) > 1 and all(parts) and len({(m[1], m[3]) for m in parts if m}) == 1:
+        first = parts[0]
+        assert first is not None
+        return f"{first[1]} in {', '.join(m[2] for m in parts if m)}{first[3] or ''}"
+    return " or ".join(labels)
 
 
 def _short(text: str, most: int = 30) -> str:

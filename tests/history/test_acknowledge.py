@@ -92,3 +92,28 @@ def test_as_a_pre_commit_pre_push_hook_verify_replays_only_what_the_push_sends(s
     assert cli("verify", cwd=repo).returncode == 1
     scoped = cli("verify", cwd=repo, env={"PRE_COMMIT_FROM_REF": edited})
     assert scoped.returncode == 0 and "verified 1 commit(s): clean" in scoped.stdout
+
+
+def test_the_acknowledgements_are_parsed_once_per_content(sd: api.StateDir, repo: Path, edited: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's history page verifies on every request: a long acknowledged.yaml (a sample store's
+    thousands of entries) is parsed once per content, not by every verify; a new acknowledgement
+    is new content, read again (issue 34, the history page in a 2,000-run store)."""
+    from statedir.history import acknowledgements
+
+    parsed: list[int] = []
+    real = acknowledgements._parsed
+    monkeypatch.setattr(acknowledgements, "_parsed", lambda raw: parsed.append(1) or real(raw))
+    sd.acknowledge(edited[:10], reason="reviewed", actor="Ada")
+    assert sd.verify()["clean"]
+    once = len(parsed)
+    assert sd.verify("p1")["clean"] and sd.verify()["clean"] and sd.verify("p1")["clean"]
+    assert len(parsed) == once
+    path = repo / "state/runs/p1/state.yaml"
+    path.write_text(path.read_text().replace("topic: by hand", "topic: by hand again"))
+    again = hand_commit(repo)
+    assert [f["commit"] for f in sd.verify()["findings"]] == [again]
+    sd.acknowledge(again[:10], reason="reviewed too", actor="Ada")
+    after = sd.verify()
+    assert after["clean"] and {f["commit"] for f in after["acknowledged"]} == {edited, again}
+    assert len(parsed) > once

@@ -151,6 +151,8 @@ def test_the_history_links_every_commit_to_its_diff_and_state(client: TestClient
     assert "sync: sync:" not in page and "new: new run" not in page  # a title does not repeat its action
     diff = client.get(f"/runs/paper-a/commits/{commits[0]}").text  # stage 1 completed
     assert "checkpoint" in diff and "completed" in diff
+    assert "<h1>stage 1 completed</h1>" in diff  # nor does a commit's page ("stage: stage 1 completed")
+    assert "<h1>new run paper-a" in client.get(f"/runs/paper-a/commits/{commits[-1]}").text
     at = client.get(f"/runs/paper-a/at/{commits[-1]}").text  # the run page as `new` made it
     assert "initializing" in at and "awaiting_confirmation" not in at and '<table class="board' in at
     assert "<svg" in at and "No checkpoint was open." in at and "?raw=1" in at
@@ -380,6 +382,17 @@ def test_the_stage_graph_labels_every_edge_that_has_a_condition(filled: tuple[Pa
     width = int(re.search(r'viewBox="0 0 (\d+) ', svg)[1])  # type: ignore[index]
     assert all(0 < int(x) < width for x, _ in shown)
     assert not any(re.search(r"&[#\w]*…", text) for _, text in shown)
+
+
+def test_two_conditions_leading_the_same_way_are_one_arrow_with_one_label(filled: tuple[Path, dict[str, str]]) -> None:
+    """3' leads to 4' on major_revision and on user_review_required: one arrow, one label naming
+    both, not two labels drawn over each other (and so for 3' to 4.5)."""
+    svg = Reader(filled[0] / "state").run("paper-a")["graph"]
+    shown = re.findall(r'<text class="edge-label" x="(\d+)" y="(\d+)"[^>]*>([^<]+)</text>', svg)
+    assert len({(x, y) for x, y, _ in shown}) == len(shown), "two edge labels at one place"
+    assert "decision in major_revision, user_review_required" in [text for _, _, text in shown]
+    arcs = re.findall(r'<title>(\w+) to ([\w.]+)', svg)
+    assert len(arcs) == len(set(arcs)) and arcs.count(("3p", "4.5")) == 1
 
 
 def test_the_sample_store_generator_makes_runs_that_verify_and_move_on(tmp_path: Path) -> None:

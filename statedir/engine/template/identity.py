@@ -4,6 +4,7 @@ store's history) have that one content for good: `new --template` refuses to sto
 content under them, and verify reports a commit that does as `illegal`."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -25,9 +26,11 @@ class Seen(NamedTuple):
 Known = dict[tuple[str, str], Seen]
 
 
+@functools.lru_cache(maxsize=64)
 def identity(raw: bytes) -> tuple[str, str, str] | None:
     """(name, version, digest) of a template file's bytes, read without checking its rules;
-    None where it is no template with a name and a version."""
+    None where it is no template with a name and a version. Kept per content: every verify asks
+    it of each template statedir ships."""
     try:
         doc = yaml.to_plain(yaml.load(raw, "template"))
     except StatedirError:
