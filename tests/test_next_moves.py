@@ -107,6 +107,18 @@ def test_after_a_pass_with_an_open_issue_final_integrity_is_checked_again(repo: 
     assert find(moves_of(repo), "confirm")[0]["leads_to"]["current_stage"] == "5"
 
 
+def test_where_no_move_leads_on_the_checks_verdict_is_the_likely_one(sd: api.StateDir, repo: Path) -> None:
+    """Stage 2.5 in progress without a verdict: nothing legal moves the run yet; the integrity check
+    of the stage is what it waits for, so it comes first, marked likely (CLI and JSON alike)."""
+    to_integrity(sd, RUN)
+    out = moves_of(repo)
+    first = out["moves"][0]
+    assert (first["command"], first["allowed"]["stage"], first.get("likely")) == ("integrity", ["2.5"], True), first
+    assert [m for m in out["moves"] if m.get("likely")] == [first]
+    listed = cli("next", RUN, cwd=repo).stdout.splitlines()
+    assert "statedir integrity" in listed[2] and listed[2].endswith("(likely next)"), listed[:4]
+
+
 def test_an_integrity_move_says_which_verdicts_let_its_stage_complete(repo: Path,
                                                                       at_final_integrity: api.StateDir) -> None:
     """Stage 4.5 lists PASS, PASS_WITH_NOTES and FAIL, but completes only on a PASS with no open

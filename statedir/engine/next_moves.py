@@ -256,14 +256,22 @@ def moves(t: Template, run: RunData, now: str, *, pruned: bool = True) -> dict[s
 def _likely_first(t: Template, run: RunData, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The moves with the one that carries the run on first, marked `likely`: the first that leads
     to a stage no earlier than the current one and neither pauses nor aborts the pipeline (a
-    redo goes back; the rest change nothing of where the run stands)."""
+    redo goes back; the rest change nothing of where the run stands); where none does, the
+    integrity check of the current stage (its verdict is what the stage waits for)."""
     order = {sid: i for i, sid in enumerate(t.stage_ids)}
     here = order.get(run.state.get("current_stage"), -1)
     halts = {t.pipeline.get("paused"), t.pipeline.get("aborted")}
+    def on(i: int) -> list[dict[str, Any]]:
+        return [{**moves[i], "likely": True}, *moves[:i], *moves[i + 1:]]
+
     for i, move in enumerate(moves):
         leads = move.get("leads_to")
         if leads and leads.get("pipeline_state") not in halts and order.get(leads.get("current_stage"), here) >= here:
-            return [{**move, "likely": True}, *moves[:i], *moves[i + 1:]]
+            return on(i)
+    current = run.state.get("current_stage")
+    for i, move in enumerate(moves):  # none leads on yet: the check whose verdict the current stage waits for
+        if move["command"] == "integrity" and current in {t.resolve_stage(s) for s in move["allowed"].get("stage", [])}:
+            return on(i)
     return moves
 
 

@@ -203,14 +203,16 @@ LAYOUT = """() => {
     const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
     return longest >= 5 && lines > words.length;  // more lines than words: a word was split
   }).slice(0, 5).map(e => e.tagName + ':' + e.textContent.trim().slice(0, 30));
-  return {page: document.documentElement.scrollWidth, view, broken};
+  const graph = document.querySelector('svg.stage-graph');  // its scale: below 1 its 11 px labels shrink
+  const scale = graph ? graph.getBoundingClientRect().width / graph.viewBox.baseVal.width : null;
+  return {page: document.documentElement.scrollWidth, view, broken, scale};
 }"""
 
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_every_page_reads_at_a_phone_and_a_desktop_width(browser: Any, store: Path, width: int) -> None:
     """Runs, a run, its history, a diff, the run as it was, bus and research: none scrolls sideways,
-    none breaks a word letter by letter; the screenshots are kept (artifacts/web/<page>-<width>.png)."""
+    none breaks a word letter by letter, the stage graph is drawn 1:1 (its frame scrolls); the screenshots are kept (artifacts/web/<page>-<width>.png)."""
     assert cli("bus", "set", "2026-06-30-member-blog", "phases.0-prd.status", "done", "--store", str(store)).returncode == 0
     code, log = cli_json("log", "paper-1", "--store", str(store))
     assert code == 0
@@ -231,6 +233,7 @@ def test_every_page_reads_at_a_phone_and_a_desktop_width(browser: Any, store: Pa
     for name, sizes in found.items():
         assert sizes["page"] <= sizes["view"], (name, sizes)
         assert not sizes["broken"], (name, sizes["broken"])
+        assert sizes["scale"] is None or sizes["scale"] > 0.99, (name, sizes)  # the graph's text at its size
 
 
 def test_a_mandatory_checkpoint_answered_in_the_browser(browser_page: Any, repo: Path) -> None:
