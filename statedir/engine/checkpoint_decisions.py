@@ -33,15 +33,13 @@ def _allowed(here: dict[str, Any]) -> str:
     return f"--{here['option']} " + "|".join(str(o) for o in here["options"])
 
 
-def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any],
-          stages: dict[str, dict[str, Any]] | None = None,
-          state: dict[str, Any] | None = None) -> tuple[str, str] | None:
+def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any], stages: dict[str, dict[str, Any]],
+          state: dict[str, Any]) -> tuple[str, str] | None:
     """(field, value) the answer records, None where it gives none; INVALID_VALUE for an option
     given at a checkpoint that does not take it, or a value not among its options; and where the
     decision `decides`, for an answer without it, or one naming the next stage instead."""
     decisions = declared(t)
-    here = applying(t, checkpoint["stage"], stages or {}, state or {}) if stages is not None \
-        else decisions.get(checkpoint["stage"])
+    here = applying(t, checkpoint["stage"], stages, state)
     given = {spec["option"] for spec in decisions.values() if args.get(spec["option"]) is not None}
     if args.get(PICK) is not None and PICK not in {spec["option"] for spec in decisions.values()}:
         raise InvalidValue(f"--{PICK}: no checkpoint of template {t.name} {t.doc.get('version')} takes the user's "

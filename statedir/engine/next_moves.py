@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import admission, next_gates, stage_outputs
+from statedir.engine import admission, checkpoint_decisions, next_gates, stage_outputs
 from statedir.engine.move_candidates import REASON, Candidate, actor_for
 from statedir.engine.next_grouping import Found, grouped, grouped_blocked, identity, without_leads
 from statedir.engine.rules import submissions
@@ -54,10 +54,8 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
     dash = t.checkpoints.get("dashboard") or {}
     optional = ("metric", "quality") if checkpoint and not checkpoint.get("held") and \
         checkpoint["type"] in dash.get("types", []) else ()  # the decision dashboard it records
-    asked = (t.doc.get("checkpoint_decisions") or {}).get(checkpoint["stage"]) if checkpoint else None
+    asked = checkpoint_decisions.declared(t).get(checkpoint["stage"]) if checkpoint else None
     if asked and asked.get("decides"):
-        from statedir.engine import checkpoint_decisions
-
         asked = checkpoint_decisions.applying(t, checkpoint["stage"], run.stages, run.state)  # type: ignore[index]
         if asked:  # the user's pick, the next stage following from it: each pick a request
             option = asked["option"]
@@ -261,6 +259,7 @@ def _likely_first(t: Template, run: RunData, moves: list[dict[str, Any]]) -> lis
     order = {sid: i for i, sid in enumerate(t.stage_ids)}
     here = order.get(run.state.get("current_stage"), -1)
     halts = {t.pipeline.get("paused"), t.pipeline.get("aborted")}
+
     def on(i: int) -> list[dict[str, Any]]:
         return [{**moves[i], "likely": True}, *moves[:i], *moves[i + 1:]]
 

@@ -52,7 +52,7 @@ def bind(t: Template, draft: Draft) -> None:
             return
         artifacts.append({"artifact_id": f"re_review_{extra['material']}", "artifact_role": extra["role"],
                           "artifact_group_id": GROUP, "artifact_group_stage": None, "relative_path": path})
-    from statedir.engine import adjudication_contract as contract_mod
+    from statedir.engine import adjudication_contract as contract_mod  # its dataclasses: not on `next`'s path
 
     needed = contract_mod.BY_NAME[family]
     if extra and {a["artifact_role"] for a in artifacts} != set(needed.roles) - set(needed.optional):
@@ -60,5 +60,5 @@ def bind(t: Template, draft: Draft) -> None:
     for row in rows:
         if row.get("source_family") == family:
             bound = {**row, "capture_state": contract_mod.CAPTURED, "reason_code": None, "artifacts": artifacts}
-            if not contract_mod.row_problems(bound, contract_mod.BY_NAME[family], sealed=False):
+            if not contract_mod.row_problems(bound, needed, sealed=False):
                 row.update(bound)
