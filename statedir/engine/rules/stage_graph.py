@@ -125,11 +125,10 @@ def users_question(t: Template, run: RunData) -> dict[str, Any] | None:
                      or checkpoint["type"] != "MANDATORY"):
         return None
     assert checkpoint is not None
-    if checkpoint_decisions.decides(t, checkpoint, run.stages, state):  # the pick leads on, not --next
-        return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
-                "choices": [], "default": None}
+    picks = checkpoint_decisions.decides(t, checkpoint, run.stages, state)  # the pick leads on, not --next
     return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
-            "choices": list(checkpoint["choices"]), "default": checkpoint.get("default")}
+            "choices": [] if picks else list(checkpoint["choices"]),
+            "default": None if picks else checkpoint.get("default")}
 
 
 def _answered_by(req: Request) -> dict[str, Any]:
