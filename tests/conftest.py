@@ -296,7 +296,7 @@ def stage_by_hand(repo: Path, run: str, stage: str, **fields: Any) -> Path:
     t = template.load("academic-pipeline")
     record = yaml.to_plain(yaml.load(path.read_bytes())) if path.exists() else runs.new_stage(t, stage)
     path.parent.mkdir(exist_ok=True)
-    path.write_text(yaml.dump({**record, **fields}, layout.schema_ref(rel, "academic-pipeline/3.23")))
+    path.write_text(yaml.dump({**record, **fields}, layout.schema_ref(rel, "academic-pipeline/3.24")))
     subprocess.run(["git", "add", str(path)], cwd=repo, check=True)
     return path
 

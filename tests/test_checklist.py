@@ -254,7 +254,7 @@ def test_the_audit_in_show_ars_and_the_stage_6_summary(repo: Path, blocked: api.
     rc, out = cli_json("acknowledge", RUN, "4.5", "3", "override", "--reason", "x" * 10, cwd=repo)
     assert rc == 0 and out["override_round"] == 1  # type: ignore[index]  # per stage: 4.5's first
     sd.stage(RUN, "4.5", "completed")
-    sd.confirm(RUN, response="continue")
+    sd.confirm(RUN, response="continue", format="apa7")
     audit = json.loads(cli("show", RUN, "--format", "ars", cwd=repo).stdout)["failure_mode_audit"]
     assert audit["stage"] == "4.5"
     assert audit["modes"]["3"]["final_status"] == "OVERRIDDEN" and audit["modes"]["1"]["final_status"] == "CLEAR"

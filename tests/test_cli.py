@@ -101,7 +101,7 @@ def test_a_whole_run_reads_as_the_story_of_the_paper(store: Path) -> None:
          "--actor", "integrity_verification"],
         ["checklist", "p1", "4.5", *CLEAR_ARGS, "--actor", "integrity_verification"],
         ["stage", "p1", "4.5", "completed"],
-        ["confirm", "p1", "--response", "continue"],
+        ["confirm", "p1", "--response", "continue", "--format", "apa7"],
         ["material", "p1", "final_paper"],
         ["stage", "p1", "5", "completed"],
         ["confirm", "p1"],

@@ -80,7 +80,7 @@ def test_advisories_in_order_bound_to_the_same_draft(at5: api.StateDir, repo: Pa
     assert at5.show("r")["entry_advisories"]["cross_document"]["code"] == "ADVISORY_UNAVAILABLE:RUNTIME_FAILED"
     assert at5.status("r")["advisories"][0] == "tortured_phrase: recorded for paper_draft_v1 [CURRENT]"
     assert "Stage 5 entry advisories:" in at5.status("r")["dashboard"]
-    assert at5.confirm("r", response="continue")["next"] == "5"  # they never gate
+    assert at5.confirm("r", response="continue", format="apa7")["next"] == "5"  # they never gate
 
 
 def test_a_new_draft_makes_both_stale_until_it_passes_integrity_again(at5: api.StateDir, repo: Path) -> None:
@@ -126,7 +126,7 @@ def test_claim_audit_gates_4_5_to_5_where_the_setting_is_on(repo: Path,
     clear_checklist(sd, "r", "4.5")
     sd.advisory("r", "claim_audit", file=str(repo / "audit-ok.json"))
     sd.stage("r", "4.5", "completed")
-    assert sd.confirm("r", response="continue")["next"] == "5"
+    assert sd.confirm("r", response="continue", format="apa7")["next"] == "5"
 
 
 def test_claim_audit_needs_the_setting(at5: api.StateDir, repo: Path) -> None:

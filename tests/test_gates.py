@@ -114,7 +114,7 @@ def test_final_integrity_passes_to_five_only_on_a_clean_pass_or_the_users_decisi
     sim.do("resolve", actor="user", stage="4.5", decision="continue_unverified")
     sim.checklist("4.5")
     sim.do("stage", stage="4.5", status="completed")
-    sim.do("confirm", response="continue")
+    sim.do("confirm", response="continue", format="apa7")
     assert sim.state["current_stage"] == "5" and sim.run.stages["4.5"]["unresolved_items"] == [ISSUE]
 
 
@@ -157,7 +157,7 @@ def test_the_users_decision_takes_a_thrice_failed_run_to_stage_five(repo: Path, 
     assert rc == 0 and out["unresolved_items"] == [ISSUE], out  # type: ignore[index]
     assert cli("checklist", RUN, "4.5", *CLEAR_ARGS, "--actor", "integrity_verification", cwd=repo).returncode == 0
     assert cli("stage", RUN, "4.5", "completed", cwd=repo).returncode == 0
-    assert cli("confirm", RUN, "--response", "continue", cwd=repo).returncode == 0
+    assert cli("confirm", RUN, "--response", "continue", "--format", "apa7", cwd=repo).returncode == 0
     assert cli_json("get", RUN, "current_stage", cwd=repo)[1] == "5"
     dashboard = cli("status", RUN, cwd=repo).stdout
     assert "FAIL (2/4 refs verified), retry 3, partially unverified (1 unresolved item)" in dashboard
@@ -215,7 +215,7 @@ def test_a_run_made_on_the_older_rules_keeps_them_and_says_so(isolated: Path) ->
     assert "rules" not in cli_json("status", "r2", cwd=repo)[1]  # type: ignore[operator]
     code, out = cli_json("new", "fresh", "--topic", "t", cwd=repo)
     assert code == 0 and "rules" not in cli_json("next", "fresh", cwd=repo)[1]  # type: ignore[operator]
-    assert cli_json("get", "fresh", "template_version", cwd=repo)[1] == "3.23"
+    assert cli_json("get", "fresh", "template_version", cwd=repo)[1] == "3.24"
     assert cli("stage", "p1", "2", "completed", cwd=repo).returncode == 0
     assert cli_json("verify", cwd=repo)[1]["clean"]  # type: ignore[index]
 

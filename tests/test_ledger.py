@@ -109,7 +109,7 @@ def test_pending_decision_must_be_answered(sd: api.StateDir, repo: Path) -> None
     sd.integrity("r1", "4.5", "PASS", refs_total=1, refs_verified=1, actor=integ)
     sd.checklist("r1", "4.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage("r1", "4.5", "completed", actor=orch)
-    sd.confirm("r1", response="continue")
+    sd.confirm("r1", response="continue", format="apa7")
     sd.stage("r1", "5", "completed")
     last = boundaries(repo)[-1]
     assert last["stage"] == "5" and [o["value"] for o in last["pending_decision"]["options"]] == ["6", "completed"]

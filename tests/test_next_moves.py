@@ -173,7 +173,8 @@ def _take(sd: api.StateDir, move: dict[str, Any], values: dict[str, Any], issues
         sd.stage(RUN, values["stage"], values["status"], decision=values.get("decision"),
                  reason=values.get("reason"), actor=actor)
     elif command == "confirm":
-        sd.confirm(RUN, next=values.get("next"), response=values.get("response"), actor=actor)
+        sd.confirm(RUN, next=values.get("next"), response=values.get("response"), format=values.get("format"),
+                   actor=actor)
     elif command == "integrity":
         sd.integrity(RUN, values["stage"], values["verdict"], refs_total=values["refs_total"],
                      refs_verified=values["refs_verified"], issues_found=issues[0], issues_fixed=issues[1],

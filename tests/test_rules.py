@@ -216,7 +216,7 @@ def finish_to_five(sim: Sim) -> None:
     sim.review("accept")
     sim.do("confirm", response="continue")
     sim.integrity_pass("4.5")
-    sim.do("confirm", response="continue")
+    sim.do("confirm", response="continue", format="apa7")
     sim.do("material", names=["final_paper"])
     sim.do("stage", stage="5", status="completed")
 
@@ -236,7 +236,7 @@ def test_final_integrity_completes_only_on_what_leads_to_stage_five(verdict: str
     assert "PASS verdict with zero open issues" in message and "statedir integrity" in message
     assert sim.status("4.5") == "in_progress" and sim.state["pipeline_state"] == "running"
     sim.integrity_pass("4.5", verdict="PASS", issues=found)  # fixed and verified again
-    sim.do("confirm", response="continue")
+    sim.do("confirm", response="continue", format="apa7")
     assert sim.state["current_stage"] == "5"
 
 
@@ -252,7 +252,7 @@ def test_a_fail_loop_decision_at_final_integrity_lifts_the_cap_and_a_pass_leads_
            refs_verified=8)
     refused(sim, "ILLEGAL_TRANSITION", "stage", stage="4.5", status="completed")
     sim.integrity_pass("4.5")
-    sim.do("confirm", response="continue")
+    sim.do("confirm", response="continue", format="apa7")
     assert sim.state["current_stage"] == "5"
 
 

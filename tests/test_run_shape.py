@@ -97,7 +97,7 @@ def test_the_merge_driver_merges_a_stage_across_the_two_shapes(sd: api.StateDir,
     sd.new(RUN, topic="t")
     t = template.load("academic-pipeline")
     rel = f"runs/{RUN}/stages/1.yaml"
-    ref = layout.schema_ref(rel, "academic-pipeline/3.23")
+    ref = layout.schema_ref(rel, "academic-pipeline/3.24")
     full = runs.new_stage(t, "1")
     base = yaml.dump({**full, "status": "in_progress", "started_at": "2026-01-01T00:00:00Z"}, ref).encode()
     ours = yaml.dump({"id": "1", "name": full["name"], "skill": full["skill"], "status": "in_progress",

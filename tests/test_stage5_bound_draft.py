@@ -102,7 +102,7 @@ def at_entry(sim: Sim, new_draft: bool = True) -> None:
 def test_the_refusal_is_3_23s_template_data_and_a_3_22_run_confirms_as_before() -> None:
     same = Sim()
     at_entry(same, new_draft=False)  # the draft the pass and the advisories name: on it goes
-    assert same.do("confirm", response="continue").result["next"] == "5"
+    assert same.do("confirm", response="continue", format="apa7").result["next"] == "5"
     new = Sim()
     at_entry(new)
     with pytest.raises(StatedirError) as exc:

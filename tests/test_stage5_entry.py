@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 from conftest import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
+from sim import Sim
 
 from statedir import api
 from statedir.errors import StatedirError
+from statedir.files import schema
 from statedir.store import run_logs
 
 from tests.ars.helpers import to_re_review
@@ -37,8 +39,9 @@ def at_entry(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateD
 def test_the_format_decision_is_the_checkpoints_answer(at_entry: api.StateDir, repo: Path) -> None:
     sd = at_entry
     code, moves = cli_json("next", RUN, cwd=repo)
-    confirm = next(m for m in moves["moves"] if m["command"] == "confirm")
-    assert "format" in confirm.get("optional", [])
+    [confirm] = [m for m in moves["moves"] if m["command"] == "confirm"]
+    assert "format" in confirm["args"], confirm  # the user's decision, never optional here (3.24)
+    assert confirm["allowed"]["format"] == ["apa7", "chicago", "mla", "ieee", "vancouver", "harvard"]
     code, out = cli_json("confirm", RUN, "--response", "continue", "--format", "apa7", cwd=repo)
     assert code == 0, out
     assert sd.show(RUN)["stages"]["5"]["answers"] == {"citation_style": "apa7"}
@@ -56,6 +59,42 @@ def test_an_unknown_style_is_refused_naming_the_styles(at_entry: api.StateDir, r
     code, out = cli_json("confirm", RUN, "--response", "continue", "--format", style, cwd=repo)
     assert code != 0 and out["error"]["code"] == "INVALID_VALUE" and needle in out["error"]["message"]
     assert snapshot(repo) == before
+
+
+def test_going_on_to_stage_5_without_the_format_is_refused(at_entry: api.StateDir, repo: Path) -> None:
+    """The Stage 5 entry is where the user makes the finalization-format decision (seed 002,
+    adaptive rule 5): an answer starting stage 5 without it is refused, nothing written."""
+    before = snapshot(repo)
+    for args in (["--response", "continue"], ["--response", "review"], ["--response", "continue", "--next", "5"]):
+        code, out = cli_json("confirm", RUN, *args, cwd=repo)
+        assert code != 0 and out["error"]["code"] == "INVALID_VALUE", (args, out)
+        assert "--format apa7|chicago|mla|ieee|vancouver|harvard" in out["error"]["message"], out
+        assert snapshot(repo) == before
+    with pytest.raises(StatedirError) as exc:
+        at_entry.confirm(RUN, response="continue")
+    assert exc.value.code == "INVALID_VALUE" and "format=" in exc.value.message
+    assert snapshot(repo) == before
+
+
+def test_a_run_made_on_3_23_still_goes_on_without_the_format() -> None:
+    """3.23 took the format when given: its runs keep that rule (academic-pipeline@3.23.yaml)."""
+    for name, goes_on in ((str(schema.data_dir("templates") / "academic-pipeline@3.23.yaml"), True),
+                          ("academic-pipeline", False)):
+        sim = Sim(name)
+        sim.to_review()
+        sim.review("accept")
+        sim.do("confirm", response="continue")
+        sim.integrity_pass("4.5")
+        if not goes_on:
+            with pytest.raises(StatedirError) as exc:
+                sim.do("confirm", response="continue")
+            assert exc.value.code == "INVALID_VALUE"
+            sim.do("confirm", response="continue", format="ieee")
+            assert sim.run.stages["5"]["answers"] == {"citation_style": "ieee"}
+        else:
+            sim.do("confirm", response="continue")
+            assert "answers" not in sim.run.stages["5"]
+        assert sim.state["current_stage"] == "5"
 
 
 def test_format_at_another_checkpoint_is_refused(sd: api.StateDir, repo: Path) -> None:

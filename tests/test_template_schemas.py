@@ -91,7 +91,7 @@ def test_every_run_file_points_at_its_templates_compiled_schema(run: Path, repo:
     assert len(files) > 12 and run / "history" / "checkpoints" / f"{today()}.yaml" in files
     for path in files:
         schema = schema_of(path)
-        assert schema.parent == repo / "state" / ".schemas" / "academic-pipeline" / "3.23", path
+        assert schema.parent == repo / "state" / ".schemas" / "academic-pipeline" / "3.24", path
         assert schema.is_file()
         assert check_jsonschema(path).returncode == 0, (path, check_jsonschema(path).stdout)
     assert cli("validate", cwd=repo).returncode == 0
@@ -166,7 +166,7 @@ def test_the_shipped_and_compiled_schemas_describe_themselves(run: Path, repo: P
 
     template = json.loads((repo / "state" / ".schemas" / "template.schema.json").read_text())
     assert all("description" in spec for spec in template["properties"].values())
-    stage = json.loads((repo / "state" / ".schemas" / "academic-pipeline" / "3.23" / "stage.schema.json").read_text())
+    stage = json.loads((repo / "state" / ".schemas" / "academic-pipeline" / "3.24" / "stage.schema.json").read_text())
     assert stage["properties"]["status"]["enum"] == ["pending", "in_progress", "completed", "skipped", "blocked"]
     assert "stage status" in stage["properties"]["status"]["description"]
 
@@ -181,5 +181,5 @@ def test_a_run_whose_compiled_schemas_are_missing_gets_them_with_its_next_commit
     result = sd.stage(RUN, "2", "blocked", reason="waiting")
     shown = subprocess.run(["git", "show", "--stat", "--format=", result["commit"]], cwd=repo, capture_output=True,
                            text=True).stdout
-    assert "academic-pipeline/3.23/stage.schema.json" in shown
+    assert "academic-pipeline/3.24/stage.schema.json" in shown
     assert schema_of(run / "stages" / "2.yaml").is_file()

@@ -72,7 +72,7 @@ def _script(sd: api.StateDir, artifacts: Path) -> list[dict[str, Any]]:
     sd.integrity(RUN, "4.5", "PASS", refs_total=64, refs_verified=64, issues_found=0, actor=INTEGRITY)
     sd.checklist(RUN, "4.5", clear, actor=INTEGRITY)
     sd.stage(RUN, "4.5", "completed")
-    sd.confirm(RUN, response="continue")
+    sd.confirm(RUN, response="continue", format="apa7")  # the Stage 5 entry: the user's citation style
     sd.material(RUN, ["final_paper"], files=[artifact("final.md", "Final paper\n")])
     sd.stage(RUN, "5", "completed", outputs=["final_paper.docx", "final_paper.pdf"])
     sd.confirm(RUN, response="continue")

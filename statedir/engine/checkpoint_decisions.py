@@ -1,9 +1,9 @@
 """A decision a checkpoint takes as its answer (`checkpoint_decisions:` of the template): the
 Stage 5 entry's finalization format (`confirm --format STYLE`, recorded on the stage the answer
-starts as `citation_style`); and (`decides`) the user's pick where the checkpoint's stage left the
-decision to them (`when`: after a failed re-review check, `confirm --decision accept|...`), recorded
-on that stage itself, the next stage following from it by the graph. Pure, like rules.py: no option,
-field or stage is named here."""
+starts as `citation_style`; with `required`, an answer starting a stage must give it); and
+(`decides`) the user's pick where the checkpoint's stage left the decision to them (`when`: after
+a failed re-review check, `confirm --decision accept|...`), recorded on that stage itself, the next
+stage following from it by the graph. Pure, like rules.py: no option, field or stage is named here."""
 from __future__ import annotations
 
 from typing import Any
@@ -64,6 +64,17 @@ def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any], stages:
         raise InvalidValue(f"--{here['option']} {value!r}: {here['question']} one of {', '.join(options)}",
                            option=here["option"], allowed=options)
     return str(here["records"]), str(value)
+
+
+def check_given(t: Template, checkpoint: dict[str, Any], answer: tuple[str, str] | None, target: str,
+                stages: dict[str, dict[str, Any]], state: dict[str, Any]) -> None:
+    """INVALID_VALUE for an answer starting stage `target` without the decision the checkpoint
+    requires (`required`: the Stage 5 entry's citation style); an answer ending the run needs none."""
+    here = applying(t, checkpoint["stage"], stages, state)
+    if answer is None and here is not None and here.get("required") and target not in t.terminal_targets:
+        raise InvalidValue(f"the answer after stage {t.display(checkpoint['stage'])} starting stage "
+                           f"{t.display(target)} takes the user's decision ({here['question']}): give it with "
+                           f"{_allowed(here)}", option=here["option"], allowed=[str(o) for o in here["options"]])
 
 
 def decides(t: Template, checkpoint: dict[str, Any], stages: dict[str, dict[str, Any]],

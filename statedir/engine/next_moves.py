@@ -62,11 +62,13 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
             return [Candidate("confirm", actor, {"next": None, "response": response, option: str(value)},
                               {"response": response, option: str(value)}, ("response", option))
                     for value in asked["options"] for response in [None, *t.checkpoints.get("responses", [])]]
-    optional += (asked["option"],) if asked else ()  # the decision it takes as its answer
-    return [Candidate("confirm", actor, {"next": target, "response": response},
-                      {"next": target, "response": response}, ("next", "response"), optional=optional)
+    required = bool(asked and asked.get("required"))  # an answer starting a stage gives it: each value a request
+    optional += (asked["option"],) if asked and not required else ()  # the decision it takes as its answer
+    picks = [{}, *({asked["option"]: str(value)} for value in asked["options"])] if asked and required else [{}]
+    return [Candidate("confirm", actor, {"next": target, "response": response, **pick},
+                      {"next": target, "response": response, **pick}, ("next", "response", *pick), optional=optional)
             for target in [None, *dict.fromkeys(targets)]
-            for response in [None, *t.checkpoints.get("responses", [])]]
+            for response in [None, *t.checkpoints.get("responses", [])] for pick in picks]
 
 
 def _integrity_candidates(t: Template, stage_ids: list[str], samples: list[tuple[int | None, int | None]]

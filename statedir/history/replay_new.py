@@ -62,14 +62,15 @@ def new(reader: Reader, commit: Commit) -> dict[str, bytes]:
 def _shipped_then(reader: Reader, commit: Commit, t: Any, made_on: str | None, digest: str) -> Any:
     """A run made before this statedir shipped a newer version of its template: the older version
     statedir ships beside the newer one (academic-pipeline@3.22.yaml), where the run's digest is
-    that file's and no run on the parent was made on the newer one (a statedir that took the newer
+    that file's and no run on the parent was made on a newer one (a statedir that took a newer
     version never takes an older again). Else `t`, which the digest check then refuses."""
     from statedir.engine import template as template_mod
 
     older = template_mod.shipped_version(t.name, made_on) if made_on and template_mod.shipped().get(t.name) else None
     if older is None or older.digest != digest or commit.parent is None:
         return t
-    newest = str(t.doc.get("version"))
+    newer = {str(t.doc.get("version")), *(version for version in _kept_versions(t.name)
+                                           if _order(version) > _order(made_on))}
     runs = [name for name, (mode, _) in reader.objects.tree(reader.spec(commit.parent, "runs")).items()
             if mode.startswith("4")]
     specs = [reader.spec(commit.parent, f"runs/{r}/state.yaml") for r in runs]
@@ -80,9 +81,21 @@ def _shipped_then(reader: Reader, commit: Commit, t: Any, made_on: str | None, d
             except StatedirError:
                 continue  # a state.yaml no run reads is another finding's business
             if isinstance(state, dict) and state.get("template") == t.name and \
-                    str(state.get("template_version")) == newest:
+                    str(state.get("template_version")) in newer:
                 return t
     return older
+
+
+def _kept_versions(name: str) -> list[str]:
+    """The older versions of template `name` statedir ships beside its newest."""
+    from statedir.engine import template as template_mod
+
+    return [p.stem.partition("@")[2] for p in template_mod.shipped_files() if p.stem.startswith(f"{name}@")]
+
+
+def _order(version: str) -> tuple[int, ...]:
+    """A dotted version as numbers ('3.22' < '3.23'); a part that is no number counts 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
 def _by_name(reader: Reader, commit: str, name: str) -> Any:

@@ -56,7 +56,7 @@ def finish(sd: api.StateDir, run: str) -> None:
     sd.integrity(run, "4.5", "PASS", refs_total=10, refs_verified=10, issues_found=0, issues_fixed=0, actor=INTEGRITY)
     sd.checklist(run, "4.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage(run, "4.5", "completed")
-    sd.confirm(run, response="continue")
+    sd.confirm(run, response="continue", format="apa7")
     sd.material(run, ["final_paper"])
     sd.stage(run, "5", "completed")
     sd.confirm(run, response="continue")

@@ -158,7 +158,7 @@ def test_declining_stage_6_makes_it_the_current_stage(at_re_review: api.StateDir
                  actor="integrity_verification")
     sd.checklist(RUN, "4.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage(RUN, "4.5", "completed")
-    sd.confirm(RUN, response="continue")
+    sd.confirm(RUN, response="continue", format="apa7")
     sd.stage(RUN, "5", "completed")
     sd.confirm(RUN, next="completed", response="continue")
     sd.seal(RUN, repo)

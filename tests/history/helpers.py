@@ -59,7 +59,7 @@ def script(draft: Path) -> list[Callable[[api.StateDir], dict[str, Any]]]:
         lambda sd: (sd.integrity("p1", "4.5", "PASS", refs_total=62, refs_verified=62, actor=INTEGRITY),
                     sd.checklist("p1", "4.5", CLEAR_ITEMS, actor=INTEGRITY))[-1],
         lambda sd: sd.stage("p1", "4.5", "completed"),
-        lambda sd: sd.confirm("p1", response="continue"),
+        lambda sd: sd.confirm("p1", response="continue", format="apa7"),
         lambda sd: sd.material("p1", ["final_paper"]),
         lambda sd: sd.stage("p1", "5", "completed"),
         lambda sd: sd.confirm("p1"),

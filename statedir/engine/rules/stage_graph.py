@@ -83,6 +83,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     state["paused_from"] = None if held else state.get("paused_from")
     checked = schema_checks.check(t, draft, checkpoint["stage"])  # the outputs as the stage left them
     report = _advance(t, draft, checkpoint["stage"], target, now)
+    checkpoint_decisions.check_given(t, checkpoint, answer, target, run.stages, run.state)  # once the stage may start
     if answer and not picked:
         checkpoint_decisions.record(t, draft, target, answer)
     if response in policy.get("continue_responses", []):
