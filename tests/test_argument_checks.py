@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli_json, snapshot
 
 import statedir
 from statedir import api
 from statedir.argument_checks import MAX_TEXT_BYTES
 from statedir.errors import InvalidValue
+from tests.support.util import cli_json, snapshot
 
 CALLS: list[tuple[str, Callable[[api.StateDir], Any]]] = [
     ("value", lambda sd: sd.set("r", "language", True, reason="x")),

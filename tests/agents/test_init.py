@@ -5,10 +5,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import call, cli, cli_json
 
 from statedir import agents
 from statedir.cli.registry import TABLE as COMMANDS
+from tests.support.util import call, cli, cli_json
 
 
 def named_commands(text: str) -> set[str]:

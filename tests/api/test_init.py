@@ -6,10 +6,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
 
 import statedir
 from statedir.errors import InvalidValue, UnknownStage
+from tests.support.util import snapshot
 
 
 @pytest.fixture

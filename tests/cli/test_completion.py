@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
 from statedir import api
+from tests.support.util import cli, cli_json
 
 
 def test_completion_script_and_options_at_the_top_level() -> None:

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ARGS, ROOT, call, cli, cli_json, on_terminal, snapshot
 
 from statedir import api
+from tests.support.util import CLEAR_ARGS, ROOT, call, cli, cli_json, on_terminal, snapshot
 
 COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "next", "stage", "output", "pipeline", "set",
             "bind", "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
@@ -35,7 +35,7 @@ def ok(*args: str, cwd: Path) -> dict:
 
 
 def test_every_command_has_help_and_is_documented() -> None:
-    from tests.docs_text import documentation
+    from tests.support.docs_text import documentation
 
     readme = documentation()
     listed = cli("--help").stdout

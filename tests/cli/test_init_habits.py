@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 import statedir
 from statedir import api
+from tests.support.util import cli, cli_json, snapshot
 
 STATUSES_OF_ACADEMIC = "pending in_progress completed skipped blocked"
 
@@ -248,9 +248,8 @@ def test_messages_say_what_happened(repo: Path, sd: api.StateDir) -> None:
 
 
 def test_observe_help_lists_every_key_a_report_may_have() -> None:
-    from conftest import ROOT
-
     from statedir.engine.rules.submissions import OBSERVER_FIELDS
+    from tests.support.util import ROOT
 
     entry = json.loads((ROOT / "schemas/log-collaboration_depth.schema.json").read_text())["$defs"]["entry"]
     reported = set(entry["properties"]) - {"stage_id", "checkpoint_type", "request_id"}  # set by statedir

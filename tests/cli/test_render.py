@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, copy_of, on_terminal
 
 from statedir import api
+from tests.support.util import cli, copy_of, on_terminal
 
 # Screen clear (CSI), a window title and a clipboard write (OSC, ended by BEL), a carriage return
 # that would overwrite the line, a C1 CSI, and a right-to-left override that reorders what follows.

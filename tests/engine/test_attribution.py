@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
 from statedir.engine import attribution
 from statedir.engine.template import load
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue, PermissionDenied
+from tests.support.util import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call
 
 import statedir
 from statedir import api
 from statedir.engine import transaction
 from statedir.engine.transition_data import Request
+from tests.support.util import call
 
 
 def answered(sd: api.StateDir, run_id: str) -> list[dict[str, Any]]:
@@ -58,9 +58,8 @@ def test_confirm_and_stage_completed_at_the_terminal_acknowledgement_are_one_ref
                                                                                      repo: Path) -> None:
     """Stage 6 in progress awaits `confirm --response done`: `confirm` without a response and
     `stage 6 completed` are the same situation, refused alike (exit 1, ILLEGAL_TRANSITION)."""
-    from conftest import cli_json, snapshot
-
-    from tests.history.helpers import drive, script
+    from tests.support.history import drive, script
+    from tests.support.util import cli_json, snapshot
 
     drive(sd, repo / "draft.md", len(script(repo / "draft.md")) - 1)
     assert sd.get("p1", "current_stage") == "6" and sd.get("p1", "stages.6.status") == "in_progress"

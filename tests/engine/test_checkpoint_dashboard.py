@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.store import run_logs
+from tests.support.util import cli, cli_json, snapshot
 
 RUN = "run-d"
 
@@ -89,7 +89,7 @@ def test_a_mandatory_checkpoint_takes_no_dashboard_and_round_trips_count_per_sta
     sd.confirm(RUN, response="continue")
     sd.integrity(RUN, "2.5", "PASS", refs_total=3, refs_verified=3, issues_found=0, issues_fixed=0,
                  actor="integrity_verification")
-    from conftest import CLEAR_ITEMS
+    from tests.support.util import CLEAR_ITEMS
 
     sd.checklist(RUN, "2.5", CLEAR_ITEMS, actor="integrity_verification")
     sd.stage(RUN, "2.5", "completed")

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.store import run_logs
-
-from tests.ars.helpers import to_re_review
+from tests.support.ars import to_re_review
+from tests.support.util import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
 
 RUN = "run-5"
 INTEGRITY = "integrity_verification"

@@ -8,29 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, cli_refused, copy_of
-from sim import Sim
-from test_review_contract import PARTS, at_re_review
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.files import schema
 from statedir.store import run_logs
+from tests.support.runs import at_re_review, awaiting_the_user
+from tests.support.sim import Sim
+from tests.support.util import cli, cli_json, cli_refused, copy_of
 
 ALLOWED = "--decision accept|minor_revision|major_revision"
-
-
-def awaiting_the_user(sd: api.StateDir) -> None:
-    """Stage 3' completed after a synthesis-mismatch check: its MANDATORY checkpoint open."""
-    at_re_review(sd)
-    folder = sd.store.files_worktree
-    for part in PARTS:
-        (folder / f"{part}.md").write_text(f"{part} of the re-review\n")
-        sd.contract("r1", "3p", part, file=str(folder / f"{part}.md"))
-    (folder / "report.json").write_text("{}\n")
-    sd.contract("r1", "3p", "check", file=str(folder / "report.json"), exit_code=1)
-    sd.stage("r1", "3p", "completed")
-    sd.material("r1", ["re_review_report"])
 
 
 @pytest.fixture
@@ -75,7 +62,7 @@ def test_the_users_pick_is_the_decision_and_the_graph_follows_it(asked: api.Stat
 
 
 def test_a_passing_check_takes_no_pick(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from conftest import contract_holds
+    from tests.support.util import contract_holds
 
     def passed(sd: api.StateDir) -> None:
         at_re_review(sd)

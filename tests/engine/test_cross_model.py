@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, snapshot
 
 from statedir import api
 from statedir.store import run_logs
+from tests.support.util import cli_json, snapshot
 
 RUN = "run-x"
 OBSERVER = "collaboration_depth_agent"

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, cli_json, copy_of, snapshot
-from next_driver import choose, command_line, fill_in, pick
 
 from statedir import api
 from statedir.engine import template
+from tests.support.next_driver import choose, command_line, fill_in, pick
+from tests.support.util import cli, cli_json, copy_of, snapshot
 
 TOPIC = "q1"
 ACCEPT = {"decision": ["accept"], "verdict": ["PASS"], "response": ["continue"]}

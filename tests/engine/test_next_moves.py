@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, to_integrity
-from next_driver import choose, fill_in, pick
 
 from statedir import api
 from statedir.engine import next_moves
+from tests.support.next_driver import choose, fill_in, pick
+from tests.support.util import CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, to_integrity
 
 RUN = "r1"
 INTEGRITY = "integrity_verification"

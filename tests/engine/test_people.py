@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
 from statedir import api
 from statedir.errors import InvalidValue, PermissionDenied
+from tests.support.util import at_mandatory_2_5, cli, cli_json, copy_of, snapshot, trailers
 
 ORCH, INTEGRITY, USER = "pipeline_orchestrator", "integrity_verification", "user"
 
@@ -236,7 +236,7 @@ def test_people_is_no_mcp_tool_and_role_no_tool_argument() -> None:
 
 def test_every_people_command_has_help_and_is_documented(isolated: Path) -> None:
     """Read from processes of their own: in-process help takes the console an earlier test left."""
-    from tests.docs_text import documentation, page
+    from tests.support.docs_text import documentation, page
 
     docs, identity = documentation(), page("identity")
     for command in ("add", "remove", "list"):

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLEAR_ITEMS, cli_json, past_stage_one, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.store import run_logs
+from tests.support.util import CLEAR_ITEMS, cli_json, past_stage_one, snapshot
 
 RUN = "run-r"
 INTEGRITY = "integrity_verification"

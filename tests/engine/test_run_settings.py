@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import cli, cli_json, snapshot
-
 from statedir import api
+from tests.support.util import cli, cli_json, snapshot
 
 OFF = {"passport_reset": False, "claim_audit": False, "inquiry_ledger": False, "cross_model": False,
        "re_review_legacy": False}

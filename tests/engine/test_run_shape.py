@@ -6,17 +6,16 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import cli, cli_json
-
 from statedir import api
 from statedir.engine import adjudication_contract, runs, template
 from statedir.files import yaml
 from statedir.merge import driver
 from statedir.store import layout
+from tests.support.util import FIXTURES, cli, cli_json
 
 RUN = "r1"
-OLD = Path(__file__).parent / "fixtures" / "store-3.22.bundle"
-FULL = Path(__file__).parent / "fixtures" / "store-full.bundle"  # make-store-full.sh
+OLD = FIXTURES / "store-3.22.bundle"
+FULL = FIXTURES / "store-full.bundle"  # make-store-full.sh
 
 
 def test_a_new_run_writes_its_state_and_first_log_alone(sd: api.StateDir, repo: Path) -> None:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import cli, cli_json, segment
-from sim import Sim
-
-from statedir.files import schema
-
 from statedir import api
-from statedir.files import yaml
+from statedir.files import schema, yaml
+from tests.support.sim import Sim
+from tests.support.util import cli, cli_json, segment
 
 RUN = "s1"
 

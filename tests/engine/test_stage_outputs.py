@@ -7,11 +7,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import cli, cli_json, snapshot
-from sim import Sim
-from test_rules import OLD_ACADEMIC
-
 from statedir.files import yaml
+from tests.support.runs import OLD_ACADEMIC
+from tests.support.sim import Sim
+from tests.support.util import cli, cli_json, snapshot
 
 OWNER = "deep-research"  # stage 1's owner: `output` is the owner's
 
@@ -40,10 +39,10 @@ def outputs(repo: Path, run: str, stage: str) -> list[str]:
 
 
 def test_the_cli_records_a_name_once_on_3_22_and_a_3_21_run_replays_as_before(isolated: Path) -> None:
-    from test_segments import FIXTURE
+    from tests.support.util import FIXTURES
 
     repo = isolated / "legacy"  # p1 was made on academic-pipeline 3.21, its stage 2 in progress
-    subprocess.run(["git", "clone", "-q", str(FIXTURE), str(repo)], check=True)
+    subprocess.run(["git", "clone", "-q", str(FIXTURES / "legacy-store.bundle"), str(repo)], check=True)
     for _ in range(2):
         code, out = cli_json("stage", "p1", "2", "in_progress", "--output", "paper_draft", cwd=repo)
         assert code == 0 and out["commit"], out  # type: ignore[index]

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import cli, cli_json, to_integrity
-from sim import Sim
-from test_review_contract import at3p, at_re_review, parts  # noqa: F401 - at3p, the fixture: stage 3' with the contract's files
-
 from statedir import api
 from statedir.files import schema
+from tests.support.runs import parts
+from tests.support.sim import Sim
+from tests.support.util import cli, cli_json, to_integrity
 
 ROLES = ["input_manifest", "precommitment", "verdict_record", "traceability"]
 

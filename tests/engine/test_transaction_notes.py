@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 from statedir import api
+from tests.support.util import cli, cli_json, snapshot
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli
 
 from statedir import api
 from statedir.engine import validate
+from tests.support.util import ROOT, cli
 
 
 def test_store_validation_collects_everything(repo: Path) -> None:
@@ -64,7 +64,7 @@ def test_the_pre_commit_hook_with_the_real_pre_commit(repo: Path, tmp_path: Path
     sd.new("r1", topic="t")
     sd.stage("r1", "1", "in_progress")
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
-    env_home: dict[str, str] = {}  # pre-commit's environments: the session's (conftest.isolate)
+    env_home: dict[str, str] = {}  # pre-commit's environments: the session's (tests/support/util.isolate)
     stage = repo / "state" / "runs" / "r1" / "stages" / "1.yaml"
     stage.write_text(stage.read_text().replace("status: in_progress", "status: {x: 1}"))
     (repo / "notes.yaml").write_text("not: [a store file\n")
@@ -98,8 +98,8 @@ def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> No
     import os
     import re
 
-    from tests.docs_text import page
-    from tests.docs_text import section as docs_section
+    from tests.support.docs_text import page
+    from tests.support.docs_text import section as docs_section
 
     section = docs_section(page("cli"), "## pre-commit")
     local = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "repo: local" in b)

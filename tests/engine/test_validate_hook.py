@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from statedir import api
+from tests.support.util import ROOT
 
 
 def git(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -26,7 +26,7 @@ def test_a_real_commit_through_the_hook(repo: Path, tmp_path: Path) -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if not head:
         pytest.skip("the hook is installed from a committed revision of this repository")
-    env = dict(os.environ)  # PRE_COMMIT_HOME: the session's (conftest.isolate), built once
+    env = dict(os.environ)  # PRE_COMMIT_HOME: the session's (tests/support/util.isolate), built once
     sd = api.StateDir(Path(api.init(repo / "state")["store"]))
     sd.new("r1", topic="t")
     sd.stage("r1", "1", "in_progress")  # a stage with something to say has a file of its own

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +11,7 @@ from jsonschema import Draft202012Validator
 
 from statedir.files import schema
 from statedir.files.fastschema import compile_schema
+from tests.support.util import FIXTURES
 
 NAMES = schema.schema_names()
 
@@ -45,7 +45,7 @@ def real_documents() -> list[tuple[str, object]]:
     from statedir.files import yaml
 
     docs: list[tuple[str, object]] = [("template", template.load(n).doc) for n in template.shipped()]
-    fixtures = Path(__file__).parent / "fixtures"
+    fixtures = FIXTURES
     for path in sorted(fixtures.glob("*.json")):
         name = path.stem.split("__")[0]
         docs.append((name, json.loads(path.read_text())))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import cli, snapshot
 
 from statedir import api
 from statedir.errors import InvalidId
 from statedir.gitops import git, identity
+from tests.support.util import cli, snapshot
 
 BAD = ["pipeline_orchestrator\nStatedir-Action: integrity", "integrity\u202everification", "a\x07b", "x" * 65,
        "two words", "", "-leading"]

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import diverge
 
 from statedir.gitops import indexfile
+from tests.support.util import diverge
 
 
 def sh(repo: Path, *args: str, index: Path | None = None, stdin: str | None = None) -> str:

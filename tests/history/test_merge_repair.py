@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import git as git_mod
-from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, sd, store_files
+from tests.support.sync import clean, entries, git, network, ok, sd, store_files
+from tests.support.util import cli, snapshot
 
 
 def _keep_both_sides(clone: Path) -> str:

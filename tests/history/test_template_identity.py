@@ -14,8 +14,8 @@ import pytest
 from statedir.engine import template
 from statedir.files import yaml
 from statedir.store import layout
-from tests.conftest import cli, snapshot
-from tests.sync.helpers import git, network, ok, sd
+from tests.support.sync import git, network, ok, sd
+from tests.support.util import cli, snapshot
 
 
 def evil(where: Path, name: str = "linear", version: str = "1") -> Path:

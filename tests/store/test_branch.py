@@ -12,31 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
 
 import statedir
-from tests.bus.test_seed_compat import readme_example, shim
+from tests.support.branch import B, git, user_repo
+from tests.support.docs_text import readme_example
+from tests.support.util import ROOT, cli, cli_json, shim, snapshot
 
-B = "statedir-state"
 SESSION = "2026-06-30-shared"
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0 or not check, (args, proc.stderr)
-    return proc.stdout.strip()
-
-
-def user_repo(repo: Path) -> Path:
-    """A repository on `main` with a commit, a staged change and an unstaged one."""
-    (repo / "notes.md").write_text("mine\n")
-    (repo / ".gitignore").write_text("/.ai_log/*\n")
-    git(repo, "add", "notes.md", ".gitignore")
-    git(repo, "commit", "-q", "-m", "the user's work")
-    (repo / "staged.md").write_text("staged\n")
-    git(repo, "add", "staged.md")
-    (repo / "notes.md").write_text("mine, edited\n")
-    return repo
 
 
 def users_view(repo: Path) -> dict[str, str]:

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
-from tests.test_store_branch import B, git, user_repo
+from tests.support.branch import B, git, user_repo
+from tests.support.util import cli, cli_json
 
 USERS_CONFIG = """\
 repos:

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
 
-from tests.test_store_branch import B, git
+from tests.support.branch import B, git
+from tests.support.util import ROOT, cli, cli_json, snapshot
 
 HOOK_TYPES = ("pre-commit", "pre-push", "post-merge", "post-checkout", "commit-msg", "post-commit")
 

@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, cli, snapshot
 
 import statedir
 from statedir import api
 from statedir.errors import HeadMoved, InvalidValue
 from statedir.gitops import git
+from tests.support.util import call, cli, snapshot
 
 SESSION = "2026-06-30-handoff"
 

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli
 
 from statedir import api
+from tests.support.util import cli
 
 
 def gate_taken(root: Path) -> bool:

@@ -9,15 +9,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, copy_of, segment, snapshot
 
 import statedir
 from statedir import api, faults
 from statedir.engine import transaction
 from statedir.errors import StatedirError
 from statedir.store import run_logs
+from tests.support.util import FIXTURES, cli, cli_json, copy_of, segment, snapshot
 
-FIXTURE = Path(__file__).parent / "fixtures" / "legacy-store.bundle"
+FIXTURE = FIXTURES / "legacy-store.bundle"
 DAYS = ("2026-11-20", "2026-11-21", "2026-11-22")
 
 
@@ -124,7 +124,7 @@ def test_a_log_spanning_three_days_reads_in_order(sd: api.StateDir, repo: Path, 
 
 # --- an append costs the same at any log length --------------------------------------------------
 def test_an_append_touches_only_todays_segment(sd: api.StateDir, repo: Path, clock: Clock, days: list[str]) -> None:
-    from tests.test_store import reads, record
+    from tests.support.opened import reads, record
 
     for n in range(40):  # older segments grow large; the append must not see them
         clock.day(DAYS[2], f"10:{n:02d}:00")

@@ -1,61 +1,17 @@
 """Store-level properties: what a transition opens, appends, locks and rolls back."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import copy_of, segment
 
 from statedir import api
 from statedir.errors import CorruptStore, InvalidId
 from statedir.gitops import git
 from statedir.store import journal, layout
-
-OPENED: list[tuple[str, object, object]] = []
-RECORDING = [False]
-
-
-def _audit(event: str, args: tuple) -> None:
-    if RECORDING[0] and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)) and not _hashing():
-        OPENED.append((os.fsdecode(args[0]), args[1], args[2]))
-
-
-def _hashing() -> bool:
-    """Whether the open is the commit's hashing of a file into a blob (statedir.gitops.indexfile does
-    git update-index's work in-process): git reads a committed file whole, whoever runs it."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename.endswith(os.path.join("statedir", "gitops", "indexfile.py")):
-            return True
-        frame = frame.f_back
-    return False
-
-
-sys.addaudithook(_audit)
-
-
-def record(action) -> list[tuple[str, object, object]]:  # type: ignore[no-untyped-def]
-    OPENED.clear()
-    RECORDING[0] = True
-    try:
-        action()
-    finally:
-        RECORDING[0] = False
-    return list(OPENED)
-
-
-def reads(opened: list[tuple[str, object, object]], fragment: str) -> list[str]:
-    out = []
-    for path, mode, flags in opened:
-        if fragment not in path:
-            continue
-        reading = (isinstance(mode, str) and "r" in mode) or (
-            isinstance(flags, int) and flags & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR) and not flags & os.O_APPEND)
-        if reading:
-            out.append(path)
-    return out
+from tests.support.opened import reads, record
+from tests.support.util import copy_of, segment
 
 
 def two_runs(sd: api.StateDir) -> None:
@@ -122,7 +78,7 @@ def test_an_interrupted_transition_is_rolled_back_by_the_next_command(sd: api.St
 
 def test_a_run_never_loads_its_template_from_a_path(sd: api.StateDir, repo: Path) -> None:
     rogue = repo / "rogue.yaml"
-    rogue.write_text((Path(__file__).parent.parent / "templates" / "linear.yaml").read_text())
+    rogue.write_text((Path(__file__).parents[2] / "templates" / "linear.yaml").read_text())
     state = repo / "state" / "runs" / "r1" / "state.yaml"
     state.write_text(state.read_text().replace("template: academic-pipeline", "template: rogue.yaml"))
     with pytest.raises(CorruptStore, match="does not hold"):
@@ -152,7 +108,7 @@ def test_a_commit_in_a_large_repository_reads_no_index_but_the_users(repo: Path,
     to HEAD) reads an index."""
     import subprocess
 
-    from conftest import make_large
+    from tests.support.util import make_large
 
     make_large(repo)
     api.init(repo / "state")

@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conftest import CLEAR_ITEMS, contract_holds, past_stage_one
-
 from statedir import api
+from tests.support.util import CLEAR_ITEMS, contract_holds, past_stage_one
 
 INTEGRITY = "integrity_verification"
 FAMILIES = ["revision_author_adjudication", "compliance_report", "re_review_traceability",

@@ -1,9 +1,10 @@
 """The documentation as tests read it: the README (a landing page) and the pages of docs/ it links."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 
@@ -21,3 +22,10 @@ def section(text: str, heading: str) -> str:
 def documentation() -> str:
     """Everything a user can read: the README and every docs/ page."""
     return "\n".join([README.read_text(), *(p.read_text() for p in sorted(DOCS.glob("*.md")))])
+
+
+def readme_example() -> str:
+    """docs/bus.md's worked orchestrator/worker example, verbatim."""
+    section = page("bus")
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    return next(b for b in blocks if "STATE_FILE=$(statedir bus init" in b)

@@ -7,15 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conftest import contract_holds
-
 from statedir import api
+from tests.support.util import CLEAR_ITEMS, contract_holds
 
 if TYPE_CHECKING:
     import pytest
 
 ORCH, INTEGRITY = "pipeline_orchestrator", "integrity_verification"
-CLEAR_ITEMS = [f"{mode}=CLEAR" for mode in range(1, 8)]  # conftest's: a failure-mode checklist finding nothing
 
 
 def git(repo: Path, *args: str, stdin: str | None = None) -> str:
@@ -79,8 +77,8 @@ def drive(sd: api.StateDir, draft: Path, steps: int | None = None) -> list[tuple
 def driven_copy(repo: Path, factory: pytest.TempPathFactory, steps: int | None = None) -> api.StateDir:
     """`repo` (the test's work dir) made a copy of a repository whose new store has run p1 driven
     through the script's first `steps` steps (the draft beside it): driven once per test process
-    for each `steps` (conftest.copy_of) rather than again for each test."""
-    from conftest import copy_of
+    for each `steps` (util.copy_of) rather than again for each test."""
+    from tests.support.util import copy_of
 
     return copy_of(f"driven-{steps}", lambda sd: drive(sd, sd.store.root.parent / "draft.md", steps), repo,
                    factory)[0]

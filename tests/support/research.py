@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import cli
+from tests.support.util import cli
 
 
 def research(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, Any]:

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import cli, stage_by_hand  # noqa: F401 (the sync tests' too)
+from tests.support.util import cli, stage_by_hand  # noqa: F401 (the sync tests' too)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -30,7 +30,7 @@ CLOCK = Path(__file__).parent / "clock"
 
 def frozen(when: str) -> dict[str, str]:
     """The environment of a CLI whose clock stands at UTC second `when`: the transition's time
-    (tests/sync/clock) and git's dates, so two machines act in the same second for sure."""
+    (tests/support/clock) and git's dates, so two machines act in the same second for sure."""
     return {"STATEDIR_TEST_NOW": when, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when, "PYTHONPATH": str(CLOCK)}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sync.helpers import entries, git, network, ok, sd
+from tests.support.sync import entries, git, network, ok, sd
 
 PLANT = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nraise SystemExit(0)\n"
 

@@ -5,11 +5,11 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ITEMS, cli, cli_json
 
 from statedir import api
 from statedir.engine import template
 from statedir.views import graph_drawing
+from tests.support.util import CLEAR_ITEMS, cli, cli_json
 
 
 def test_mermaid_has_every_stage_edge_and_condition() -> None:
@@ -62,7 +62,7 @@ def test_bad_input_is_exit_2(sd: api.StateDir, args: list[str], code: str) -> No
 
 
 def test_the_agents_page_shows_the_academic_pipeline_as_drawn() -> None:
-    from tests.docs_text import page
+    from tests.support.docs_text import page
 
     readme = page("agents")
     block = re.search(r"```mermaid\n(.*?)```", readme, re.S)

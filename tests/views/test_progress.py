@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli, on_terminal
 
 from statedir import api
 from statedir.views import progress
+from tests.support.util import cli, on_terminal
 
 
 def many_files(sd: api.StateDir) -> int:

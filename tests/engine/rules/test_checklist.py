@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ARGS, CLEAR_ITEMS, cli, cli_json, copy_of, snapshot, to_integrity
-from sim import INTEGRITY, ORCH, Sim
 
 from statedir import api, errors
+from tests.support.sim import INTEGRITY, ORCH, Sim
+from tests.support.util import CLEAR_ARGS, CLEAR_ITEMS, cli, cli_json, copy_of, snapshot, to_integrity
 
 RUN = "c1"
 LONG = ("The user re-ran the analysis by hand, compared every reported number with the raw output and "
@@ -155,7 +155,7 @@ def test_acknowledging_a_mode_that_does_not_block_is_refused() -> None:
 
 
 def test_the_old_template_has_no_checklist() -> None:
-    from test_rules import OLD_ACADEMIC
+    from tests.support.runs import OLD_ACADEMIC
 
     sim = Sim(OLD_ACADEMIC)
     sim.research()

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ars.helpers import check_sealed, finish
-from conftest import cli, cli_json, cli_refused, copy_of
-from test_entry_gates import at_2_5
 
 from statedir import api
 from statedir.gitops import git
 from statedir.store import run_logs
+from tests.support.ars import check_sealed, finish
+from tests.support.runs import warned_then_blocked
+from tests.support.util import cli, cli_json, cli_refused, copy_of
 
 LOG = "compliance_override_action_receipt"
 
@@ -25,13 +25,6 @@ def receipts(sd: api.StateDir) -> list[dict[str, Any]]:
 def compliance_row(sd: api.StateDir) -> dict[str, Any]:
     return next(r for r in sd.get("r", "pending_adjudication_activity_bindings")
                 if r["source_family"] == "compliance_report")
-
-
-def warned_then_blocked(sd: api.StateDir) -> None:
-    """A systematic-review run at 2.5: a warn report (a report-only group), then a blocking one."""
-    at_2_5(sd, mode="systematic-review")
-    sd.compliance("r", "2.5", report=str(sd.store.files_worktree / "warn.json"), actor="compliance_agent")
-    sd.compliance("r", "2.5", report=str(sd.store.files_worktree / "block.json"), actor="compliance_agent")
 
 
 @pytest.fixture

@@ -2,16 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 
 from statedir import errors
 from statedir.engine.rules.decision import decide
 from statedir.engine.transition_data import Request
-from statedir.files import schema
-
-# The academic template as it was before its integrity gates (3.21: a free-text FAIL-loop decision
-# given as --reason); runs made on it keep these rules (tests/test_gates.py: the rules of 3.22 on).
-OLD_ACADEMIC = str(schema.data_dir("templates") / "academic-pipeline@3.21.yaml")
+from tests.support.runs import OLD_ACADEMIC, finish_to_five
+from tests.support.sim import INTEGRITY, NOW, OBSERVER, ORCH, Sim
 
 
 def refused(sim: Sim, code: str, action: str, actor: str = ORCH, reason: str | None = None, **args: object) -> str:
@@ -209,16 +205,6 @@ def test_re_review_major_goes_to_re_revise_then_only_final_integrity() -> None:
     assert sim.state["current_stage"] == "4.5"
     assert [e["stage"] for e in sim.logs["revisions"]] == ["3 -> 4", "3' -> 4'"]
     assert [e["round"] for e in sim.logs["revisions"]] == [1, 2]
-
-
-def finish_to_five(sim: Sim) -> None:
-    sim.to_review()
-    sim.review("accept")
-    sim.do("confirm", response="continue")
-    sim.integrity_pass("4.5")
-    sim.do("confirm", response="continue")
-    sim.do("material", names=["final_paper"])
-    sim.do("stage", stage="5", status="completed")
 
 
 @pytest.mark.parametrize(("verdict", "found", "fixed"), [("PASS_WITH_NOTES", 2, 2), ("PASS_WITH_NOTES", 1, 0),

@@ -6,49 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import clear_checklist, cli, cli_json, cli_refused, copy_of, past_stage_one
 
 from statedir import api
-
-
-def _write(sd: api.StateDir, name: str, text: str) -> str:
-    path = sd.store.files_worktree / name
-    path.write_text(text)
-    return str(path)
-
-
-def report(prisma: str = "pass", raise_: str = "pass", overall: str = "pass", mode: str = "standard") -> str:
-    body = lambda d: {"items": [{"id": "item-1", "verdict": d}], "decision": d}  # noqa: E731
-    return json.dumps({"mode": mode, "tier": "T2", "overall_decision": overall,
-                       "frameworks": {"PRISMA-trAIce": body(prisma), "RAISE": body(raise_)}})
-
-
-def through_4_5(sd: api.StateDir, run: str = "r", settings: list[str] | None = None, mode: str | None = None) -> None:
-    """A run whose draft (with its file) passed 2.5, was accepted at 3 and passed 4.5: the Stage 5
-    entry checkpoint open."""
-    if settings or mode:
-        sd.new(run, topic="t", settings=settings or [])
-        sd.stage(run, "1", "in_progress", mode=mode)
-        sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-        sd.stage(run, "1", "completed")
-        sd.confirm(run, response="continue")
-    else:
-        past_stage_one(sd, run, "t")
-    sd.material(run, ["paper_draft"], files=[_write(sd, "draft.md", "# Draft\n## Abstract\n## References\n")])
-    sd.stage(run, "2", "completed")
-    sd.confirm(run, response="continue")
-    sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, run)
-    sd.stage(run, "2.5", "completed")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["review_reports"])
-    sd.stage(run, "3", "completed", decision="accept")
-    sd.confirm(run, response="continue")
-    sd.integrity(run, "4.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, run, "4.5")
-    sd.stage(run, "4.5", "completed")
-    for name in ("tp.json", "cd.json"):
-        _write(sd, name, "{}\n")
+from tests.support.runs import at_2_5, report, through_4_5, write_file
+from tests.support.util import clear_checklist, cli, cli_json, cli_refused, copy_of
 
 
 @pytest.fixture
@@ -87,7 +48,8 @@ def test_a_new_draft_makes_both_stale_until_it_passes_integrity_again(at5: api.S
     at5.advisory("r", "tortured_phrase", file=str(repo / "tp.json"))
     at5.advisory("r", "cross_document", file=str(repo / "cd.json"))
     at5.redo("r", "4.5", reason="the final check again, on a corrected draft")
-    at5.material("r", ["revised_draft"], files=[_write(at5, "draft2.md", "# Draft 2\n## Abstract\n## References\n")])
+    draft = write_file(at5, "draft2.md", "# Draft 2\n## Abstract\n## References\n")
+    at5.material("r", ["revised_draft"], files=[draft])
     assert {a["binding"] for a in at5.next("r")["advisories"]} == {"STALE"}
     ars = json.loads(cli("show", "r", "--format", "ars", cwd=repo).stdout)
     assert {a["binding"] for a in ars["stage5_advisories"]} == {"STALE"}
@@ -121,7 +83,7 @@ def test_claim_audit_gates_4_5_to_5_where_the_setting_is_on(repo: Path,
     assert status == 0 and out["refused_classes"] == ["claim_drifts"], out  # type: ignore[index]
     assert "HIGH-WARN" in refused(repo, "PREREQUISITES_MISSING", "confirm", "r", "--response", "continue")["message"]
     sd.redo("r", "4.5", reason="the claim drift fixed in a new draft")
-    sd.material("r", ["revised_draft"], files=[_write(sd, "draft2.md", "# Draft 2\n## Abstract\n## References\n")])
+    sd.material("r", ["revised_draft"], files=[write_file(sd, "draft2.md", "# Draft 2\n## Abstract\n## References\n")])
     sd.integrity("r", "4.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
     clear_checklist(sd, "r", "4.5")
     sd.advisory("r", "claim_audit", file=str(repo / "audit-ok.json"))
@@ -133,22 +95,6 @@ def test_claim_audit_needs_the_setting(at5: api.StateDir, repo: Path) -> None:
     (repo / "audit.json").write_text(json.dumps({"classes": {"claim_drifts": "LOW-WARN"}}))
     assert "setting claim_audit" in refused(repo, "INVALID_VALUE", "advisory", "r", "claim_audit", "--file",
                                             "audit.json")["message"]
-
-
-def at_2_5(sd: api.StateDir, run: str = "r", mode: str | None = None) -> None:
-    sd.new(run, topic="t")
-    sd.stage(run, "1", "in_progress", mode=mode)
-    sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(run, "1", "completed")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["paper_draft"], files=[_write(sd, "draft.md", "# Draft\n## Abstract\n## References\n")])
-    sd.stage(run, "2", "completed")
-    sd.confirm(run, response="continue")
-    sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, run)
-    _write(sd, "block.json", report(prisma="block", overall="block"))
-    _write(sd, "warn.json", report(raise_="warn", overall="warn"))
-    _write(sd, "bad.json", json.dumps({"mode": "standard", "frameworks": {}}))
 
 
 def test_compliance_outside_systematic_review_is_capped_at_warn(repo: Path,
@@ -198,7 +144,6 @@ def test_the_compliance_report_schema_is_valid_and_every_property_merges() -> No
     doc = schema.load_schema("compliance-report")
     assert doc["required"] == ["mode", "frameworks", "overall_decision", "tier"]
     assert not schema.validate("compliance-report", json.loads(report()))
-
 
 
 def test_compliance_comes_while_the_stage_is_at_work(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ARGS, cli, cli_json, cli_refused, copy_of
-from sim import INTEGRITY, Sim
-from test_entry_gates import _write, through_4_5
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.files import schema
+from tests.support.runs import through_4_5, write_file
+from tests.support.sim import INTEGRITY, Sim
+from tests.support.util import CLEAR_ARGS, cli, cli_json, cli_refused, copy_of
 
 DRAFT2 = "# Draft 2\n## Abstract\n## References\n"
 
@@ -35,7 +35,7 @@ def bindings(moves: dict[str, object]) -> list[tuple[str, str, str]]:
 
 def test_a_draft_registered_at_the_open_checkpoint_is_never_confirmed_into_stage_5(advised: api.StateDir,
                                                                                       repo: Path) -> None:
-    _write(advised, "draft2.md", DRAFT2)
+    write_file(advised, "draft2.md", DRAFT2)
     code, out = cli_json("material", "r", "revised_draft", "--file", "draft2.md", "--allow-untracked", cwd=repo)
     assert code == 0 and out["version_label"] == "paper_draft_v2", out  # type: ignore[index]
     error = cli_refused(repo, "PREREQUISITES_MISSING", "confirm", "r", "--response", "continue", "--format", "apa7")
@@ -76,7 +76,7 @@ def test_a_draft_registered_at_the_open_checkpoint_is_never_confirmed_into_stage
 def test_without_advisories_a_new_draft_is_refused_too(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     sd = copy_of("stage5-bound-plain", through_4_5, repo, tmp_path_factory)[0]
     assert not sd.next("r").get("advisories")
-    sd.material("r", ["revised_draft"], files=[_write(sd, "draft2.md", DRAFT2)])
+    sd.material("r", ["revised_draft"], files=[write_file(sd, "draft2.md", DRAFT2)])
     with pytest.raises(StatedirError) as exc:
         sd.confirm("r", response="continue")
     assert exc.value.code == "PREREQUISITES_MISSING" and "registered since" in exc.value.message

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CLEAR_ARGS, cli, cli_json, copy_of, snapshot, to_integrity
-from sim import INTEGRITY, ORCH, Sim
 
 from statedir import api, errors
+from tests.support.sim import INTEGRITY, ORCH, Sim
+from tests.support.util import CLEAR_ARGS, cli, cli_json, copy_of, snapshot, to_integrity
 
 RUN = "g1"
 ISSUE = {"severity": "high", "type": "citation", "description": "ref 7 not found"}
@@ -119,7 +119,7 @@ def test_final_integrity_passes_to_five_only_on_a_clean_pass_or_the_users_decisi
 
 
 def test_the_old_template_keeps_its_free_text_decision() -> None:
-    from test_rules import OLD_ACADEMIC
+    from tests.support.runs import OLD_ACADEMIC
 
     sim = Sim(OLD_ACADEMIC)
     sim.research()
@@ -203,10 +203,10 @@ def test_a_run_made_on_the_older_rules_keeps_them_and_says_so(isolated: Path) ->
     rules, and `status` and `next` say so."""
     import subprocess
 
-    from test_segments import FIXTURE
+    from tests.support.util import FIXTURES
 
     repo = isolated / "legacy"
-    subprocess.run(["git", "clone", "-q", str(FIXTURE), str(repo)], check=True)
+    subprocess.run(["git", "clone", "-q", str(FIXTURES / "legacy-store.bundle"), str(repo)], check=True)
     assert cli_json("verify", cwd=repo)[1]["clean"]  # type: ignore[index]
     for command in ("status", "next"):
         code, out = cli_json(command, "p1", cwd=repo)
@@ -236,7 +236,7 @@ def test_no_caller_acts_as_statedir_itself(repo: Path, failed_final: api.StateDi
 # --- mechanics ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("word", ["done", "finish", "end", "confirm"])
 def test_every_terminal_acknowledgement_word_ends_the_run(word: str) -> None:
-    from test_rules import finish_to_five
+    from tests.support.runs import finish_to_five
 
     sim = Sim()
     finish_to_five(sim)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.store import run_logs
+from tests.support.util import cli, cli_json, snapshot
 
 RUN = "run-i"
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-from conftest import CLEAR_ITEMS, cli, cli_json, segment
 
 from statedir import api
 from statedir.engine.rules import reset_boundaries
 from statedir.errors import StatedirError
 from statedir.files import yaml
+from tests.support.util import CLEAR_ITEMS, cli, cli_json, segment
 
 
 def independent_hash(prior: list[dict], entry: dict) -> str:

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import jsonschema
-from conftest import clear_checklist, cli_json, snapshot, to_integrity
-from sim import Sim
 
 from statedir import api
 from statedir.files import schema
+from tests.support.sim import Sim
+from tests.support.util import clear_checklist, cli_json, snapshot, to_integrity
 
 CONTRACT = json.loads((schema.data_dir("schemas") / "reset-ledger-entry.schema.json").read_text())
 OLD_ACADEMIC = str(schema.data_dir("templates") / "academic-pipeline@3.21.yaml")

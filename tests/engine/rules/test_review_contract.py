@@ -5,54 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from conftest import clear_checklist, cli, cli_json, cli_refused, copy_of, to_integrity
-
 from statedir import api
-
-PARTS = ("manifest", "criteria", "evidence", "claims")
-
-
-def at_re_review(sd: api.StateDir, run: str = "r1", settings: list[str] | None = None) -> None:
-    """Stage 3' in progress after a major revision at 3 and its revision round."""
-    if settings:
-        sd.new(run, topic="t", settings=settings)
-        sd.stage(run, "1", "in_progress")
-        sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-        sd.stage(run, "1", "completed")
-        sd.confirm(run, response="continue")
-        sd.material(run, ["paper_draft"])
-        sd.stage(run, "2", "completed")
-        sd.confirm(run, response="continue")
-    else:
-        to_integrity(sd, run)
-    sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, run)
-    sd.stage(run, "2.5", "completed")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["review_reports"])
-    sd.material(run, ["revision_roadmap"])
-    sd.stage(run, "3", "completed", decision="major_revision")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["revised_draft"])
-    sd.revision(run, items_total=1, items_addressed=1)
-    sd.stage(run, "4", "completed")
-    sd.confirm(run, response="continue")
-
-
-@pytest.fixture
-def at3p(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
-    sd = copy_of("contract-at-3p", at_re_review, repo, tmp_path_factory)[0]
-    for part in PARTS:
-        (repo / f"{part}.md").write_text(f"{part} of the re-review\n")
-    (repo / "report.json").write_text("{}\n")
-    return sd
-
-
-def parts(repo: Path, upto: int = 4) -> None:
-    for part in PARTS[:upto]:
-        assert cli("contract", "r1", "3p", part, "--file", f"{part}.md", cwd=repo).returncode == 0
-
+from tests.support.runs import PARTS, at_re_review, parts
+from tests.support.util import cli, cli_json, cli_refused
 
 refused = cli_refused
 
@@ -98,7 +53,7 @@ def test_a_passing_check_lets_the_decision_be_set_and_binds_traceability(at3p: a
     # the open checkpoint's stage by a name 4' does not share (3.22 said RE-REV, and RE-REV' for 4')
     assert cli("status", "r1", "--line", cwd=repo).stdout.strip().endswith("checkpoint open: MANDATORY after RE-REVIEW (3')")
     # 3.23: the row's traceability artifact is the traceability file, bound once it is registered
-    # (tests/test_re_review_traceability.py); 3.22 bound the check's report in its place
+    # (tests/engine/test_traceability.py); 3.22 bound the check's report in its place
     (repo / "trace.json").write_text("{}\n")
     assert cli("material", "r1", "re_review_traceability", "--file", "trace.json", cwd=repo).returncode == 0
     row = at3p.get("r1", "pending_adjudication_activity_bindings")[2]
@@ -118,7 +73,7 @@ def test_a_failing_check_hands_the_decision_to_the_user(at3p: api.StateDir, repo
     assert cli("stage", "r1", "3p", "completed", cwd=repo).returncode == 0
     assert sorted(at3p.get("r1", "checkpoint")["choices"]) == ["4.5", "4p"]
     at3p.material("r1", ["re_review_report"])
-    # the user's answer picks the decision (3.23), never a route: tests/test_re_review_user_answer.py
+    # the user's answer picks the decision (3.23), never a route: tests/engine/test_checkpoint_decisions_re_review.py
     assert cli("confirm", "r1", "--decision", "major_revision", "--response", "continue", "--actor", "user",
                cwd=repo).returncode == 0
     assert at3p.get("r1", "current_stage") == "4p"

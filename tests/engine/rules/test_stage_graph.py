@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import clear_checklist, cli_json, contract_holds, isolate, snapshot
 
 from statedir import api
+from tests.support.util import clear_checklist, cli_json, contract_holds, isolate, snapshot
 
 INTEGRITY = "integrity_verification"
 

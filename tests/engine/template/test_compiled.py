@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, cli, cli_json, isolate, past_stage_one, stage_by_hand, today
 
 import statedir
 from statedir import api
+from tests.support.util import call, cli, cli_json, isolate, past_stage_one, stage_by_hand, today
 
 RUN = "r1"
 # (file in the run, text, replacement, the JSON path validate names)

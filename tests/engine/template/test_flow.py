@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
 from statedir.engine import template
 from statedir.engine.template import flow as template_flow
+from tests.support.util import ROOT, cli, cli_json, snapshot
 
 LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
 ACADEMIC = (ROOT / "templates" / "academic-pipeline.yaml").read_text()

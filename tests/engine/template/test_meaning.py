@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
 from statedir.engine.rules.decision import HANDLERS
 from statedir.engine.template import meaning as template_meaning
+from tests.support.util import ROOT, cli, cli_json, snapshot
 
 LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
 

@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json
 
 import statedir
+from tests.support.util import ROOT, cli, cli_json
 
 
 def _mine(repo: Path) -> Path:
