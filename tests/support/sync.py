@@ -14,7 +14,7 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def sd(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """statedir in a clone; a failure other than the expected is the test's to assert."""
     return cli(*args, cwd=cwd)
 
@@ -89,7 +89,7 @@ def _build(base: Path, names: tuple[str, ...], runs: tuple[str, ...]) -> None:
     git(first, "push", "-q", "-u", "origin", "HEAD:main")
     for name in names[1:]:
         subprocess.run(["git", "clone", "-q", str(remote), str(base / name)], check=True, capture_output=True)
-        assert sd(base / name, "doctor", "--fix").returncode == 0
+        assert cli_in(base / name, "doctor", "--fix").returncode == 0
 
 
 def entries(clone: Path, run: str, log: str = "transitions") -> list[dict[str, Any]]:
@@ -113,7 +113,7 @@ def store_files(clone: Path) -> dict[str, bytes]:
 
 def clean(clone: Path) -> None:
     """validate and verify both clean."""
-    v = sd(clone, "validate")
+    v = cli_in(clone, "validate")
     assert v.returncode == 0, v.stdout + v.stderr
     proc = cli("verify", "--json", cwd=clone)
     assert proc.returncode == 0 and json.loads(proc.stdout)["clean"], proc.stdout
