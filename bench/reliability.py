@@ -19,21 +19,28 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from reliability.helpers import git, material_labels, state_commits  # noqa: E402
-from reliability.load import check, hammer, prepare  # noqa: E402
-from reliability.test_hostile import COMMANDS, HOSTILE_FILES, NASTY, OPTIONS, TARGETS  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' shared helpers, tests.support
 
 from statedir import api, faults
 from statedir.cli import main  # noqa: E402
 from statedir.engine import validate  # noqa: E402
+from tests.support.load import check, hammer, prepare  # noqa: E402
+from tests.support.reliability import (  # noqa: E402
+    COMMANDS,
+    HOSTILE_FILES,
+    NASTY,
+    OPTIONS,
+    TARGETS,
+    git,
+    material_labels,
+    state_commits,
+)
 
 
 def fresh(root: Path, name: str, *, big: bool = False) -> Path:
     """A store with run r1 at stage 1; `big`: in a repository whose index is over 1 MiB
     (statedir commits with plumbing there)."""
-    from conftest import make_large
+    from tests.support.util import make_large
 
     repo = root / name
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -179,7 +186,7 @@ def user_commits(repo: Path, writers: int, transitions: int) -> dict[str, int]:
 
 def git_failures(repo: Path) -> dict[str, int]:
     """A transition with git failing or pointed elsewhere: every file must stay as it was."""
-    from conftest import snapshot
+    from tests.support.util import snapshot
 
     other = repo.parent / f"{repo.name}-other"
     subprocess.run(["git", "init", "-q", str(other)], check=True)

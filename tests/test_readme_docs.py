@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from statedir.engine import template
-from tests.docs_text import DOCS, page
+from tests.support.docs_text import DOCS, page
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -94,7 +94,7 @@ def test_the_readme_is_a_landing_page_linking_every_docs_page() -> None:
 
 
 def test_the_docs_name_the_original_tools_not_the_seed() -> None:
-    from tests.docs_text import documentation
+    from tests.support.docs_text import documentation
 
     text = documentation()
     assert not re.search(r"\bthe seeds?'?\b", text, re.I), "name the original tool instead of 'the seed'"

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
-
-from .helpers import FAMILIES, check_sealed, finish, to_re_review
+from tests.support.ars import FAMILIES, check_sealed, finish, to_re_review
+from tests.support.util import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
 
 RUN = "run-42"
 # Every family and every group shape: two author groups (stage 3, then 3'), a compliance group

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, copy_of, snapshot
 
 from statedir import api
+from tests.support.util import cli_json, copy_of, snapshot
 
 RUN = "r1"
 LOG = "explicit_user_request_log"

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, cli_json, snapshot
 
 from statedir import api
+from tests.support.util import ROOT, cli, cli_json, snapshot
 
 S = "2026-06-30-member-blog-gating"
 VERBS = ["init", "set", "append", "get", "clear"]
@@ -26,9 +26,8 @@ def git(repo: Path, *args: str) -> str:
 
 
 def test_the_bus_group_and_every_verb_have_help_and_are_documented() -> None:
-    from conftest import call
-
-    from tests.docs_text import page
+    from tests.support.docs_text import page
+    from tests.support.util import call
 
     readme = page("bus")
     assert re.search(r"^\s+bus\s", cli("--help").stdout, re.M)
@@ -173,7 +172,7 @@ def test_every_change_waits_for_the_store_lock(repo: Path, store: Path, sd: api.
 def test_a_write_tells_a_person_at_a_terminal_and_a_script_nothing(store: Path) -> None:
     """pipeline-state.sh's `set` and `append` print nothing, and in a pipe statedir's don't either;
     a person whose stderr is a terminal sees what was written and its commit."""
-    from conftest import on_terminal
+    from tests.support.util import on_terminal
 
     proc, shown = on_terminal(["bus", "set", S, "phases.0-prd.status", "done"], store.parent, "stderr")
     assert proc.returncode == 0 and proc.stdout == b""

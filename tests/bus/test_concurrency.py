@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli_json
 
 from statedir.engine import validate
+from tests.support.util import cli_json
 
 pytestmark = pytest.mark.slow  # sixteen agents at once
 

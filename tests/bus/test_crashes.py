@@ -7,10 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
 from statedir import api, faults
 from statedir.engine import validate
+from tests.support.util import cli, cli_json
 
 pytestmark = pytest.mark.slow  # crashes injected at every step
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import call, cli, module_store, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
+from tests.support.util import call, cli, module_store, snapshot
 
 pytestmark = pytest.mark.slow  # any arguments and texts, property-based
 

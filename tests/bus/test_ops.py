@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
 
 from statedir import api
 from statedir.bus import Bus, EvidenceMissing, UnknownSession
 from statedir.engine import validate
 from statedir.errors import CorruptStore, InvalidValue, StatedirError, UncommittedEdit
+from tests.support.util import snapshot
 
 S = "2026-06-30-member-blog-gating"
 OTHER = "2026-06-29-earlier-run"
@@ -205,7 +205,7 @@ def test_a_hand_edited_session_is_read_and_rewritten_in_statedirs_form(repo: Pat
 def test_the_readme_python_example_runs(repo: Path, sd: api.StateDir) -> None:
     import re
 
-    from tests.docs_text import page
+    from tests.support.docs_text import page
 
     section = page("bus")
     code = re.findall(r"```python\n(.*?)```", section, re.S)[0]

@@ -11,7 +11,7 @@ import pytest
 from statedir import api
 from statedir.bus.session import encode
 from statedir.errors import StatedirError
-from tests.history.helpers import forge
+from tests.support.history import forge
 
 S = "2026-06-30-member-blog"
 REL = f"bus/{S}.yaml"

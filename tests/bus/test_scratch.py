@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, snapshot
 
 from statedir import api
+from tests.support.util import cli, snapshot
 
 S = "2026-06-30-member-blog-gating"
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
 from statedir import api
+from tests.support.docs_text import readme_example
+from tests.support.util import cli, cli_json, shim
 
 S = "2026-06-30-member-blog-gating"
 ODD = 'tab\there del\x7f esc\x1b emoji \U0001f600 "q" \\ back'
@@ -65,15 +64,6 @@ STEPS: list[tuple[list[str], int, str | None]] = [
     (["get", S, "prd_document"], 1, ""),
     (["clear", S], 0, None),  # clearing a missing session is no error (the seed's rm -f)
 ]
-
-
-def shim(repo: Path) -> Path:
-    """A folder with a `statedir` executable that runs this checkout's statedir."""
-    bindir = repo.parent / "bin"
-    bindir.mkdir(exist_ok=True)
-    (bindir / "statedir").write_text(f'#!/bin/sh\nexec {sys.executable} -m statedir "$@"\n')
-    (bindir / "statedir").chmod(0o755)
-    return bindir
 
 
 @pytest.fixture
@@ -145,15 +135,6 @@ def test_side_by_side_with_the_seed_script(repo: Path, store: Path) -> None:
         assert (seed.returncode == 0) == (ours.returncode == 0), (args, seed.stderr, ours.stderr)
         if args[0] == "get":
             assert ours.stdout == seed.stdout, args
-
-
-def readme_example() -> str:
-    """docs/bus.md's worked orchestrator/worker example, verbatim."""
-    from tests.docs_text import page
-
-    section = page("bus")
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
-    return next(b for b in blocks if "STATE_FILE=$(statedir bus init" in b)
 
 
 @pytest.mark.slow  # runs a docs page's commands as written, each a CLI process

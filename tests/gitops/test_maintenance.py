@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli_json
 
 from statedir import api
 from statedir.gitops import maintenance
+from tests.support.util import cli_json
 
 
 def git(repo: Path, *args: str, stdin: str | None = None) -> str:

@@ -11,11 +11,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
 from statedir.history import acknowledgements
-from tests.history.helpers import forge
-from tests.sync.helpers import git, network
+from tests.support.history import forge
+from tests.support.sync import git, network
+from tests.support.util import cli, cli_json
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
                                 reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")

@@ -6,11 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from statedir.errors import InvalidValue
-from tests.history.helpers import drive, git, hand_commit
+from tests.support.history import drive, git, hand_commit
+from tests.support.util import cli, cli_json, snapshot
 
 
 @pytest.fixture

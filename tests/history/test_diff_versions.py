@@ -4,11 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 from statedir import api
 from statedir.history import diff
-from tests.history.helpers import drive
+from tests.support.history import drive
+from tests.support.util import cli, cli_json, snapshot
 
 
 def test_diff_between_two_commits_in_dotted_paths(sd: api.StateDir, repo: Path) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import cli, cli_json
-
 from statedir import api
-from tests.history.helpers import drive, git
+from tests.support.history import drive, git
+from tests.support.util import cli, cli_json
 
 
 def test_a_clean_store_has_nothing_to_repair(sd: api.StateDir, repo: Path) -> None:

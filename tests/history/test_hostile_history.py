@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, module_store, snapshot, today
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
-from tests.reliability.test_hostile import HOSTILE_FILES, NASTY
+from tests.support.reliability import HOSTILE_FILES, NASTY
+from tests.support.util import call, module_store, snapshot, today
 
 pytestmark = pytest.mark.slow  # any arguments to the history commands, property-based
 

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
 from statedir import api
-from tests.history.helpers import INTEGRITY, drive, git, hand_commit
+from tests.support.history import INTEGRITY, drive, git, hand_commit
+from tests.support.util import cli, cli_json
 
 
 def git_commands(trace: Path) -> list[str]:

@@ -7,10 +7,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import cli
-
 from statedir import api
 from statedir.gitops import maintenance
+from tests.support.util import cli
 
 
 def other_commits(repo: Path, count: int) -> None:

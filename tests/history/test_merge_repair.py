@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import git as git_mod
-from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, sd, store_files
+from tests.support.sync import clean, cli_in, entries, git, network, ok, store_files
+from tests.support.util import cli, snapshot
 
 
 def _keep_both_sides(clone: Path) -> str:
@@ -46,7 +46,7 @@ def _hand_merged(tmp_path: Path) -> tuple[dict[str, Path], str]:
 @pytest.mark.slow  # several clones and a remote, each step through the CLI
 def test_doctor_fix_re_merges_a_hand_merge_in_one_commit_and_every_clone_syncs_again(tmp_path: Path) -> None:
     c, merge = _hand_merged(tmp_path)
-    validate = sd(c["b"], "validate")
+    validate = cli_in(c["b"], "validate")
     assert validate.returncode == 1 and "duplicate key" in validate.stdout
     found = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)["findings"]
     assert {(f["commit"], f["kind"]) for f in found} == {(merge, "illegal_merge")}
@@ -72,7 +72,7 @@ def test_doctor_fix_re_merges_a_hand_merge_in_one_commit_and_every_clone_syncs_a
     log = f"state/runs/r1/history/transitions/{entries_day(c['b'])}.yaml"
     changed = set(git(c["b"], "diff", "--name-only", "HEAD~1", "HEAD").splitlines())
     assert log in changed and changed <= {log, "state/runs/r1/state.yaml"}, changed
-    assert sd(c["b"], "validate").returncode == 0
+    assert cli_in(c["b"], "validate").returncode == 0
     verified = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)
     assert verified["clean"] and verified["findings"] == []
     repair = git(c["b"], "rev-parse", "HEAD")
@@ -85,7 +85,7 @@ def test_doctor_fix_re_merges_a_hand_merge_in_one_commit_and_every_clone_syncs_a
     for clone in c.values():
         assert store_files(clone) == files
         clean(clone)
-        assert sd(clone, "doctor").returncode == 0 or clone == c["b"]
+        assert cli_in(clone, "doctor").returncode == 0 or clone == c["b"]
     reasons = sorted(e["reason"] for e in entries(c["a"], "r1") if e.get("reason"))
     assert reasons == ["A starts", "B retitles", "C starts too"]
 
@@ -101,7 +101,7 @@ def test_a_hand_merge_whose_parents_conflict_is_named_and_nothing_changes(tmp_pa
     ok(c["a"], "sync")
     ok(c["b"], "set", "r1", "topic", "from B", "--reason", "B retitles")
     merge = _keep_both_sides(c["b"])
-    assert sd(c["b"], "doctor", "--fix").returncode == 1  # registers the driver; the merge stays
+    assert cli_in(c["b"], "doctor", "--fix").returncode == 1  # registers the driver; the merge stays
     before = snapshot(c["b"])
     proc = cli("doctor", "--fix", "--json", cwd=c["b"])
     assert proc.returncode == 1
@@ -123,7 +123,7 @@ def test_a_forged_repair_commit_repairs_nothing(tmp_path: Path) -> None:
     message = git_mod.message(f"doctor: re-merge {merge[:10]}", "-", "state_tracker", "doctor",
                               trailers={"Statedir-Repairs-Merge": merge})
     git(c["b"], "commit", "-q", "--no-verify", "-m", message)
-    assert sd(c["b"], "validate").returncode == 0  # valid YAML now, but not what the driver gives
+    assert cli_in(c["b"], "validate").returncode == 0  # valid YAML now, but not what the driver gives
     verified = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)
     kinds = {(f["commit"], f["kind"]) for f in verified["findings"]}
     assert (merge, "illegal_merge") in kinds and (git(c["b"], "rev-parse", "HEAD"), "illegal") in kinds

@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
-
 from statedir import api
-from tests.history.helpers import drive, git, hand_commit
+from tests.support.history import drive, git, hand_commit
+from tests.support.util import ROOT
 
 
 def push(repo: Path) -> subprocess.CompletedProcess[str]:
@@ -54,7 +53,7 @@ def test_a_reviewed_finding_is_acknowledged_once_and_then_pushes(sd: api.StateDi
     path.write_text(path.read_text().replace("topic: AI and QA", "topic: by hand"))
     edit = hand_commit(repo)
     assert push(repo).returncode != 0
-    from conftest import cli
+    from tests.support.util import cli
 
     assert cli("verify", "--acknowledge", edit, cwd=repo).returncode == 2  # a reason is required
     done = cli("verify", "--acknowledge", edit, "--reason", "reviewed: the topic was mistyped", cwd=repo)

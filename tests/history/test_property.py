@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from statedir import api
 from statedir.errors import StatedirError
-from tests.history.helpers import INTEGRITY, git
+from tests.support.history import INTEGRITY, git
 
 pytestmark = pytest.mark.slow  # random transition sequences and byte edits, property-based
 

@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli_json
 
 import statedir
 from statedir import api
 from statedir.errors import IllegalTransition
-from tests.history.helpers import drive, git
+from tests.support.history import drive, git
+from tests.support.util import cli_json
 
 
 @pytest.mark.slow  # a whole run, stage by stage through the CLI

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, segment, snapshot
 
 from statedir import api
-from tests.history.helpers import drive, git
+from tests.support.history import drive, git
+from tests.support.util import cli, cli_json, segment, snapshot
 
 
 @pytest.mark.slow  # drives a run through a dozen transitions first, each a commit

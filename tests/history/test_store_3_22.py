@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
+
+from tests.support.util import cli, cli_json
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "store-3.22.bundle"
 

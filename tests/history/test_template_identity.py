@@ -14,8 +14,8 @@ import pytest
 from statedir.engine import template
 from statedir.files import yaml
 from statedir.store import layout
-from tests.conftest import cli, snapshot
-from tests.sync.helpers import git, network, ok, sd
+from tests.support.sync import cli_in, git, network, ok
+from tests.support.util import cli, snapshot
 
 
 def evil(where: Path, name: str = "linear", version: str = "1") -> Path:
@@ -164,4 +164,4 @@ def test_a_run_made_before_runs_recorded_the_digest_verifies_on_the_content_it_w
     assert "template_digest" not in state.read_text()  # a transition adds none
     verified = json.loads(cli("verify", "--json", cwd=c["a"]).stdout)
     assert verified["clean"], verified
-    assert sd(c["a"], "validate").returncode == 0
+    assert cli_in(c["a"], "validate").returncode == 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, segment
 
 from statedir import api
-from tests.history.helpers import driven_copy, git, hand_commit
+from tests.support.history import driven_copy, git, hand_commit
+from tests.support.util import cli, cli_json, segment
 
 RUN = Path("state/runs/p1")
 

@@ -6,9 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import cli
-
 from statedir import api
+from tests.support.util import cli
 
 
 def verify(repo: Path, trace: Path) -> tuple[dict[str, object], list[list[str]]]:

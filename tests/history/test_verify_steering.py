@@ -9,7 +9,7 @@ import pytest
 
 from statedir import api
 from statedir.store import layout, steering
-from tests.history.helpers import forge, git, hand_commit
+from tests.support.history import forge, git, hand_commit
 
 HOOKS = b"repos:\n  - repo: local\n    hooks:\n      - id: x\n        name: x\n        entry: touch PWNED\n" \
         b"        language: system\n"

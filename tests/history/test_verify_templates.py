@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import cli
 
 from statedir import api
 from statedir.engine import template
-from tests.history.helpers import forge, git
+from tests.support.history import forge, git
+from tests.support.util import cli
 
 
 def own(tmp: Path, name: str, *edits: tuple[str, str]) -> Path:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import clear_checklist, cli, to_integrity
 from mcp import Client
-from mcp_session import ToolError, User, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.mcp import catalog
 from statedir.mcp.server import build
+from tests.support.mcp_session import ToolError, User, agent
+from tests.support.util import clear_checklist, cli, to_integrity
 
 
 def at_revision(sd: api.StateDir) -> None:

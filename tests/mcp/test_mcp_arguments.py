@@ -10,9 +10,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import pytest
-from conftest import snapshot
 from hypothesis import given, settings
-from mcp_session import document
 from hypothesis import strategies as st
 from mcp import Client
 
@@ -20,6 +18,8 @@ from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.gitops import git
 from statedir.mcp.server import build
+from tests.support.mcp_session import document
+from tests.support.util import snapshot
 
 pytestmark = pytest.mark.slow  # a property search over every tool, each call through the protocol
 

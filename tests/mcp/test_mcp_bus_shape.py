@@ -11,10 +11,10 @@ from pathlib import Path
 import anyio
 import jsonschema
 import pytest
-from conftest import snapshot
 from mcp import Client, StdioServerParameters
 
 from statedir import api
+from tests.support.util import snapshot
 
 SESSION = "2026-06-30-shape"
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot, trailers
-from mcp_session import ToolError, User, agent
 
 from statedir import api
 from statedir.gitops import git
+from tests.support.mcp_session import ToolError, User, agent
+from tests.support.util import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot, trailers
 
 MODES = ["auto", "legacy"]
 

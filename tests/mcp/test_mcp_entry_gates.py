@@ -7,12 +7,12 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import copy_of, snapshot, trailers
-from mcp_session import ToolError, User, agent
-from test_entry_gates import at_2_5, through_4_5
 
 from statedir import api
 from statedir.store import run_logs
+from tests.support.mcp_session import ToolError, User, agent
+from tests.support.runs import at_2_5, through_4_5
+from tests.support.util import copy_of, snapshot, trailers
 
 
 def test_a_compliance_block_is_never_acknowledged_over_mcp(

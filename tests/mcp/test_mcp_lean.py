@@ -10,18 +10,18 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import snapshot
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_session import ToolError, agent
 
 from statedir import api
-from statedir.files import yaml
-from statedir.research import evidence
 from statedir.cli.common import mcp_host
 from statedir.commands import table
+from statedir.files import yaml
 from statedir.mcp import catalog
 from statedir.mcp.server import build, wire_bytes
+from statedir.research import evidence
+from tests.support.mcp_session import ToolError, agent
+from tests.support.util import snapshot
 
 
 @pytest.fixture
@@ -218,7 +218,7 @@ def test_a_repeated_output_call_over_mcp_records_each_name_once_and_commits_noth
 
 
 def test_the_cli_bounds_a_list_argument_too(store: Path, repo: Path) -> None:
-    from conftest import cli
+    from tests.support.util import cli
     assert cli("new", "r1", "--topic", "T", "--store", str(store)).returncode == 0
     saved = snapshot(repo)
     many = [arg for _ in range(300) for arg in ("--output", "rq_brief")]

@@ -8,11 +8,11 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import copy_of, trailers
-from mcp_session import User, agent
-from test_re_review_user_answer import awaiting_the_user
 
 from statedir.store import run_logs
+from tests.support.mcp_session import User, agent
+from tests.support.runs import awaiting_the_user
+from tests.support.util import copy_of, trailers
 
 
 def test_the_user_picks_the_decision_in_the_form(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:

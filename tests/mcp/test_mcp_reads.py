@@ -12,12 +12,12 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import cli, snapshot
 from mcp import Client, StdioServerParameters
-from mcp_session import ToolError, agent, document
 
 from statedir import api
 from statedir.gitops import git
+from tests.support.mcp_session import ToolError, agent, document
+from tests.support.util import cli, snapshot
 
 
 @pytest.fixture

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import cli, cli_json, snapshot
-from mcp_session import ToolError, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.mcp import served_tools
 from statedir.mcp.research_tools import ACTIONS
 from statedir.research.actions import ACTIONS as CLI_ACTIONS
+from tests.support.mcp_session import ToolError, agent
+from tests.support.util import cli, cli_json, snapshot
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_session import AGENT_ROLES, User, agent
-from next_driver import choose, pick
 
 from statedir import agents, api
 from statedir.engine import template
 from statedir.engine.template import catalog as template_catalog
+from tests.support.mcp_session import AGENT_ROLES, User, agent
+from tests.support.next_driver import choose, pick
 
 
 @pytest.fixture

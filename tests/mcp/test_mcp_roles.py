@@ -10,13 +10,13 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import CLEAR_ITEMS, copy_of, snapshot, trailers
-from mcp_session import ToolError, User, agent
 
 from statedir import api
 from statedir import open as statedir_open
 from statedir.errors import InvalidId, InvalidValue
 from statedir.mcp import roles
+from tests.support.mcp_session import ToolError, User, agent
+from tests.support.util import CLEAR_ITEMS, copy_of, snapshot, trailers
 
 INTEGRITY = "integrity_verification"
 

@@ -10,14 +10,14 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from conftest import CLEAR_ITEMS, cli
-from mcp_session import AGENT_ROLES, Agent, ToolError, User, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
+from statedir.gitops import git
 from statedir.mcp import catalog
 from statedir.mcp.server import build
-from statedir.gitops import git
+from tests.support.mcp_session import AGENT_ROLES, Agent, ToolError, User, agent
+from tests.support.util import CLEAR_ITEMS, cli
 
 INTEGRITY, OBSERVER = "integrity_verification", "collaboration_depth_agent"
 

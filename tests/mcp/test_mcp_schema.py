@@ -17,9 +17,7 @@ import anyio
 import jsonschema
 import mcp_types as types
 import pytest
-from conftest import CLEAR_ITEMS, cli, snapshot
 from mcp import Client, StdioServerParameters
-from mcp_session import ToolError, agent, document
 
 from statedir import api
 from statedir.cli.common import mcp_host
@@ -27,6 +25,8 @@ from statedir.engine import template
 from statedir.mcp import catalog
 from statedir.mcp.catalog import HINT_DEFAULTS, WRITES_ONLY
 from statedir.mcp.server import INSTRUCTIONS, build
+from tests.support.mcp_session import ToolError, agent, document
+from tests.support.util import CLEAR_ITEMS, cli, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_NAMES = {*catalog.TITLES, "init", "mcp", "demo", "agents"}  # every command's name

@@ -9,8 +9,6 @@ from typing import Annotated
 
 import anyio
 import pytest
-from conftest import cli, snapshot
-from mcp_session import AGENT_ROLES, Agent, ToolError, agent, document
 
 from statedir import api
 from statedir.cli.common import mcp_host
@@ -18,6 +16,8 @@ from statedir.commands.params import Argument, Option
 from statedir.commands.table import Command, Exit
 from statedir.gitops import git
 from statedir.mcp.calls import Served
+from tests.support.mcp_session import AGENT_ROLES, Agent, ToolError, agent, document
+from tests.support.util import cli, snapshot
 
 
 @pytest.fixture

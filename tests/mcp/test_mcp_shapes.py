@@ -10,14 +10,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import cli, snapshot
 from mcp import Client
-from mcp_session import AGENT_ROLES, ToolError, agent
 
 import statedir
 from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.mcp.server import build
+from tests.support.mcp_session import AGENT_ROLES, ToolError, agent
+from tests.support.util import cli, snapshot
 
 OBSERVER = "collaboration_depth_agent"
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import CLEAR_ITEMS, cli, snapshot
 from mcp import Client, StdioServerParameters
-from mcp_session import document
 
 import statedir
 from statedir import api
 from statedir.gitops import git
+from tests.support.mcp_session import document
+from tests.support.util import CLEAR_ITEMS, cli, snapshot
 
 pytestmark = pytest.mark.slow  # server processes over stdio, racing
 
@@ -128,7 +128,7 @@ def test_over_stdio_a_mandatory_checkpoint_is_answered_by_the_user(store: Path, 
     """The user is asked through the client's form (an input-required result, or an elicitation
     request mid-call) and their answer recorded; a client that cannot ask is told to; a commit of the
     user's own does not make the agent's expect_head stale."""
-    from mcp_session import User
+    from tests.support.mcp_session import User
 
     sd = api.StateDir(store)
     sd.new("p", topic="T", entry_point="2.5")

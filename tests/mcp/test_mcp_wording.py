@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_session import ToolError, agent
 
 from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.mcp.calls import Served
 from statedir.mcp.outcome import needs_worded
+from tests.support.mcp_session import ToolError, agent
 
 CLI_WORDS = re.compile(r"exit [0-9]|exits [0-9]|\bprints?\b|\(repeatable\)|docs/|statedir |`init` prints")
 

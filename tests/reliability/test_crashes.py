@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli, make_large, snapshot
 
 from statedir import api, faults
-
-from .helpers import assert_store_equals_last_commit, material_labels, state_commits
+from tests.support.reliability import assert_store_equals_last_commit, material_labels, state_commits
+from tests.support.util import cli, make_large, snapshot
 
 pytestmark = pytest.mark.slow  # crashes injected at every step, small and large repositories
 

@@ -10,7 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, cli
+
+from tests.support.util import call, cli
 
 SECRET = "S3CRET"
 FILES = {

@@ -16,18 +16,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, diverge, make_large, segment, snapshot
 
 from statedir import api
 from statedir.errors import InvalidValue
-
-from .helpers import assert_store_equals_last_commit, git, material_labels, state_commits
+from tests.support.reliability import assert_store_equals_last_commit, git, material_labels, state_commits
+from tests.support.util import cli, cli_json, diverge, make_large, segment, snapshot
 
 pytestmark = pytest.mark.slow  # every failure path, small and large (14,000-file) repositories
 
 @pytest.fixture(params=["small", "large"])
 def store(repo: Path, request: pytest.FixtureRequest) -> Path:
-    """A store with run p1 at stage 1, in a small or a large repository (conftest.make_large: built
+    """A store with run p1 at stage 1, in a small or a large repository (util.make_large: built
     once and copied)."""
     if request.param == "large":
         make_large(repo)

@@ -5,25 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import call, module_store, snapshot, today
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
+from tests.support.reliability import COMMANDS, HOSTILE_FILES, NASTY, OPTIONS, TARGETS
+from tests.support.util import call, module_store, snapshot, today
 
 pytestmark = pytest.mark.slow  # hostile arguments and files, property-based
-
-NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "x\x00y", "é", "\udcff",
-         "-rf", "--json", "$(reboot)", "a" * 5000, "", " ", "2.5/../..", "3'", "runs/r1", "\n", "%s%n",
-         "r1", "1", "2.5", "paper_draft", "PASS", "completed", "in_progress", "--store", "/dev/null"]
-COMMANDS = ["new", "runs", "show", "get", "status", "stage", "output", "pipeline", "set", "material",
-            "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log", "validate",
-            "resume", "bind", "seal", "templates"]
-OPTIONS = ["--topic", "--template", "--entry-point", "--format", "--mode", "--output", "--decision", "--reason",
-           "--turns", "--file", "--upstream", "--refs-total", "--refs-verified", "--issue", "--items-total",
-           "--stage", "--checkpoint", "--report", "--next", "--response", "--actor", "--passport", "--bindings",
-           "--choice", "--line", "--json", "--schema", "--artifact-root", "--artifact", "--role", "--group",
-           "--group-stage", "--path", "--not-applicable", "--unavailable"]
 
 
 @pytest.fixture(scope="module")
@@ -50,22 +39,6 @@ def test_any_arguments(store: Path, command: str, words: list[str]) -> None:
         assert (err.strip() or out.strip()), args
         if "--json" in words and out.strip().startswith("{"):
             assert '"error"' in out or '"valid"' in out or '"prerequisites_met"' in out
-
-
-HOSTILE_FILES = {
-    "alias bomb": b"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n",
-    "python tag": b"a: !!python/object/apply:os.system ['true']\n",
-    "invalid utf-8": b"run_id: \xff\n",
-    "duplicate keys": b"run_id: r1\nrun_id: r2\n",
-    "deep nesting": b"a: " + b"[" * 3000 + b"]" * 3000,
-    "nul byte": b"run_id: r\x00\n",
-    "huge": b"# " + b"x" * (17 * 1024 * 1024) + b"\n",
-    "not a mapping": b"- 1\n- 2\n",
-    "empty": b"",
-    "wrong types": b"run_id: [1]\nstages: 7\n",
-    "very long value": b"topic: " + b"y" * 200_000 + b"\n",
-}
-TARGETS = ["runs/r1/state.yaml", "runs/r1/stages/1.yaml", "runs/r1/history/transitions/{today}.yaml", "statedir.yaml"]
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import assert_store_equals_last_commit
-from .load import check, hammer, prepare
+from tests.support.load import check, hammer, prepare
+from tests.support.reliability import assert_store_equals_last_commit
 
 pytestmark = pytest.mark.slow  # concurrent writers and lock waits
 

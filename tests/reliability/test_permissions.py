@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import call, snapshot
 
 from statedir import api
+from tests.support.util import call, snapshot
 
 pytestmark = pytest.mark.slow  # the whole permission matrix through the CLI
 

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli
-from tests.sync.helpers import git, network, ok, topics_apart
-
-from .helpers import assert_store_equals_last_commit
+from tests.support.reliability import assert_store_equals_last_commit
+from tests.support.sync import git, network, ok, topics_apart
+from tests.support.util import cli
 
 TRIALS = 30
 

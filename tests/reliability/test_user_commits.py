@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_large
 
 from statedir import api
-
-from .helpers import git
+from tests.support.reliability import git
+from tests.support.util import make_large
 
 WRITER = ("import statedir\nsd = statedir.open('state')\n"
           "for i in range(6):\n    sd.set('p1', 'topic', f'w{w}v{{i}}', reason='r')\nprint('done')")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import cli, snapshot
+from tests.support.util import cli, snapshot
 
 
 def test_the_cli_refuses_a_claim_or_a_second_completion_on_a_completed_run(repo: Path, sd: object) -> None:

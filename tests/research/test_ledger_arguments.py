@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, snapshot
 
 from statedir.errors import InvalidValue, StatedirError
 from statedir.research import Ledger
+from tests.support.util import cli_json, snapshot
 
 
 def test_the_flag_names_work_as_arguments(ledger: Ledger) -> None:

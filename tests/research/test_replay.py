@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_of
 
 from statedir import api
 from statedir.errors import StatedirError
@@ -16,7 +15,8 @@ from statedir.files import yaml
 from statedir.research import Ledger
 from statedir.research.kinds import KINDS, iso, now
 from statedir.store import layout
-from tests.history.helpers import forge
+from tests.support.history import forge
+from tests.support.util import copy_of
 
 
 @pytest.fixture

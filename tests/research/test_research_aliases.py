@@ -12,8 +12,8 @@ import pytest
 
 from statedir.gitops import git as git_mod
 from statedir.research.aliases import duplicates
-from tests.conftest import cli
-from tests.sync.helpers import clean, git, network, ok, store_files
+from tests.support.sync import clean, git, network, ok, store_files
+from tests.support.util import cli
 
 
 def _sources(clone: Path) -> dict[str, dict]:
@@ -116,7 +116,7 @@ def test_an_alias_the_rules_do_not_allow_is_illegal_to_verify(tmp_path: Path) ->
 
 def _branch_index_tree(clone: Path) -> dict[str, object]:
     """What a refused sync leaves as it found: the branch, the index, every work tree file."""
-    from tests.conftest import snapshot
+    from tests.support.util import snapshot
 
     return {"head": git(clone, "rev-parse", "HEAD"), "stage": git(clone, "ls-files", "--stage"),
             "files": {k: v for k, v in snapshot(clone, objects=False).items() if not k.startswith(".git/")}}

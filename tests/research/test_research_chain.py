@@ -6,13 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
 
 from statedir.errors import StatedirError
 from statedir.research import Ledger
 from statedir.store.layout import schema_ref
-
-from .helpers import commits, files, git
+from tests.support.research import commits, files, git
+from tests.support.util import snapshot
 
 ID = re.compile(r"^(proj|q|hyp|exp|run|src|evd|res|clm)_\d{8}_[0-9a-f]{6}$")
 
@@ -157,7 +156,7 @@ def test_actor_is_the_commit_author(ledger: Ledger, store: Path) -> None:
 
 
 def test_the_pre_commit_hook_covers_every_research_file(ledger: Ledger, store: Path) -> None:
-    from conftest import ROOT
+    from tests.support.util import ROOT
 
     hook = (ROOT / ".pre-commit-hooks.yaml").read_text()
     pattern = re.compile(re.search(r"^\s+files: (.+)$", hook, re.M).group(1))  # type: ignore[union-attr]

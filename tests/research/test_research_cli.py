@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, snapshot
 
-from .helpers import commits, files, git, research
+from tests.support.research import commits, files, git, research
+from tests.support.util import ROOT, cli, snapshot
 
 ACTION_FLAGS = ["--create-project", "--create-question", "--start-run", "--complete-run", "--answer-question",
                 "--abandon-question", "--record-result", "--record-claim", "--create-hypothesis",
@@ -38,7 +38,7 @@ def test_help_lists_every_seed_flag_and_the_readme_documents_the_command() -> No
     from statedir.research.evidence import ARTIFACT_ROLES  # resource-resolver's roles, offered by name
 
     assert all(role in " ".join(out.split()) for role in ARTIFACT_ROLES)
-    from tests.docs_text import page
+    from tests.support.docs_text import page
 
     assert "statedir research --start-run" in page("research")
     assert "statedir research" in (ROOT / "README.md").read_text()
@@ -188,7 +188,7 @@ def test_two_machines_adding_entities_merge_without_conflict(store: Path, tmp_pa
 
 
 def test_at_a_terminal_an_action_reads_as_words_and_a_pipe_still_gets_json(store: Path) -> None:
-    from conftest import on_terminal
+    from tests.support.util import on_terminal
 
     work = store.parent
     proc, shown = on_terminal(["research", "--create-project", "--name", "QA", "--description", "d"], work, "stdout")

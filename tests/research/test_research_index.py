@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, snapshot
 
 from statedir.errors import StatedirError
 from statedir.research import Ledger
 from statedir.research.index import path_of
-
-from .helpers import git, research
+from tests.support.research import git, research
+from tests.support.util import cli, snapshot
 
 
 @pytest.fixture

@@ -5,15 +5,14 @@ import datetime
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
 
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.files import yaml
 from statedir.research import Ledger
 from statedir.research.dedup import hint_key, normalize_url
-
-from .helpers import commits, files
+from tests.support.research import commits, files
+from tests.support.util import snapshot
 
 
 @pytest.mark.parametrize(("url", "normal"), [

@@ -11,13 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json
 
 from statedir import api
 from statedir.files.signers_file import Signers, fingerprint, parse, public_key
 from statedir.store import commit_keys as signing_keys
-from tests.history.helpers import forge, git
-from tests.sync.helpers import network
+from tests.support.history import forge, git
+from tests.support.sync import network
+from tests.support.util import cli, cli_json
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
                                 reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")

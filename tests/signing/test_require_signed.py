@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_json, snapshot
 
 from statedir import api
+from tests.support.util import cli, cli_json, snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
                                 reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")

@@ -11,11 +11,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import call, cli, cli_json, isolate, snapshot
 
 from statedir import api
 from statedir.history.signatures import split
-from tests.history.helpers import git
+from tests.support.history import git
+from tests.support.util import call, cli, cli_json, isolate, snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
                                 reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")
@@ -313,7 +313,7 @@ def test_list_through_the_cli(bound: api.StateDir, repo: Path, keys: dict[str, P
 
 
 def test_every_signers_command_has_help_and_is_documented() -> None:
-    from tests.docs_text import page
+    from tests.support.docs_text import page
 
     readme = page("signing")
     for command in ("add", "remove", "list"):

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli, snapshot
-from tests.sync.helpers import git, network, ok, stage_by_hand
+from tests.support.sync import git, network, ok, stage_by_hand
+from tests.support.util import cli, snapshot
 
 # Slow: clones of one remote and syncs refused or failing part way, each checked to change nothing: 1-3 CPU-s a test
 pytestmark = pytest.mark.slow

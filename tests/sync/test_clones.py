@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from statedir.files import yaml
-from tests.conftest import cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, stage_by_hand, store_files, topics_apart
+from tests.support.sync import clean, entries, git, network, ok, stage_by_hand, store_files, topics_apart
+from tests.support.util import cli, snapshot
 
 # Slow: a network of clones of one remote, each test several CLI syncs (fetch, merge driver,
 # validate, verify, push): 1-6 CPU-s a test.
@@ -24,7 +24,7 @@ def _reasons(clone: Path, run: str) -> Counter[str]:
 
 def test_the_issue_case_two_transitions_on_one_run_keep_both_log_entries(tmp_path: Path) -> None:
     """Two branches each make one transition on the same run (the old `merge=union` breaks
-    their log: test_rules); with the driver both entries are kept, each once, and validate and
+    their log: tests/merge/test_rules.py); with the driver both entries are kept, each once, and validate and
     verify are clean."""
     c = network(tmp_path, ("a", "b"))
     ok(c["a"], "set", "r1", "topic", "Shared topic", "--reason", "from A")

@@ -1,6 +1,6 @@
 """Every accepted transition survives a merge, and the merge takes what the rules allow: the
 issue's cases through the real CLI, with real clones of one bare remote. A stopped clock
-(tests/sync/clock) makes "the same second" certain."""
+(tests/support/clock) makes "the same second" certain."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from statedir.files import yaml
-from tests.conftest import cli
-from tests.sync.helpers import clean, entries, git, network, ok, ok_at, second, store_files
+from tests.support.sync import clean, entries, git, network, ok, ok_at, second, store_files
+from tests.support.util import cli
 
 # Slow: a network of clones of one remote, each test several CLI syncs (fetch, merge driver,
 # validate, verify, push): 1-6 CPU-s a test.

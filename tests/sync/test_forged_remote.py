@@ -15,9 +15,9 @@ import pytest
 
 from statedir.files import yaml
 from statedir.store import layout
-from tests.conftest import cli
-from tests.history.helpers import forge
-from tests.sync.helpers import git, network, ok
+from tests.support.history import forge
+from tests.support.sync import git, network, ok
+from tests.support.util import cli
 
 # Slow: three clones of one remote; each forgery is pushed, refused by sync and reported by three
 # verify runs: ~1 CPU-s a test.

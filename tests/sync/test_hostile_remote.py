@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sync.helpers import entries, git, network, ok, sd
+from tests.support.sync import cli_in, entries, git, network, ok
 
 PLANT = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nraise SystemExit(0)\n"
 
@@ -54,5 +54,5 @@ def test_an_old_registration_without_isolated_mode_is_replaced(tmp_path: Path) -
 
     old = f"{sys.executable} -m statedir merge-driver %O %A %B %P"
     git(c["a"], "config", "merge.statedir.driver", old)
-    assert sd(c["a"], "status", "r1").returncode == 0
+    assert cli_in(c["a"], "status", "r1").returncode == 0
     assert git(c["a"], "config", "merge.statedir.driver").split()[1:4] == ["-I", "-m", "statedir"]

@@ -16,7 +16,7 @@ import statedir
 from statedir import api
 from statedir.engine import validate
 from statedir.gitops import merge_driver
-from tests.sync.helpers import entries, store_files
+from tests.support.sync import entries, store_files
 
 RUNS = ("r1", "r2")
 STEP = st.one_of(st.tuples(st.just("set"), st.sampled_from("ab"), st.sampled_from(RUNS)),

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CLEAR_ARGS, cli, snapshot
-from tests.sync.helpers import clean, entries, git, network, ok, store_files, topics_apart
+from tests.support.sync import clean, entries, git, network, ok, store_files, topics_apart
+from tests.support.util import CLEAR_ARGS, cli, snapshot
 
 SESSION = "2026-12-01-replay"
 TO_REVIEW = (("stage", "r1", "1", "in_progress"),

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support.util import ROOT
 
 
 @pytest.mark.slow  # about a minute: some hundred statedir and git processes

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import at_mandatory_2_5, copy_of, snapshot, to_integrity, trailers
 from starlette.testclient import TestClient
 
 from statedir import api
 from statedir.web.app import build
+from tests.support.util import at_mandatory_2_5, copy_of, snapshot, to_integrity, trailers
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
@@ -212,7 +212,7 @@ def test_a_blocking_failure_mode_is_answered_in_the_browser(repo: Path, tmp_path
 
 def test_a_blocking_compliance_report_is_acknowledged_in_the_browser(repo: Path,
                                                                     tmp_path_factory: pytest.TempPathFactory) -> None:
-    from test_compliance_receipt import warned_then_blocked
+    from tests.support.runs import warned_then_blocked
 
     copy_of("web-compliance-blocked", warned_then_blocked, repo, tmp_path_factory)
     client = _client(repo)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLEAR_ARGS, ROOT, cli, cli_json
 
-from tests.web.served import serving
+from tests.support.served import serving
+from tests.support.util import CLEAR_ARGS, ROOT, cli, cli_json
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -240,7 +240,7 @@ def test_a_mandatory_checkpoint_answered_in_the_browser(browser_page: Any, repo:
     """`serve --answer`: a stale answer refused (the run moved while the form was being filled in),
     a cross-origin POST refused, both with the store byte-identical; then the answer, recorded as
     the user's through the web."""
-    from conftest import snapshot, trailers
+    from tests.support.util import snapshot, trailers
 
     root = repo / "state"
     for args in (["init"], ["new", "p", "--topic", "T", "--entry-point", "2.5"], ["material", "p", "paper_draft"],

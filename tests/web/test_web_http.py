@@ -11,14 +11,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import cli_json, module_store, snapshot
 from starlette.testclient import TestClient
 
 from statedir import api
 from statedir.web.app import build
 from statedir.web.guard import CSP
 from statedir.web.reading import Reader
-from tests.web.served import fill, serving
+from tests.support.served import fill, serving
+from tests.support.util import cli_json, module_store, snapshot
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
@@ -400,7 +400,7 @@ def test_the_sample_store_generator_makes_runs_that_verify_and_move_on(tmp_path:
     copy at the MANDATORY checkpoint takes its answer by the rules."""
     import runpy
 
-    from conftest import ROOT
+    from tests.support.util import ROOT
 
     made = runpy.run_path(str(ROOT / "bench" / "sample_store.py"))["make"](tmp_path / "sample", 12)
     assert made["runs"] == 12 and made["verify_clean"] is True

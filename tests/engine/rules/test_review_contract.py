@@ -1,0 +1,98 @@
+"""Stage 3' under the three-gate re-review contract (issue 33, point 1): a hash-bound manifest, the
+phase artifacts in order, a synthesis check; a decision only after a passing check."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from statedir import api
+from tests.support.runs import PARTS, at_re_review, parts
+from tests.support.util import cli, cli_json, cli_refused
+
+refused = cli_refused
+
+
+def test_no_decision_before_the_passing_check(at3p: api.StateDir, repo: Path) -> None:
+    refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3p", "completed", "--decision", "accept")
+    refused(repo, "INVALID_VALUE", "stage", "r1", "3p", "completed", "--decision", "reject")  # never reject
+    parts(repo, 2)
+    refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3p", "in_progress", "--decision", "accept")
+    parts_left = [m for m in at3p.next("r1")["moves"] if m["command"] == "contract"]
+    assert parts_left and parts_left[0]["allowed"]["part"] == ["evidence"], parts_left
+
+
+def test_the_parts_come_in_order_and_unchanged(at3p: api.StateDir, repo: Path) -> None:
+    error = refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "criteria", "--file", "criteria.md")
+    assert "next is manifest" in str(error["message"])
+    refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json")
+    refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "verdict", "--file", "claims.md")
+    refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "manifest", "--file", "../outside.md")
+    refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "manifest", "--file", "missing.md")
+    parts(repo, 1)
+    refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "manifest", "--file", "manifest.md")  # once
+    for part in PARTS[1:]:
+        assert cli("contract", "r1", "3p", part, "--file", f"{part}.md", cwd=repo).returncode == 0
+    criteria = at3p.get("r1", "stages.3p.contract.criteria")
+    assert criteria["manifest_sha256"] == at3p.get("r1", "stages.3p.contract.manifest.sha256")
+    refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "check", "--exit-code", "7", "--file", "report.json")
+    error = refused(repo, "INVALID_VALUE", "contract", "r1", "3p", "check", "--file", "report.json")
+    assert "needs its exit code: --exit-code N, one of 0, 1, 2" in str(error["message"])  # not "None is not one"
+    (repo / "evidence.md").write_text("rewritten after it was recorded\n")
+    refused(repo, "CONTENT_CHANGED", "contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json")
+    (repo / "evidence.md").write_text("evidence of the re-review\n")
+    (repo / "other.json").write_text(json.dumps({"manifest_sha256": "ab" * 32}))
+    error = refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "check", "--exit-code", "0", "--file", "other.json")
+    assert "another manifest" in str(error["message"])
+
+
+def test_a_passing_check_lets_the_decision_be_set_and_binds_traceability(at3p: api.StateDir, repo: Path) -> None:
+    parts(repo)
+    code, out = cli_json("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo)
+    assert code == 0 and out["outcome"] == "pass", out  # type: ignore[index]
+    assert cli("stage", "r1", "3p", "completed", "--decision", "accept", cwd=repo).returncode == 0
+    # the open checkpoint's stage by a name 4' does not share (3.22 said RE-REV, and RE-REV' for 4')
+    assert cli("status", "r1", "--line", cwd=repo).stdout.strip().endswith("checkpoint open: MANDATORY after RE-REVIEW (3')")
+    # 3.23: the row's traceability artifact is the traceability file, bound once it is registered
+    # (tests/engine/test_traceability.py); 3.22 bound the check's report in its place
+    (repo / "trace.json").write_text("{}\n")
+    assert cli("material", "r1", "re_review_traceability", "--file", "trace.json", cwd=repo).returncode == 0
+    row = at3p.get("r1", "pending_adjudication_activity_bindings")[2]
+    assert row["source_family"] == "re_review_traceability" and row["capture_state"] == "captured"
+    assert [a["artifact_role"] for a in row["artifacts"]] == ["input_manifest", "precommitment", "verdict_record",
+                                                              "traceability"]
+    assert [a["relative_path"] for a in row["artifacts"]] == ["manifest.md", "criteria.md", "claims.md", "trace.json"]
+    assert at3p.verify()["clean"]
+
+
+def test_a_failing_check_hands_the_decision_to_the_user(at3p: api.StateDir, repo: Path) -> None:
+    parts(repo)
+    code, out = cli_json("contract", "r1", "3p", "check", "--exit-code", "1", "--file", "report.json", cwd=repo)
+    assert code == 0 and out["then"] == "user_review_required", out  # type: ignore[index]
+    assert at3p.get("r1", "stages.3p.decision") == "user_review_required"
+    refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3p", "completed", "--decision", "accept")
+    assert cli("stage", "r1", "3p", "completed", cwd=repo).returncode == 0
+    assert sorted(at3p.get("r1", "checkpoint")["choices"]) == ["4.5", "4p"]
+    at3p.material("r1", ["re_review_report"])
+    # the user's answer picks the decision (3.23), never a route: tests/engine/test_checkpoint_decisions_re_review.py
+    assert cli("confirm", "r1", "--decision", "major_revision", "--response", "continue", "--actor", "user",
+               cwd=repo).returncode == 0
+    assert at3p.get("r1", "current_stage") == "4p"
+    assert at3p.verify()["clean"]
+
+
+def test_a_manifest_invalid_check_aborts_fail_closed(at3p: api.StateDir, repo: Path) -> None:
+    parts(repo)
+    assert cli("contract", "r1", "3p", "check", "--exit-code", "2", "--file", "report.json", cwd=repo).returncode == 0
+    assert at3p.get("r1", "pipeline_state") == "aborted"
+    assert "manifest_invalid" in at3p.get("r1", "stages.3p.reason")
+    assert at3p.verify()["clean"]
+
+
+def test_a_legacy_run_skips_the_contract_and_is_marked(sd: api.StateDir, repo: Path) -> None:
+    at_re_review(sd, "l1", settings=["re_review_legacy=true"])
+    (repo / "manifest.md").write_text("m\n")
+    refused(repo, "ILLEGAL_TRANSITION", "contract", "l1", "3p", "manifest", "--file", "manifest.md")
+    assert cli("stage", "l1", "3p", "completed", "--decision", "accept", cwd=repo).returncode == 0
+    assert "[LEGACY-NO-CONTRACT]" in cli("status", "l1", cwd=repo).stdout
+    assert sd.show("l1", format="ars")["marks"] == ["[LEGACY-NO-CONTRACT]"]
+    assert sd.verify()["clean"]

@@ -1,0 +1,82 @@
+"""The dead-end check: every state a run of a template can reach, explored through the rules;
+a template with a state from which no move ends the run is refused where templates are checked
+(`validate`, `new --template`), and both shipped templates pass."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from statedir import api
+from statedir.engine import template
+from statedir.engine.template import flow as template_flow
+from tests.support.util import ROOT, cli, cli_json, snapshot
+
+LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
+ACADEMIC = (ROOT / "templates" / "academic-pipeline.yaml").read_text()
+OLD_ACADEMIC = (ROOT / "templates" / "academic-pipeline@3.21.yaml").read_text()  # before the integrity gates
+# A check stage whose decision `fail` completes it, but only `pass` leads on: stuck at its checkpoint.
+STUCK = [("name: linear", "name: stuck"),
+         ("{id: check, name: CHECK,", "{id: check, decision: {values: [pass, fail]},\n"
+                                      "     completion: [{field: decision, in: [pass, fail]}], name: CHECK,"),
+         ("  - {from: check, to: deliver}\n",
+          "  - {from: check, to: deliver, when: [{field: decision, in: [pass]}]}\n")]
+
+
+def edited(text: str, edits: list[tuple[str, str]]) -> str:
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
+def test_a_template_with_a_dead_end_is_refused_where_templates_are_checked(sd: api.StateDir, repo: Path) -> None:
+    path = repo / "stuck.yaml"
+    path.write_text(edited(LINEAR, STUCK))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "{id: check," in text)
+    code, out = cli_json("validate", "--schema", "template", str(path), cwd=repo)
+    assert code == 1
+    (error,) = out["errors"]  # type: ignore[index]
+    assert error["path"] == "$.stages[2].id" and error["message"].startswith(f"line {line}: dead end: ")
+    assert "stage check done (decision fail)" in error["message"] and "awaiting_confirmation" in error["message"]
+    assert "never completed or aborted" in error["message"] and "states explored)" in error["message"]
+    before = snapshot(repo)
+    code, out = cli_json("new", "r1", "--template", str(path), cwd=repo)
+    assert code == 2 and out["error"]["code"] == "BAD_FILE"  # type: ignore[index]
+    assert f"stuck.yaml:{line}: invalid template: dead end" in out["error"]["message"]  # type: ignore[index]
+    assert snapshot(repo) == before
+
+
+@pytest.mark.slow  # every path through every shipped template
+def test_the_shipped_templates_have_no_dead_end(repo: Path) -> None:
+    for name in ("linear", "academic-pipeline"):
+        flow = template_flow.checked(template.load(name))
+        assert flow.complete and flow.dead_ends == [] and flow.states > 5, name
+    proc = cli("validate", "-v", "--schema", "template", str(ROOT / "templates" / "linear.yaml"),
+               str(ROOT / "templates" / "academic-pipeline.yaml"), cwd=repo,
+               timeout=600)  # the whole flow explored again: about 30 s alone, minutes on a loaded machine
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    states = template_flow.checked(template.load("academic-pipeline")).states
+    assert f"academic-pipeline.yaml: flow explored, {states} states, no dead end" in proc.stdout
+
+
+def test_the_academic_template_as_it_was_is_refused_at_final_integrity() -> None:
+    """Before: stage 4.5 completed on PASS_WITH_NOTES (or a PASS with issues open), and the gate
+    to 5 wanted a PASS with zero open issues: the checkpoint offered nothing."""
+    old = edited(OLD_ACADEMIC, [("    completion: [{field: verdict, in: [PASS]}, {field: issues_open, equals: 0}]\n",
+                             "    completion:\n      - any: [{field: verdict, in: [PASS, PASS_WITH_NOTES]}, "
+                             "{fail_loop_decision: true}]\n")])
+    t = template.parse(old.encode(), "old.yaml")
+    flow = template_flow.checked(t)
+    assert flow.dead_ends and {d["stage"] for d in flow.dead_ends} == {"4.5"}
+    assert all(d["pipeline_state"] == "awaiting_confirmation" and d["no_move"] for d in flow.dead_ends)
+    assert {d["where"] for d in flow.dead_ends} >= {"stage 4.5 completed (verdict PASS, issues_open 1)",
+                                                    "stage 4.5 completed (verdict PASS_WITH_NOTES)"}
+    ((path, message),) = template_flow.problems(t)
+    assert path == ["stages", t.index("4.5"), "id"] and "dead end" in message
+
+
+def test_a_flow_larger_than_the_limit_is_reported_unexplored_not_refused() -> None:
+    t = template.parse(edited(LINEAR, STUCK).encode(), "stuck.yaml")
+    flow = template_flow.explore(t, limit=3)
+    assert not flow.complete and flow.dead_ends == [] and flow.states == 3
