@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
+from statedir.hints import ARGUMENT_OF_FLAG
 
 # Who is calling: the command line sets it, so a refusal names its flags (`--topic`); a Python
 # caller reads the same refusal with the method's own argument names (`topic=`).
 CLI_WORDING: ContextVar[bool] = ContextVar("statedir_cli_wording", default=False)
 _FLAG = r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)"  # compiled on first use: a Python caller's refusal
 # Flags whose method argument has another name (a repeatable flag is a list argument).
-_ARGUMENT_OF_FLAG = {"file": "files", "output": "outputs", "issue": "issues", "upstream": "upstream",
-                     "start-run": "start_run()", "query": "query()", "create-evidence": "create_evidence()"}
+_ARGUMENT_OF_FLAG = ARGUMENT_OF_FLAG
 
 # One free-text argument (a reason, a topic, a statement, a path): at most this many bytes of
 # UTF-8. A log entry holds a few of them, so it stays far below what any reader accepts.

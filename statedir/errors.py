@@ -1,9 +1,17 @@
-"""One exception root with stable codes; the CLI's error handler maps them to exit codes."""
+"""One exception root with stable codes; the CLI's error handler maps them to exit codes.
+
+A refusal's next step is data (`hint=Hint("doctor", {"fix": True})`), its message a template that
+says it through a placeholder (`run `{hint}``): statedir.hints words it for the entry point."""
 from __future__ import annotations
+
+from statedir.hints import WORDS, Hint, Words, hints_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (`statedir --version` loads nothing)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
+
+__all__ = ["Hint"]  # re-exported: a layer raising a refusal imports both from here
 
 REFUSED, BAD_INPUT, ENVIRONMENT = 1, 2, 3
 
@@ -14,13 +22,23 @@ class StatedirError(Exception):
     code = "STATEDIR_ERROR"
     exit_code = ENVIRONMENT
 
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str, *, hint: Hint | Iterable[Hint] | None = None, **details: Any) -> None:
+        self.template = message  # as the layer wrote it: `{hint}`, `{opt:NAME}` unsaid
+        self.hints = hints_of(hint)
+        self.message = WORDS.get().fill(message, self.hints)
+        super().__init__(self.message)
         self.details = details
 
+    def reword(self, words: Words) -> None:
+        """Say the message again, from its template, in an entry point's `words`."""
+        worded = words.fill(self.template, self.hints)
+        if worded != self.message:
+            self.message = worded
+            self.args = (worded, *self.args[1:])
+
     def as_json(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+        details = {**self.details, "hints": [h.as_json() for h in self.hints]} if self.hints else self.details
+        return {"error": {"code": self.code, "message": self.message, "details": details}}
 
 
 # Refused by the rules (exit 1).

@@ -20,10 +20,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"statedir {__version__}")
         return 0
     from statedir.argument_checks import CLI_WORDING
+    from statedir.hints import WORDS
 
     from statedir.cli.render import Escaping
+    from statedir.cli.words import CLI
 
     wording = CLI_WORDING.set(True)  # refusals name the flags (`--topic`), not the API's arguments
+    words = WORDS.set(CLI)  # ... and say their next steps as command lines (`statedir doctor --fix`)
     # What a person reads arrives with its control characters escaped (text from another machine
     # is never a terminal command); --json's document is JSON, which escapes its own.
     streams = sys.stdout, sys.stderr
@@ -33,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(args)
     finally:
+        WORDS.reset(words)
         CLI_WORDING.reset(wording)
         sys.stdout, sys.stderr = streams
 

@@ -85,12 +85,16 @@ def serving(sd: Any) -> Iterator[list[str]]:
     their refusals as the command line does (`--topic`): the server says them in its tools' words."""
     from statedir.argument_checks import CLI_WORDING
     from statedir.cli import render
+    from statedir.cli.words import CLI
+    from statedir.hints import WORDS
 
     printed: list[str] = []
     token, wording, sink = SERVED.set(sd), CLI_WORDING.set(True), render.SINK.set(printed)
+    words = WORDS.set(CLI)
     try:
         yield printed
     finally:
+        WORDS.reset(words)
         render.SINK.reset(sink)
         CLI_WORDING.reset(wording)
         SERVED.reset(token)

@@ -11,16 +11,18 @@ import sys
 from pathlib import Path
 
 from statedir.gitops import git
+from statedir.hints import DOCTOR_FIX as FIX
+from statedir.hints import said
 
 DRIVER = "statedir"  # the name store.GITATTRIBUTES gives it
 NAME = "statedir: merges store files by their schemas' x-merge rules"
 _SECTION = f'[merge "{DRIVER}"]'
 MISSING_WARNING = ("the store's .gitattributes names the statedir merge driver, but this repository's git config "
                    "does not register it (a fresh clone?): git would merge store files line by line. "
-                   "Run `statedir doctor --fix`")
+                   "Run `{hint}`")
 UNSAFE_WARNING = ("this repository's git config runs the statedir merge driver without isolated mode (-I), so "
                   "a `statedir/` folder committed at the repository's top would run as code on a merge. "
-                  "Run `statedir doctor --fix`")
+                  "Run `{hint}`")
 
 
 def command() -> str:
@@ -120,10 +122,10 @@ def warning(root: Path, worktree: Path) -> str | None:
         return None
     value = configured(worktree)
     if value is None:
-        return MISSING_WARNING
+        return said(MISSING_WARNING, FIX)
     if unsafe(value):
         try:
             register(worktree)
         except git.GitError:  # a read-only config: say how to fix it instead
-            return UNSAFE_WARNING
+            return said(UNSAFE_WARNING, FIX)
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from statedir import hints
 from statedir.errors import GitError
 from statedir.gitops import git
 
@@ -85,7 +86,8 @@ def fetch_remote_branch(worktree: Path, name: str) -> tuple[str | None, list[str
         heads = git.run(worktree, "ls-remote", "--heads", remote, f"refs/heads/{name}", env=quiet, check=False)
         if heads.returncode != 0:
             warnings.append(f"could not ask remote {remote} for branch {name} ({git.gist(heads.stderr)}); "
-                            f"if it holds the store, fetch it and run init --branch again (docs/branch.md)")
+                            f"if it holds the store, fetch it and run `{hints.said(hints.HINT, hints.Hint('init', {'branch': name}))}` "
+                            "again (docs/branch.md)")
             continue
         if f"\trefs/heads/{name}" not in heads.stdout.decode():
             continue

@@ -27,7 +27,7 @@ from statedir.mcp.checkpoint_question import Answer, Question
 from statedir.mcp.outcome import Outcome, is_document, is_error_document, worded
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
-from statedir.mcp.wording import argument_named
+from statedir.mcp.wording import McpWords, argument_named
 from statedir.store import expectation
 from statedir.store.layout import CONFIG
 
@@ -123,7 +123,9 @@ class Served:
 
     def refusal(self, exc: StatedirError, name: str | None = None,
                 arguments: dict[str, Any] | None = None) -> Outcome:
-        """A refusal as the CLI prints it with --json, in the tool's words."""
+        """A refusal as the CLI prints it with --json, in the tool's words (its next steps said
+        from their data, the rest of the command line's words translated)."""
+        exc.reword(McpWords(self.wording, name))
         return self._outcome(name, json.dumps(exc.as_json(), ensure_ascii=False, separators=(",", ":")), True,
                              exc.exit_code, arguments)
 

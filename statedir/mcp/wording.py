@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Mapping
 
 from statedir.commands.table import Command, Parameter
+from statedir.hints import Hint, Words
 
 EXPECT, EXPECT_HEAD = "expect", "expect_head"
 _SPAN = re.compile(r"`statedir ([^`]*)`")
@@ -165,6 +166,36 @@ class Wording:
             else:
                 given.append(f"{positionals.pop(0)}: {token}")
         return f"`{name} {{{', '.join(given)}}}`" if given else f"`{name}`"
+
+
+class McpWords(Words):
+    """A refusal's next step (statedir.hints) as a tool call, `doctor {fix: true}`, and an option
+    of the tool being called (`tool`) as its argument: what `Wording.say` makes of the command
+    line's words, said from the data."""
+
+    def __init__(self, wording: Wording, tool: str | None = None) -> None:
+        self.wording, self.tool = wording, tool
+
+    def hint(self, hint: Hint) -> str:
+        name = self.wording.tools.get(tuple(hint.command.split()))
+        if name is None or hint.command == "init":  # the served `init` takes no directory: `say` words it
+            return f"statedir {hint.command}"
+        positionals = self.wording.positionals[name]
+        given = [(name_, value) for name_, value in hint.args.items() if value is not None and value is not False]
+        first = sorted((positionals.index(n), n, v) for n, v in given if n in positionals)
+        flags = self.wording.flags[name]
+        rest = [(flags.get("--" + n.replace("_", "-"), n), v) for n, v in given if n not in positionals]
+        said = [f"{n}: {_value(one)}" for n, v in [(n, v) for _, n, v in first] + rest
+                for one in (v if isinstance(v, list | tuple) else [v])]
+        return f"{name} {{{', '.join(said)}}}" if said else name
+
+    def option(self, name: str) -> str:
+        flag = "--" + name.replace("_", "-")
+        return self.wording.flags.get(self.tool or "", {}).get(flag) or self.wording.common.get(flag) or flag
+
+
+def _value(value: object) -> str:
+    return "true" if value is True else str(value)
 
 
 # A size refusal names the Python function and its parameter (`stage(): outputs holds ...`); over

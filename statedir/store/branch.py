@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
+from statedir.hints import HINT, Hint
 from statedir.gitops import git, hooks, merge_driver, worktrees
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
@@ -34,10 +35,10 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
     bound = worktrees.binding(user_tree) if user_tree is not None else None
     if bound is not None and bound[0] != branch:
         raise InvalidValue(f"this repository's store is already on branch {bound[0]} (at {bound[1]}); one "
-                           f"repository, one store: run `statedir init --branch {bound[0]}`, or to move to "
+                           f"repository, one store: run `{HINT}`, or to move to "
                            f"another branch, first `git config --unset {worktrees.BRANCH_KEY}` and "
                            f"`git config --unset {worktrees.STORE_KEY}`", branch=branch, bound=bound[0],
-                           store=str(bound[1]))
+                           store=str(bound[1]), hint=Hint("init", {"branch": bound[0]}))
     if (directory / layout.CONFIG).is_file():
         return _existing(directory, branch)
     ran_git_init = user_tree is None

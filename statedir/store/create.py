@@ -7,6 +7,7 @@ from typing import Any
 
 from statedir.errors import GitError, InvalidValue
 from statedir.gitops import git
+from statedir.hints import HINT, HINT2, Hint, opt, said
 from statedir.store import layout
 from statedir.store.skeleton import CONFIG_DEFAULTS, populate, refuse_occupied, undo
 
@@ -52,8 +53,8 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
     if worktree is None:
         result["git_init"] = str(directory.parent)  # a new repository: said, never done silently
     warnings = result.pop("warnings", [])
-    warnings += [f"this repository already holds a store at {other}; this is a second one (commands run "
-                 f"below {other.parent} still find {other} unless given --store)" for other in others]
+    warnings += [said(f"this repository already holds a store at {other}; this is a second one (commands run "
+                      f"below {other.parent} still find {other} unless given {opt('store')})") for other in others]
     if warnings:
         result["warnings"] = warnings
     return result
@@ -65,9 +66,10 @@ def _refuse_beside_a_pushed_store(worktree: Path, directory: Path) -> None:
     pushed = worktrees.remote_stores(worktree, layout.CONFIG)
     if pushed:
         raise InvalidValue(f"this repository's store is on branch {pushed[0]} (a remote holds it): run "
-                           f"`statedir init --branch {pushed[0]}` to check it out, instead of a second store "
+                           f"`{HINT}` to check it out, instead of a second store "
                            f"at {directory} committed to the branch you work on (to make one anyway: "
-                           "init --new-store)", branches=pushed[:3])
+                           f"{HINT2})", branches=pushed[:3],
+                           hint=[Hint("init", {"branch": pushed[0]}), Hint("init", {"new_store": True})])
 
 
 def other_stores(worktree: Path) -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statedir.errors import NotAStore
+from statedir.hints import HINT, Hint, opt
 from statedir.store.layout import CONFIG
 
 
@@ -33,20 +34,22 @@ def stores_below(root: Path, depth: int = 3, most: int = 3) -> list[Path]:
     return found[:most]
 
 
-def not_a_store(root: Path) -> str:
+def not_a_store(root: Path) -> NotAStore:
     """Why `root` is no store, and the likeliest fix: a store below it, or one above, or init."""
     below = stores_below(root)
     if below:
-        return (f"{root} is not a statedir store (no {CONFIG}), but {', '.join(map(str, below))} is: "
-                "pass that as --store (STATEDIR_STORE)")
+        return NotAStore(f"{root} is not a statedir store (no {CONFIG}), but {', '.join(map(str, below))} is: "
+                         f"pass that as {opt('store')} (STATEDIR_STORE)", store=str(root))
     try:
         parent = root.resolve().parent  # a relative path walks up from where it resolves
         above = locate(parent) if parent != root.resolve() else None
     except NotAStore:
         above = None
     if above is not None:
-        return f"{root} is not a statedir store (no {CONFIG}); the nearest store above it is {above}"
-    return f"{root} is not a statedir store (no {CONFIG}); run `statedir init {root}` to make one"
+        return NotAStore(f"{root} is not a statedir store (no {CONFIG}); the nearest store above it is {above}",
+                         store=str(root))
+    return NotAStore(f"{root} is not a statedir store (no {CONFIG}); run `{HINT}` to make one", store=str(root),
+                     hint=Hint("init", {"directory": str(root)}))
 
 
 def locate(start: Path) -> Path:
@@ -64,15 +67,15 @@ def locate(start: Path) -> Path:
     if below:  # a store in a folder below (a repository's pipeline/state): name it, never suggest a second
         listed = ", ".join(map(str, below))
         named = f"{listed} is one: pass it" if len(below) == 1 else f"these are: {listed}; pass one"
-        raise NotAStore(f"no statedir store at or above {start}, but {named} as --store (or STATEDIR_STORE), or run "
+        raise NotAStore(f"no statedir store at or above {start}, but {named} as {opt('store')} (or STATEDIR_STORE), or run "
                         "the command inside it", below=list(map(str, below)))
     pushed = _remote_stores(start)
     if pushed:  # a fresh clone of a repository whose store is on a branch of its own: never a second store
-        named = " or ".join(f"`statedir init --branch {name}`" for name in pushed[:3])
+        named = " or ".join(f"`{{hint:{n}}}`" for n in range(1, len(pushed[:3]) + 1))
         raise NotAStore(f"no statedir store at or above {start}; this repository's store is on branch "
                         f"{pushed[0]} (a remote holds it): run {named} to check it out here",
-                        branches=pushed[:3])
-    raise NotAStore(f"no statedir store at or above {start}; run `statedir init` or pass --store")
+                        branches=pushed[:3], hint=[Hint("init", {"branch": name}) for name in pushed[:3]])
+    raise NotAStore(f"no statedir store at or above {start}; run `{HINT}` or pass {opt('store')}", hint=Hint("init"))
 
 
 def _remote_stores(start: Path) -> list[str]:
@@ -108,5 +111,5 @@ def _bound(start: Path) -> Path | None:
     if (where / CONFIG).is_file():
         return where
     raise NotAStore(f"this repository keeps its statedir store on branch {branch}, but no work tree of it is at "
-                    f"{where}; run `statedir init {where} --branch {branch}` to check it out again",
-                    store=str(where), branch=branch)
+                    f"{where}; run `{HINT}` to check it out again",
+                    store=str(where), branch=branch, hint=Hint("init", {"directory": str(where), "branch": branch}))

@@ -13,8 +13,11 @@ from typing import Any
 
 from statedir.errors import InvalidValue, PermissionDenied
 from statedir.gitops import git, identity, object_ids
+from statedir.hints import HINT, Hint, Placeholder, opt
 from statedir.store import last_commit
 from statedir.store.layout import CONFIG
+
+ADD_PERSON = Hint("people add", {"name": Placeholder("NAME"), "roles": Placeholder("ROLE...")})
 from statedir.store.store import Store
 
 KEY = "people"
@@ -68,9 +71,9 @@ def acting(store: Store, actor: str, role: str | None) -> tuple[str, str | None]
     if not people:
         if role is None:
             return actor, None
-        raise InvalidValue(f"--role names the role a person acts in, and this store lists no people "
-                           "(`statedir people add NAME ROLE...`): without them --actor names the role itself",
-                           argument="role", role=role)
+        raise InvalidValue(f"{opt('role')} names the role a person acts in, and this store lists no people "
+                           f"(`{HINT}`): without them {opt('actor')} names the role itself",
+                           argument="role", role=role, hint=ADD_PERSON)
     return held(people, actor, role)
 
 
@@ -81,12 +84,12 @@ def held(people: dict[str, list[str]], actor: str, role: str | None) -> tuple[st
         if role is None:
             return actor, None
         raise PermissionDenied(f"{actor} is not one of the store's people ({', '.join(people)}), so holds no role "
-                               f"to act in; `statedir people add {actor} {role}` lists them", actor=actor, role=role,
-                               roles=[], people=list(people))
+                               f"to act in; `{HINT}` lists them", actor=actor, role=role,
+                               roles=[], people=list(people), hint=Hint("people add", {"name": actor, "roles": [role]}))
     if role is None:
         if len(roles) == 1:
             return roles[0], actor
-        raise InvalidValue(f"{actor} acts as {either(roles)}: say which with --role", argument="role", actor=actor,
+        raise InvalidValue(f"{actor} acts as {either(roles)}: say which with {opt('role')}", argument="role", actor=actor,
                            roles=roles)
     if role not in roles:
         raise PermissionDenied(f"{actor} may act as {either(roles)} only, not as {role}", actor=actor, role=role,

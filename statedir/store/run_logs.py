@@ -22,6 +22,7 @@ from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
+from statedir.hints import opt
 from statedir.store import layout
 from statedir.store.store import Store
 
@@ -113,7 +114,7 @@ def place(appends: Iterable[tuple[str, str, str]],
         if grown > yaml.MAX_BYTES:
             raise InvalidValue(f"a {name} log entry of {entry} bytes is more than a log file may hold "
                                f"({yaml.MAX_BYTES} bytes, what any reader accepts); store large content in a "
-                               "file and register it with --file", log=name, size=entry, limit=yaml.MAX_BYTES)
+                               f"file and register it with {opt('file')}", log=name, size=entry, limit=yaml.MAX_BYTES)
         target = segment(base, name, day, part)
         pending[target] = grown
         out.append((target, text, header))

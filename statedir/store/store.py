@@ -14,6 +14,7 @@ from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue, NotAStore, StatedirError, UnknownRun, WriteFailed
 from statedir.files import schema
+from statedir.hints import HINT, Hint
 from statedir.gitops import git, maintenance
 from statedir.store import expectation, journal, locking, sync_journal
 from statedir.store.discovery import not_a_store
@@ -41,7 +42,7 @@ class Store(Disk):
         resolved = root.resolve()
         config_path = resolved / CONFIG
         if not config_path.is_file():
-            raise NotAStore(not_a_store(root), store=str(root))
+            raise not_a_store(root)
         worktree = git.find_worktree(resolved)
         if worktree is None:
             raise NotAStore(f"store {root} is not inside a git work tree", store=str(root))
@@ -98,7 +99,7 @@ class Store(Disk):
     def require_run(self, run_id: str) -> str:
         rel = self.run_dir(run_id)
         if not self.path(f"{rel}/state.yaml").is_file():
-            raise UnknownRun(f"no run {run_id!r} in this store; see `statedir runs`", run_id=run_id)
+            raise UnknownRun(f"no run {run_id!r} in this store; see `{HINT}`", run_id=run_id, hint=Hint("runs"))
         return rel
 
     def run_ids(self) -> list[str]:

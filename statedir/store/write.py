@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from statedir import faults
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files.yaml import MAX_BYTES
+from statedir.hints import opt
 from statedir.gitops import git, identity, store_commit
 from statedir.store import commit_keys, journal, last_commit, people
 from statedir.store.store import Store
@@ -39,7 +40,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     for rel, data in writes.items():
         if len(data) > MAX_BYTES:
             raise InvalidValue(f"{rel} would be {len(data)} bytes, more than the {MAX_BYTES} any reader "
-                               "accepts; store large content in a file and register it with --file", file=rel)
+                               f"accepts; store large content in a file and register it with {opt('file')}", file=rel)
     store.warnings.extend(git.preflight(store.worktree))
     head = git.head(store.worktree)
     people.require(store, message, author, head)  # a person named holds the role as of the parent

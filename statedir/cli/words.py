@@ -1,0 +1,59 @@
+"""The command line's words for a refusal's next step (statedir.hints): `statedir doctor --fix`,
+an option as its flag (`--file`). Set for the whole of a call (`statedir.cli.main`)."""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from statedir.hints import Hint, Placeholder, Words
+
+
+def _parameters(command: str) -> dict[str, Any]:
+    """The named command's parameters by name, from the command table (none if unknown)."""
+    from statedir.cli import registry
+    from statedir.commands import table
+
+    words = command.split()
+    registry.load(words[:1])
+    if len(words) == 1 and words[0] in registry.COMMANDS:
+        function = registry.COMMANDS[words[0]][0]
+    else:
+        function = registry.SUBCOMMANDS.get(words[0], {}).get(" ".join(words[1:]))
+    return {p.name: p for p in table.parameters(function)} if function is not None else {}
+
+
+def _by_flag(params: dict[str, Any], flag: str) -> Any:
+    """The parameter whose flag is `flag` (the API's `role` is the command line's `--role`)."""
+    return next((p for p in params.values() if flag in p.flags), None)
+
+
+def _word(value: Any) -> str:
+    return str(value) if isinstance(value, Placeholder) else shlex.quote(str(value))
+
+
+class CliWords(Words):
+    """`statedir COMMAND POSITIONALS --flag VALUE`: positionals in the command's order, then the
+    options as the hint gives them (a switch alone, a list's values each after its flag)."""
+
+    def hint(self, hint: Hint) -> str:
+        params = _parameters(hint.command)
+        positional: list[tuple[int, list[str]]] = []
+        options: list[str] = []
+        order = list(params)
+        for name, value in hint.args.items():
+            if value is None or value is False:
+                continue
+            values = [_word(v) for v in value] if isinstance(value, list | tuple) else [_word(value)]
+            param = params.get(name) or _by_flag(params, "--" + name.replace("_", "-"))
+            if param is not None and param.kind == "argument":
+                positional.append((order.index(name), values))
+                continue
+            flag = param.flags[0] if param is not None and param.flags else "--" + name.replace("_", "-")
+            options += [flag] if value is True else [w for v in values for w in (flag, v)]
+        return " ".join(["statedir", hint.command, *(w for _, ws in sorted(positional) for w in ws), *options])
+
+    def option(self, name: str) -> str:
+        return "--" + name.replace("_", "-")
+
+
+CLI = CliWords()
