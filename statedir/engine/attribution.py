@@ -46,11 +46,11 @@ def users_answer(t: Template, run: RunData, req: Request) -> Request:
             allowed = [role for role in t.roles_that_may(req.action) if role != USER]
             asked = req.who.get("channel") == CHANNELS[1]  # over MCP no caller is the user: a relaying server asks
             own = (": a server started for that role asks the user" if asked
-                   else ", or the user answers with --actor user")
+                   else ", or the user answers with {opt:actor} user")
             raise PermissionDenied(
                 f"{req.actor} may not relay the user's answer (it may not {wording.doing(req.action)}); "
                 + (f"{wording.either(allowed)} may relay it{own}" if allowed
-                   else "the user answers it with --actor user"), actor=req.actor, action=req.action,
+                   else "the user answers it with {opt:actor} user"), actor=req.actor, action=req.action,
                 allowed=[USER, *allowed])
         who["via"] = req.actor
     args = {**req.args, "answered_by": USER} if req.action == "confirm" else req.args

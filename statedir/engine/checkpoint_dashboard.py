@@ -12,6 +12,7 @@ from typing import Any
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Draft
 from statedir.errors import IllegalTransition, InvalidValue
+from statedir.hints import opt
 
 _RATIO = re.compile(r"^(\d{1,9})/(\d{1,9})$")
 
@@ -29,26 +30,26 @@ def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any]) -> dict
         return None
     dash = spec(t)
     if dash is None:
-        raise InvalidValue(f"template {t.name} declares no decision dashboard: --metric and --quality are not taken")
+        raise InvalidValue(f"template {t.name} declares no decision dashboard: {opt('metric')} and {opt('quality')} are not taken")
     if checkpoint["type"] not in dash["types"]:
-        raise InvalidValue(f"--metric and --quality are recorded at a {' or '.join(dash['types'])} checkpoint; "
+        raise InvalidValue(f"{opt('metric')} and {opt('quality')} are recorded at a {' or '.join(dash['types'])} checkpoint; "
                            f"the open one (after stage {t.display(checkpoint['stage'])}) is {checkpoint['type']}",
                            checkpoint=checkpoint["type"], allowed=list(dash["types"]))
     if checkpoint.get("held"):
         raise IllegalTransition(f"the dashboard of stage {t.display(checkpoint['stage'])}'s checkpoint is recorded "
-                                f"(quality {checkpoint['held']}): the user answers it with --response")
+                                f"(quality {checkpoint['held']}): the user answers it with {opt('response')}")
     known = dict(dash["metrics"])
     out: dict[str, Any] = {}
     for raw in metrics:
         key, sep, value = str(raw).partition("=")
         if not sep or key not in known:
-            raise InvalidValue(f"--metric {raw!r}: use KEY=VALUE with KEY one of {', '.join(known)}",
+            raise InvalidValue(f"{opt('metric')} {raw!r}: use KEY=VALUE with KEY one of {', '.join(known)}",
                                metric=raw, allowed=list(known))
         if key in out:
-            raise InvalidValue(f"--metric {key} is given twice", metric=key)
+            raise InvalidValue(f"{opt('metric')} {key} is given twice", metric=key)
         out[key] = _value(key, known[key], value)
     if quality is not None and quality not in dash["quality"]:
-        raise InvalidValue(f"unknown --quality {quality!r}; use one of {', '.join(dash['quality'])}",
+        raise InvalidValue(f"unknown {opt('quality')} {quality!r}; use one of {', '.join(dash['quality'])}",
                            quality=quality, allowed=list(dash["quality"]))
     return {"metrics": out, "quality": quality}
 
@@ -56,11 +57,11 @@ def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any]) -> dict
 def _value(key: str, kind: str, value: str) -> int | str:
     if kind == "count":
         if not value.isdigit() or len(value) > 12:
-            raise InvalidValue(f"--metric {key}={value!r}: a whole number (0 or more)", metric=key)
+            raise InvalidValue(f"{opt('metric')} {key}={value!r}: a whole number (0 or more)", metric=key)
         return int(value)
     match = _RATIO.match(value)
     if not match or int(match[1]) > int(match[2]) or int(match[2]) == 0:
-        raise InvalidValue(f"--metric {key}={value!r}: N/T, N of T (T at least 1, N at most T)", metric=key)
+        raise InvalidValue(f"{opt('metric')} {key}={value!r}: N/T, N of T (T at least 1, N at most T)", metric=key)
     return f"{int(match[1])}/{int(match[2])}"
 
 

@@ -12,6 +12,7 @@ from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Draft
 from statedir.errors import InvalidValue
+from statedir.hints import opt
 
 PICK = "decision"  # confirm's argument for a pick, refused where no checkpoint takes one
 
@@ -42,10 +43,10 @@ def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any], stages:
     here = applying(t, checkpoint["stage"], stages, state)
     given = {spec["option"] for spec in decisions.values() if args.get(spec["option"]) is not None}
     if args.get(PICK) is not None and PICK not in {spec["option"] for spec in decisions.values()}:
-        raise InvalidValue(f"--{PICK}: no checkpoint of template {t.name} {t.doc.get('version')} takes the user's "
+        raise InvalidValue(f"{opt(PICK)}: no checkpoint of template {t.name} {t.doc.get('version')} takes the user's "
                            "pick of a decision", option=PICK)
     if here is not None and here.get("decides") and (here["option"] not in given or args.get("next") is not None):
-        what = f"--next {args['next']} names a stage, not a decision; " if args.get("next") is not None else ""
+        what = f"{{opt:next}} {args['next']} names a stage, not a decision; " if args.get("next") is not None else ""
         raise InvalidValue(f"the user's answer after stage {t.display(checkpoint['stage'])} picks its decision "
                            f"({here['question']}): {what}answer with {_allowed(here)}",
                            option=here["option"], allowed=[str(o) for o in here["options"]])
@@ -100,5 +101,5 @@ def route(t: Template, draft: Draft, checkpoint: dict[str, Any], answer: tuple[s
 def record(t: Template, draft: Draft, target: str, answer: tuple[str, str]) -> None:
     """The decision on the stage the answer starts."""
     if target in t.terminal_targets:
-        raise InvalidValue(f"{answer[0]} is recorded on the stage the answer starts; --next {target} starts none")
+        raise InvalidValue(f"{answer[0]} is recorded on the stage the answer starts; {opt('next')} {target} starts none")
     draft.stage(target).setdefault("answers", {})[answer[0]] = answer[1]

@@ -11,6 +11,7 @@ from typing import Any
 from statedir.engine.failure_modes_meaning import BACK, CLEAR, KEEP
 from statedir.engine.template import Template
 from statedir.errors import FailureModeBlock
+from statedir.hints import Hint, Placeholder, said
 
 __all__ = ["BACK", "CLEAR", "KEEP"]
 CHECKLIST, ACKNOWLEDGE = "checklist", "acknowledge_mode"  # the actions (the CLI's checklist, acknowledge)
@@ -64,12 +65,20 @@ def standing(record: dict[str, Any]) -> list[str]:
     return [m for m in check.get("blocking") or [] if m not in overridden]
 
 
+def acknowledgement_needed() -> str:
+    """What a blocking checklist needs, in the caller's words."""
+    return said("the user's acknowledgement of each blocking failure mode ({hint})", Hint("acknowledge"))
+
+
 def moves_hint(t: Template, run_id: str, stage_id: str, modes: list[str]) -> str:
     spec = declared(t)
     assert spec is not None
     answers = "|".join(spec["answers"])
-    return (f"the user answers each: `statedir acknowledge {run_id} {t.display(stage_id)} MODE {answers}`"
-            if modes else f"record it: `statedir checklist {run_id} {t.display(stage_id)} --item MODE=OUTCOME...`")
+    if modes:
+        return said("the user answers each: `{hint}`", Hint("acknowledge", {
+            "run_id": run_id, "stage": t.display(stage_id), "mode": Placeholder("MODE"), "answer": Placeholder(answers)}))
+    return said("record it: `{hint}`", Hint("checklist", {"run_id": run_id, "stage": t.display(stage_id),
+                                                          "item": Placeholder("MODE=OUTCOME...")}))
 
 
 def completion_refusal(t: Template, state: dict[str, Any], stage_id: str,
@@ -85,7 +94,7 @@ def completion_refusal(t: Template, state: dict[str, Any], stage_id: str,
         return FailureModeBlock(
             f"stage {t.display(stage_id)} cannot complete: no failure-mode checklist is recorded for it; "
             + moves_hint(t, run_id, stage_id, []), stage=stage_id, blocking=[],
-            needs=["the failure-mode checklist (statedir checklist)"])
+            needs=[said("the failure-mode checklist ({hint})", Hint("checklist"))])
     modes = standing(record)
     if not modes:
         return None
@@ -93,7 +102,7 @@ def completion_refusal(t: Template, state: dict[str, Any], stage_id: str,
         f"stage {t.display(stage_id)} cannot complete: its failure-mode checklist blocks on mode"
         f"{'s' if len(modes) > 1 else ''} {named(spec, modes)}; " + moves_hint(t, run_id, stage_id, modes),
         stage=stage_id, blocking=modes, answers=list(spec["answers"]),
-        needs=["the user's acknowledgement of each blocking failure mode (statedir acknowledge)"])
+        needs=[acknowledgement_needed()])
 
 
 def audit(t: Template, entries: list[dict[str, Any]]) -> dict[str, Any] | None:

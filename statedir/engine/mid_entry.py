@@ -10,6 +10,7 @@ from statedir.engine import materials
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change
 from statedir.errors import ContentChanged, IllegalTransition, InvalidValue
+from statedir.hints import opt
 
 
 def declared(t: Template) -> bool:
@@ -33,7 +34,7 @@ def check_passport(t: Template, guarded: list[str], entry: str, passport: dict[s
     if not recorded:
         raise IllegalTransition(f"the passport {label} names no content_hash: it cannot show that the content has "
                                 "not changed since its integrity pass; bring a passport with the SHA-256 of the "
-                                "verified file, and that file (--file)", passport=label)
+                                "verified file, and that file ({opt:file})", passport=label)
     same_content(passport, file)
     checks = integrity_stages(t)
     if not checks:
@@ -60,7 +61,7 @@ def same_content(passport: dict[str, Any], file: dict[str, str] | None) -> None:
     label, recorded = passport.get("version_label"), passport.get("content_hash")
     if file is None:
         raise IllegalTransition(f"the passport {label} stands for a file of SHA-256 {str(recorded)[:12]}...: bring "
-                                "that file (--file) so statedir can compare it", argument="file")
+                                "that file ({opt:file}) so statedir can compare it", argument="file")
     if file.get("content_hash") != recorded:
         raise ContentChanged(f"the file {file.get('path')} has changed since the passport {label} was verified "
                              f"(SHA-256 {file.get('content_hash', '')[:12]}..., the passport's {str(recorded)[:12]}"
@@ -102,11 +103,11 @@ def register_brought(t: Template, state: dict[str, Any], change: Change, entry: 
         if not names:
             takes = {stage: names for stage, names in ((t.doc.get("mid_entry") or {}).get("registers") or {}).items()}
             raise InvalidValue(f"entering at stage {t.display(entry)} registers no material from a file brought; "
-                               "--entry-material is for entering at " + "; ".join(
+                               "{opt:entry_material} is for entering at " + "; ".join(
                                    f"{t.display(s)} ({', '.join(n)})" for s, n in takes.items()),
                                argument="entry_material")
         raise InvalidValue(f"entering at stage {t.display(entry)} registers {', '.join(names)} from the files the "
-                           f"user brings: give {len(names)} --entry-material FILE, in this order "
+                           f"user brings: give {len(names)} {opt('entry_material')} FILE, in this order "
                            f"({len(brought)} given)", argument="entry_material", needs=names)
     for name, file in zip(names, brought, strict=True):
         label, passport, stale = materials.register(

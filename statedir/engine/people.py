@@ -16,6 +16,7 @@ from statedir.engine.template import USER
 from statedir.errors import InvalidValue, PermissionDenied, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git, identity
+from statedir.hints import opt
 from statedir.store import commit_keys, people
 from statedir.store.layout import CONFIG, schema_ref
 from statedir.store.store import Store
@@ -73,12 +74,12 @@ def may_change(before: dict[str, list[str]], actor: str, person: str | None) -> 
     person who holds `user`. PERMISSION_DENIED otherwise (the write path and verify both ask)."""
     holders = [name for name, roles in before.items() if USER in roles]
     if actor != USER:
-        named = f" ({people.either(holders)}, named with --actor)" if holders else f", acting as {USER}"
+        named = f" ({people.either(holders)}, named with {{opt:actor}})" if holders else f", acting as {USER}"
         raise PermissionDenied(f"{actor} may not change the store's people; the user may{named}",
                                actor=actor, allowed=[USER])
     if before and person is None:
         raise PermissionDenied(f"the store lists people, so only one of them who holds {USER} may change them: "
-                               f"act as {people.either(holders)} (named with --actor)", actor=actor, allowed=holders)
+                               f"act as {people.either(holders)} (named with {opt('actor')})", actor=actor, allowed=holders)
 
 
 def known_roles(store: Store) -> set[str]:
@@ -135,7 +136,7 @@ def change(store: Store, args: dict[str, Any], actor: str, person: str | None,
             known = known_roles(store)
             _declared(args["roles"], known)
             if args["name"] in known:
-                raise InvalidValue(f"{args['name']} is a role's name; a person's name is not one (--actor NAME "
+                raise InvalidValue(f"{args['name']} is a role's name; a person's name is not one ({opt('actor')} NAME "
                                    "names either)", person=args["name"])
         raw = store.read_bytes(CONFIG)
         writes = {CONFIG: rewritten(raw, after)}

@@ -15,6 +15,7 @@ from typing import Any
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Draft, Request
 from statedir.errors import InvalidValue
+from statedir.hints import opt
 
 PENDING = "pending_adjudication_activity_bindings"
 
@@ -28,7 +29,7 @@ def check_request(t: Template, checkpoint: dict[str, Any], req: Request) -> None
     if not req.args.get("skip_refused"):
         return
     if not any(checkpoint["type"] in spec.get("checkpoint_types", []) for spec in declared(t).values()):
-        raise InvalidValue(f"--skip-refused records a refused skip of a MANDATORY checkpoint; the open checkpoint "
+        raise InvalidValue(f"{opt('skip_refused')} records a refused skip of a MANDATORY checkpoint; the open checkpoint "
                            f"of stage {t.display(checkpoint['stage'])} is {checkpoint['type']}",
                            checkpoint=checkpoint["type"])
 

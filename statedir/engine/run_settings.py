@@ -8,6 +8,7 @@ from typing import Any
 
 from statedir.engine.template import Template
 from statedir.errors import ImmutableField, InvalidValue
+from statedir.hints import HINT, Hint, Placeholder, opt
 
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
 SPELLINGS = "true or false (also 1 or 0, yes or no, on or off)"
@@ -30,12 +31,12 @@ def parse_pairs(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise InvalidValue(f"--setting {pair!r} must look like KEY=VALUE", argument="setting", value=pair)
+            raise InvalidValue(f"{opt('setting')} {pair!r} must look like KEY=VALUE", argument="setting", value=pair)
         if not value.strip():  # the environment's empty variable is off; a flag names its value
-            raise InvalidValue(f"--setting {key.strip()}= needs a value: {SPELLINGS}", argument="setting",
+            raise InvalidValue(f"{opt('setting')} {key.strip()}= needs a value: {SPELLINGS}", argument="setting",
                                key=key.strip(), allowed=["true", "false"])
         if key.strip() in out:
-            raise InvalidValue(f"--setting {key.strip()} is given twice", argument="setting", key=key.strip())
+            raise InvalidValue(f"{opt('setting')} {key.strip()} is given twice", argument="setting", key=key.strip())
         out[key.strip()] = value.strip()
     return out
 
@@ -101,11 +102,11 @@ def refuse_change(t: Template, field: str) -> None:
     name = key if key in known else setting_for(t, key)
     if name is None:
         raise InvalidValue(f"{field}: template {t.name} knows no run setting {key!r}; its run settings "
-                           f"({', '.join(known)}) are fixed when a run is created (`statedir new --setting "
-                           "KEY=VALUE`) and never change", field=field, allowed=list(known))
+                           f"({', '.join(known)}) are fixed when a run is created (`{HINT}`) and never change",
+                           field=field, allowed=list(known), hint=Hint("new", {"setting": Placeholder("KEY=VALUE")}))
     raise ImmutableField(f"{field} is {'the' if name == key else 'the effect of the'} run setting {name}, fixed "
-                         f"when the run was created (`statedir new --setting {name}=VALUE`); it never changes",
-                         field=field)
+                         f"when the run was created (`{HINT}`); it never changes", field=field,
+                         hint=Hint("new", {"setting": Placeholder(f"{name}=VALUE")}))
 
 
 def shown(t: Template, state: dict[str, Any]) -> list[str]:

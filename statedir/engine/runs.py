@@ -10,6 +10,7 @@ from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, RunData
 from statedir.errors import IllegalTransition, InvalidValue
+from statedir.hints import opt
 
 
 def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_point: str | None, now: str,
@@ -23,9 +24,9 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
 
     recorded_settings = run_settings.initial(t, settings)
     if topic is None and "topic" in t.required_run_fields:
-        raise InvalidValue(f"template {t.name} needs --topic (what the run is about)", argument="topic")
+        raise InvalidValue(f"template {t.name} needs {opt('topic')} (what the run is about)", argument="topic")
     if topic is not None and not topic.strip():
-        raise InvalidValue("--topic must not be empty")
+        raise InvalidValue("{opt:topic} must not be empty")
     entry = t.resolve_stage(entry_point) if entry_point else t.entry_points()[0]
     if entry not in t.entry_points():
         raise IllegalTransition(f"stage {t.display(entry)} is not an entry point; choose one of "
@@ -75,8 +76,8 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
     names = ", ".join(map(t.display, guarded))
     if passport is None:
         raise IllegalTransition(f"entering at stage {t.display(entry)} would skip stage {names}, which is "
-                                "never skipped; pass --passport FILE (VERIFIED, integrity pass within "
-                                f"{t.doc.get('passport_stale_hours', 24)} h) and --confirm-skip")
+                                "never skipped; pass {opt:passport} FILE (VERIFIED, integrity pass within "
+                                f"{t.doc.get('passport_stale_hours', 24)} h) and {opt('confirm_skip')}")
     hours = t.doc.get("passport_stale_hours", 24)
     import datetime  # here: `next` and `status` never need it
 
@@ -87,7 +88,7 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
                                 f"{names} needs a VERIFIED passport with an integrity pass within {hours} h")
     if not confirm_skip:
         raise IllegalTransition(f"skipping stage {names} on passport {passport['version_label']} needs "
-                                "the user's confirmation: add --confirm-skip")
+                                "the user's confirmation: add {opt:confirm_skip}")
     if check is not None:
         check(passport)
     label = passport["version_label"]

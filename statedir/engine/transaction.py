@@ -12,6 +12,7 @@ from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import git, identity, request_ids
+from statedir.hints import Hint, said
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -251,8 +252,9 @@ def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, 
     found = template_crossfile.loaded_run(t, base, run.state, run.stages)
     if found:
         result.setdefault("warnings", []).extend(
-            f"{problem} (as committed before this transition, which changed only what the rules allow; "
-            "`statedir validate` lists every problem, `statedir log` shows who made it)" for problem in found)
+            said(f"{problem} (as committed before this transition, which changed only what the rules allow; "
+                 "`{hint}` lists every problem, `{hint:2}` shows who made it)", Hint("validate"), Hint("log"))
+            for problem in found)
     return result
 
 

@@ -14,6 +14,7 @@ from statedir.errors import BadFile
 from statedir.files import schema, yaml, yaml_own
 from statedir.files.parse_cache import ParseCache
 from statedir.files.schema import Problem
+from statedir.hints import Hint, said
 from statedir.store import layout
 from statedir.store import store as store_mod
 from statedir.store.layout import JOURNAL
@@ -194,8 +195,9 @@ def files(paths: list[Path], forced: str | None = None, *, skip_outside: bool = 
             continue
         if (root / JOURNAL).exists() and root not in interrupted:  # never green on a half-written store
             interrupted.add(root)
-            problems.append(Problem(str(root / JOURNAL), "$", "a transition was interrupted and is not rolled back "
-                                    "yet; run `statedir validate` (or any statedir command) in the store, then retry"))
+            problems.append(Problem(str(root / JOURNAL), "$", said(
+                "a transition was interrupted and is not rolled back yet; run `{hint}` (or any statedir command) "
+                "in the store, then retry", Hint("validate"))))
         if not path.exists() and not path.is_symlink():
             problems.append(Problem(shown, "$", "no such file"))
             continue

@@ -104,8 +104,8 @@ class Served:
         except NotAStore as exc:
             if (self.root / CONFIG).is_file():
                 raise  # a store's folder in no work tree (its repository gone): `init` would change nothing
-            raise NotAStore(f"{exc.message}. Over MCP: call the tool `{served_tools.INIT}` to make a store at "
-                            f"{self.root}, or restart the server with --store naming a store",
+            raise NotAStore(f"{exc.template}. Over MCP: call the tool `{served_tools.INIT}` to make a store at "
+                            f"{self.root}, or restart the server with --store naming a store", hint=exc.hints,
                             **{**exc.details, "store": str(self.root), "fix": served_tools.INIT}) from None
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
         with contextlib.suppress(InvalidValue, GitError):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.hints import HINT, Hint
 from statedir.gitops import git, hooks, merge_driver, worktrees
+from statedir.hints import HINT, Hint
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
 

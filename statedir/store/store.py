@@ -14,8 +14,8 @@ from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue, NotAStore, StatedirError, UnknownRun, WriteFailed
 from statedir.files import schema
-from statedir.hints import HINT, Hint
 from statedir.gitops import git, maintenance
+from statedir.hints import HINT, Hint
 from statedir.store import expectation, journal, locking, sync_journal
 from statedir.store.discovery import not_a_store
 from statedir.store.disk import Disk

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from statedir import faults
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files.yaml import MAX_BYTES
-from statedir.hints import opt
 from statedir.gitops import git, identity, store_commit
+from statedir.hints import opt
 from statedir.store import commit_keys, journal, last_commit, people
 from statedir.store.store import Store
 

@@ -1,13 +1,16 @@
-"""An in-memory run driven through the pure rules, for unit tests on plain data."""
+"""An in-memory run driven through the pure rules, for unit tests on plain data. Its refusals say
+their next steps (statedir.hints) in the command line's words, the words the rules' tests read."""
 from __future__ import annotations
 
 import copy
 from collections import defaultdict
 from typing import Any
 
+from statedir.cli.words import CLI
 from statedir.engine import runs, template
 from statedir.engine.rules import decision
 from statedir.engine.transition_data import Change, Request
+from statedir.hints import WORDS
 
 NOW = "2026-11-29T12:00:00Z"
 ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
@@ -16,15 +19,21 @@ ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "
 class Sim:
     def __init__(self, name: str = "academic-pipeline", entry: str | None = None, **kwargs: Any) -> None:
         self.t = template.load(name)
-        self.run, change = runs.new_run(self.t, "r1", "A topic", "en", entry, NOW, **kwargs)
+        words = WORDS.set(CLI)
+        try:
+            self.run, change = runs.new_run(self.t, "r1", "A topic", "en", entry, NOW, **kwargs)
+        finally:
+            WORDS.reset(words)
         self.run.passports = dict(change.passports)
         self.logs: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
     def do(self, action: str, actor: str = ORCH, reason: str | None = None, **args: Any) -> Change:
         before = copy.deepcopy(self.run)
+        words = WORDS.set(CLI)
         try:
             change = decision.decide(self.t, self.run, Request(action, actor, args, reason), NOW)
         finally:
+            WORDS.reset(words)
             assert self.run == before, "decide() must not mutate its input"
         if change.state is not None:
             self.run.state = change.state

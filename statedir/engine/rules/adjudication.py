@@ -12,6 +12,7 @@ from statedir.engine import adjudication_contract as contract
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
+from statedir.hints import opt
 
 PENDING, SOURCES = "pending_adjudication_activity_bindings", "adjudication_activity_sources"
 
@@ -90,12 +91,12 @@ def bind(t: Template, run: RunData, req: Request, now: str, _: str | None = None
 def _artifact(t: Template, family: contract.Family, args: dict[str, Any]) -> dict[str, Any]:
     missing = [f"--{k.replace('_', '-')}" for k in ("artifact", "role", "group", "path") if not args.get(k)]
     if missing:
-        raise InvalidValue(f"binding an artifact needs {', '.join(missing)} (or --not-applicable / --unavailable)")
+        raise InvalidValue(f"binding an artifact needs {', '.join(missing)} (or {opt('not_applicable')} / {opt('unavailable')})")
     raw_stage = args.get("group_stage")
     if family.staged and not raw_stage:
-        raise InvalidValue(f"{family.name} artifacts need --group-stage (the review stage the group belongs to)")
+        raise InvalidValue(f"{family.name} artifacts need {opt('group_stage')} (the review stage the group belongs to)")
     if not family.staged and raw_stage:
-        raise InvalidValue(f"{family.name} artifacts take no --group-stage")
+        raise InvalidValue(f"{family.name} artifacts take no {opt('group_stage')}")
     stage = ars_stage(t, raw_stage) if raw_stage else None
     if family.staged and stage not in contract.AUTHOR_STAGES:
         ids = [stage_of(t, name) for name in contract.AUTHOR_STAGES]

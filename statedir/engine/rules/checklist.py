@@ -11,6 +11,7 @@ from statedir.engine.rules import gates
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import FailureModeBlock, IllegalTransition, InvalidValue
+from statedir.hints import opt
 
 
 def _spec(t: Template, stage_id: str) -> dict[str, Any]:
@@ -59,7 +60,7 @@ def checklist(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     missing = [m for m in modes if m not in outcomes]
     if missing:
         raise InvalidValue(f"a checklist records every mode at once: mode{'s' if len(missing) > 1 else ''} "
-                           f"{fm.named(spec, missing)} missing (--item MODE=OUTCOME; outcomes "
+                           f"{fm.named(spec, missing)} missing ({opt('item')} MODE=OUTCOME; outcomes "
                            f"{', '.join(spec['outcomes'])})", argument="item", missing=missing, allowed=modes)
     evidence = pairs(req.args.get("evidence"), "evidence", modes)
     record = active_current(t, run, stage_id, "a failure-mode checklist")
@@ -70,7 +71,7 @@ def checklist(t: Template, run: RunData, req: Request, now: str, stage_id: str |
             f"the checklist of stage {t.display(stage_id)} blocks on {fm.named(spec, unanswered)}: no new checklist "
             f"replaces it before the user answers; {fm.moves_hint(t, run.run_id, stage_id, unanswered)}",
             stage=stage_id, blocking=unanswered, answers=list(spec["answers"]),
-            needs=["the user's acknowledgement of each blocking failure mode (statedir acknowledge)"])
+            needs=[fm.acknowledgement_needed()])
     draft = Draft(run)
     blocking, warnings = fm.judged(t, draft.state, stage_id, outcomes)
     ordered = {m: outcomes[m] for m in modes}
@@ -120,7 +121,7 @@ def acknowledge_mode(t: Template, run: RunData, req: Request, now: str, stage_id
                              "answer": answer, "reason": req.reason}
     if effect == fm.CLEAR:
         if not (req.reason or "").strip():
-            raise InvalidValue(f"an override of mode {mode} needs a reason (--reason)", argument="reason")
+            raise InvalidValue(f"an override of mode {mode} needs a reason ({opt('reason')})", argument="reason")
         entry["override_round"] = gates.check_reason(t, run.state, stage_id, req.reason, "an override")
         gates.climb(draft.state, stage_id)
     rec = draft.stage(stage_id)

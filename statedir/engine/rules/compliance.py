@@ -16,6 +16,7 @@ from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current, require_live
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.files import schema
+from statedir.hints import HINT, Hint, Placeholder, said
 
 
 def declared(t: Template) -> dict[str, Any] | None:
@@ -198,6 +199,8 @@ def completion_refusal(t: Template, run: RunData, stage_id: str) -> IllegalTrans
     if block is None:
         return None
     need = (f"the user's acknowledgement of the blocking compliance report (round {block['round']}): "
-            f"`statedir compliance RUN {t.display(stage_id)} --override --reason R` (actor user)")
+            f"`{HINT}` (actor user)")
+    override = Hint("compliance", {"run_id": Placeholder("RUN"), "stage": t.display(stage_id), "override": True,
+                                   "reason": Placeholder("R")})
     return IllegalTransition(f"stage {t.display(stage_id)} cannot complete: it needs {need}", stage=stage_id,
-                             needs=[need])
+                             hint=override, needs=[said(need, override)])

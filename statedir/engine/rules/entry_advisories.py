@@ -13,6 +13,9 @@ from statedir.engine import run_settings
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live
 from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
+from statedir.hints import HINT, Hint, Placeholder, opt, said
+
+RUN = Placeholder("RUN")
 
 CODE_RE = re.compile(r"^[A-Z0-9][A-Z0-9_]{0,63}$")
 CURRENT, STALE = "CURRENT", "STALE"
@@ -45,19 +48,19 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
                            allowed=kinds(t))
     file, code = req.args.get("file") or {}, req.args.get("unavailable")
     if bool(file) == bool(code):
-        raise InvalidValue("give the advisory's report (--file F) or why it is unavailable (--unavailable CODE), "
+        raise InvalidValue("give the advisory's report ({opt:file} F) or why it is unavailable ({opt:unavailable} CODE), "
                            "one of the two", argument="file")
     if code is not None and not CODE_RE.match(str(code)):
-        raise InvalidValue(f"--unavailable {code!r} must be a code of capitals, digits and _ (at most 64)",
+        raise InvalidValue(f"{opt('unavailable')} {code!r} must be a code of capitals, digits and _ (at most 64)",
                            argument="unavailable")
     if kind in gated:
         setting = gated[kind]["setting"]
         if not run_settings.on(t, run.state, setting):
             raise InvalidValue(f"advisory {kind} is recorded only on runs made with the setting {setting} "
-                               f"(`statedir new RUN --setting {setting}=true`); this run's is off",
-                               kind=kind, allowed=spec.get("kinds", []))
+                               f"(`{HINT}`); this run's is off", kind=kind, allowed=spec.get("kinds", []),
+                               hint=Hint("new", {"run_id": RUN, "setting": f"{setting}=true"}))
         if code is not None:
-            raise InvalidValue(f"advisory {kind} takes its report (--file F), never --unavailable", argument="file")
+            raise InvalidValue(f"advisory {kind} takes its report ({opt('file')} F), never {opt('unavailable')}", argument="file")
     after = spec["after"]
     stay = [after, *{g["enters"] for g in gated.values()}]
     if run.state.get("current_stage") not in stay:
@@ -74,7 +77,8 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     sha = passport.get("content_hash")
     if not sha:
         raise IllegalTransition(f"the draft {label} has no SHA-256 to bind the advisory to: register it with its "
-                                f"file (`statedir material RUN ... --file F`)", kind=kind)
+                                f"file (`{HINT}`)", kind=kind,
+                                hint=Hint("material", {"run_id": RUN, "names": Placeholder("..."), "file": Placeholder("F")}))
     draft = Draft(run)
     held = dict(draft.state.get("entry_advisories") or {})
     mine = held.get(kind)
@@ -150,13 +154,15 @@ def require_bound_draft(t: Template, run: RunData, stage_id: str) -> None:
         need = (f"the draft stage {after}'s {'/'.join(spec['passes'])} verified ({passed or 'none'}), but the "
                 f"current draft is {label}, registered since"
                 + (f", and the advisories name {stale[0]['version_label']} (STALE)" if stale else "")
-                + f"; reopen stage {after} (`statedir redo RUN {after} --reason R`), pass integrity on {label}, "
+                + f"; reopen stage {after} (`{HINT}`), pass integrity on {label}, "
                   f"then record the advisories again ({order})")
+        need = said(need, Hint("redo", {"run_id": RUN, "stage": after, "reason": Placeholder("R")}))
         short = f"stage {after}'s pass on {label}"
     elif stale:
         need = (f"the advisories for the draft it finalizes, {label}: "
                 f"{', '.join(e['kind'] for e in stale)} name {stale[0]['version_label']} (STALE); record them "
-                f"again ({order}: `statedir advisory RUN KIND --file F` or `--unavailable CODE`)")
+                f"again ({order}: `{HINT}` or `{opt('unavailable')} CODE`)")
+        need = said(need, Hint("advisory", {"run_id": RUN, "kind": Placeholder("KIND"), "file": Placeholder("F")}))
         short = f"advisories for {label}"
     else:
         return
@@ -177,8 +183,9 @@ def require_entry(t: Template, run: RunData, stage_id: str) -> None:
             continue
         entry = next((e for e in shown(t, run) if e["kind"] == kind), None)
         if entry is None or entry["binding"] != CURRENT:
-            need = (f"a {kind} result for the current draft (`statedir advisory RUN {kind} --file REPORT`; the "
-                    f"setting {gate['setting']} is on)" + (" - the recorded one is STALE" if entry else ""))
+            need = said(f"a {kind} result for the current draft (`{HINT}`; the setting {gate['setting']} is on)"
+                        + (" - the recorded one is STALE" if entry else ""),
+                        Hint("advisory", {"run_id": RUN, "kind": kind, "file": Placeholder("REPORT")}))
         elif entry["refused"]:
             need = (f"a {kind} result without a {'/'.join(gate['refuse'])} class (recorded: "
                     f"{', '.join(entry['refused'])}); revise the draft, pass integrity again and record a new one")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from statedir import hints
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, StatedirError
@@ -34,8 +35,8 @@ def check_reason(t: Template, state: dict[str, Any], stage_id: str, reason: str 
     least = int(ladder[min(number, len(ladder)) - 1])
     given = len((reason or "").strip())
     if given < least:
-        said = ("needs a reason (--reason)" if least <= 1 else
-                f"needs a reason of at least {least} characters (--reason; this one has {given})")
+        said = ("needs a reason ({opt:reason})" if least <= 1 else
+                f"needs a reason of at least {least} characters ({{opt:reason}}; this one has {given})")
         raise InvalidValue(f"{what} at stage {t.display(stage_id)} is override round {number} of this run and "
                            f"stage: it {said}", argument="reason", round=number, least_characters=least,
                            given_characters=given)
@@ -87,8 +88,8 @@ def resolve(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
     change = draft.change(f"resolve {t.display(stage_id)} {decision}: {effect}", now, decision=decision,
                           unresolved_items=items, override_round=number)
     if not items and rec.get("issues_found"):
-        change.result["warning"] = ("the last check counted open issues without describing them (--issue); "
-                                    "the resolution names none")
+        change.result["warning"] = hints.said("the last check counted open issues without describing them "
+                                              "({opt:issue}); the resolution names none")
     return change
 
 
@@ -111,7 +112,8 @@ def _at_cap(t: Template, run: RunData, stage_id: str, spec: dict[str, Any], loop
     if retries < cap:
         raise IllegalTransition(f"stage {t.display(stage_id)} has failed {retries} of its {cap} FAIL rounds; a "
                                 "FAIL-loop resolution comes only after the cap is reached (record the next check "
-                                "with `statedir integrity`)", stage=stage_id, retry_count=retries, retry_cap=cap)
+                                "with `{hint}`)", stage=stage_id, retry_count=retries, retry_cap=cap,
+                                hint=hints.Hint("integrity"))
     return retries, cap
 
 
@@ -161,6 +163,7 @@ def limit(t: Template, stage_id: str, record: dict[str, Any], spec: dict[str, An
                             f"{record['fail_loop_decision']}; complete it (no further check is taken)",
                             retry_count=retries, needs=[f"stage {t.display(stage_id)} completed"])
     return LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {cap}); the user decides "
-                        f"with `statedir resolve RUN {t.display(stage_id)} DECISION` "
-                        f"({', '.join(loop.get('decisions', []))})", retry_count=retries,
-                        needs=["the user's FAIL-loop resolution (statedir resolve)"])
+                        f"with `{{hint}}` ({', '.join(loop.get('decisions', []))})", retry_count=retries,
+                        needs=[hints.said("the user's FAIL-loop resolution ({hint})", hints.Hint("resolve"))],
+                        hint=hints.Hint("resolve", {"run_id": hints.Placeholder("RUN"), "stage": t.display(stage_id),
+                                                    "decision": hints.Placeholder("DECISION")}))

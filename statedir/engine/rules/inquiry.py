@@ -13,6 +13,7 @@ from statedir.engine import run_settings
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
+from statedir.hints import HINT, Hint, Placeholder, opt
 
 EFFECT = "inquiry_ledger"
 BRANCH_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -30,16 +31,16 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     if spec is None:
         name = run_settings.setting_for(t, EFFECT) or EFFECT
         raise IllegalTransition(f"run {run.run_id} keeps no inquiry ledger: it was not made with the setting "
-                                f"{name} (`statedir new RUN --setting {name}=true`; settings never change)",
-                                setting=name)
+                                f"{name} (`{HINT}`; settings never change)", setting=name,
+                                hint=Hint("new", {"run_id": Placeholder("RUN"), "setting": f"{name}=true"}))
     branch, note = req.args.get("branch"), req.args.get("note")
     if not isinstance(branch, str) or not BRANCH_RE.match(branch):
-        raise InvalidValue(f"--branch {branch!r}: a name of letters, digits and ._- (at most 64, starting with a "
+        raise InvalidValue(f"{opt('branch')} {branch!r}: a name of letters, digits and ._- (at most 64, starting with a "
                            "letter or digit)", argument="branch")
     if not isinstance(note, str) or not note.strip():
-        raise InvalidValue("--note must not be empty", argument="note")
+        raise InvalidValue("{opt:note} must not be empty", argument="note")
     if len(note) > MAX_NOTE or any(ord(c) < 32 and c not in "\n\t" for c in note):
-        raise InvalidValue(f"--note takes at most {MAX_NOTE} characters of text, no control characters",
+        raise InvalidValue(f"{opt('note')} takes at most {MAX_NOTE} characters of text, no control characters",
                            argument="note")
     draft = Draft(run)
     branches = draft.state.setdefault("inquiry_branches", {})

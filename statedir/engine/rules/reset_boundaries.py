@@ -8,6 +8,7 @@ from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
+from statedir.hints import opt
 
 ZERO = "000000000000"
 
@@ -134,10 +135,10 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
         values = [o["value"] for o in pending["options"]]
         if choice not in values:
             raise InvalidValue(f"this boundary has a pending decision: {pending['question']} "
-                               f"answer with --choice {' or --choice '.join(values)}", options=values)
+                               f"answer with {' or '.join(opt('choice') + ' ' + value for value in values)}", options=values)
         target = target or next(o["next_stage"] for o in pending["options"] if o["value"] == choice)
     elif choice is not None and shape(t) == "upstream":
-        raise InvalidValue(f"reset boundary {wanted} has no pending decision; resume it without --choice",
+        raise InvalidValue(f"reset boundary {wanted} has no pending decision; resume it without {opt('choice')}",
                            hash=wanted)
     target = target or boundary.get("next")
     checkpoint = run.state.get("checkpoint")

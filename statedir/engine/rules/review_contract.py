@@ -10,6 +10,7 @@ from statedir.engine import run_settings, traceability
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import ContentChanged, ContractIncomplete, IllegalTransition, InvalidValue
+from statedir.hints import HINT, Hint, Placeholder, opt
 
 CHECK = "check"
 
@@ -48,7 +49,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     contract = dict(rec.get("contract") or {})
     file = req.args.get("file") or {}
     if not file.get("content_hash"):
-        raise InvalidValue("give the part's file (--file)", argument="file")
+        raise InvalidValue("give the part's file ({opt:file})", argument="file")
     done = [p for p in parts if p in contract]
     if CHECK in contract and contract[CHECK]["outcome"] == "pass":
         raise IllegalTransition(f"the contract of stage {t.display(stage_id)} holds already (its check passed)")
@@ -78,10 +79,10 @@ def _check(t: Template, draft: Draft, rec: dict[str, Any], contract: dict[str, A
     codes = {int(k): v for k, v in spec["check_codes"].items()}
     code = req.args.get("exit_code")
     if code is None:
-        raise InvalidValue(f"the synthesis check needs its exit code: --exit-code N, one of "
+        raise InvalidValue(f"the synthesis check needs its exit code: {opt('exit_code')} N, one of "
                            f"{', '.join(map(str, codes))}", exit_code=None, allowed=sorted(codes))
     if code not in codes:
-        raise InvalidValue(f"--exit-code {code!r} is not one the check gives ({', '.join(map(str, codes))})",
+        raise InvalidValue(f"{opt('exit_code')} {code!r} is not one the check gives ({', '.join(map(str, codes))})",
                            exit_code=code, allowed=sorted(codes))
     current = req.args.get("current") or {}
     changed = [p for p in parts if current.get(p) != contract[p]["sha256"]]
@@ -123,5 +124,6 @@ def require_check(t: Template, state: dict[str, Any], record_: dict[str, Any], d
             else "the user's answer to the failed check (its decision stays " + str(record_.get("decision")) + ")"
         current = record_["status"] == t.status["active"]  # what it needs, where it is the stage at work
         raise ContractIncomplete(f"stage {t.display(record_['id'])}'s decision needs its re-review contract: "
-                                 f"{needs} (`statedir contract RUN {t.display(record_['id'])} ...`)",
-                                 stage=record_["id"], **({"needs": [needs]} if current else {}))
+                                 f"{needs} (`{HINT}`)", stage=record_["id"], **({"needs": [needs]} if current else {}),
+                                 hint=Hint("contract", {"run_id": Placeholder("RUN"), "stage": t.display(record_["id"]),
+                                                        "part": Placeholder("...")}))

@@ -10,6 +10,9 @@ from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
+from statedir.hints import HINT, HINT2, Hint, Placeholder, opt
+
+RUN = Placeholder("RUN")
 
 TURNS_RE = re.compile(r"^#?(\d+)\.\.#?(\d+)$")
 
@@ -24,7 +27,7 @@ def _set_turns(t: Template, record: dict[str, Any], turns: str | None) -> None:
         return
     match = TURNS_RE.match(turns.strip())
     if not match or int(match[1]) > int(match[2]):
-        raise InvalidValue(f"--turns {turns!r} must look like '#A..#B' with A <= B", turns=turns)
+        raise InvalidValue(f"{opt('turns')} {turns!r} must look like '#A..#B' with A <= B", turns=turns)
     ref = f"turns #{match[1]}..#{match[2]}"
     if _closed(t, record) and record.get("dialogue_log_ref") not in (None, ref):
         raise ImmutableField(f"dialogue_log_ref of stage {record['id']} is fixed once the stage closed "
@@ -42,9 +45,10 @@ def _move_allowed(t: Template, record: dict[str, Any], target: str) -> None:
     current = record["status"]
     if not move_listed(t, current, target):
         moves, done = t.moves.get(current, []), current == t.status["done"]  # what is allowed, named
-        hint = " (reopen it with `statedir redo`)" if done else f"; it goes to {' or '.join(moves)}"
-        raise IllegalTransition(f"stage {record['id']} cannot go from {current} to {target}{hint}",
-                                stage=record["id"], status=current, requested=target, allowed=list(moves))
+        how = f" (reopen it with `{HINT}`)" if done else f"; it goes to {' or '.join(moves)}"
+        raise IllegalTransition(f"stage {record['id']} cannot go from {current} to {target}{how}",
+                                stage=record["id"], status=current, requested=target, allowed=list(moves),
+                                hint=Hint("redo") if done else None)
 
 
 # --- stage: update_stage ------------------------------------------------------------------------
@@ -57,7 +61,8 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
     record = draft.stage(stage_id)
     state = draft.state
     if state["pipeline_state"] == t.pipeline["paused"]:
-        raise IllegalTransition("the pipeline is paused; resume it with `statedir pipeline RUN running`")
+        raise IllegalTransition("the pipeline is paused; resume it with `{hint}`",
+                                hint=Hint("pipeline", {"run_id": RUN, "state": "running"}))
     extra = _stage_details(t, record, args, req.reason, state)
     if target == record["status"]:
         if not extra and target == t.status["active"] and stage_id == state["current_stage"]:
@@ -75,14 +80,15 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
     if target == t.status["active"]:
         if stage_id != state["current_stage"]:
             current = state["current_stage"]
-            finish = f"`statedir stage {state['run_id']} {t.display(current)} {t.status['done']}`"
-            how = ("move on with `statedir confirm`" if run.stages[current]["status"] == t.status["done"] else
-                   f"complete it first ({finish}), then move on with `statedir confirm`")
+            finish = Hint("stage", {"run_id": state["run_id"], "stage": t.display(current), "status": t.status["done"]})
+            done = run.stages[current]["status"] == t.status["done"]
+            how = f"move on with `{HINT}`" if done else f"complete it first (`{HINT2}`), then move on with `{HINT}`"
             raise IllegalTransition(f"stage {t.display(stage_id)} is not the current stage "
-                                    f"({t.display(current)}); {how}", stage=stage_id)
+                                    f"({t.display(current)}); {how}", stage=stage_id,
+                                    hint=[Hint("confirm")] if done else [Hint("confirm"), finish])
         if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
             raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
-                                    "`statedir confirm` first")
+                                    "`{hint}` first", hint=Hint("confirm"))
         from statedir.engine.rules import stage_graph
 
         warning = stage_graph.start(t, draft, stage_id, now)["warning"]
@@ -95,7 +101,7 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
             raise IllegalTransition(f"stage {t.display(stage_id)} is the current stage; it cannot be skipped")
         raise IllegalTransition(f"stage {t.display(stage_id)} is not the current stage ({t.display(state['current_stage'])}); "
                                 "a stage ahead is skipped only by the stage graph, through the decision that "
-                                "passes it (see `statedir next`)", stage=stage_id)
+                                "passes it (see `{hint}`)", stage=stage_id, hint=Hint("next"))
         record["reason"] = req.reason or record.get("reason")
     elif target == t.status.get("blocked"):
         record["reason"] = req.reason or record.get("reason")
@@ -134,8 +140,9 @@ def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) 
     state, record, spec = draft.state, draft.stage(stage_id), t.stage(stage_id)
     if "terminal_ack" in spec:
         words = spec["terminal_ack"]["responses"]
-        raise IllegalTransition(f"stage {t.display(stage_id)} ends with the terminal acknowledgement: `statedir "
-                                f"confirm RUN --response {words[0]}` (or {', '.join(words[1:])})", responses=words)
+        raise IllegalTransition(f"stage {t.display(stage_id)} ends with the terminal acknowledgement: `{HINT}` "
+                                f"(or {', '.join(words[1:])})", responses=words,
+                                hint=Hint("confirm", {"run_id": Placeholder("RUN"), "response": words[0]}))
     if state["pipeline_state"] != t.pipeline["running"]:
         raise IllegalTransition(f"the pipeline is {state['pipeline_state']}, not running")
     integrity = spec.get("integrity") if not t.doc.get("fail_loop") else None  # older templates: a free-text

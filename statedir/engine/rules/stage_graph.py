@@ -9,6 +9,7 @@ from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, Draft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
+from statedir.hints import opt
 
 
 def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
@@ -53,13 +54,13 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
         raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
     if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
         raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
-                                "--response continue (or review); the refused skip is recorded in the "
-                                "answer's receipt when it is given with --skip-refused", checkpoint=checkpoint,
+                                "{opt:response} continue (or review); the refused skip is recorded in the "
+                                "answer's receipt when it is given with {opt:skip_refused}", checkpoint=checkpoint,
                                 skip_refused=True)
     if held and response not in policy.get("mandatory_responses", []):
         raise IllegalTransition(f"the checkpoint of stage {t.display(checkpoint['stage'])} is held (quality "
-                                f"{checkpoint['held']}): the user answers it with --response "
-                                + " or --response ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)
+                                f"{checkpoint['held']}): the user answers it with {opt('response')} "
+                                + " or {opt:response} ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)
     receipts.check_request(t, checkpoint, req)
     dash = checkpoint_dashboard.parse(t, checkpoint, req.args)
     answer = checkpoint_decisions.parse(t, checkpoint, req.args, run.stages, run.state)
@@ -152,22 +153,22 @@ def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: st
                      for e in t.edges_from(source) if e.get("when")]
             raise IllegalTransition(f"no stage follows stage {t.display(source)} as it stands: " + "; ".join(needs),
                                     needs=needs)
-        raise InvalidValue(f"the graph offers a choice after stage {t.display(source)}: pass --next "
-                           + " or --next ".join(_shown(t, c) for c in choices), choices=choices)
+        raise InvalidValue(f"the graph offers a choice after stage {t.display(source)}: pass {opt('next')} "
+                           + " or {opt:next} ".join(_shown(t, c) for c in choices), choices=choices)
     target = requested if requested in t.terminal_targets else t.resolve_stage(requested)
     if target in choices:
         return target
     legal = ", ".join(_shown(t, c) for c in choices) or "none as it stands"
     if t.prohibited(source, target):
-        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} is prohibited; --next takes: {legal}",
+        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} is prohibited; {opt('next')} takes: {legal}",
                                 source=source, target=target, choices=choices)
     edges = [e for e in t.edges_from(source) if e["to"] == target]
     if edges:
         need = template_conditions.describe(edges[0].get("when", []))
-        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs {need}; --next takes: {legal}",
+        raise IllegalTransition(f"{t.display(source)} -> {_shown(t, target)} needs {need}; {opt('next')} takes: {legal}",
                                 source=source, target=target, choices=choices, needs=[need])
     raise IllegalTransition(f"the stage graph does not lead from {t.display(source)} to {_shown(t, target)}; "
-                            f"--next takes: {legal}", source=source, target=target, choices=choices)
+                            f"{opt('next')} takes: {legal}", source=source, target=target, choices=choices)
 
 
 def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> dict[str, Any] | None:
@@ -190,7 +191,7 @@ def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any],
                   now: str, answered_by: dict[str, Any]) -> Change:
     if response is None:  # refused by the rules, as `stage ... completed` and a MANDATORY checkpoint are
         raise IllegalTransition(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "
-                                f"--response {ack['responses'][0]} ends the run", stage=stage_id,
+                                f"{opt('response')} {ack['responses'][0]} ends the run", stage=stage_id,
                                 responses=list(ack["responses"]))
     done = response in ack["responses"]
     if done:

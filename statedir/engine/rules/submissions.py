@@ -10,6 +10,7 @@ from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
+from statedir.hints import Hint, said
 
 VERDICT_ALIASES = {"PASS_WITH_CONDITIONS": "PASS_WITH_NOTES"}
 VERDICTS = ("PASS", "PASS_WITH_NOTES", "FAIL")
@@ -20,7 +21,7 @@ def output(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     assert stage_id is not None
     active_current(t, run, stage_id, "output")
     if not req.args.get("outputs"):
-        raise InvalidValue("give at least one --output")
+        raise InvalidValue("give at least one {opt:output}")
     draft = Draft(run)
     record = draft.stage(stage_id)
     added = stage_outputs.new(t, record["outputs"], req.args["outputs"])
@@ -41,8 +42,8 @@ def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -
         made = [n for n in names if n in integrity_made(t)]
         if made:  # what an integrity check stands for is never the caller's to say
             raise PermissionDenied(f"{', '.join(made)} come{'s' if len(made) == 1 else ''} only from an integrity "
-                                   "check (`statedir integrity`, actor integrity_verification) or a mid-entry "
-                                   "passport, never from `material`", materials=made)
+                                   "check (`{hint}`, actor integrity_verification) or a mid-entry "
+                                   "passport, never from `material`", materials=made, hint=Hint("integrity"))
     current = draft.state["current_stage"]
     skill = req.args.get("origin_skill") or (t.owner(current) if current else None) or req.actor
     files = schema_checks.passport_files(t, req.args.get("files", []))
@@ -114,10 +115,10 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     elif retries >= spec["retry_cap"] and not decision:
         if not req.reason:
             raise LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {spec['retry_cap']});"
-                               " record the user's decision with --reason (handle manually / remove "
+                               " record the user's decision with {opt:reason} (handle manually / remove "
                                "unverifiable / continue with 'partially unverified' warning)",
-                               retry_count=retries, needs=["the user's decision after the FAIL rounds, "
-                                                           "recorded with --reason"])
+                               retry_count=retries, needs=[said("the user's decision after the FAIL rounds, recorded with "
+                                                                "{opt:reason}")])
         decision = req.reason
     mode = spec.get("mode")
     draft_series = spec.get("verifies_draft_series")
@@ -167,7 +168,7 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     total = req.args["items_total"]
     addressed = req.args.get("items_addressed") or 0
     if total < 0 or addressed < 0 or addressed > total:
-        raise InvalidValue("need 0 <= --items-addressed <= --items-total")
+        raise InvalidValue("need 0 <= {opt:items_addressed} <= {opt:items_total}")
     draft = Draft(run)
     rounds = [r.get("revision_round") or 0 for r in run.stages.values() if "revision_round" in r]
     number = draft.stage(stage_id).get("revision_round") or max(rounds, default=0) + 1
@@ -179,8 +180,9 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     change = draft.change(f"revision round {number} at stage {t.display(stage_id)}: {addressed}/{total} items",
                           now, round=number)
     if req.args.get("items_addressed") is None and total:  # followed literally, a move's required args only
-        change.result["warning"] = (f"--items-addressed left out: round {number} records 0 of {total} items "
-                                    "addressed; record the round again with --items-addressed to correct it")
+        change.result["warning"] = said(f"{{opt:items_addressed}} left out: round {number} records 0 of {total} "
+                                        "items addressed; record the round again with {opt:items_addressed} to "
+                                        "correct it")
     return change
 
 
@@ -232,9 +234,9 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
                                f"({wording.either(allowed)}) may", actor=req.actor, allowed=allowed)
     kind, report = req.args["checkpoint"], req.args["report"]
     if kind not in OBSERVER_CHECKPOINTS:
-        raise InvalidValue("--checkpoint takes FULL, SLIM or pipeline_completion")
+        raise InvalidValue("{opt:checkpoint} takes FULL, SLIM or pipeline_completion")
     if (stage_id is None) != (kind == "pipeline_completion"):
-        raise InvalidValue("--stage pipeline goes with --checkpoint pipeline_completion, and only with it")
+        raise InvalidValue("{opt:stage} pipeline goes with {opt:checkpoint} pipeline_completion, and only with it")
     check_report(report, name_keys=True)
     if report.get("advisory_only") is not True:
         raise PermissionDenied("an observer report must carry advisory_only: true (its keys: "

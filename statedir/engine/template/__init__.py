@@ -14,6 +14,7 @@ from typing import Any
 from statedir.argument_checks import names_a_file
 from statedir.errors import BadFile, InvalidValue, UnknownMaterial, UnknownStage
 from statedir.files import schema
+from statedir.hints import HINT, Hint
 from statedir.store.run_logs import LOGS
 
 try:  # the builtin module: importing hashlib would load OpenSSL, a few ms on every command
@@ -251,8 +252,8 @@ def load(name_or_path: str, store_templates: Path | None = None, cache_dir: Path
             return held
         if name_or_path in shipped():
             return _load_file(shipped()[name_or_path], cache_dir)
-        raise InvalidValue(f"unknown template {name_or_path!r}; see `statedir templates`",
-                           template=name_or_path)
+        raise InvalidValue(f"unknown template {name_or_path!r}; see `{HINT}`", template=name_or_path,
+                           hint=Hint("templates"))
     path = Path(name_or_path)
     if not path.is_file():
         raise InvalidValue(f"template file {name_or_path!r} does not exist", template=name_or_path)

@@ -12,6 +12,7 @@ from statedir.engine.template import Template
 from statedir.engine.template.identity import next_version
 from statedir.errors import CorruptStore, InvalidValue, StatedirError
 from statedir.files import yaml
+from statedir.hints import HINT, Hint
 from statedir.store import layout
 from statedir.store.store import Store
 
@@ -159,8 +160,8 @@ def stored_files(read: Callable[[str], bytes | None], t: Template, text: str) ->
     if new is None or new == old:
         raise InvalidValue(f"the store already holds template {t.name!r} version {old} with different content; "
                            f"give your edited template a new version (e.g. `version: '{next_version(str(old))}'`) "
-                           f"and run `statedir new` again; runs on version {old} keep theirs",
-                           template=t.name, version=old)
+                           f"and run `{HINT}` again; runs on version {old} keep theirs",
+                           template=t.name, version=old, hint=Hint("new"))
     files = {rel: text}
     kept_new = read(kept_rel(t.name, str(new)))
     if kept_new is not None and kept_new != text.encode("utf-8"):
