@@ -10,6 +10,7 @@ from typing import Any
 from statedir.engine import run_settings
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue
+from statedir.hints import HINT, Hint, Placeholder
 
 EFFECT = "cross_model"
 KEY = "model_scores"
@@ -29,8 +30,9 @@ def entry_fields(t: Template, state: dict[str, Any], report: dict[str, Any]) -> 
     if spec is None:
         if given is not None:
             name = run_settings.setting_for(t, EFFECT)
-            raise InvalidValue(f"{KEY} is for runs made with the setting {name or EFFECT} on (`new --setting "
-                               f"{name or EFFECT}=true`); give this run's report one score set, `scores`")
+            raise InvalidValue(f"{KEY} is for runs made with the setting {name or EFFECT} on (`{HINT}`); give this "
+                               "run's report one score set, `scores`",
+                               hint=Hint("new", {"run_id": Placeholder("RUN"), "setting": f"{name or EFFECT}=true"}))
         return {}
     if report.get("cross_model_divergence") is not None:
         raise InvalidValue("on a cross-model run statedir flags the divergent dimensions itself: leave out "
