@@ -2,8 +2,13 @@
 message a template each entry point words in its own vocabulary (the Python API's by default)."""
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 
+import statedir
 from statedir import api
 from statedir.errors import GitError, InvalidValue, StatedirError, UnknownRun
 from statedir.hints import DOCTOR_FIX, PYTHON, WORDS, Hint, Placeholder, Words, opt, said
@@ -67,3 +72,55 @@ def test_an_api_call_words_its_refusal_for_python(sd: api.StateDir) -> None:
     message = refused_role.value.message
     assert message.startswith("role= names the role a person acts in, and this store lists no people ")
     assert "(`sd.add_person(name=NAME, roles=ROLE...)`): without them actor= names the role itself" in message
+
+
+# What still holds the command line's words below the entry points, on purpose: what runs the
+# command line (the hooks, the merge driver's command), files written for git and pre-commit, the
+# subjects of commits (history: never worded per caller), and `templates NAME`'s and `next`'s
+# descriptions of a command's options.
+_KEPT = {
+    "statedir/gitops/hooks.py": 2, "statedir/gitops/merge_driver.py": 1, "statedir/gitops/worktrees.py": 1,
+    "statedir/store/layout.py": 1, "statedir/store/steering.py": 1,
+    "statedir/engine/checkpoint_dashboard.py": 1, "statedir/engine/rules/checklist.py": 1,
+    "statedir/engine/next_gates.py": 2, "statedir/engine/template/catalog.py": 4,
+}
+
+
+def _strings(tree: ast.AST) -> list[str]:
+    """A module's string constants, its docstrings and git's own command lines aside."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            skip.add(id(body[0].value))
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", None) or getattr(node.func, "id", "")
+            if name in ("run", "Popen", "with_identity", "check_output"):
+                skip.update(id(sub) for sub in ast.walk(node))
+        if isinstance(node, ast.List | ast.Tuple) and any(isinstance(e, ast.Constant) and e.value == "git"
+                                                          for e in node.elts):
+            skip.update(id(sub) for sub in ast.walk(node))
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in skip]
+
+
+def test_the_layers_below_the_entry_points_write_no_command_line_words() -> None:
+    """files, gitops, store, engine: a next step is a Hint, an option `{opt:NAME}` (issue 36)."""
+    from statedir.cli import registry
+
+    table = registry.command_table()
+    names = "|".join(sorted({re.escape(c.path[0]) for c in table}, key=len, reverse=True))
+    flags = {f for c in table for p in c.parameters for f in (*p.flags, *p.off_flags) if f.startswith("--")}
+    command = re.compile(rf"\bstatedir ({names})\b(?!-)")
+    flag = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)\b(?!-)")
+    found: dict[str, int] = {}
+    root = Path(statedir.__file__).parent
+    for layer in ("files", "gitops", "store", "engine"):
+        for path in sorted((root / layer).rglob("*.py")):
+            for text in _strings(ast.parse(path.read_text())):
+                named = command.search(text) or (not text.lstrip().startswith("#") and "git " not in text
+                                                 and any(f in flags for f in flag.findall(text)))
+                if named:
+                    rel = path.relative_to(root.parent).as_posix()
+                    found[rel] = found.get(rel, 0) + 1
+    assert found == _KEPT
