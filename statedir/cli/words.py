@@ -2,10 +2,11 @@
 an option as its flag (`--file`). Set for the whole of a call (`statedir.cli.main`)."""
 from __future__ import annotations
 
-import shlex
-from typing import Any
-
 from statedir.hints import Hint, Placeholder, Words
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _parameters(command: str) -> dict[str, Any]:
@@ -28,6 +29,8 @@ def _by_flag(params: dict[str, Any], flag: str) -> Any:
 
 
 def _word(value: Any) -> str:
+    import shlex  # only where a refusal says a step: a command's start-up pays for nothing
+
     return str(value) if isinstance(value, Placeholder) else shlex.quote(str(value))
 
 
