@@ -193,6 +193,17 @@ class McpWords(Words):
         flag = "--" + name.replace("_", "-")
         return self.wording.flags.get(self.tool or "", {}).get(flag) or self.wording.common.get(flag) or flag
 
+    def fill(self, template: str, hints: tuple[Hint, ...]) -> str:
+        """As every entry point fills it, an option's placeholder after it (`{opt:at} REV`) dropped
+        where it only names the argument again, as `Wording.say` drops the command line's."""
+        if "{opt:" in template:
+            template = _OPTION.sub(lambda m: self.wording._flag(_FLAG.match("--" + m[1].replace("_", "-") + m[2]),
+                                                                 self.tool), template)
+        return super().fill(template, hints)
+
+
+_OPTION = re.compile(r"\{opt:([a-z][a-z0-9_]*)\}((?: [A-Z][A-Z_]*\b)?)")
+
 
 def _value(value: object) -> str:
     return "true" if value is True else str(value)

@@ -21,6 +21,8 @@ def test_a_hint_is_a_tool_call(sd: api.StateDir, repo: Path) -> None:
         "set {run_id: r1, field: topic, value: x, expect_head: abc}"
     assert words.hint(Hint("runs")) == "runs"
     assert words.option("file") == "file" and words.option("expect") == "expect_head"
+    # an option's placeholder that only names the argument again is dropped, as the translation drops it
+    assert words.fill("pass {opt:passport} FILE and {opt:file} F", ()) == "pass passport and file F"
 
 
 def test_a_tool_call_words_its_refusal_for_the_agent(sd: api.StateDir, repo: Path) -> None:
