@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from typing import Any
 
 from statedir.gitops import git
@@ -110,7 +111,7 @@ def _load(file: Any, spec: str, order: str) -> tuple[str, list[str]] | None:
 def _save(file: Any, spec: str, order: str, tip: str, listed: list[str]) -> None:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        part = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+        part = file.with_name(f"{file.name}.{os.getpid()}-{threading.get_ident()}.tmp")
         part.write_text(json.dumps({"format": FORMAT, "spec": spec, "order": order, "tip": tip, "commits": listed}))
         os.replace(part, file)
     except OSError:
