@@ -55,15 +55,17 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
     filtered = actor is not None or action is not None
     spec = store.git_path(path if path is not None else store.run_dir(run_id) if run_id else ".")
     after = None
-    if since is None:  # the path's commits as remembered (statedir.history.path_index): only those are read
+    if since is None and (run_id or path):  # the path's commits as remembered (statedir.history.path_index)
         listed = path_index.commits(store, spec, start=start)
         if not filtered:
             listed = listed[skip:None if limit is None else skip + limit]
             skip = 0
         raw = path_index.records(store, listed, *fmt, env={"TZ": "UTC"})
-    else:
-        git_since, after = since_arg(since)
-        args = ["log", *fmt, f"--since={git_since}"]
+    else:  # the whole store's log (a page of it stops early), or --since: git's own walk
+        args = ["log", *fmt]
+        if since is not None:
+            git_since, after = since_arg(since)
+            args.append(f"--since={git_since}")
         if skip and not filtered:
             args.append(f"--skip={skip}")
             skip = 0

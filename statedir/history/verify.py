@@ -40,10 +40,10 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
     if not git.head(store.worktree):
         return []
     args = ["--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e" + "%x1f".join(_FIELDS)]
-    if since:
-        raw = git.run(store.worktree, "log", "--reverse", "--topo-order", *args, f"{since}..HEAD", "--",
-                      pathspec).stdout
-    else:  # the path's commits as remembered (statedir.history.path_index): only those are read
+    if since or pathspec == store.git_path("."):  # the whole store: remembered by verified_cache instead
+        span = [f"{since}..HEAD"] if since else []
+        raw = git.run(store.worktree, "log", "--reverse", "--topo-order", *args, *span, "--", pathspec).stdout
+    else:  # a run's (a file's) commits as remembered (statedir.history.path_index): only those are read
         listed = path_index.commits(store, pathspec, order="topo")[::-1]
         raw = path_index.records(store, listed, *args, "--", pathspec)
     out = raw.decode("utf-8", "surrogateescape")
