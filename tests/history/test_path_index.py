@@ -133,6 +133,10 @@ def test_the_listing_is_gits_after_merges_resets_rewrites_and_broken_files(sd: a
         for order in path_index.ORDERS:
             assert path_index.commits(sd.store, SPEC, order=order) == walked(repo, order), (step, op, order)
             assert path_index.commits(sd.store, SPEC, order=order) == walked(repo, order), (step, op, order)
+        raw = ["--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e%H%x1f%P"]  # verify's reading
+        listed = path_index.commits(sd.store, SPEC, order="topo")[::-1]
+        assert path_index.records(sd.store, listed, *raw, "--", SPEC).decode() == \
+            git(repo, "log", "--reverse", "--topo-order", *raw, "--", SPEC), (step, op)
     taken = sum(found is not None for found in extended)
     assert taken >= 20 and len(extended) - taken >= 10, (taken, len(extended))  # both ways were taken
 
