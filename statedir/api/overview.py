@@ -90,13 +90,14 @@ class Overview:
 
     def signed(self, run_id: str, limit: int = 500) -> set[str]:
         """The commits among the run's newest `limit` that carry a signature (checked or not:
-        `verify` judges them); one git process."""
+        `verify` judges them); only the run's commits are read (statedir.history.path_index)."""
         from statedir.gitops import git
+        from statedir.history import path_index
 
         if git.head(self.store.worktree) is None:
             return set()
         spec = self.store.git_path(self.store.run_dir(run_id))
-        out = git.run(self.store.worktree, "log", "--pretty=raw", f"-n{limit}", "--", spec).stdout
+        out = path_index.records(self.store, path_index.commits(self.store, spec)[:limit], "--pretty=raw")
         found, sha = set(), None
         for line in out.decode(errors="replace").splitlines():
             if line.startswith("commit "):

@@ -62,23 +62,29 @@ class Reader:
         # (commit, forged files): the parent a replay now reads, on the state its hand merges should have left
         self.viewing: tuple[str, dict[str, tuple[bytes | None, bytes | None]]] | None = None
         self._own: dict[str, bytes] = {}  # blob id -> bytes of a file of that state (no git object)
+        self._run_trees: dict[tuple[str, str], str] = {}  # (commit, "runs/<id>") -> the run's tree
 
     def spec(self, commit: str, rel: str) -> str:
-        return f"{commit}:{self.store.git_path(rel)}"
+        """`commit:path`, or for a run whose tree `files` read, `tree:path in the run` (git reads
+        the whole `runs/` listing for each path through it: most of a read in a large store)."""
+        parts = rel.split("/", 2)
+        tree = self._run_trees.get((commit, f"runs/{parts[1]}")) if len(parts) == 3 and parts[0] == "runs" else None
+        return f"{tree}:{parts[2]}" if tree else f"{commit}:{self.store.git_path(rel)}"
 
     def files(self, commit: str, rel_dir: str) -> dict[str, str]:
-        """Every file under a store directory at `commit`: store-relative path -> blob id.
-        A run's usual folders are asked for in the same round trip as the run's own."""
+        """Every file under a store directory at `commit`: store-relative path -> blob id. A
+        run's tree is read with the store's templates, then its usual folders by that tree."""
         out: dict[str, str] = {}
         usual = ["stages", "materials", "history"] if rel_dir.startswith("runs/") else []
-        specs = [self.spec(commit, rel_dir), *(self.spec(commit, f"{rel_dir}/{d}") for d in usual)]
+        found = self.objects.read_many([self.spec(commit, rel_dir), *([self.spec(commit, "templates")] * bool(usual))])
         if usual:  # the store's templates too: the run's template is read next
-            specs.append(self.spec(commit, "templates"))
-        found = self.objects.read_many(specs)
-        if usual:
             self._held[commit] = {n[:-5]: oid for n, (_, oid) in objects.entries(found.pop()).items()
                                   if n.endswith(".yaml")}
+            if found[0] is not None and found[0][1] == "tree" and len(commit) in (40, 64) and rel_dir.count("/") == 1:
+                self._run_trees[(commit, rel_dir)] = found[0][0]
         top = objects.entries(found[0])
+        if usual:  # the run's usual folders, by the run's tree
+            found += self.objects.read_many([self.spec(commit, f"{rel_dir}/{d}") for d in usual])
         pending = [(rel_dir, {n: e for n, e in top.items() if n not in usual or not e[0].startswith("4")})]
         pending += [(f"{rel_dir}/{d}", objects.entries(tree)) for d, tree in zip(usual, found[1:], strict=True)
                     if d in top and top[d][0].startswith("4")]

@@ -14,7 +14,8 @@ from statedir.errors import GitError, StatedirError
 from statedir.gitops import git, identity, objects
 from statedir.gitops.object_ids import blob_id
 from statedir.history import (
-    ack_trust, acknowledgements, merge_check, merge_repair, people_check, template_check, verified_cache,
+    ack_trust, acknowledgements, merge_check, merge_repair, path_index, people_check, template_check,
+    verified_cache,
 )
 from statedir.history.replay import expected, refusal
 from statedir.history.signatures import Auditor
@@ -38,11 +39,14 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
     """The commits touching `pathspec`, oldest first, with their store files' changes."""
     if not git.head(store.worktree):
         return []
-    args = ["log", "--reverse", "--topo-order", "--raw", "--no-renames", "--no-abbrev", "-z",
-            "--format=%x1e" + "%x1f".join(_FIELDS)]
-    if since:
-        args.append(f"{since}..HEAD")
-    out = git.run(store.worktree, *args, "--", pathspec).stdout.decode("utf-8", "surrogateescape")
+    args = ["--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e" + "%x1f".join(_FIELDS)]
+    if since or pathspec == store.git_path("."):  # the whole store: remembered by verified_cache instead
+        span = [f"{since}..HEAD"] if since else []
+        raw = git.run(store.worktree, "log", "--reverse", "--topo-order", *args, *span, "--", pathspec).stdout
+    else:  # a run's (a file's) commits as remembered (statedir.history.path_index): only those are read
+        listed = path_index.commits(store, pathspec, order="topo")[::-1]
+        raw = path_index.records(store, listed, *args, "--", pathspec)
+    out = raw.decode("utf-8", "surrogateescape")
     prefix = "" if store.prefix == "." else store.prefix + "/"
     found = []
     for record in out.split("\x1e")[1:]:

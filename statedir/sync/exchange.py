@@ -12,9 +12,7 @@ from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
 from statedir.store import checkpoint, sync_journal
 from statedir.store.store import Store
-from statedir.sync import conflicts as conflicts_mod
-from statedir.sync import refusal, verified, versions
-from statedir.sync import replay as replaying
+from statedir.sync import refusal, verified
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -65,6 +63,19 @@ def _dirty_store(store: Store) -> list[str]:
     return [entry[3:] for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0") if len(entry) > 3]
 
 
+def _nothing_to_exchange(store: Store, name: str, branch: str) -> bool:
+    """Whether the remote's branch is this one's HEAD and its remote-tracking ref already: asked
+    of the remote with `git ls-remote` (it fetches nothing and writes no ref), so a sync with
+    nothing to merge or push changes nothing and neither scans the work tree nor takes a
+    checkpoint (each reads every tracked file's status: most of a no-op's time in a large store)."""
+    ours = git.head(store.worktree)
+    if ours is None or _rev(store, f"refs/remotes/{name}/{branch}") != ours:
+        return False
+    proc = git.run(_remote_dir(store, name), "ls-remote", "--heads", name, f"refs/heads/{branch}", check=False)
+    listed = [line.split("\t") for line in proc.stdout.decode(errors="replace").splitlines()]
+    return proc.returncode == 0 and listed == [[ours, f"refs/heads/{branch}"]]
+
+
 def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None,
          replay: bool = False) -> dict[str, Any]:
     """{remote, branch, status: up_to_date|pushed|fast_forward|merged|replayed, pushed, commit, attempts,
@@ -75,6 +86,12 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         for marker, operation in git.IN_PROGRESS:
             if (git.git_dir(store.worktree) / marker).exists():
                 raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
+        if _nothing_to_exchange(store, name, branch):  # no fetch, no scan of the work tree: nothing changes
+            head = _rev(store, "HEAD")
+            if verified.recorded(store) != head:  # what a plain `git pull` took since the last check
+                _refuse_taken(store, name, branch, verified.taken(store, head, head))
+                verified.record(store, head)
+            return _result(name, branch, "up_to_date", head, 1, pushed=False)
         dirty = _dirty_store(store)
         if dirty:
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
@@ -94,6 +111,8 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         else:
             sync_journal.clear(store)
             return done
+        from statedir.sync import replay as replaying
+
         try:
             outcome = replaying.replay(store, name, branch, refused, start)
             sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
@@ -109,6 +128,8 @@ def _undo(store: Store, start: checkpoint.Checkpoint, failure: BaseException, *,
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
+    from statedir.sync import replay as replaying
+
     entry = sync_journal.recorded(store)
     checkpoint.put_back(store, start, failure)
     if entry and entry.get("kept"):
@@ -196,6 +217,9 @@ def _fetch(store: Store, name: str, branch: str) -> None:
 
 def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> str | None:
     """Bring `theirs` in: None when HEAD already has it, else fast_forward or merged."""
+    from statedir.sync import conflicts as conflicts_mod
+    from statedir.sync import versions
+
     if ours is not None and _git(store, "merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
         return None
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
