@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gitops.test_flat_commit import sh, store_of
 
 from statedir.gitops import plumbing, store_commit, tree_bytes
+from tests.support.gitops import sh, store_of
 
 NAMES = ["a", "a.b", "a-b", "a0", "ab", "a_b", "b", "r1", "r10", "r1.yaml", "r1-x", "z", "é", "日本"]
 

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
-from history.test_log_reads import other_commits
-
 from statedir import api
 from statedir.history import path_index
+from tests.support.history import other_commits
+from tests.support.util import cli
 
 SPEC = "state/runs/r1"
 

@@ -107,3 +107,20 @@ def forge(repo: Path, files: dict[str, bytes | None], *, action: str, run: str =
     signing = ["-c", "gpg.format=ssh", "-c", f"user.signingKey={sign}"] if sign else []
     git(repo, *signing, "commit", "-q", *(["-S"] if sign else []), "-F", "-", stdin=message)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def other_commits(repo: Path, count: int) -> None:
+    """`count` commits beside the store (a user's files), by git fast-import."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    chunks = []
+    for n in range(count):
+        message, content = f"user commit {n}\n".encode(), f"{n}\n".encode()
+        chunks.append(b"commit HEAD\ncommitter u <u@x> %d +0000\n" % (1700000000 + n)
+                      + b"data %d\n%s" % (len(message), message) + (f"from {head}\n".encode() if n == 0 else b"")
+                      + b"M 100644 inline notes.txt\ndata %d\n%s\n" % (len(content), content))
+    branch = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=repo, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, check=True,
+                   input=b"".join(chunks).replace(b"commit HEAD\n", f"commit {branch}\n".encode()))
+    subprocess.run(["git", "reset", "-q", "--hard"], cwd=repo, check=True)

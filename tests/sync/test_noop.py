@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import cli, snapshot
-from tests.history.helpers import forge
-from tests.sync.helpers import git, network, ok
+from tests.support.history import forge
+from tests.support.sync import git, network, ok
+from tests.support.util import cli, snapshot
 
 
 def commands(trace: Path) -> list[str]:
