@@ -28,10 +28,9 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
     Every transition is a commit on the branch you work on; with --branch NAME they go to a
     branch of their own instead (for a feature branch whose pull request should hold only your work).
     """
-    from statedir import api
+    from statedir.api import documents
 
-    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch,
-                      new_store=new_store)
+    result = documents.init(None, directory=directory, branch=branch, new_store=new_store, store=store).value
     if json:
         emit_json(result)
     elif result["created"]:
@@ -65,16 +64,13 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
     """
     import os
 
+    from statedir.api import documents
     from statedir.cli.common import store_path
-    from statedir.engine import validate as validate_mod
-    from statedir.errors import InvalidValue
-    from statedir.files import schema as schema_mod
 
-    if schema is not None and schema not in schema_mod.schema_names():
-        raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
+    documents.check_schema(schema)
     root: Optional[Path] = None
     if files:
-        problems, checked = validate_mod.files(files, schema, skip_outside=skip_outside_stores), len(files)
+        problems, checked = documents.validate_files(files, schema, skip_outside_stores), len(files)
     else:
         from statedir.cli.common import warn_unregistered
         from statedir.views.progress import Bar
@@ -91,13 +87,13 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
                 bar(done, total)
 
         try:
-            problems = validate_mod.store(root, progress=count)
+            problems = documents.validate_store(root, progress=count)
         finally:
             if bar is not None:
                 bar.close()
         checked = counted[0]
     if json:
-        emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})  # the contract's shape
+        emit_json(documents.validated(problems))  # the contract's shape
     else:
         for problem in problems:
             # store-relative names become names relative to here: clickable in a terminal
