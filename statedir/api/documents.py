@@ -215,16 +215,21 @@ def init(sd: Any, *, directory: Path, branch: str | None, new_store: bool, store
                                 branch=branch, new_store=new_store))
 
 
-def _calls() -> dict[str, Callable[..., Document]]:
-    from statedir.api import documents_writes, research_call
-
-    here = {"init": init, "runs": runs, "status": status, "show": show, "get": get, "next": next_, "log": log,
-            "prereq": prereq, "templates": templates, "graph": graph, "validate": validate, "diff": diff,
-            "versions": versions, "rollback": rollback, "verify": verify, "doctor": doctor, "sync": sync,
-            "research": research_call.research}
-    return {**here, **documents_writes.CALLS}
+_HERE: dict[str, Callable[..., Document]] = {
+    "init": init, "runs": runs, "status": status, "show": show, "get": get, "next": next_, "log": log,
+    "prereq": prereq, "templates": templates, "graph": graph, "validate": validate, "diff": diff,
+    "versions": versions, "rollback": rollback, "verify": verify, "doctor": doctor, "sync": sync}
 
 
 def call(name: str) -> Callable[..., Document]:
-    """The document function the command table names `name` (`Command.call`)."""
-    return _calls()[name]
+    """The document function the command table names `name` (`Command.call`); a write's module,
+    or the research ledger's, loaded only for its own commands."""
+    if name in _HERE:
+        return _HERE[name]
+    if name == "research":
+        from statedir.api import research_call
+
+        return research_call.research
+    from statedir.api import documents_writes
+
+    return documents_writes.CALLS[name]
