@@ -9,6 +9,9 @@ from typing import Any
 
 from statedir.commands.document import Document
 from statedir.errors import InvalidValue, StatedirError
+from statedir.research.evidence import ARTIFACT_ROLES  # the resolver's roles a Result's artifact lives under
+
+__all__ = ["ARTIFACT_ROLES", "SEED_ERRORS", "flat", "research", "research_on"]
 
 # The seed's exception name for each code: a caller that matched on it still can.
 SEED_ERRORS = {"INVALID_VALUE": "ValueError", "INVALID_ID": "ValueError", "LOCK_TIMEOUT": "LockTimeoutError",

@@ -33,17 +33,17 @@ DEFAULT_ACTOR = "pipeline_orchestrator"
 
 def store_path(store: Path | None) -> Path:
     """--store / STATEDIR_STORE, else the nearest store at or above the current directory."""
-    from statedir.store import discovery
+    from statedir.api import places
 
-    return discovery.given_or_nearest(store)
+    return places.store_at(store)
 
 
 def env_lock_timeout() -> float | None:
     """STATEDIR_LOCK_TIMEOUT in seconds, or None where it is not set."""
-    from statedir.store.store import check_timeout
+    from statedir.api import places
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
-    return check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
+    return places.lock_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
 
 
 def open_store(store: Path | None):  # type: ignore[no-untyped-def]
@@ -72,11 +72,10 @@ def document(name: str, sd: Any, given: dict[str, Any]) -> Any:
 
 def warn_unregistered(root: Path) -> None:
     """The missing-merge-driver warning, for a command that reads a store without open_store."""
+    from statedir.api import places
     from statedir.cli import render
-    from statedir.gitops import git, merge_driver
 
-    worktree = git.find_worktree(root)
-    message = merge_driver.warning(root, worktree) if worktree is not None else None
+    message = places.unregistered(root)
     if message:
         render.warn(message)
 

@@ -26,7 +26,7 @@ def diff(run_id: RunArg,
          end: Annotated[Optional[str], Argument(metavar="[TO]", help="The later commit; default: the current state.")] = None,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """What changed in a run between two commits: dotted paths, old and new values."""
-    from statedir.history import diff as diff_mod
+    from statedir.api import texts
 
     result = document("diff", open_store(store), locals()).value
     if json:
@@ -35,7 +35,7 @@ def diff(run_id: RunArg,
     to = result["to"][:10] if result["to"] else "now"
     print(f"run {run_id}: {result['from'][:10]} -> {to}, {len(result['changes'])} change(s)")
     if result["changes"]:
-        print(diff_mod.render(result["changes"]))
+        print(texts.changes(result["changes"]))
 
 
 @app.command()

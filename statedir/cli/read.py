@@ -53,9 +53,9 @@ def templates(name: Annotated[Optional[str], Argument(
         if json:
             emit_json(info)
         else:
-            from statedir.engine.template import catalog as template_catalog
+            from statedir.api import texts
 
-            print(template_catalog.render(info))
+            print(texts.template(info))
         return
     rows = documents.templates_of(None, held)
     if json:
@@ -83,9 +83,9 @@ def show(run_id: RunArg,
     if json or format != "yaml":
         emit_json(doc)
     else:
-        from statedir.files import yaml
+        from statedir.api import texts
 
-        print(yaml.dump(doc), end="")
+        print(texts.yaml(doc), end="")
 
 
 @app.command()
@@ -125,13 +125,13 @@ def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None
     a blocked move names what it `needs` (a material, a verdict, a cap). Found by asking the
     rules themselves; every refusal's details carry the same moves.
     """
-    from statedir.views import moves_text
+    from statedir.api import texts
 
     result = document("next", open_store(store), locals()).value
     if json:
         emit_json(result)
     else:
-        print(moves_text.render(result))
+        print(texts.moves(result))
 
 
 @app.command()

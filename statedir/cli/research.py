@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
+from statedir.api.research_call import ARTIFACT_ROLES
 from statedir.cli.common import ExpectOpt, StoreOpt
 from statedir.cli.registry import app
 from statedir.commands import table
 from statedir.commands.params import Option
 from statedir.errors import InvalidValue, StatedirError
-from statedir.research import evidence
 
 Flag = bool
 Text = Optional[str]
@@ -118,7 +118,7 @@ def research(
     run_id: Annotated[Text, Option("--run-id", metavar="ID", help="An existing Run.")] = None,
     status: Annotated[Text, Option("--status", metavar="STATUS", help="completed failed running supported refuted inconclusive (per action).")] = None,
     summary: Annotated[Text, Option("--summary", metavar="TEXT", help="What a Result produced.")] = None,
-    artifact_role: Annotated[Text, Option("--artifact-role", metavar="ROLE", help=f"Where a Result's artifact lives, a resource-resolver role: {', '.join(evidence.ARTIFACT_ROLES)} (another role of the resolver's is taken too).")] = None,
+    artifact_role: Annotated[Text, Option("--artifact-role", metavar="ROLE", help=f"Where a Result's artifact lives, a resource-resolver role: {', '.join(ARTIFACT_ROLES)} (another role of the resolver's is taken too).")] = None,
     artifact_path: Annotated[Text, Option("--artifact-path", metavar="PATH", help="The artifact's path relative to that role.")] = None,
     statement: Annotated[Text, Option("--statement", metavar="TEXT", help="Hypothesis, Evidence or Claim text.")] = None,
     confidence: Annotated[Text, Option("--confidence", metavar="low|medium|high", help="A Claim's confidence.")] = None,

@@ -72,13 +72,13 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
     if files:
         problems, checked = documents.validate_files(files, schema, skip_outside_stores), len(files)
     else:
+        from statedir.api import texts
         from statedir.cli.common import warn_unregistered
-        from statedir.views.progress import Bar
 
         root = store_path(store)
         if (root / "statedir.yaml").is_file():
             warn_unregistered(root.resolve())
-        bar = Bar("validating", unescaped(sys.stderr)) if Bar.wanted() else None  # its redraw is ours
+        bar = texts.progress_bar("validating", unescaped(sys.stderr))  # its redraw is ours
         counted = [0]
 
         def count(done: int, total: int) -> None:
@@ -99,11 +99,11 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
             # store-relative names become names relative to here: clickable in a terminal
             print(problem if root is None else f"{os.path.relpath(root / problem.file)}::{problem.path}: {problem.message}")
         if verbose or sys.stdout.isatty():
-            from statedir.engine.template import flow as template_flow
+            from statedir.api import texts
 
             held = sorted((root / "templates").glob("*.yaml")) if root is not None else []
             named = [f for f in files or [] if schema == "template" or f.parent.name == "templates"]
-            for note in template_flow.notes([(f, str(f)) for f in named] +
+            for note in texts.flow_notes([(f, str(f)) for f in named] +
                                                 [(f, os.path.relpath(f)) for f in held]):
                 print(note)
             bad = len({p.file for p in problems})

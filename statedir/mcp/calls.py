@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from statedir.api import documents
+from statedir.api.places import FlagWording
 from statedir.commands.document import Document
-from statedir.argument_checks import CLI_WORDING
 from statedir.commands import table
 from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
 from statedir.gitops import git
@@ -255,11 +255,8 @@ def _invoke(tool: Tool, sd: Any, keywords: dict[str, Any]) -> Document:
     if tool.name == served_tools.INIT:
         keywords["store"] = store  # init makes the served store: no StateDir yet
     call = tool.command.call
-    wording = CLI_WORDING.set(True)
-    try:
+    with FlagWording():
         document: Document = (call if callable(call) else documents.call(call))(sd, **keywords)
-    finally:
-        CLI_WORDING.reset(wording)
     for message in document.warnings:  # to the log, never the protocol's stdout
         if message not in _LOGGED:
             _LOGGED.add(message)
