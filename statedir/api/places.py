@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def store_at(store: Path | None) -> Path:
@@ -44,6 +45,35 @@ def unregistered(root: Path) -> str | None:
 
     worktree = git.find_worktree(root)
     return merge_driver.warning(root, worktree) if worktree is not None else None
+
+
+def names_a_file(kind: str, value: str) -> bool:
+    """Whether `value`, given where a `kind` goes ("template", "key" or "session"), is a file's path
+    rather than a template's name, a public key's text or a session's id."""
+    from statedir.argument_checks import names_a_file as rule
+
+    return rule(kind, value)
+
+
+def checked_run_id(run_id: str) -> str:
+    """`run_id`, refused (INVALID_ID) where it is not one a run may have."""
+    from statedir.store import layout
+
+    return layout.check_run_id(run_id)
+
+
+def client_label(name: object, version: object) -> str:
+    """An MCP client's `clientInfo` as one line of its commits' Statedir-Client trailer."""
+    from statedir.gitops import identity
+
+    return identity.client_label(name, version)
+
+
+def schema(name: str) -> dict[str, Any]:
+    """One of statedir's JSON Schemas (schemas/NAME.schema.json), as loaded."""
+    from statedir.files import schema as schema_mod
+
+    return schema_mod.load_schema(name)
 
 
 def merge_driver(base: str, ours: str, theirs: str, path: str) -> int:
