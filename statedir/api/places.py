@@ -76,6 +76,51 @@ def schema(name: str) -> dict[str, Any]:
     return schema_mod.load_schema(name)
 
 
+CONFIG = "statedir.yaml"  # a store's configuration file (statedir.store.layout.CONFIG)
+CLIENT = "Statedir-Client"  # the trailer naming the MCP client that made a commit (statedir.gitops.identity.CLIENT)
+
+
+def head_at(worktree: Path) -> str | None:
+    """The commit HEAD names in the work tree at `worktree` (None: none yet)."""
+    from statedir.gitops import git
+
+    return git.head(worktree)
+
+
+def worktree_of(path: Path) -> Path | None:
+    """The git work tree `path` is in (None: in none)."""
+    from statedir.gitops import git
+
+    return git.find_worktree(path)
+
+
+def in_process_git(sd: Any) -> None:
+    """Make `sd`'s commits in-process with libgit2, where it is there and can open the repository
+    (without pygit2, or in a SHA-256 repository, they go through git)."""
+    from statedir.errors import GitError, InvalidValue
+    from statedir.gitops.libgit import Objects
+
+    try:
+        sd.store.objects = Objects(sd.store.worktree)
+    except (InvalidValue, GitError):
+        pass
+
+
+def expect_unchanged(store: Any, rev: str, scope: str) -> None:
+    """HEAD_MOVED unless the store's `scope` (a store-relative folder or file) is as it was in `rev`."""
+    from statedir.store import expectation
+
+    expectation.check(store, rev, scope)
+
+
+def fingerprint(store: Any, scope: str, head: str) -> str | None:
+    """The object id of the store's `scope` at commit `head`: it changes exactly when a write
+    expecting `head` would be refused."""
+    from statedir.store import expectation
+
+    return expectation.fingerprint(store, scope, head)
+
+
 def merge_driver(base: str, ours: str, theirs: str, path: str) -> int:
     """The merge driver git runs for store files: 0, or 1 on a refusal."""
     from statedir.merge import driver

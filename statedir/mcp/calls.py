@@ -17,14 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statedir.api import documents
-from statedir.api.places import FlagWording
-from statedir.commands.document import Document
+from statedir.api import documents, places
+from statedir.api.places import CLIENT, CONFIG, FlagWording
 from statedir.commands import table
-from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
-from statedir.gitops import git
-from statedir.gitops.identity import CLIENT
-from statedir.gitops.libgit import Objects
+from statedir.commands.document import Document
+from statedir.errors import InvalidValue, NotAStore, StatedirError
 from statedir.mcp import lean, outputs, races, roles, served_tools, users_answer, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
@@ -32,8 +29,6 @@ from statedir.mcp.outcome import Outcome, is_document, is_error_document, worded
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.mcp.wording import argument_named
-from statedir.store import expectation
-from statedir.store.layout import CONFIG
 
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
@@ -111,8 +106,7 @@ class Served:
                             f"{self.root}, or restart the server with --store naming a store",
                             **{**exc.details, "store": str(self.root), "fix": served_tools.INIT}) from None
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
-        with contextlib.suppress(InvalidValue, GitError):
-            sd.store.objects = Objects(sd.store.worktree)
+        places.in_process_git(sd)
         sd.roles_only = True  # a caller acts in the server's roles, never as one of the store's people
         self.root = sd.store.root
         self._config = (self.root / CONFIG).read_bytes()
@@ -120,9 +114,9 @@ class Served:
 
     def head(self) -> str | None:
         if self._sd is None:
-            worktree = git.find_worktree(self.root) if self.root.is_dir() else None
-            return git.head(worktree) if worktree is not None else None
-        return git.head(self._sd.store.worktree)
+            worktree = places.worktree_of(self.root) if self.root.is_dir() else None
+            return places.head_at(worktree) if worktree is not None else None
+        return places.head_at(self._sd.store.worktree)
 
     def refusal(self, exc: StatedirError, name: str | None = None,
                 arguments: dict[str, Any] | None = None) -> Outcome:
@@ -198,12 +192,12 @@ class Served:
             return None, None
         run_id, store = arguments["run_id"], self.sd.store
         if arguments.get(EXPECT_HEAD) is not None:  # no question on a run the agent did not see
-            expectation.check(store, arguments[EXPECT_HEAD], store.run_dir(run_id))
+            places.expect_unchanged(store, arguments[EXPECT_HEAD], store.run_dir(run_id))
         try:
             t, run, _ = self.sd.load(run_id)
         except StatedirError:  # an unknown run, a broken file: the command says so
             return None, None
-        state = expectation.fingerprint(store, store.run_dir(run_id), head)
+        state = places.fingerprint(store, store.run_dir(run_id), head)
         question = asks(t, run, arguments, head, state)
         if question is not None:  # a server whose role may not carry the answer is refused before the user is asked
             users_answer.carried(t, run, tool, arguments, self.roles)
