@@ -5,21 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import checked
 from statedir.errors import StatedirError
 from statedir.store import layout
-from statedir.store.store import Store
 
 SUMMARY_FIELDS = ("run_id", "template", "pipeline_state", "current_stage", "topic", "updated_at")
 
 
 @checked
-class Overview:
+class Overview(Opened):
     """Mixed into StateDir: reads that open one run (or none), so a listing of 10,000 runs
     pages through them instead of opening every one."""
-
-    store: Store
-    lock_timeout: float | None
 
     def run_ids(self) -> list[str]:
         """Every run's id, sorted: one directory listing, no file opened."""
