@@ -8,7 +8,7 @@ from typing import Any
 from statedir.argument_checks import names_a_file
 from statedir.bus import fields, scratch, session
 from statedir.bus.errors import UnknownSession
-from statedir.gitops import git
+from statedir.gitops import commit_message
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -54,7 +54,7 @@ class Bus:
         """Persist the session's new bytes as one commit; None when they would not change."""
         if raw == before:
             return None
-        message = git.message(summary, self.session, actor, f"bus-{verb}")
+        message = commit_message.message(summary, self.session, actor, f"bus-{verb}")
         return persist(self.store, writes={self.rel: raw, **session.schema_copy(self.store)}, message=message,
                        author=actor)
 
@@ -113,7 +113,7 @@ class Bus:
             if self.store.read_bytes(self.rel) is None:  # a broken file may still be cleared
                 sha = None
             else:
-                message = git.message(f"bus clear {self.session}", self.session, actor, "bus-clear")
+                message = commit_message.message(f"bus clear {self.session}", self.session, actor, "bus-clear")
                 sha = persist(self.store, writes={}, removes=[self.rel], message=message, author=actor)
         return self._result(sha, summary=f"session {self.session} cleared" if sha else
                             f"no session {self.session}; nothing to clear")

@@ -11,7 +11,7 @@ from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
-from statedir.gitops import git, identity, request_ids
+from statedir.gitops import commit_message, identity, request_ids
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -178,11 +178,12 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
                             layout.schema_ref(rel, scope)) for rel, data in files.items()}
     texts.update(extra_files or {})
     entries = [(rel, yaml.dump_entry(data), yaml.header(layout.schema_ref(rel, scope))) for rel, data in appends]
-    message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
-                          request={"at": now, "args": req.args, "reason": req.reason, "request_id": req.request_id},
-                          trailers={**identity.trailers(req.who),
-                                    **({"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else {})},
-                          request_id=req.request_id)
+    message = commit_message.message(
+        change.summary, run_id, req.actor, req.action, reason=req.reason,
+        request={"at": now, "args": req.args, "reason": req.reason, "request_id": req.request_id},
+        trailers={**identity.trailers(req.who),
+                  **({"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else {})},
+        request_id=req.request_id)
     try:  # encoded once, before anything is written: an undecodable argument changes nothing
         encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
         for text in [*(entry for _, entry, _ in entries), message]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from statedir.errors import ValidationFailed
-from statedir.gitops import git, objects
+from statedir.gitops import commit_message, git, objects
 from statedir.history import merge_check
 from statedir.history.repaired_view import fixed
 from statedir.history.snapshot import Reader
@@ -152,9 +152,10 @@ def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:
                 return
             writes = {rel: data for rel, data in hand.fixed.items() if isinstance(data, bytes)}
             removes = [rel for rel, data in hand.fixed.items() if data is None]
-            message = git.message(f"doctor: re-merge the hand-resolved merge {sha[:10]} with the statedir merge "
-                                  "driver", "-", actor, "doctor", trailers={TRAILER: sha},
-                                  reason=f"Files re-merged from the merge's parents: {', '.join(sorted(hand.fixed))}")
+            message = commit_message.message(
+                f"doctor: re-merge the hand-resolved merge {sha[:10]} with the statedir merge driver", "-", actor,
+                "doctor", trailers={TRAILER: sha},
+                reason=f"Files re-merged from the merge's parents: {', '.join(sorted(hand.fixed))}")
             persist(store, writes=writes, removes=removes, message=message, author=actor)
     return repair
 

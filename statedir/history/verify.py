@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from statedir.errors import GitError, StatedirError
-from statedir.gitops import git, identity, objects
+from statedir.gitops import commit_message, git, identity, objects
 from statedir.gitops.object_ids import blob_id
 from statedir.history import (
     ack_trust, acknowledgements, merge_check, merge_repair, people_check, template_check, verified_cache,
@@ -26,7 +26,7 @@ from statedir.store.store import Store
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           f"%(trailers:key={commit_message.REQUEST_TRAILER},valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)",
            *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.TRAILERS.values()))
 _LOG = re.compile(r"^runs/[^/]+/history/")

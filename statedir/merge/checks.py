@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from statedir.gitops import git, merge_driver
+from statedir.gitops import commit_message, merge_driver
 from statedir.store import layout
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
@@ -29,7 +29,8 @@ def registration(store: Store, actor: str, timeout: float | None) -> list[Findin
     if not merge_driver.names_driver(store.root):
         def rewrite() -> None:
             with store.locked(timeout):
-                message = git.message("doctor: .gitattributes names the statedir merge driver", "-", actor, "doctor")
+                message = commit_message.message("doctor: .gitattributes names the statedir merge driver", "-",
+                                                 actor, "doctor")
                 persist(store, writes={".gitattributes": layout.GITATTRIBUTES.encode()}, message=message,
                         author=actor)
         out.append(_finding("merge_attributes", ".gitattributes", "the store's .gitattributes does not name the "

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from statedir.files import schema
-from statedir.gitops import git
+from statedir.gitops import commit_message, git
 from statedir.research import arrival, records, rules
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import ROOT, Kind, mint_id, now
@@ -84,7 +84,7 @@ def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]]
         writes = {rel: records.dump(store, kind, record) for rel, (kind, record) in draft.items.items()}
         writes.update(_schema_copies(store, {kind for kind, _ in draft.items.values()}))
         parent = git.head(store.worktree)
-        message = git.message(summary(result), run_id(result), actor, "research")
+        message = commit_message.message(summary(result), run_id(result), actor, "research")
         sha = persist(store, writes=writes, message=message, author=actor)
         _tell_index(store, list(draft.items.values()), parent, sha)
     return {**result, "commit": sha}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
+from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver, worktrees
 from statedir.store import checkpoint, sync_journal
 from statedir.store.store import Store
 from statedir.sync import conflicts as conflicts_mod
@@ -201,7 +201,7 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
     if not fast:
         _nothing_staged(store, name, branch)
-    message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
+    message = commit_message.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
     # An ignored file in the way is refused like an untracked one: undoing the merge would delete it.
     args = ["merge", "--no-overwrite-ignore", *(["--ff-only"] if fast else ["--no-ff", "--no-commit"])]
     # This very statedir merges, registered in the repository's config or not (a fresh clone).
