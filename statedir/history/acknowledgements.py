@@ -98,7 +98,7 @@ def _now() -> str:
 def _parsed(raw: bytes | None) -> list[Any]:
     if raw is None:
         return []
-    from statedir.history.snapshot import parse
+    from statedir.history.stored_files import parse
 
     data, _ = parse(FILE, raw)
     return data if isinstance(data, list) else []

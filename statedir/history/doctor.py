@@ -179,7 +179,7 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
 def parse_cache(store: Store) -> list[Finding]:
     """Parse-cache entries that are unreadable or disagree with the file they stand for."""
     from statedir.files.parse_cache import ParseCache
-    from statedir.history.snapshot import parse
+    from statedir.history.stored_files import parse
 
     cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
     bad: list[str] = []

@@ -10,11 +10,11 @@ from statedir.engine import renumbered, run_shape
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunData
 from statedir.errors import CorruptStore, UnknownRun
-from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import objects
 from statedir.gitops.object_ids import blob_id
 from statedir.gitops.objects import Objects
 from statedir.history.repaired_view import HandMerges, fixed
+from statedir.history.stored_files import parse
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 
@@ -28,23 +28,6 @@ class Snapshot:
     run: RunData
     passports: dict[str, dict[str, Any]]
     histories: dict[str, list[dict[str, Any]]]
-
-
-def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
-    """(plain data, canonical) of a store file's bytes, validated against its schema;
-    canonical: the bytes are exactly what statedir writes for that data."""
-    name = layout.schema_for(rel) or ""
-    ref = layout.own_ref(rel, raw)  # a run file names its template's compiled schema
-    is_log = name.startswith("log-")
-    own = yaml_own.read_own(raw, ref)
-    if own is not yaml_own.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
-        return (own or [] if is_log else own), True
-    doc = yaml.load(raw, rel)
-    plain = yaml.to_plain(doc)
-    problems = schema.validate(name, plain, rel, source=doc) if name else []
-    if problems or (not is_log and not isinstance(plain, dict)):
-        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}", file=rel)
-    return (plain or [] if is_log else plain), yaml.dump(plain, ref).encode() == raw
 
 
 class Reader:

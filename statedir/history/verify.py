@@ -18,7 +18,8 @@ from statedir.history import (
 )
 from statedir.history.replay import expected, refusal
 from statedir.history.signatures import Auditor
-from statedir.history.snapshot import Reader, parse
+from statedir.history.snapshot import Reader
+from statedir.history.stored_files import parse
 from statedir.store import layout, steering
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
