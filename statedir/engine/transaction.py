@@ -5,13 +5,14 @@ import time
 from collections.abc import Container
 from typing import Any
 
+from statedir import request_ids
 from statedir.engine import run_settings, run_shape
 from statedir.engine import template as template_mod
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_own
-from statedir.gitops import commit_message, identity, request_ids
+from statedir.gitops import commit_message, identity
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 from statedir.store.write import persist

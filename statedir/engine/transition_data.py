@@ -42,7 +42,7 @@ class Request(_Record):
         self.actor = actor  # the role the transition is made in (Statedir-Actor)
         self.args = {} if args is None else args
         self.reason = reason
-        self.request_id = request_id  # the transition's own identity (statedir.gitops.request_ids)
+        self.request_id = request_id  # the transition's own identity (statedir.request_ids)
         # who else it names (statedir.gitops.identity.TRAILERS): person, answered_by, channel, via
         self.who = {} if who is None else who
 

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from statedir.gitops import identity, request_ids
+from statedir import request_ids
+from statedir.gitops import identity
 from statedir.gitops.git import head, run
 
 TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")

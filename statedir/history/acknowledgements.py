@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from statedir import request_ids
 from statedir.errors import InvalidValue, ValidationFailed
 from statedir.files import schema, yaml
-from statedir.gitops import commit_message, request_ids
+from statedir.gitops import commit_message
 from statedir.history import ack_local
 from statedir.store import layout
 from statedir.store.store import Store

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir import request_ids
 from statedir.engine import run_shape
 from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.engine.transition_data import Change, Request
 from statedir.errors import ValidationFailed
 from statedir.files import yaml
-from statedir.gitops import request_ids
 from statedir.gitops.object_ids import blob_id
 from statedir.history.snapshot import Reader
 from statedir.store import layout, run_logs
