@@ -42,9 +42,9 @@ def _main(args: list[str]) -> int:
     from statedir.cli import render
 
     if os.environ.get("STATEDIR_FAULT"):
-        from statedir import faults
+        from statedir import fault_injection
 
-        faults.arm(os.environ["STATEDIR_FAULT"])
+        fault_injection.arm(os.environ["STATEDIR_FAULT"])
     for stream in (sys.stdout, sys.stderr):  # undecodable argv bytes must never crash a print
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure:

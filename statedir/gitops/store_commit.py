@@ -144,9 +144,9 @@ def _signing(key: str) -> dict[str, str]:
 
 
 def _fault(name: str) -> None:
-    from statedir import faults
+    from statedir import fault_injection
 
-    faults.point(name)
+    fault_injection.point(name)
 
 
 def _tree(store: Objects, worktree: Path, paths: list[str], parent: str | None, blobs: dict[str, str]) -> str:

@@ -14,7 +14,7 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
-from statedir import faults
+from statedir import fault_injection
 from statedir.engine import run_creation, transaction
 from statedir.engine.rules import decision
 from statedir.engine.transition_data import Request
@@ -63,7 +63,7 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused,
     kept = f"{REFS}{branch}/{_stamp()}-{ours[:12]}"  # the originals, named before anything moves
     git.run(store.worktree, "update-ref", "-m", "statedir sync --replay: the originals", kept, ours, "")
     sync_journal.record(store, start, "replaying", kept=kept)
-    faults.point("replay_moving")
+    fault_injection.point("replay_moving")
     git.run(store.worktree, "update-index", "-q", "--refresh", check=False)  # stat data only: a restore rewrote files
     git.run(store.worktree, "read-tree", "-m", "-u", ours, theirs)  # as `git checkout` would: keeps what is staged
     git.run(store.worktree, "update-ref", "-m", f"statedir sync --replay: onto {name}/{branch}", "HEAD", theirs, ours)
