@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import CorruptStore, InvalidId, InvalidValue
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.gitops.identity import check_name
 from statedir.store import layout
 from statedir.store.store import Store
@@ -86,8 +86,8 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
 def parse(raw: bytes, session: str) -> dict[str, Any]:
     """A session file's plain data; CORRUPT_STORE where it is not a valid session of `session`."""
     rel = rel_path(session)
-    data = yaml_own.read_own(raw, layout.schema_ref(rel))
-    if data is yaml_own.FOREIGN:
+    data = yaml_fast_reader.read_own(raw, layout.schema_ref(rel))
+    if data is yaml_fast_reader.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     problems = schema.validate(SCHEMA, data, rel)
     if problems or not isinstance(data, dict):

@@ -11,7 +11,7 @@ from statedir.engine import template as template_mod
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.gitops import commit_message, identity
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
@@ -78,7 +78,7 @@ class Sources:
 
         def parse() -> tuple[Any, bool]:
             ref = layout.own_ref(rel, raw)
-            own = yaml_own.read_own(raw, ref)
+            own = yaml_fast_reader.read_own(raw, ref)
             if isinstance(own, dict) and not _problems(rel, own):
                 return own, True
             doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import CorruptStore
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.store import layout
 
 
@@ -15,8 +15,8 @@ def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
     name = layout.schema_for(rel) or ""
     ref = layout.own_ref(rel, raw)  # a run file names its template's compiled schema
     is_log = name.startswith("log-")
-    own = yaml_own.read_own(raw, ref)
-    if own is not yaml_own.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
+    own = yaml_fast_reader.read_own(raw, ref)
+    if own is not yaml_fast_reader.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
         return (own or [] if is_log else own), True
     doc = yaml.load(raw, rel)
     plain = yaml.to_plain(doc)
