@@ -81,7 +81,7 @@ def hand_merges(store: Store) -> list[HandMerge]:
     done = repaired_merges(store)
     head = git.head(store.worktree) or ""
     found, newly_legal = [], []
-    with objects.Objects(store.worktree) as objs:
+    with objects.ObjectReader(store.worktree) as objs:
         reader = Reader(store, objs)
         for sha, *parents in merges:
             if sha in legal or sha in done:
@@ -144,7 +144,7 @@ def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:
     def repair() -> None:
         with store.locked(timeout):
             head = git.head(store.worktree) or ""
-            with objects.Objects(store.worktree) as objs:
+            with objects.ObjectReader(store.worktree) as objs:
                 hand = examine(Reader(store, objs), sha, _parents(store, sha), head)
             if hand is None:
                 return

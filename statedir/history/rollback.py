@@ -64,7 +64,7 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
     store.require_run(run_id)
     with store.locked(timeout, scope=store.run_dir(run_id)):
         to = objects.resolve(store.worktree, rev)
-        with objects.Objects(store.worktree) as objs:
+        with objects.ObjectReader(store.worktree) as objs:
             target = target_at(Reader(store, objs), run_id, to, git.head(store.worktree))
         t, run, sources = transaction.load_run(store, run_id)
         now = transaction.utc_now()

@@ -12,7 +12,7 @@ from statedir.engine.transition_data import RunData
 from statedir.errors import CorruptStore, UnknownRun
 from statedir.gitops import objects
 from statedir.gitops.object_ids import blob_id
-from statedir.gitops.objects import Objects
+from statedir.gitops.objects import ObjectReader
 from statedir.history.repaired_view import HandMerges, fixed
 from statedir.history.stored_files import parse
 from statedir.store import layout, run_logs
@@ -31,9 +31,9 @@ class Snapshot:
 
 
 class Reader:
-    """Reads and parses store files at commits through one `Objects`; a blob is parsed once."""
+    """Reads and parses store files at commits through one `ObjectReader`; a blob is parsed once."""
 
-    def __init__(self, store: Store, objects: Objects) -> None:
+    def __init__(self, store: Store, objects: ObjectReader) -> None:
         self.store = store
         self.objects = objects
         self._parsed: dict[tuple[str, str], tuple[Any, bool]] = {}
@@ -277,7 +277,7 @@ def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
     layout.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
-    with Objects(store.worktree) as objs:
+    with ObjectReader(store.worktree) as objs:
         when = objects.commit_time(objs, sha)
         try:
             return Reader(store, objs).snapshot(sha, run_id, when)

@@ -93,7 +93,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     history = commits(store, store.git_path(rel), since_sha)
     found: list[Any] = list(earlier[2]) if earlier else []  # findings, and signature checks still running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
-    with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
+    with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = Reader(store, objs)
         templates = template_check.Identities(store, since_sha)
         for commit in history:

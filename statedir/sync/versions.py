@@ -35,7 +35,7 @@ def settle(store: Store, ours: str | None, theirs: str) -> bool:
     base = proc.stdout.decode().split()[0] if proc.returncode == 0 and proc.stdout.strip() else None
     writes: dict[str, bytes] = {}
     removes: set[str] = set()
-    with objects.Objects(store.worktree) as objs:
+    with objects.ObjectReader(store.worktree) as objs:
         reader = Reader(store, objs)
         for run in sorted(runs):
             merged = versioned(reader, (base, ours, theirs), run)
