@@ -8,13 +8,13 @@ import re
 from typing import Any
 
 from statedir.gitops import git
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.merge import driver, versions
 
 VERSIONED = re.compile(r"^runs/(?P<run>[^/]+)/(state\.yaml|stages/[^/]+\.yaml|materials/[^/]+\.yaml)$")
 
 
-def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
+def _changed(reader: CommitReader, a: str | None, b: str) -> set[str]:
     """Store-relative paths that differ between two commits (all of b's where a is None)."""
     store = reader.store
     args = ["diff-tree", "-r", "--no-renames", "--name-only", "-z"]
@@ -25,7 +25,7 @@ def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
     return {n[len(prefix):] for n in names if n.startswith(prefix)}
 
 
-def check(reader: Reader, sha: str, parents: list[str],
+def check(reader: CommitReader, sha: str, parents: list[str],
           found: dict[str, bytes | None | bool] | None = None) -> list[dict[str, Any]]:
     """Findings [{commit, kind, file, message}] for one merge commit (two parents; more are
     folded in order, as an octopus merge does); `found`: its `wrong` files, where known."""
@@ -42,7 +42,7 @@ def check(reader: Reader, sha: str, parents: list[str],
     return findings
 
 
-def wrong(reader: Reader, sha: str, parents: list[str]) -> dict[str, bytes | None | bool]:
+def wrong(reader: CommitReader, sha: str, parents: list[str]) -> dict[str, bytes | None | bool]:
     """The store files a two-parent merge commit holds other than the driver gives from its
     parents: path -> what it should hold (None: absent; False: the rules refuse, no content is
     legal). Empty for a merge of more than two parents (the octopus is its own finding)."""
@@ -79,7 +79,7 @@ def _registered_on_both(both: set[str]) -> set[str]:
     return {m["run"] for rel in both if (m := VERSIONED.match(rel)) and "/materials/" in rel}
 
 
-def versioned(reader: Reader, commits: tuple[str | None, str, str], run: str) -> dict[str, driver.Outcome] | None:
+def versioned(reader: CommitReader, commits: tuple[str | None, str, str], run: str) -> dict[str, driver.Outcome] | None:
     """The merge of run `run`'s state, stages and passports at (base, ours, theirs) where two
     versions claimed one label (statedir.merge.versions); None where each file merges alone."""
     sides = []
@@ -91,7 +91,7 @@ def versioned(reader: Reader, commits: tuple[str | None, str, str], run: str) ->
 
 
 def _expected(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
-              reader: Reader) -> bytes | None | bool:
+              reader: CommitReader) -> bytes | None | bool:
     """What the merge must hold: one side where only the other changed, else the driver's
     merge (False where the driver refuses: no content is legal)."""
     if base == theirs:

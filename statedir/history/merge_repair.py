@@ -16,7 +16,7 @@ from statedir.errors import ValidationFailed
 from statedir.gitops import commit_message, git, objects
 from statedir.history import merge_check
 from statedir.history.repaired_view import fixed
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -46,7 +46,7 @@ def _parents(store: Store, sha: str) -> list[str]:
     return words[1:]
 
 
-def examine(reader: Reader, sha: str, parents: list[str], at: str) -> HandMerge | None:
+def examine(reader: CommitReader, sha: str, parents: list[str], at: str) -> HandMerge | None:
     """The hand merge `sha` as it is to be repaired on top of commit `at` (None: it is legal)."""
     wrong = merge_check.wrong(reader, sha, parents)
     if not wrong:
@@ -82,7 +82,7 @@ def hand_merges(store: Store) -> list[HandMerge]:
     head = git.head(store.worktree) or ""
     found, newly_legal = [], []
     with objects.ObjectReader(store.worktree) as objs:
-        reader = Reader(store, objs)
+        reader = CommitReader(store, objs)
         for sha, *parents in merges:
             if sha in legal or sha in done:
                 continue
@@ -145,7 +145,7 @@ def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:
         with store.locked(timeout):
             head = git.head(store.worktree) or ""
             with objects.ObjectReader(store.worktree) as objs:
-                hand = examine(Reader(store, objs), sha, _parents(store, sha), head)
+                hand = examine(CommitReader(store, objs), sha, _parents(store, sha), head)
             if hand is None:
                 return
             if hand.refusals:  # changed under doctor's feet: stays a finding
@@ -160,7 +160,7 @@ def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:
     return repair
 
 
-def expected(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+def expected(reader: CommitReader, commit: Commit) -> dict[str, bytes | None]:
     """verify's replay of a repair commit: the files the merge it names must be repaired to,
     on the repair's parent (refused where that merge is no ancestor, or needs no repair)."""
     sha = commit.repairs or ""

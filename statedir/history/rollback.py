@@ -13,7 +13,7 @@ from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live, require_permission
 from statedir.errors import IllegalTransition, InvalidValue, UnknownRun
 from statedir.gitops import git, objects
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store.store import Store
 
 
@@ -45,7 +45,7 @@ def decide(t: Template, run: RunData, target: RunData, req: Request, now: str) -
     return change
 
 
-def target_at(reader: Reader, run_id: str, to: str, head: str | None) -> RunData:
+def target_at(reader: CommitReader, run_id: str, to: str, head: str | None) -> RunData:
     """The run at commit `to`, which must be an ancestor of `head`; refused (exit 1) otherwise."""
     if head is None or not objects.is_ancestor(reader.store.worktree, to, head):
         raise IllegalTransition(f"{to[:10]} is not an ancestor of the current commit; rollback only goes "
@@ -65,7 +65,7 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
     with store.locked(timeout, scope=store.run_dir(run_id)):
         to = objects.resolve(store.worktree, rev)
         with objects.ObjectReader(store.worktree) as objs:
-            target = target_at(Reader(store, objs), run_id, to, git.head(store.worktree))
+            target = target_at(CommitReader(store, objs), run_id, to, git.head(store.worktree))
         t, run, sources = transaction.load_run(store, run_id)
         now = transaction.utc_now()
         req = Request("rollback", actor, {"to": to}, reason, who=who)

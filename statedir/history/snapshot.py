@@ -30,7 +30,7 @@ class Snapshot:
     histories: dict[str, list[dict[str, Any]]]
 
 
-class Reader:
+class CommitReader:
     """Reads and parses store files at commits through one `ObjectReader`; a blob is parsed once."""
 
     def __init__(self, store: Store, objects: ObjectReader) -> None:
@@ -280,6 +280,6 @@ def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     with ObjectReader(store.worktree) as objs:
         when = objects.commit_time(objs, sha)
         try:
-            return Reader(store, objs).snapshot(sha, run_id, when)
+            return CommitReader(store, objs).snapshot(sha, run_id, when)
         except UnknownRun:
             raise UnknownRun(f"no run {run_id!r} at {rev} ({sha[:10]})", run_id=run_id, rev=rev) from None

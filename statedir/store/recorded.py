@@ -1,6 +1,6 @@
 """A store commit as history reads it back: the transition its trailers record and the store files
 it changed (`Commit`, parsed by statedir.history.verify from `git log --raw`), and what a
-subsystem's replay reads history through (`HistoryReader`; statedir.history.snapshot.Reader is the
+subsystem's replay reads history through (`HistoryReader`; statedir.history.snapshot.CommitReader is the
 one). Plain data, below every replay: history's, the bus's and the research ledger's."""
 from __future__ import annotations
 

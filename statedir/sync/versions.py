@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from statedir.gitops import git, objects
 from statedir.history.merge_check import VERSIONED, versioned
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store.store import Store
 
 
@@ -36,7 +36,7 @@ def settle(store: Store, ours: str | None, theirs: str) -> bool:
     writes: dict[str, bytes] = {}
     removes: set[str] = set()
     with objects.ObjectReader(store.worktree) as objs:
-        reader = Reader(store, objs)
+        reader = CommitReader(store, objs)
         for run in sorted(runs):
             merged = versioned(reader, (base, ours, theirs), run)
             if merged is None or not all(outcome.clean for outcome in merged.values()):
