@@ -80,7 +80,7 @@ def plain_copy(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-class Draft:
+class RunDraft:
     """Copies of a run's records that a decision edits, then turns into a Change."""
 
     def __init__(self, run: RunData) -> None:

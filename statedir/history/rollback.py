@@ -10,7 +10,7 @@ from typing import Any
 
 from statedir.engine import transaction
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live, require_permission
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, require_live, require_permission
 from statedir.errors import IllegalTransition, InvalidValue, UnknownRun
 from statedir.gitops import git, objects
 from statedir.history.snapshot import CommitReader
@@ -28,7 +28,7 @@ def decide(t: Template, run: RunData, target: RunData, req: Request, now: str) -
     missing = [sid for sid in t.stage_ids if sid not in target.stages]
     if missing:
         raise IllegalTransition(f"the run at {to[:10]} has no stage {', '.join(missing)}")
-    draft = Draft(run)
+    draft = RunDraft(run)
     state = copy.deepcopy(target.state)
     counters = dict(state.get("version_counters", {}))
     for series, count in run.state.get("version_counters", {}).items():

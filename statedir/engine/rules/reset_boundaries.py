@@ -6,7 +6,7 @@ from typing import Any
 
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 ZERO = "000000000000"
@@ -45,7 +45,7 @@ def is_boundary(t: Template, stage_id: str, kind: str) -> bool:
     return kind == "FULL" or stage_id in ((t.doc.get("reset_ledger") or {}).get("decision_boundaries") or [])
 
 
-def append_boundary(t: Template, draft: Draft, stage_id: str, choices: list[str], default: str | None,
+def append_boundary(t: Template, draft: RunDraft, stage_id: str, choices: list[str], default: str | None,
                     now: str, session: str | None = None) -> None:
     prior = list(draft.run.ledger or []) + [e for name, e in draft.logs if name == "reset_boundary"]
     pending = _pending(t, stage_id, choices)
@@ -71,7 +71,7 @@ def _pending(t: Template, stage_id: str, choices: list[str]) -> dict[str, Any] |
     return None
 
 
-def _upstream(t: Template, draft: Draft, stage_id: str, choices: list[str], default: str | None, now: str,
+def _upstream(t: Template, draft: RunDraft, stage_id: str, choices: list[str], default: str | None, now: str,
               session: str | None, pending: dict[str, Any] | None) -> dict[str, Any]:
     """A boundary in the ARS reset_ledger_entry shape: no field null, `pending_decision` only where
     there is one, `next` the stage expected next (the first option where the user has to choose)."""
@@ -148,7 +148,7 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
         change = stage_graph.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue",
                                                                            **answer}), now, None)
     else:
-        change = Draft(run).change("", now)
+        change = RunDraft(run).change("", now)
     if shape(t) == "upstream":
         override = {k: str(req.args[k]) for k in ("stage", "mode") if req.args.get(k)}
         change.logs.append(("reset_boundary", {
