@@ -98,7 +98,9 @@ class Sources:
 
 
 def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, Sources]:
-    """A run as plain data, its template, and the sources its files came from."""
+    """A run as plain data, its template, and the sources its files came from; with `ledger` (the
+    keyword of the API's StateDir.load), its reset-boundary log (RunData.boundary_log) whatever the
+    run settings say."""
     base = store.require_run(run_id)
     sources = Sources(store)
     state = sources.read(f"{base}/state.yaml")
@@ -112,7 +114,7 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
                  for label in state.get("current_version", {}).values()}
     run = RunData(run_id, state, stages, passports)
     if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
-        run.ledger = read_log(store, run_id, "reset_boundary")
+        run.boundary_log = read_log(store, run_id, "reset_boundary")
     return t, run, sources
 
 
@@ -260,11 +262,11 @@ def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, 
 
 def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, Any]:
     """`statedir next`: the moves the rules accept from the run's state, and what blocks the
-    rest (statedir.engine.next_moves); the reset-boundary ledger is read for `resume`."""
+    rest (statedir.engine.next_moves); the reset-boundary log is read for `resume`."""
     from statedir.engine import next_moves
 
-    if run.ledger is None:
-        run.ledger = read_log(store, run.run_id, "reset_boundary")
+    if run.boundary_log is None:
+        run.boundary_log = read_log(store, run.run_id, "reset_boundary")
     return next_moves.moves(t, run, now)
 
 

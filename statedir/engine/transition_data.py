@@ -27,12 +27,12 @@ class RunData(_Record):
 
     def __init__(self, run_id: str, state: dict[str, Any], stages: dict[str, dict[str, Any]],
                  passports: dict[str, dict[str, Any]] | None = None,
-                 ledger: list[dict[str, Any]] | None = None) -> None:
+                 boundary_log: list[dict[str, Any]] | None = None) -> None:
         self.run_id = run_id
         self.state = state
         self.stages = stages
         self.passports = {} if passports is None else passports
-        self.ledger = ledger
+        self.boundary_log = boundary_log  # the reset_boundary log, read where a rule needs it
 
 
 class Request(_Record):
@@ -119,7 +119,7 @@ def applied(run: RunData, change: Change) -> RunData:
     everything = {**run.passports, **change.passports}
     passports = {label: everything[label] for label in state.get("current_version", {}).values()
                  if label in everything}
-    return RunData(run.run_id, state, {**run.stages, **change.stages}, passports, run.ledger)
+    return RunData(run.run_id, state, {**run.stages, **change.stages}, passports, run.boundary_log)
 
 
 def require_permission(t: Template, actor: str, action: str, stage_id: str | None = None) -> None:

@@ -34,7 +34,7 @@ def _transition(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     req, now = request(commit)
     files = run_files(reader, commit)
     t, run = reader.run(commit.parent or "", commit.run_id, files,
-                        ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
+                        boundary_log=req.action == "resume" or bool(req.args.get("reset_boundaries")))
     attribution.check(t, req)  # who it names, as the write path holds it (a forged answer is refused)
     if req.action == "rollback":
         target = rollback.target_at(reader, commit.run_id, str(req.args.get("to")), commit.parent)

@@ -51,7 +51,7 @@ def target_at(reader: CommitReader, run_id: str, to: str, head: str | None) -> R
         raise IllegalTransition(f"{to[:10]} is not an ancestor of the current commit; rollback only goes "
                                 "back along this branch's history", to=to)
     try:
-        return reader.run(to, run_id, ledger=True)[1]
+        return reader.run(to, run_id, boundary_log=True)[1]
     except UnknownRun:
         raise IllegalTransition(f"commit {to[:10]} holds no run {run_id!r}", run_id=run_id, to=to) from None
 

@@ -204,7 +204,7 @@ class CommitReader:
         return self._templates[key]
 
     def run(self, commit: str, run_id: str, files: dict[str, str] | None = None, *,
-            ledger: bool = False) -> tuple[Template, RunData]:
+            boundary_log: bool = False) -> tuple[Template, RunData]:
         """A run as plain data at `commit` (`files`: its files there, when already listed)."""
         base = f"runs/{layout.check_run_id(run_id)}"
         if files is None:
@@ -231,8 +231,8 @@ class CommitReader:
         run = RunData(run_id, state, stages, passports)
         from statedir.engine import run_settings
 
-        if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
-            run.ledger = self.log(files, base, "reset_boundary")
+        if boundary_log or run_settings.effect_on(t, state, "reset_boundaries"):
+            run.boundary_log = self.log(files, base, "reset_boundary")
         return t, run
 
     def log(self, files: dict[str, str], base: str, name: str) -> list[dict[str, Any]]:
@@ -248,7 +248,7 @@ class CommitReader:
 
         base = f"runs/{layout.check_run_id(run_id)}"
         files = self.files(commit, base)
-        t, run = self.run(commit, run_id, files, ledger=True)
+        t, run = self.run(commit, run_id, files, boundary_log=True)
         hours = float(t.doc.get("passport_stale_hours", 24))
         passports = {}
         labels = sorted(r[len(base) + 11:-5] for r in files

@@ -47,7 +47,7 @@ def is_boundary(t: Template, stage_id: str, kind: str) -> bool:
 
 def append_boundary(t: Template, draft: RunDraft, stage_id: str, choices: list[str], default: str | None,
                     now: str, session: str | None = None) -> None:
-    prior = list(draft.run.ledger or []) + [e for name, e in draft.logs if name == "reset_boundary"]
+    prior = list(draft.run.boundary_log or []) + [e for name, e in draft.logs if name == "reset_boundary"]
     pending = _pending(t, stage_id, choices)
     if shape(t) == "upstream":
         entry = _upstream(t, draft, stage_id, choices, default, now, session, pending)
@@ -120,12 +120,12 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     """Consume one boundary; a pending decision must be answered; then continue as `confirm` would."""
     from statedir.engine.rules import stage_graph
 
-    ledger = run.ledger or []
+    boundary_log = run.boundary_log or []
     wanted = req.args["hash"]
-    matches = [e for e in ledger if e.get("kind") == "boundary" and e.get("hash") == wanted]
+    matches = [e for e in boundary_log if e.get("kind") == "boundary" and e.get("hash") == wanted]
     if not matches:
         raise IllegalTransition(f"no reset boundary with hash {wanted!r} in this run", hash=wanted)
-    if wanted not in awaiting_resume(ledger):
+    if wanted not in awaiting_resume(boundary_log):
         raise IllegalTransition(f"reset boundary {wanted} was already resumed", hash=wanted)
     boundary = matches[0]
     choice, target = req.args.get("choice"), req.args.get("stage")

@@ -97,12 +97,12 @@ def test_a_forged_entry_does_not_verify(repo: Path) -> None:
 
 def test_older_templates_keep_the_version_1_shape() -> None:
     sim = Sim(OLD_ACADEMIC)
-    sim.run.ledger = []
+    sim.run.boundary_log = []
     sim.research()
     entry = sim.logs["reset_boundary"] or None
     assert entry is None  # off unless asked
     sim2 = Sim(OLD_ACADEMIC)
-    sim2.run.ledger = []
+    sim2.run.boundary_log = []
     sim2.do("stage", stage="1", status="in_progress")
     sim2.do("stage", stage="1", status="completed", reset_boundaries=True)
     (old,) = sim2.logs["reset_boundary"]
