@@ -70,10 +70,10 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
 def warn_unregistered(root: Path) -> None:
     """The missing-merge-driver warning, for a command that reads a store without open_store."""
     from statedir.cli import render
-    from statedir.gitops import git, merge_driver
+    from statedir.gitops import git, merge_driver_config
 
     worktree = git.find_worktree(root)
-    message = merge_driver.warning(root, worktree) if worktree is not None else None
+    message = merge_driver_config.warning(root, worktree) if worktree is not None else None
     if message:
         render.warn(message)
 

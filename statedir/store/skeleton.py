@@ -34,9 +34,9 @@ def populate(directory: Path, created: bool, extra: dict[str, str] | None = None
             written = layout.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             warnings = git.preflight(store.worktree)
-            from statedir.gitops import merge_driver
+            from statedir.gitops import merge_driver_config
 
-            merge_driver.register(store.worktree)
+            merge_driver_config.register(store.worktree)
             message = commit_message.message("init statedir store", "-", "state_tracker", "init")
             sha = store_commit.commit(store.worktree, paths, message, author="state_tracker")
     except OSError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver, worktrees
+from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
 from statedir.store import checkpoint, sync_journal
 from statedir.store.store import Store
 from statedir.sync import conflicts as conflicts_mod
@@ -205,8 +205,8 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     # An ignored file in the way is refused like an untracked one: undoing the merge would delete it.
     args = ["merge", "--no-overwrite-ignore", *(["--ff-only"] if fast else ["--no-ff", "--no-commit"])]
     # This very statedir merges, registered in the repository's config or not (a fresh clone).
-    driver_config = ("-c", f"merge.{merge_driver.DRIVER}.name={merge_driver.NAME}",
-                     "-c", f"merge.{merge_driver.DRIVER}.driver={merge_driver.command()}")
+    driver_config = ("-c", f"merge.{merge_driver_config.DRIVER}.name={merge_driver_config.NAME}",
+                     "-c", f"merge.{merge_driver_config.DRIVER}.driver={merge_driver_config.command()}")
     proc = _git(store, *driver_config, *args, theirs, check=False)
     # versions registered on both sides: git cannot rename a passport, sync numbers them apart
     if proc.returncode != 0 and not (not fast and versions.settle(store, ours, theirs)):  # sync() puts back
