@@ -9,8 +9,9 @@ touched and sync refuses as before.
 from __future__ import annotations
 
 from statedir.gitops import git, objects
-from statedir.history.merge_check import VERSIONED, versioned
+from statedir.history.merge_check import versioned
 from statedir.history.snapshot import CommitReader
+from statedir.merge.expected import VERSIONED
 from statedir.store.store import Store
 
 
