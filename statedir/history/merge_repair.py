@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from statedir.errors import ValidationFailed
 from statedir.gitops import commit_message, git, objects
 from statedir.history import merge_check
-from statedir.history.repaired_view import fixed
 from statedir.history.snapshot import CommitReader
+from statedir.merge.expected import fixed
 from statedir.store.store import Store
 from statedir.store.write import persist
 

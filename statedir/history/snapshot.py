@@ -13,8 +13,9 @@ from statedir.errors import CorruptStore, UnknownRun
 from statedir.gitops import objects
 from statedir.gitops.object_ids import blob_id
 from statedir.gitops.objects import ObjectReader
-from statedir.history.repaired_view import HandMerges, fixed
+from statedir.history.repaired_view import HandMerges
 from statedir.history.stored_files import parse
+from statedir.merge.expected import fixed
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 
