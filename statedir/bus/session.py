@@ -15,7 +15,7 @@ from statedir.store.store import Store
 
 SCHEMA = "bus-session"
 FOLDER = "bus"
-# The seed's label convention <YYYY-MM-DD>-<slug>, inside statedir's run-id rules (at most 128).
+# pipeline-state.sh's label convention <YYYY-MM-DD>-<slug>, inside statedir's run-id rules (at most 128).
 SESSION_RE = re.compile(r"^(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})-[A-Za-z0-9][A-Za-z0-9._-]{0,116}$")
 MAX_VALUE_BYTES = 1 << 20  # the bus holds key fields and paths, never the blobs themselves
 
@@ -72,7 +72,7 @@ def rel_path(session: str) -> str:
 
 
 def fresh(session: str) -> dict[str, Any]:
-    """What `init` writes: the seed's `{session, phases: {}}`."""
+    """What `init` writes: pipeline-state.sh's `{session, phases: {}}`."""
     return {"session": session, "phases": {}}
 
 

@@ -1,5 +1,5 @@
 """The decision dashboard a checkpoint records (`checkpoints.dashboard:` of the template): the
-metrics the seed lists and the quality check ("is this output at least as good as the last?"),
+metrics the upstream academic pipeline lists and its quality check ("is this output at least as good as the last?"),
 given with the answer (`confirm --metric KEY=VALUE`, `--quality Q`). A quality the template
 holds on (`hold_on`, regressed) pauses the pipeline at the checkpoint until the user answers.
 And the round-trip counter per checkpoint (`checkpoints.round_trips`). Pure, like rules.py: no

@@ -81,7 +81,7 @@ def lacking(t: Template, names: list[str], files: list[dict[str, Any]]) -> str |
 
 
 def warning(t: Template, stage_id: str, entry: dict[str, Any]) -> str | None:
-    """The seed's "format mismatch -> notify": what a FAIL tells the orchestrator."""
+    """The upstream State Tracker's "format mismatch -> notify": what a FAIL tells the orchestrator."""
     if entry["result"] != "FAIL":
         return None
     return (f"schema check of stage {t.display(stage_id)}'s outputs: FAIL, missing "

@@ -13,9 +13,10 @@ from statedir.research.writes import ResearchDraft
 SOURCE, EVIDENCE, RESULT, CLAIM = (KINDS[k] for k in ("source", "evidence", "result", "claim"))
 STANCES = ("supports", "refutes", "mixed")
 CONFIDENCE = ("low", "medium", "high")
-# The roles a Result's artifact_role conventionally names (seed 004: "a resource-resolver role name"):
-# resource-resolver's own list (its references/resolver_roles.yaml). It owns that list and a project
-# may add roles, so another name is recorded too; these are what the help and tool description offer.
+# The roles a Result's artifact_role conventionally names (research-lab-skills' Agent State: "a
+# resource-resolver role name"): resource-resolver's own list (its references/resolver_roles.yaml).
+# It owns that list and a project may add roles, so another name is recorded too; these are what
+# the help and tool description offer.
 ARTIFACT_ROLES = ("research_log", "experiment_config", "results", "slides", "paper", "bibliography")
 
 

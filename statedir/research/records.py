@@ -28,7 +28,7 @@ def parse(raw: bytes, rel: str) -> dict[str, Any]:
 
 
 def public(kind: Kind, data: dict[str, Any]) -> dict[str, Any]:
-    """The record as the seed prints it: events keep their schema_version, the rest do not."""
+    """The record as research-lab-skills' state.py prints it: events keep their schema_version, the rest do not."""
     if kind.event:
         return dict(data)
     return {k: v for k, v in data.items() if k != "schema_version"}

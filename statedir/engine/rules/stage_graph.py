@@ -109,7 +109,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response}{picks})",
                           now, next=target)
     mismatch = schema_checks.warning(t, checkpoint["stage"], checked)
-    if mismatch:  # the seed's "format mismatch -> notify": said, never a refusal
+    if mismatch:  # the upstream State Tracker's "format mismatch -> notify": said, never a refusal
         change.result["warnings"] = [mismatch]
         change.result["schema_check"] = checked
     if report and report["warning"]:  # as `prereq` and `stage ... in_progress` say it
