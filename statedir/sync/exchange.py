@@ -2,7 +2,7 @@
 
 A merge the driver refuses, or one whose result is not a legal store, is refused with a conflict
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
-work tree are put back as they were when sync started (`checkpoint`).
+work tree are put back as they were when sync started (`statedir.store.sync_start`).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
-from statedir.store import checkpoint, sync_journal
+from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
 from statedir.sync import conflicts as conflicts_mod
 from statedir.sync import refusal, verified, versions
@@ -79,7 +79,7 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         if dirty:
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
-        start = checkpoint.take(store)
+        start = sync_start.take(store)
         sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
         try:
             done = _exchange(store, name, branch, actor)
@@ -105,12 +105,12 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         return done
 
 
-def _undo(store: Store, start: checkpoint.Checkpoint, failure: BaseException, *, final: bool = True) -> None:
+def _undo(store: Store, start: sync_start.SyncStart, failure: BaseException, *, final: bool = True) -> None:
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
     entry = sync_journal.recorded(store)
-    checkpoint.put_back(store, start, failure)
+    sync_start.put_back(store, start, failure)
     if entry and entry.get("kept"):
         replaying.forget(store, entry["kept"])
     if final:
