@@ -41,10 +41,10 @@ def checked_name(name: str, what: str) -> str:
 def unregistered(root: Path) -> str | None:
     """The warning that the merge driver is not registered in the repository of the store at
     `root` (None: registered, or in no repository)."""
-    from statedir.gitops import git, merge_driver
+    from statedir.gitops import git, merge_driver_config
 
     worktree = git.find_worktree(root)
-    return merge_driver.warning(root, worktree) if worktree is not None else None
+    return merge_driver_config.warning(root, worktree) if worktree is not None else None
 
 
 def names_a_file(kind: str, value: str) -> bool:
@@ -155,6 +155,6 @@ class FlagWording:
 
 def arm_faults(spec: str) -> None:
     """Arm the fault-injection points `spec` names (STATEDIR_FAULT: the crash tests')."""
-    from statedir import faults
+    from statedir import fault_injection
 
-    faults.arm(spec)
+    fault_injection.arm(spec)

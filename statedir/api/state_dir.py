@@ -61,9 +61,9 @@ class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, 
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
         self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None
         self.roles_only = False  # `actor` names a role only, never a person (an MCP server's callers)
-        from statedir.gitops import merge_driver
+        from statedir.gitops import merge_driver_config
 
-        missing = merge_driver.warning(self.store.root, self.store.worktree)
+        missing = merge_driver_config.warning(self.store.root, self.store.worktree)
         self.store.standing = [missing] if missing else []
         if (self.store.root / JOURNAL).exists():
             # A writer died mid-transition: roll it back before anyone reads its half.

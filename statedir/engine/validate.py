@@ -12,7 +12,7 @@ from typing import Any
 from statedir.engine import validated_runs
 from statedir.engine.run_files import Runs
 from statedir.errors import BadFile
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.files.parse_cache import ParseCache
 from statedir.files.schema import Problem
 from statedir.store import layout
@@ -57,8 +57,8 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                 if hit is not None:
                     keep[rel] = hit[0]
             return []
-        own = yaml_own.read_own(raw, ref)  # statedir's own output, read without ruamel
-        if own is not yaml_own.FOREIGN and not schema.validate(name, own, shown):
+        own = yaml_fast_reader.read_own(raw, ref)  # statedir's own output, read without ruamel
+        if own is not yaml_fast_reader.FOREIGN and not schema.validate(name, own, shown):
             if cache is not None:
                 cache.put(schema.cache_kind(name), raw, own, True)
             if keep is not None:

@@ -8,14 +8,14 @@ import re
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, identity, objects
+from statedir.gitops import commit_message, git, identity, objects
 from statedir.history import path_index
 from statedir.store.store import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           f"%(trailers:key={commit_message.REQUEST_TRAILER},valueonly,separator=%x2C)",
            *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.NAMED.values()), "%s")
 _RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$|^(yesterday|today|now)$")
 
@@ -51,7 +51,7 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
     if not git.head(store.worktree):
         return []
-    fmt = [git.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
+    fmt = [commit_message.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
     filtered = actor is not None or action is not None
     spec = store.git_path(path if path is not None else store.run_dir(run_id) if run_id else ".")
     after = None

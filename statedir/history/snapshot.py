@@ -10,11 +10,12 @@ from statedir.engine import renumbered, run_shape
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunData
 from statedir.errors import CorruptStore, UnknownRun
-from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import objects
 from statedir.gitops.object_ids import blob_id
-from statedir.gitops.objects import Objects
-from statedir.history.repaired_view import HandMerges, fixed
+from statedir.gitops.objects import ObjectReader
+from statedir.history.repaired_view import HandMerges
+from statedir.history.stored_files import parse
+from statedir.merge.expected import fixed
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 
@@ -30,27 +31,10 @@ class Snapshot:
     histories: dict[str, list[dict[str, Any]]]
 
 
-def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
-    """(plain data, canonical) of a store file's bytes, validated against its schema;
-    canonical: the bytes are exactly what statedir writes for that data."""
-    name = layout.schema_for(rel) or ""
-    ref = layout.own_ref(rel, raw)  # a run file names its template's compiled schema
-    is_log = name.startswith("log-")
-    own = yaml_own.read_own(raw, ref)
-    if own is not yaml_own.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
-        return (own or [] if is_log else own), True
-    doc = yaml.load(raw, rel)
-    plain = yaml.to_plain(doc)
-    problems = schema.validate(name, plain, rel, source=doc) if name else []
-    if problems or (not is_log and not isinstance(plain, dict)):
-        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}", file=rel)
-    return (plain or [] if is_log else plain), yaml.dump(plain, ref).encode() == raw
+class CommitReader:
+    """Reads and parses store files at commits through one `ObjectReader`; a blob is parsed once."""
 
-
-class Reader:
-    """Reads and parses store files at commits through one `Objects`; a blob is parsed once."""
-
-    def __init__(self, store: Store, objects: Objects) -> None:
+    def __init__(self, store: Store, objects: ObjectReader) -> None:
         self.store = store
         self.objects = objects
         self._parsed: dict[tuple[str, str], tuple[Any, bool]] = {}
@@ -227,7 +211,7 @@ class Reader:
         return self._templates[key]
 
     def run(self, commit: str, run_id: str, files: dict[str, str] | None = None, *,
-            ledger: bool = False) -> tuple[Template, RunData]:
+            boundary_log: bool = False) -> tuple[Template, RunData]:
         """A run as plain data at `commit` (`files`: its files there, when already listed)."""
         base = f"runs/{layout.check_run_id(run_id)}"
         if files is None:
@@ -254,8 +238,8 @@ class Reader:
         run = RunData(run_id, state, stages, passports)
         from statedir.engine import run_settings
 
-        if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
-            run.ledger = self.log(files, base, "reset_boundary")
+        if boundary_log or run_settings.effect_on(t, state, "reset_boundaries"):
+            run.boundary_log = self.log(files, base, "reset_boundary")
         return t, run
 
     def log(self, files: dict[str, str], base: str, name: str) -> list[dict[str, Any]]:
@@ -271,7 +255,7 @@ class Reader:
 
         base = f"runs/{layout.check_run_id(run_id)}"
         files = self.files(commit, base)
-        t, run = self.run(commit, run_id, files, ledger=True)
+        t, run = self.run(commit, run_id, files, boundary_log=True)
         hours = float(t.doc.get("passport_stale_hours", 24))
         passports = {}
         labels = sorted(r[len(base) + 11:-5] for r in files
@@ -300,9 +284,9 @@ def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
     layout.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
-    with Objects(store.worktree) as objs:
+    with ObjectReader(store.worktree) as objs:
         when = objects.commit_time(objs, sha)
         try:
-            return Reader(store, objs).snapshot(sha, run_id, when)
+            return CommitReader(store, objs).snapshot(sha, run_id, when)
         except UnknownRun:
             raise UnknownRun(f"no run {run_id!r} at {rev} ({sha[:10]})", run_id=run_id, rev=rev) from None

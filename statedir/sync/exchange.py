@@ -2,15 +2,15 @@
 
 A merge the driver refuses, or one whose result is not a legal store, is refused with a conflict
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
-work tree are put back as they were when sync started (`checkpoint`).
+work tree are put back as they were when sync started (`statedir.store.sync_start`).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
-from statedir.store import checkpoint, sync_journal
+from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
+from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
 from statedir.sync import refusal, verified
 
@@ -96,7 +96,7 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         if dirty:
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
-        start = checkpoint.take(store)
+        start = sync_start.take(store)
         sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
         try:
             done = _exchange(store, name, branch, actor)
@@ -124,14 +124,14 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         return done
 
 
-def _undo(store: Store, start: checkpoint.Checkpoint, failure: BaseException, *, final: bool = True) -> None:
+def _undo(store: Store, start: sync_start.SyncStart, failure: BaseException, *, final: bool = True) -> None:
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
     from statedir.sync import replay as replaying
 
     entry = sync_journal.recorded(store)
-    checkpoint.put_back(store, start, failure)
+    sync_start.put_back(store, start, failure)
     if entry and entry.get("kept"):
         replaying.forget(store, entry["kept"])
     if final:
@@ -225,12 +225,12 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
     if not fast:
         _nothing_staged(store, name, branch)
-    message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
+    message = commit_message.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
     # An ignored file in the way is refused like an untracked one: undoing the merge would delete it.
     args = ["merge", "--no-overwrite-ignore", *(["--ff-only"] if fast else ["--no-ff", "--no-commit"])]
     # This very statedir merges, registered in the repository's config or not (a fresh clone).
-    driver_config = ("-c", f"merge.{merge_driver.DRIVER}.name={merge_driver.NAME}",
-                     "-c", f"merge.{merge_driver.DRIVER}.driver={merge_driver.command()}")
+    driver_config = ("-c", f"merge.{merge_driver_config.DRIVER}.name={merge_driver_config.NAME}",
+                     "-c", f"merge.{merge_driver_config.DRIVER}.driver={merge_driver_config.command()}")
     proc = _git(store, *driver_config, *args, theirs, check=False)
     # versions registered on both sides: git cannot rename a passport, sync numbers them apart
     if proc.returncode != 0 and not (not fast and versions.settle(store, ours, theirs)):  # sync() puts back

@@ -74,7 +74,7 @@ def check_commit(commit: str) -> str:
     return commit
 
 
-class Reader:
+class PageReader:
     """The open store and what the pages ask of it."""
 
     def __init__(self, root: Path) -> None:

@@ -93,7 +93,7 @@ def forge(repo: Path, files: dict[str, bytes | None], *, action: str, run: str =
           request: dict[str, Any] | None = None, store: str = "state", sign: Path | None = None) -> str:
     """A commit made by hand that carries statedir's trailers (what anyone with push access
     can make): `files` are store-relative, None removes one; `sign` signs it with that SSH key."""
-    from statedir.gitops import git as git_mod
+    from statedir.gitops import commit_message
 
     for rel, data in files.items():
         path = repo / store / rel
@@ -103,7 +103,7 @@ def forge(repo: Path, files: dict[str, bytes | None], *, action: str, run: str =
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         git(repo, "add", "-f", "--", str(path))
-    message = git_mod.message(f"{action} (forged)", run, actor, action, request=request)
+    message = commit_message.message(f"{action} (forged)", run, actor, action, request=request)
     signing = ["-c", "gpg.format=ssh", "-c", f"user.signingKey={sign}"] if sign else []
     git(repo, *signing, "commit", "-q", *(["-S"] if sign else []), "-F", "-", stdin=message)
     return git(repo, "rev-parse", "HEAD").strip()

@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir.engine import run_settings, traceability
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
 from statedir.errors import ContentChanged, ContractIncomplete, IllegalTransition, InvalidValue
 
 CHECK = "check"
@@ -43,7 +43,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     if part not in [*parts, CHECK]:
         raise InvalidValue(f"unknown contract part {part!r}; use one of {', '.join([*parts, CHECK])}", part=part,
                            allowed=[*parts, CHECK])
-    draft = Draft(run)
+    draft = RunDraft(run)
     rec = draft.stage(stage_id)
     contract = dict(rec.get("contract") or {})
     file = req.args.get("file") or {}
@@ -68,7 +68,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
                         sha256=file["content_hash"])
 
 
-def _check(t: Template, draft: Draft, rec: dict[str, Any], contract: dict[str, Any], req: Request, now: str,
+def _check(t: Template, draft: RunDraft, rec: dict[str, Any], contract: dict[str, Any], req: Request, now: str,
            stage_id: str, spec: dict[str, Any], file: dict[str, str]) -> Change:
     parts = list(spec["parts"])
     missing = [p for p in parts if p not in contract]
