@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir.engine import run_settings, traceability
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft, active_current
 from statedir.errors import ContentChanged, ContractIncomplete, IllegalTransition, InvalidValue
 
 CHECK = "check"
@@ -52,6 +52,13 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     done = [p for p in parts if p in contract]
     if CHECK in contract and contract[CHECK]["outcome"] == "pass":
         raise IllegalTransition(f"the contract of stage {t.display(stage_id)} holds already (its check passed)")
+    if CHECK in contract and spec.get("failed_check_final"):  # the failed check stands: the decision is the user's
+        failed = contract[CHECK]
+        raise IllegalTransition(f"the synthesis check of stage {t.display(stage_id)} failed ({failed['outcome']}, exit "
+                                f"{failed['exit_code']}) and stands: its decision is the user's (stage "
+                                f"{t.display(stage_id)} completed with its decision {rec.get('decision')}, then the "
+                                "user's answer at its checkpoint); no other check is recorded after it",
+                                stage=stage_id, outcome=failed["outcome"])
     if part == CHECK:
         return _check(t, draft, rec, contract, req, now, stage_id, spec, file)
     expected = parts[len(done)] if len(done) < len(parts) else None
@@ -122,6 +129,9 @@ def require_check(t: Template, state: dict[str, Any], record_: dict[str, Any], d
         needs = (f"the parts {', '.join(parts)} then the check" if parts else "the synthesis check") if check is None \
             else "the user's answer to the failed check (its decision stays " + str(record_.get("decision")) + ")"
         current = record_["status"] == t.status["active"]  # what it needs, where it is the stage at work
+        how = f"`statedir contract RUN {t.display(record_['id'])} ...`" if check is None else \
+            f"`statedir stage RUN {t.display(record_['id'])} completed --decision {record_.get('decision')}`, then " \
+            "the user's `statedir confirm RUN --decision ...`"
         raise ContractIncomplete(f"stage {t.display(record_['id'])}'s decision needs its re-review contract: "
-                                 f"{needs} (`statedir contract RUN {t.display(record_['id'])} ...`)",
+                                 f"{needs} ({how})",
                                  stage=record_["id"], **({"needs": [needs]} if current else {}))
