@@ -24,7 +24,7 @@ from pathlib import Path
 import statedir
 from statedir import api
 from statedir.files import yaml
-from statedir.gitops import git
+from statedir.gitops import commit_message
 
 BIN = Path(sys.executable).parent / "statedir"
 LOG_FORMAT = ("--format=%H%x1f%cd%x1f%(trailers:key=Statedir-Run,valueonly,separator=%x2C)%x1f"
@@ -252,7 +252,7 @@ def main() -> None:
         spec = "state/runs/r1"
         pair(f"log r1 over {opts.commits:,} commits", lambda i: sh([str(BIN), "log", "r1", "--json"], cwd=small),
              "git log, same format",
-             lambda i: sh(["git", "log", git.UTC_DATE, LOG_FORMAT, "--", spec], cwd=small,
+             lambda i: sh(["git", "log", commit_message.UTC_DATE, LOG_FORMAT, "--", spec], cwd=small,
                           env={**os.environ, "TZ": "UTC"}), "<= 2", repeat=7)
 
         rss = peak_rss_kib([str(BIN), "set", "r1", "topic", "rss", "--reason", "bench"], small)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' shared helpers, tests.support
 
-from statedir import api, faults
+from statedir import api, fault_injection
 from statedir.cli import main  # noqa: E402
 from statedir.engine import validate  # noqa: E402
 from tests.support.load import check, hammer, prepare  # noqa: E402
@@ -62,7 +62,7 @@ def consistent(repo: Path) -> bool:
 def crashes(root: Path, trials: int) -> dict[str, int]:
     step = [sys.executable, "-m", "statedir", "material", "r1", "paper_draft", "--json"]
     survived = tried = lost = 0
-    for point in faults.POINTS:
+    for point in fault_injection.POINTS:
         repo = fresh(root, f"crash-{point}")
         accepted = 0
         for _ in range(trials):
@@ -89,7 +89,7 @@ def crashes(root: Path, trials: int) -> dict[str, int]:
         tried += 1
         survived += ok
         lost += len(material_labels(repo, "r1")) != accepted
-    return {"points": len(faults.POINTS) + 1, "tried": tried, "survived": survived, "lost": lost}
+    return {"points": len(fault_injection.POINTS) + 1, "tried": tried, "survived": survived, "lost": lost}
 
 
 def hostile(root: Path, count: int) -> dict[str, int]:
@@ -250,7 +250,8 @@ def main_figures() -> None:
         ("load", f"{opts.writers} writers x {opts.transitions} transitions",
          f"{load['accepted']} accepted, {load['lock_timeouts']} lock timeouts, {elapsed:.1f} s",
          load["lost"], load["corrupt"]),
-        ("crashes", f"{crash['points']} kill points ({len(faults.POINTS)} fixed + random), {crash['tried']} trials",
+        ("crashes", f"{crash['points']} kill points ({len(fault_injection.POINTS)} fixed + random), "
+                    f"{crash['tried']} trials",
          f"{crash['survived']} survived", crash["lost"], crash["tried"] - crash["survived"]),
         ("hostile input", f"{bad['tried']} commands (arguments + planted files)",
          f"{bad['tracebacks']} tracebacks, {bad['bad_exit']} bad exit codes", 0, bad["tracebacks"] + bad["bad_exit"]),

@@ -109,3 +109,13 @@ def test_text_at_the_cap_is_taken(sd: api.StateDir) -> None:
     assert sd.set("r", "language", "de", reason="é" * (MAX_TEXT_BYTES // 2))["commit"]
     with pytest.raises(InvalidValue, match="more than the 65536"):
         sd.stage("r", "1", "in_progress", outputs=["ok", "é" * (MAX_TEXT_BYTES // 2 + 1)])
+
+
+def test_the_names_the_api_lends_its_entry_points_are_the_layers_own() -> None:
+    """statedir.api.places names the configuration file and the client trailer without loading
+    the layers that define them (every command loads places): the same names."""
+    from statedir.api import places
+    from statedir.gitops.identity import CLIENT
+    from statedir.store.layout import CONFIG
+
+    assert (places.CONFIG, places.CLIENT) == (CONFIG, CLIENT)

@@ -79,7 +79,7 @@ def test_an_api_call_words_its_refusal_for_python(sd: api.StateDir) -> None:
 # subjects of commits (history: never worded per caller), and `templates NAME`'s and `next`'s
 # descriptions of a command's options.
 _KEPT = {
-    "statedir/gitops/hooks.py": 2, "statedir/gitops/merge_driver.py": 1, "statedir/gitops/worktrees.py": 1,
+    "statedir/gitops/hooks.py": 2, "statedir/gitops/merge_driver_config.py": 1, "statedir/gitops/worktrees.py": 1,
     "statedir/store/layout.py": 1, "statedir/store/steering.py": 1,
     "statedir/engine/checkpoint_dashboard.py": 1, "statedir/engine/rules/checklist.py": 1,
     "statedir/engine/next_gates.py": 2, "statedir/engine/template/catalog.py": 4,

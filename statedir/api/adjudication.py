@@ -4,21 +4,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import check_size, checked
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
-from statedir.store.store import Store
 
 
 @checked
-class Adjudication:
+class Adjudication(Opened):
     """Mixed into StateDir: best-effort bindings and the seal after the terminal state."""
-
-    store: Store
-    lock_timeout: float | None
-
-    def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
-        raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
 
     def bind(self, run_id: str, family: str, *, artifact: str | None = None, role: str | None = None,
              group: str | None = None, group_stage: str | None = None, path: str | None = None,

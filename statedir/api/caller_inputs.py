@@ -25,8 +25,15 @@ def open_regular(path: str, what: str) -> Any:  # a binary file object (hashlib.
 def in_repository(path: str, worktree: Path) -> str:
     """`path` (as typed, relative to the current directory) as a posix path relative to the
     repository root, so a passport means the same file in every clone; a file outside the
-    repository is refused: no other clone could find it or check its hash."""
-    for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+    repository is refused: no other clone could find it or check its hash. So is a link in the
+    repository to a file outside it (one a hostile commit planted, say): what is read is the file
+    outside, which no other clone holds."""
+    target = Path(path).resolve()
+    if not target.is_relative_to(worktree.resolve()):
+        links = f" (a link to {target})" if Path(os.path.abspath(path)).is_relative_to(worktree) else ""
+        raise InvalidValue(f"--file {path}{links} is outside the repository {worktree}; a passport names files "
+                           "every clone holds: copy or move it into the repository first", file=path)
+    for candidate in (Path(os.path.abspath(path)), target):
         try:
             return candidate.relative_to(worktree).as_posix()
         except ValueError:

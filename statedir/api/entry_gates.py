@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import checked
 from statedir.errors import InvalidValue
-from statedir.store.store import Store
 
 REPORT_LIMIT = 1 << 20  # a report the rules read (JSON or YAML), at most 1 MiB
 
@@ -39,18 +39,8 @@ def _report(path: str, what: str) -> Any:
 
 
 @checked
-class EntryGates:
+class EntryGates(Opened):
     """`advisory` (Stage 5 entry advisories) and `compliance` (reports, and the user's acknowledgement of a block)."""
-
-    store: Store
-
-    def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None, *,
-            expect: str | None = None, who: dict[str, str] | None = None, role: str | None = None,
-            **args: Any) -> dict[str, Any]:
-        raise NotImplementedError  # Transitions'
-
-    def _receipt_root(self) -> str:
-        raise NotImplementedError  # Transitions'
 
     def advisory(self, run_id: str, kind: str, *, file: str | None = None, unavailable: str | None = None,
                  actor: str | None = None, expect: str | None = None, role: str | None = None) -> dict[str, Any]:

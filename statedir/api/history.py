@@ -2,43 +2,16 @@
 diffs, versions, rollback, verify (replay) and doctor."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import checked
 from statedir.store import layout
-from statedir.store.store import Store
-
-if TYPE_CHECKING:
-    import contextlib
-
-    from statedir.engine.template import Template
 
 
 @checked
-class History:
+class History(Opened):
     """Mixed into StateDir: what git remembers of a store, and repairs."""
-
-    store: Store
-    lock_timeout: float | None
-
-    def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
-        raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
-
-    def _acting(self, actor: str | None, role: str | None = None,
-                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
-        raise NotImplementedError  # StateDir's: the role, and the person acting in it where one does
-
-    def _as_person(self, who: dict[str, str]) -> contextlib.AbstractContextManager[None]:
-        raise NotImplementedError  # StateDir's: commits made meanwhile name the person
-
-    def load(self, run_id: str, *, ledger: bool = False) -> Any:
-        raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
-
-    def show(self, run_id: str, *, at: str | None = None, format: str = "json", history: bool = True) -> dict[str, Any]:
-        raise NotImplementedError  # StateDir's: the whole run as one document, now or at a commit
-
-    def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
-        raise NotImplementedError  # StateDir's: every version's passport, as read now
 
     def snapshot(self, run_id: str, at: str) -> Any:
         """The run as of commit `at`, read from history: its template, run data, passports and

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import checked
 from statedir.errors import StatedirError
 from statedir.store import layout
-from statedir.store.store import Store
 
 SUMMARY_FIELDS = ("run_id", "template", "pipeline_state", "current_stage", "topic", "updated_at")
 
 
 @checked
-class Overview:
+class Overview(Opened):
     """Mixed into StateDir: reads that open one run (or none), so a listing of 10,000 runs
     pages through them instead of opening every one."""
-
-    store: Store
-    lock_timeout: float | None
 
     def run_ids(self) -> list[str]:
         """Every run's id, sorted: one directory listing, no file opened."""
@@ -90,13 +87,14 @@ class Overview:
 
     def signed(self, run_id: str, limit: int = 500) -> set[str]:
         """The commits among the run's newest `limit` that carry a signature (checked or not:
-        `verify` judges them); one git process."""
+        `verify` judges them); only the run's commits are read (statedir.history.path_index)."""
         from statedir.gitops import git
+        from statedir.history import path_index
 
         if git.head(self.store.worktree) is None:
             return set()
         spec = self.store.git_path(self.store.run_dir(run_id))
-        out = git.run(self.store.worktree, "log", "--pretty=raw", f"-n{limit}", "--", spec).stdout
+        out = path_index.records(self.store, path_index.commits(self.store, spec)[:limit], "--pretty=raw")
         found, sha = set(), None
         for line in out.decode(errors="replace").splitlines():
             if line.startswith("commit "):

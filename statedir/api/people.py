@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import checked
-from statedir.store.store import Store
 
 
 @checked
-class People:
+class People(Opened):
     """Mixed into StateDir: the store's people, listed, added and removed."""
-
-    store: Store
-    lock_timeout: float | None
-
-    def _acting(self, actor: str | None, role: str | None = None,
-                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
-        raise NotImplementedError  # StateDir's: the role, and the person acting in it where one does
 
     def people(self) -> list[dict[str, Any]]:
         """The store's people as of HEAD: [{name, roles}] ([] where statedir.yaml lists none)."""

@@ -6,19 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import checked
-from statedir.store.store import Store
 
 
 @checked
-class Views:
+class Views(Opened):
     """What a person reads off a store, as data."""
-
-    store: Store
-    lock_timeout: float | None
-
-    def load(self, run_id: str, *, ledger: bool = False) -> Any:
-        raise NotImplementedError  # StateDir's: the run's template and data, under the shared lock
 
     def status(self, run_id: str, *, at: str | None = None) -> dict[str, Any]:
         """The Progress Dashboard: its text, its one-line form, and its structure (stages with

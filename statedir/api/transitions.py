@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from statedir.api.opened import Opened
 from statedir.argument_checks import check_size, checked
 from statedir.engine import run_creation, transaction
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
-from statedir.store.store import Store
 
 
 def _passport(path: str) -> dict[str, Any]:
@@ -56,19 +56,8 @@ def _settings(t: Any, given: list[str] | None, reset_boundaries: bool) -> dict[s
 
 
 @checked
-class Transitions:
+class Transitions(Opened):
     """Mixed into StateDir: every method that changes a run."""
-
-    store: Store
-    lock_timeout: float | None
-    reset_boundaries: bool
-
-    def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
-        raise NotImplementedError  # StateDir's: the argument, STATEDIR_ACTOR, then `default`
-
-    def _acting(self, actor: str | None, role: str | None = None,
-                default: str = "pipeline_orchestrator") -> tuple[str, dict[str, str]]:
-        raise NotImplementedError  # StateDir's: the role, and the person acting in it where one does
 
     def _do(self, run_id: str, action: str, actor: str | None, reason: str | None = None, *,
             expect: str | None = None, who: dict[str, str] | None = None, role: str | None = None,

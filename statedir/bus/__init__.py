@@ -1,4 +1,4 @@
-"""The handoff bus: the seed's pipeline-state (run variables, per-phase entries, evidence
+"""The handoff bus: hasbrains-agent-kit's pipeline-state (run variables, per-phase entries, evidence
 paths passed by lookup) as `bus/<session>.yaml` files of the store, each change one commit."""
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from statedir.errors import REFUSED, StatedirError
 
 
 class UnknownSession(StatedirError):
-    """UNKNOWN_SESSION (exit 1, as the seed's `get` of a missing session)."""
+    """UNKNOWN_SESSION (exit 1, as pipeline-state.sh's `get` of a missing session)."""
 
     code = "UNKNOWN_SESSION"
     exit_code = REFUSED

@@ -8,7 +8,7 @@ from typing import Any
 from statedir.argument_checks import names_a_file
 from statedir.bus import fields, scratch, session
 from statedir.bus.errors import UnknownSession
-from statedir.gitops import git
+from statedir.gitops import commit_message
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -32,7 +32,7 @@ def _short(value: str, width: int = 60) -> str:
 
 class Bus:
     """One handoff-bus session of a store: `init`, `set`, `append`, `get`, `clear`, as the
-    seed's pipeline-state.sh, each change one commit of `bus/<session>.yaml`."""
+    hasbrains-agent-kit's pipeline-state.sh, each change one commit of `bus/<session>.yaml`."""
 
     def __init__(self, store: Store, session_id: str, *, lock_timeout: float | None = None) -> None:
         """`session_id` is the label, or the path of the session's file (anything with a '/')."""
@@ -54,7 +54,7 @@ class Bus:
         """Persist the session's new bytes as one commit; None when they would not change."""
         if raw == before:
             return None
-        message = git.message(summary, self.session, actor, f"bus-{verb}")
+        message = commit_message.message(summary, self.session, actor, f"bus-{verb}")
         return persist(self.store, writes={self.rel: raw, **session.schema_copy(self.store)}, message=message,
                        author=actor)
 
@@ -62,7 +62,7 @@ class Bus:
     def init(self, *, clean: Path | None = None, actor: str = DEFAULT_ACTOR,
              expect: str | None = None) -> dict[str, Any]:
         """Start the session fresh (`{session, phases: {}}`); no other session is touched. With
-        `clean`, empty that scratch folder first (the seed's `.ai_log/` cleanup, opt-in).
+        `clean`, empty that scratch folder first (pipeline-state.sh's `.ai_log/` cleanup, opt-in).
         Every write takes `expect`: HEAD_MOVED where the session's file changed after that commit."""
         session.check_actor(actor)
         folder = scratch.check_scratch(self.store, clean) if clean is not None else None
@@ -76,7 +76,7 @@ class Bus:
 
     def set(self, field: str, value: str, *, actor: str = DEFAULT_ACTOR, expect: str | None = None) -> dict[str, Any]:
         """Store a string at `field` (dotted: `phases.1-design.status`), replacing whatever it held;
-        a missing session is created, as the seed does."""
+        a missing session is created, as pipeline-state.sh does."""
         return self._change(field, value, actor, append=False, expect=expect)
 
     def append(self, field: str, value: str, *, check_path: bool = False,
@@ -107,13 +107,13 @@ class Bus:
 
     def clear(self, *, actor: str = DEFAULT_ACTOR, expect: str | None = None) -> dict[str, Any]:
         """Remove the session's file (one commit; history keeps it). A missing session is not an
-        error, as the seed's `rm -f`; nothing changes then."""
+        error, as pipeline-state.sh's `rm -f`; nothing changes then."""
         session.check_actor(actor)
         with self.store.expecting(expect), self.store.locked(self.lock_timeout, scope=self.rel):
             if self.store.read_bytes(self.rel) is None:  # a broken file may still be cleared
                 sha = None
             else:
-                message = git.message(f"bus clear {self.session}", self.session, actor, "bus-clear")
+                message = commit_message.message(f"bus clear {self.session}", self.session, actor, "bus-clear")
                 sha = persist(self.store, writes={}, removes=[self.rel], message=message, author=actor)
         return self._result(sha, summary=f"session {self.session} cleared" if sha else
                             f"no session {self.session}; nothing to clear")

@@ -11,7 +11,7 @@ from statedir.errors import InvalidValue
 from statedir.gitops import git
 from statedir.store.store import Store
 
-KEEP = ".gitkeep"  # the seed's tracked placeholder that keeps the ignored folder in git
+KEEP = ".gitkeep"  # pipeline-state.sh's tracked placeholder that keeps the ignored folder in git
 
 
 def check_scratch(store: Store, directory: Path) -> Path:
@@ -104,7 +104,7 @@ def clean(store: Store, folder: Path) -> list[str]:
 
 def check_evidence(store: Store, value: str) -> str:
     """An evidence path that exists inside the repository (relative paths are taken from the
-    repository's top, as the seed's `.ai_log/...` paths are); EVIDENCE_MISSING otherwise."""
+    repository's top, as pipeline-state.sh's `.ai_log/...` paths are); EVIDENCE_MISSING otherwise."""
     top = store.files_worktree.resolve()
     target = Path(value) if os.path.isabs(value) else top / value
     real = Path(os.path.realpath(target))

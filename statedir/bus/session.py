@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import CorruptStore, InvalidId, InvalidValue
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.gitops.identity import check_name
 from statedir.store import layout
 from statedir.store.store import Store
 
 SCHEMA = "bus-session"
 FOLDER = "bus"
-# The seed's label convention <YYYY-MM-DD>-<slug>, inside statedir's run-id rules (at most 128).
+# pipeline-state.sh's label convention <YYYY-MM-DD>-<slug>, inside statedir's run-id rules (at most 128).
 SESSION_RE = re.compile(r"^(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})-[A-Za-z0-9][A-Za-z0-9._-]{0,116}$")
 MAX_VALUE_BYTES = 1 << 20  # the bus holds key fields and paths, never the blobs themselves
 
@@ -72,7 +72,7 @@ def rel_path(session: str) -> str:
 
 
 def fresh(session: str) -> dict[str, Any]:
-    """What `init` writes: the seed's `{session, phases: {}}`."""
+    """What `init` writes: pipeline-state.sh's `{session, phases: {}}`."""
     return {"session": session, "phases": {}}
 
 
@@ -86,8 +86,8 @@ def read(store: Store, session: str) -> tuple[dict[str, Any], bytes] | None:
 def parse(raw: bytes, session: str) -> dict[str, Any]:
     """A session file's plain data; CORRUPT_STORE where it is not a valid session of `session`."""
     rel = rel_path(session)
-    data = yaml_own.read_own(raw, layout.schema_ref(rel))
-    if data is yaml_own.FOREIGN:
+    data = yaml_fast_reader.read_own(raw, layout.schema_ref(rel))
+    if data is yaml_fast_reader.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     problems = schema.validate(SCHEMA, data, rel)
     if problems or not isinstance(data, dict):

@@ -19,13 +19,13 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"statedir {__version__}")
         return 0
-    from statedir.argument_checks import CLI_WORDING
+    from statedir.api.places import FlagWording
     from statedir.hints import WORDS
 
     from statedir.cli.render import Escaping
     from statedir.cli.words import CLI
 
-    wording = CLI_WORDING.set(True)  # refusals name the flags (`--topic`), not the API's arguments
+    wording = FlagWording().__enter__()  # refusals name the flags (`--topic`), not the API's arguments
     words = WORDS.set(CLI)  # ... and say their next steps as command lines (`statedir doctor --fix`)
     # What a person reads arrives with its control characters escaped (text from another machine
     # is never a terminal command); --json's document is JSON, which escapes its own.
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args)
     finally:
         WORDS.reset(words)
-        CLI_WORDING.reset(wording)
+        wording.__exit__()
         sys.stdout, sys.stderr = streams
 
 
@@ -46,9 +46,9 @@ def _main(args: list[str]) -> int:
     from statedir.cli import render
 
     if os.environ.get("STATEDIR_FAULT"):
-        from statedir import faults
+        from statedir.api import places
 
-        faults.arm(os.environ["STATEDIR_FAULT"])
+        places.arm_faults(os.environ["STATEDIR_FAULT"])
     for stream in (sys.stdout, sys.stderr):  # undecodable argv bytes must never crash a print
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure:
@@ -57,9 +57,9 @@ def _main(args: list[str]) -> int:
     # The except clauses below name typer's errors through _typer(), evaluated only when an exception
     # gets that far: a call read without typer never loads it.
     if sys.stderr.isatty():  # a person watching: a wait for the store lock must not look like a hang
-        from statedir.store import locking
+        from statedir.api import places
 
-        locking.ON_WAIT.set(lambda limit: sys.stderr.write(
+        places.on_lock_wait(lambda limit: sys.stderr.write(
             f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     stdout = sys.stdout
     try:

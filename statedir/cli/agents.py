@@ -34,13 +34,13 @@ def mcp(store: StoreOpt = None,
     NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
     """
     from statedir.errors import MissingDependency, NotAStore
-    from statedir.gitops.identity import check_name
+    from statedir.api.places import checked_name
     from statedir.mcp import catalog, roles
 
     groups = catalog.chosen_groups(tools) if tools is not None else catalog.DEFAULT
     acting = roles.chosen_roles(role) if role is not None else roles.DEFAULT_ROLES
     if client_name is not None:
-        check_name(client_name, "client")
+        checked_name(client_name, "client")
     try:
         root = store_path(store)
     except NotAStore:  # nothing found: where `statedir init` would make one, the `init` tool makes it
@@ -59,17 +59,17 @@ def agents(write: Annotated[Optional[Path], Option(
                "--skill", help="The SKILL.md for agent hosts with skills instead (with --write: the whole file).")] = False,
            json: JsonOpt = False) -> None:
     """Instructions for agents: which command when, exit codes, error codes, reading a refusal."""
-    from statedir import agents as agents_mod
+    from statedir.api import texts
     from statedir.cli.render import emit_json
 
-    text = agents_mod.skill() if skill else agents_mod.guide()
+    text = texts.agents_skill() if skill else texts.agents_guide()
     if write is None:
         if json:
             emit_json({"text": text})
         else:
             print(text, end="")
         return
-    result = agents_mod.write(write, text, whole=skill)
+    result = texts.write_instructions(write, text, whole=skill)
     if json:
         emit_json(result)
     else:

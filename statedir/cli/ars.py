@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RunArg, StoreOpt, document, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -26,9 +26,7 @@ def bind(run_id: RunArg,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
     """Best-effort: bind an artifact to the run's adjudication-activity row of FAMILY (or mark the row)."""
-    done(open_store(store).bind(run_id, family, artifact=artifact, role=role, group=group, group_stage=group_stage,
-                                path=path, not_applicable=not_applicable, unavailable=unavailable, actor=actor,
-                                expect=expect), json)
+    done(document("bind", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -38,4 +36,4 @@ def seal(run_id: RunArg,
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
          expect: ExpectOpt = None) -> None:
     """After the terminal state: hash every bound artifact and write adjudication_activity_sources."""
-    done(open_store(store).seal(run_id, artifact_root, bindings=bindings, actor=actor, expect=expect), json)
+    done(document("seal", open_store(store), locals()).value, json)

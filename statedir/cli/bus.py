@@ -6,8 +6,7 @@ import json as json_mod
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
-from statedir.argument_checks import names_a_file
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, document, open_store
 from statedir.cli.registry import SUBCOMMANDS, app, sub_group, typed
 from statedir.cli.render import emit_json
 from statedir.commands.params import Argument, Option
@@ -73,10 +72,6 @@ FieldArg = Annotated[str, Argument(
 ValueArg = Annotated[str, Argument(help="The value (a string; empty when left out, as in pipeline-state.sh).")]
 
 
-def _open(store: Path | None, session: str) -> Any:
-    return open_store(store).bus(str(Path(session).absolute()) if names_a_file("session", session) else session)
-
-
 def _jq(value: Any) -> str:
     """JSON as jq prints it: indented by two, UTF-8, control characters and DEL escaped."""
     return json_mod.dumps(value, ensure_ascii=False, indent=2).replace("\x7f", "\\u007f")
@@ -99,7 +94,7 @@ def init(session: SessionArg,
 
     No other session is touched.
     """
-    result = _open(store, session).init(clean=clean.absolute() if clean else None, actor=actor, expect=expect)
+    result = document("bus_init", open_store(store), locals()).value
     if json:
         emit_json(result)
     else:
@@ -124,7 +119,7 @@ def set_(session: SessionArg, field: FieldArg, value: ValueArg = "",
 
     A phase's status moves forward only: todo -> in_progress -> done.
     """
-    result = _open(store, session).set(field, value, actor=actor, expect=expect)
+    result = document("bus_set", open_store(store), locals()).value
     if json:
         emit_json(result)
     else:
@@ -139,7 +134,7 @@ def append(session: SessionArg, field: FieldArg, value: ValueArg = "",
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
            expect: ExpectOpt = None) -> None:
     """Add VALUE to the list at FIELD, creating the list (and the session) if missing."""
-    result = _open(store, session).append(field, value, check_path=check_path, actor=actor, expect=expect)
+    result = document("bus_append", open_store(store), locals()).value
     if json:
         emit_json(result)
     else:
@@ -153,7 +148,7 @@ def get(session: SessionArg,
         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Print FIELD's value raw (a list or mapping as JSON; nothing for a missing field), or the
     whole session as JSON. A missing session exits 1."""
-    value = _open(store, session).get(field)
+    value = document("bus_get", open_store(store), locals()).value
     if json:
         emit_json(value)
     else:  # a value is data: raw into a pipe, as pipeline-state.sh prints it; escaped only for a terminal
@@ -172,7 +167,7 @@ def get(session: SessionArg,
 def clear(session: SessionArg, store: StoreOpt = None, json: JsonOpt = False,
           actor: ActorOpt = DEFAULT_ACTOR, expect: ExpectOpt = None) -> None:
     """Remove SESSION (one commit; git history keeps it). A missing session changes nothing."""
-    result = _open(store, session).clear(actor=actor, expect=expect)
+    result = document("bus_clear", open_store(store), locals()).value
     if json:
         emit_json(result)
     else:

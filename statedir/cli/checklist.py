@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli import completion
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RoleOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import (
+    DEFAULT_ACTOR,
+    ActorOpt,
+    ExpectOpt,
+    JsonOpt,
+    RoleOpt,
+    RunArg,
+    StoreOpt,
+    document,
+    open_store,
+)
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -25,8 +35,7 @@ def checklist(run_id: RunArg,
     1, 3, 5, 6; for 2, 4, 7 it warns). A blocked stage cannot complete until the user answers each
     blocking mode (statedir acknowledge); nothing else lifts the block.
     """
-    done(open_store(store).checklist(run_id, stage, item, evidence=evidence, actor=actor, role=as_role,
-                                    expect=expect), json)
+    done(document("checklist", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -43,5 +52,4 @@ def acknowledge(run_id: RunArg,
     user's either way. Acknowledging a mode that does not block is refused. (Accepting a verify
     finding is `statedir verify --acknowledge SHA`.)
     """
-    done(open_store(store).acknowledge_mode(run_id, stage, mode, answer, reason=reason, actor=actor, role=as_role,
-                                            expect=expect), json)
+    done(document("acknowledge", open_store(store), locals()).value, json)

@@ -1,10 +1,7 @@
 """Options every command takes, and discovery of the default store (the only cwd/env reader)."""
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -32,31 +29,25 @@ ExpectOpt = Annotated[Optional[str], Option(
 StageArg = Annotated[str, Argument(help="A stage id of the run's template (or an alias it declares).",
                                          autocompletion=completion.stage_ids)]
 DEFAULT_ACTOR = "pipeline_orchestrator"
-# The StateDir a long-lived caller keeps open (`statedir mcp`): commands run in-process use it
-# instead of opening the store again.
-SERVED: ContextVar[Any] = ContextVar("statedir_served", default=None)
 
 
 def store_path(store: Path | None) -> Path:
     """--store / STATEDIR_STORE, else the nearest store at or above the current directory."""
-    from statedir.store import discovery
+    from statedir.api import places
 
-    return discovery.given_or_nearest(store)
+    return places.store_at(store)
 
 
 def env_lock_timeout() -> float | None:
     """STATEDIR_LOCK_TIMEOUT in seconds, or None where it is not set."""
-    from statedir.store.store import check_timeout
+    from statedir.api import places
 
     raw = os.environ.get("STATEDIR_LOCK_TIMEOUT")
-    return check_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
+    return places.lock_timeout(raw, "STATEDIR_LOCK_TIMEOUT") if raw else None
 
 
 def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     """The StateDir for --store / STATEDIR_STORE / discovery, with STATEDIR_LOCK_TIMEOUT applied."""
-    served = SERVED.get()
-    if served is not None:
-        return served
     from statedir.api import StateDir
     from statedir.cli import render
 
@@ -67,42 +58,32 @@ def open_store(store: Path | None):  # type: ignore[no-untyped-def]
     return opened
 
 
+def document(name: str, sd: Any, given: dict[str, Any]) -> Any:
+    """Command `name`'s document (statedir.api.documents: what its --json prints, and its exit code)
+    on `sd`, of the command's arguments `given` (its `locals()`: every parameter, as the MCP server
+    passes them): those the document function takes, so never --store, --json or a name imported before."""
+    from statedir.api import documents
+
+    function = documents.call(name)
+    code = function.__code__
+    takes = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+    return function(sd, **{key: given[key] for key in takes})
+
+
 def warn_unregistered(root: Path) -> None:
     """The missing-merge-driver warning, for a command that reads a store without open_store."""
+    from statedir.api import places
     from statedir.cli import render
-    from statedir.gitops import git, merge_driver
 
-    worktree = git.find_worktree(root)
-    message = merge_driver.warning(root, worktree) if worktree is not None else None
+    message = places.unregistered(root)
     if message:
         render.warn(message)
 
 
-@contextlib.contextmanager
-def serving(sd: Any) -> Iterator[list[str]]:
-    """Commands run in-process meanwhile use `sd` (the store a long-lived caller keeps open), hand
-    what they print (their --json document) to the list this yields instead of stdout, and word
-    their refusals as the command line does (`--topic`): the server says them in its tools' words."""
-    from statedir.argument_checks import CLI_WORDING
-    from statedir.cli import render
-    from statedir.cli.words import CLI
-    from statedir.hints import WORDS
-
-    printed: list[str] = []
-    token, wording, sink = SERVED.set(sd), CLI_WORDING.set(True), render.SINK.set(printed)
-    words = WORDS.set(CLI)
-    try:
-        yield printed
-    finally:
-        WORDS.reset(words)
-        render.SINK.reset(sink)
-        CLI_WORDING.reset(wording)
-        SERVED.reset(token)
-
-
 def mcp_host() -> Any:
-    """What the MCP server is lent of the CLI: the command table, and how commands open the store."""
+    """What the MCP server is lent of the CLI: the command table (its tools' schemas; a call calls
+    the API the table names), and how the store is opened (STATEDIR_LOCK_TIMEOUT, ARS_PASSPORT_RESET)."""
     from statedir.cli.registry import command_table
     from statedir.mcp.calls import Host
 
-    return Host(commands=command_table(), open_store=open_store, serving=serving)
+    return Host(commands=command_table(), open_store=open_store)

@@ -15,11 +15,11 @@ def _store(ctx: Any) -> Path | None:
     """The store a completion reads: --store / STATEDIR_STORE (a repository root means its
     state/), else the nearest one at or above the current directory, as every command finds it."""
     from statedir.errors import StatedirError
-    from statedir.store.discovery import given_or_nearest
+    from statedir.api.places import store_at
 
     given = (ctx.params.get("store") if ctx is not None else None) or os.environ.get("STATEDIR_STORE")
     try:
-        return given_or_nearest(Path(given) if given else None)
+        return store_at(Path(given) if given else None)
     except StatedirError:
         return None
 

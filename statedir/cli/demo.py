@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from statedir import api
+from statedir.api import places, texts
 from statedir.errors import StatedirError, WriteFailed
-from statedir.gitops import git
-from statedir.views import dashboard
 
 RUN = "demo-paper"
 ORCH, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
@@ -85,7 +84,7 @@ def run(keep: Path | None, as_json: bool = False) -> None:
     try:
         try:
             workdir.mkdir(parents=True, exist_ok=True)
-            git.init(workdir)
+            places.git_init(workdir)
             artifacts = workdir / "artifacts"
             artifacts.mkdir(exist_ok=True)
         except OSError as exc:
@@ -95,17 +94,18 @@ def run(keep: Path | None, as_json: bool = False) -> None:
         refused = _script(sd, artifacts)
         t, state, _ = sd.load(RUN)
         audit = sd.log(RUN)
+        board, line = texts.dashboard(t, state)
         if as_json:
             print(json.dumps({"run_id": RUN, "store": str(workdir / "state") if keep else None,
-                              "refused": refused, "dashboard": dashboard.render(t, state),
-                              "line": dashboard.line(t, state), "log": audit}, indent=2))
+                              "refused": refused, "dashboard": board,
+                              "line": line, "log": audit}, indent=2))
             return
         where = f"in {workdir}" if keep else "in a throwaway repository (removed at the end; --keep DIR keeps one)"
         print(f"statedir demo: run {RUN!r} driven through the academic pipeline {where}\n")
         for item in refused:
             print(f"refused, as it should be:  {item['command']}\n  -> {item['code']}: {item['message']}\n")
-        print(dashboard.render(t, state))
-        print("\n" + dashboard.line(t, state) + "\n")
+        print(board)
+        print("\n" + line + "\n")
         print(f"audit log (git log, newest first; {len(audit)} commits):")
         for e in audit:
             print(f"  {e['commit'][:10]}  {e['actor']:<24} {e['action']:<10} {e['summary']}")

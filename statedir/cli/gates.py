@@ -4,7 +4,17 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 from statedir.cli import completion
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RoleOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import (
+    DEFAULT_ACTOR,
+    ActorOpt,
+    ExpectOpt,
+    JsonOpt,
+    RoleOpt,
+    RunArg,
+    StoreOpt,
+    document,
+    open_store,
+)
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -25,8 +35,7 @@ def resolve(run_id: RunArg,
     last check's open issues (unresolved_items), which stay visible on the stage, the draft's
     passport, the dashboard and `show --format ars`. Refused before the cap is reached.
     """
-    done(open_store(store).resolve(run_id, stage, decision, reason=reason, actor=actor, role=as_role,
-                                   expect=expect), json)
+    done(document("resolve", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -47,8 +56,7 @@ def contract(run_id: RunArg,
     naming another manifest (manifest_sha256) is refused. A failing check hands the decision to
     the user (user_review_required) or aborts the run fail-closed, as the template says.
     """
-    done(open_store(store).contract(run_id, stage, part, file=file, exit_code=exit_code, actor=actor,
-                                    role=as_role, expect=expect), json)
+    done(document("contract", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -66,8 +74,7 @@ def advisory(run_id: RunArg,
     they are recorded again once it has passed integrity. With the claim_audit setting, 4.5 -> 5
     needs a claim_audit result for the current draft without a HIGH-WARN class.
     """
-    done(open_store(store).advisory(run_id, kind, file=file, unavailable=unavailable, actor=actor, role=as_role,
-                                    expect=expect), json)
+    done(document("advisory", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -89,8 +96,7 @@ def compliance(run_id: RunArg,
     report is bound to the compliance_report adjudication row by statedir, and the user's
     acknowledgement of a block written as its action receipt and bound beside it.
     """
-    done(open_store(store).compliance(run_id, stage, report=report, override=override, reason=reason, actor=actor,
-                                      role=as_role, expect=expect), json)
+    done(document("compliance", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -105,4 +111,4 @@ def inquiry(run_id: RunArg,
     branch on and summarized only at the Stage 1, 2.5 and 4.5 checkpoints; it never changes a
     verdict or a checkpoint's requirement.
     """
-    done(open_store(store).inquiry(run_id, branch=branch, note=note, actor=actor, role=as_role, expect=expect), json)
+    done(document("inquiry", open_store(store), locals()).value, json)

@@ -1,6 +1,7 @@
 """`statedir graph`: the stage graph of a template, or of a run with where it stands."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 from statedir.cli.common import JsonOpt, StoreOpt
@@ -14,30 +15,20 @@ def graph(run_id: Annotated[Optional[str], Argument(help="Draw this run: done, c
           format: Annotated[str, Option("--format", help="mermaid (renders in GitHub Markdown) or dot (Graphviz).")] = "mermaid",
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Draw the stage graph: conditions on the edges, MANDATORY checkpoints marked."""
+    from statedir.api.documents import graph_of
+    from statedir.cli.common import open_store, store_path
     from statedir.cli.render import emit_json
-    from statedir.engine import template as template_mod
-    from statedir.errors import InvalidValue, NotAStore
-    from statedir.views import graph_drawing
+    from statedir.errors import NotAStore
 
-    if format not in graph_drawing.FORMATS:
-        raise InvalidValue(f"--format takes {' or '.join(graph_drawing.FORMATS)}, not {format!r}")
-    if (run_id is None) == (template is None):
-        raise InvalidValue("name a run or pass --template NAME (one of the two)")
-    run = None
-    if run_id is not None:
-        from statedir.cli.common import open_store
-
-        t, run, _ = open_store(store).load(run_id)
-    else:
-        from statedir.cli.common import store_path
-
+    def held() -> Optional[Path]:
         try:
-            held = store_path(store) / "templates"
+            return store_path(store) / "templates"
         except NotAStore:
-            held = None
-        t = template_mod.load(template or "", held)
-    text = graph_drawing.draw(t, run, format)
+            return None
+
+    drawn = graph_of(lambda run: open_store(store).load(run), held, run_id=run_id, template=template, format=format)
+    text = drawn["graph"]
     if json:
-        emit_json({"run_id": run_id, "template": t.name, "format": format, "graph": text})
+        emit_json(drawn)
     else:
         print(text, end="")

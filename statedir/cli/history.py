@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, RoleOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import (
+    DEFAULT_ACTOR,
+    ActorOpt,
+    ExpectOpt,
+    JsonOpt,
+    RoleOpt,
+    RunArg,
+    StoreOpt,
+    document,
+    open_store,
+)
 from statedir.cli.registry import app
 from statedir.cli.render import done, emit_json, table
 from statedir.commands.params import Argument, Option
-from statedir.errors import InvalidValue
 
 
 @app.command()
@@ -17,16 +26,16 @@ def diff(run_id: RunArg,
          end: Annotated[Optional[str], Argument(metavar="[TO]", help="The later commit; default: the current state.")] = None,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """What changed in a run between two commits: dotted paths, old and new values."""
-    from statedir.history import diff as diff_mod
+    from statedir.api import texts
 
-    result = open_store(store).diff(run_id, start, end)
+    result = document("diff", open_store(store), locals()).value
     if json:
         emit_json(result)
         return
     to = result["to"][:10] if result["to"] else "now"
     print(f"run {run_id}: {result['from'][:10]} -> {to}, {len(result['changes'])} change(s)")
     if result["changes"]:
-        print(diff_mod.render(result["changes"]))
+        print(texts.changes(result["changes"]))
 
 
 @app.command()
@@ -35,7 +44,7 @@ def versions(run_id: RunArg,
                                                       "material (e.g. bibliography: the versions holding it).")],
              store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Every version of a material, oldest first, with its passport and the commit that made it."""
-    rows = open_store(store).versions(run_id, material)
+    rows = document("versions", open_store(store), locals()).value
     if json:
         emit_json(rows)
         return
@@ -52,7 +61,7 @@ def rollback(run_id: RunArg,
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
              expect: ExpectOpt = None) -> None:
     """One new commit that brings the run back to REV; history is never rewritten."""
-    done(open_store(store).rollback(run_id, to=to, reason=reason, actor=actor, role=as_role, expect=expect), json)
+    done(document("rollback", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -74,26 +83,20 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
     A finding you reviewed and accept (a hand edit you checked, say) is acknowledged once with
     `statedir verify --acknowledge SHA --reason R`; later runs list it as acknowledged, not as a finding.
     """
-    sd = open_store(store)
+    found = document("verify", open_store(store), locals())
+    result = found.value
     if acknowledge is not None:
-        if not reason:
-            raise InvalidValue("--acknowledge needs --reason (what the review found)", argument="reason")
-        done(sd.acknowledge(acknowledge, reason=reason, actor=actor), json)
+        done(result, json)
         return 0
-    if pushed:
-        import os
+    if result.get("pushed") is False:  # the push sends none of the store's commits
+        if json:
+            emit_json(result)
+        else:
+            import os
 
-        from statedir.history import pushed as pushed_mod
-
-        sent = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
-        wanted, since = pushed_mod.scope(sd.store, sent, since, os.environ.get("PRE_COMMIT_TO_REF"))
-        if not wanted:
-            if json:
-                emit_json({"clean": True, "checked": 0, "findings": [], "pushed": False})
-            else:
-                print(f"verify: the push sends {sent}, which holds none of the store's commits; nothing to verify")
-            return 0
-    result = sd.verify(run_id, since=since)
+            print(f"verify: the push sends {os.environ.get('PRE_COMMIT_LOCAL_BRANCH')}, which holds none of the "
+                  "store's commits; nothing to verify")
+        return 0
     if json:
         emit_json(result)
     else:
@@ -109,21 +112,19 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
         if result.get("acknowledged"):
             verdict += f" ({len(result['acknowledged'])} acknowledged finding(s) left out)"
         print(f"verified {result['checked']} commit(s): {verdict}")
-    return 0 if result["clean"] else 1
+    return int(found.code)
 
 
 @app.command()
 def doctor(fix: Annotated[bool, Option("--fix", help="Repair what is found (each line says how).")] = False,
            store: StoreOpt = None, json: JsonOpt = False, expect: ExpectOpt = None) -> int:
     """Report (and with --fix repair) what a crash, a clone or a hand edit left behind."""
+    from statedir.api.documents import doctor_at
     from statedir.cli.common import env_lock_timeout, store_path
-    from statedir.history import doctor as doctor_mod
-    from statedir.store.store import Store
 
     # Not open_store(): opening a StateDir rolls a dead writer's journal back, which doctor reports first.
-    opened = Store(store_path(store))
-    with opened.expecting(expect):  # about the whole store
-        result = doctor_mod.doctor(opened, fix=fix, timeout=env_lock_timeout())
+    found = doctor_at(store_path(store), fix=fix, expect=expect, timeout=env_lock_timeout())
+    result = found.value
     if json:
         emit_json(result)
     else:
@@ -135,4 +136,4 @@ def doctor(fix: Annotated[bool, Option("--fix", help="Repair what is found (each
             print(f"your versions of restored files are in {result['backup']}")
         if not result["findings"]:
             print("doctor: nothing to repair")
-    return 1 if result["findings"] else 0
+    return int(found.code)

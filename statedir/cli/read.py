@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 from statedir.cli import completion
-from statedir.cli.common import JsonOpt, RunArg, StoreOpt, open_store
+from statedir.cli.common import JsonOpt, RunArg, StoreOpt, document, open_store
 from statedir.cli.registry import app
 from statedir.cli.render import emit_json, table
 from statedir.commands.params import Argument, Option
@@ -21,10 +21,10 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
     from statedir.api import RUN_FIELDS
     from statedir.cli.render import warn
 
-    rows = open_store(store).runs()
-    for row in rows:
-        if "error" in row:
-            warn(f"run {row['run_id']} cannot be read: {row['error']['message']} [{row['error']['code']}]")
+    found = document("runs", open_store(store), locals())
+    rows = found.value
+    for message in found.said:
+        warn(message)
     if json:
         emit_json(rows)
     else:
@@ -40,9 +40,8 @@ def templates(name: Annotated[Optional[str], Argument(
     A template's description is its own vocabulary: stages, statuses and their moves, pipeline
     states, checkpoint responses, actors and their actions.
     """
+    from statedir.api import documents
     from statedir.cli.common import store_path
-    from statedir.engine import template
-    from statedir.engine.template import catalog as template_catalog
     from statedir.errors import NotAStore
 
     try:
@@ -50,13 +49,15 @@ def templates(name: Annotated[Optional[str], Argument(
     except NotAStore:
         held = None
     if name is not None:
-        info = template_catalog.describe(template.load(name, held))
+        info = documents.templates_of(name, held)
         if json:
             emit_json(info)
         else:
-            print(template_catalog.render(info))
+            from statedir.api import texts
+
+            print(texts.template(info))
         return
-    rows = template_catalog.listed(held)
+    rows = documents.templates_of(None, held)
     if json:
         emit_json(rows)
     else:
@@ -75,24 +76,23 @@ def show(run_id: RunArg,
          history: Annotated[bool, Option("--history/--no-history", help="Include the run's histories (--no-history: the run without them; they grow with every transition).")] = True,
          store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The whole run as one document (--at REV: as it was at that commit)."""
-    from statedir.errors import InvalidValue
+    from statedir.api.documents import show_format
 
-    if format not in ("yaml", "json", "ars"):
-        raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
-    doc = open_store(store).show(run_id, at=at, format="ars" if format == "ars" else "json", history=history)
+    show_format(format)
+    doc = document("show", open_store(store), locals()).value
     if json or format != "yaml":
         emit_json(doc)
     else:
-        from statedir.files import yaml
+        from statedir.api import texts
 
-        print(yaml.dump(doc), end="")
+        print(texts.yaml(doc), end="")
 
 
 @app.command()
 def get(run_id: RunArg, path: Annotated[str, Argument(help="Dotted path, e.g. stages.2.5.status.")],
         at: AtOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
     """One value by dotted path (a key holding a dot, like stage 2.5, matches whole); --at REV: as of a commit."""
-    value = open_store(store).get(run_id, path, at=at)
+    value = document("get", open_store(store), locals()).value
     if json or not isinstance(value, (str, int, float)) or isinstance(value, bool):
         emit_json(value)
     else:
@@ -107,9 +107,11 @@ def status(run_id: RunArg, line: Annotated[bool, Option("--line", help="Only the
     --json adds its structure beside the text: stages with status, label and marker, the open
     checkpoint, the pipeline state; with --line too, only {run_id, line}.
     """
+    from statedir.api.documents import status_shape
+
     report = open_store(store).status(run_id)
     if json:
-        emit_json({"run_id": report["run_id"], "line": report["line"]} if line else report)
+        emit_json(status_shape(report, line))
     else:
         print(report["line"] if line else report["dashboard"])
 
@@ -123,20 +125,21 @@ def next_(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False) -> None
     a blocked move names what it `needs` (a material, a verdict, a cap). Found by asking the
     rules themselves; every refusal's details carry the same moves.
     """
-    from statedir.views import moves_text
+    from statedir.api import texts
 
-    result = open_store(store).next(run_id)
+    result = document("next", open_store(store), locals()).value
     if json:
         emit_json(result)
     else:
-        print(moves_text.render(result))
+        print(texts.moves(result))
 
 
 @app.command()
 def prereq(run_id: RunArg, stage: Annotated[str, Argument(help="The stage to check.", autocompletion=completion.stage_ids)],
            store: StoreOpt = None, json: JsonOpt = False) -> int:
     """Check the prerequisites for entering a stage (exit 1 when not met)."""
-    report = open_store(store).prereq(run_id, stage)
+    found = document("prereq", open_store(store), locals())
+    report = found.value
     if json:
         emit_json(report)
     else:
@@ -147,7 +150,7 @@ def prereq(run_id: RunArg, stage: Annotated[str, Argument(help="The stage to che
                 print(f"  {key.replace('_', ' ')}: {', '.join(report[key])}")
         if report["warning"]:
             print(f"  warning: {report['warning']}")
-    return 0 if report["prerequisites_met"] else 1
+    return int(found.code)
 
 
 @app.command()
@@ -159,21 +162,12 @@ def log(run_id: Annotated[Optional[str], Argument(help="Only this run's commits.
         cursor: Annotated[Optional[str], Option("--cursor", metavar="CURSOR", help="Read a page at a time: 'start' for the newest --limit entries (default 50), then the next_cursor each page gives; --json prints {entries, next_cursor}.")] = None,
         store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The audit trail, read from git: every commit that touched the store, statedir's or not (marked)."""
-    sd = open_store(store)
-    next_cursor = None
-    if cursor is not None:
-        page = sd.log_page(run_id, cursor=cursor, limit=50 if limit is None else limit, actor=actor, action=action,
-                           since=since)
-        entries: list[dict[str, Any]] = page["entries"]
-        next_cursor = page["next_cursor"]
-        if json:
-            emit_json(page)
-            return
-    else:
-        entries = sd.log(run_id, actor=actor, action=action, since=since, limit=limit)
+    found = document("log", open_store(store), locals()).value
     if json:
-        emit_json(entries)
+        emit_json(found)
         return
+    entries: list[dict[str, Any]] = found["entries"] if cursor is not None else found
+    next_cursor = found["next_cursor"] if cursor is not None else None
     rows = [{**e, "actor": e["by"], "commit": e["commit"][:10], "action": e["action"] or "(not statedir)",
              "summary": e["summary"] + (f"  -- {' '.join(e['reason'].split())}" if e["reason"] else "")}
             for e in entries]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextvars import ContextVar
 from typing import Any
 
 from statedir.errors import StatedirError
@@ -57,34 +56,21 @@ def _labelled(stream: Any, label: str, code: str, text: str) -> None:
     stream.write(text)
 
 
-# What a command prints while a long-lived caller runs it in-process (`cli.common.serving`: the
-# MCP server): handed back to that caller, never written to the process's stdout (the protocol's).
-SINK: ContextVar[list[str] | None] = ContextVar("statedir_output", default=None)
-
-
-def _write(text: str) -> None:
-    sink = SINK.get()
-    if sink is None:
-        sys.stdout.write(text)
-    else:
-        sink.append(text)
-
-
 def emit_json(value: Any) -> None:
     """One JSON document: indented for a person at a terminal; one compact line for a program
-    reading a pipe or the server (fewer tokens for an agent, and json's C encoder, ten times
-    faster on a long audit log than the indenting one)."""
-    if SINK.get() is None and sys.stdout.isatty():
+    reading a pipe (statedir.commands.document.compact: the line the MCP server hands an agent)."""
+    if sys.stdout.isatty():
         text = json.dumps(value, ensure_ascii=False, indent=2)
     else:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    _write(text + "\n")
+        from statedir.commands.document import compact
+
+        text = compact(value)
+    sys.stdout.write(text + "\n")
 
 
 def say(text: str, end: str = "\n") -> None:
-    """A command's plain-text output where a program may read it (a report, a file's text): on
-    stdout, or handed to the server running the command."""
-    _write(text + end)
+    """A command's plain-text output where a program may read it (a report, a file's text), on stdout."""
+    sys.stdout.write(text + end)
 
 
 SAID: set[str] = set()  # warnings already on stderr in this process: each is said once

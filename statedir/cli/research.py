@@ -10,39 +10,38 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
+from statedir.api.research_call import ARTIFACT_ROLES
 from statedir.cli.common import ExpectOpt, StoreOpt
 from statedir.cli.registry import app
 from statedir.commands import table
 from statedir.commands.params import Option
 from statedir.errors import InvalidValue, StatedirError
-from statedir.research import evidence
 
 Flag = bool
 Text = Optional[str]
-# The seed's exception name for each code: a caller that matched on it still can.
-SEED_ERRORS = {"INVALID_VALUE": "ValueError", "INVALID_ID": "ValueError", "LOCK_TIMEOUT": "LockTimeoutError",
-               "NOT_A_STORE": "ProjectRootNotFoundError", "BAD_FILE": "StateParseError",
-               "SCHEMA_VERSION_MISMATCH": "StateParseError", "UNKNOWN_RUN": "RunNotFoundError",
-               "UNKNOWN_PROJECT": "ProjectNotFoundError", "UNKNOWN_QUESTION": "QuestionNotFoundError",
-               "UNKNOWN_HYPOTHESIS": "HypothesisNotFoundError", "UNKNOWN_EXPERIMENT": "ExperimentNotFoundError",
-               "UNKNOWN_SOURCE": "SourceNotFoundError", "UNKNOWN_EVIDENCE": "EvidenceNotFoundError"}
 
 
-def _fail(exc: StatedirError, args: list[str]) -> table.Exit:
-    """Print the seed's flat error (stdout JSON; a --report without --json: a stderr line)."""
+def _fail(failed: Any, report: bool, json: bool) -> table.Exit:
+    """Print the seed's flat error `failed` (a Document: stdout JSON; a --report without --json: a stderr line)."""
     from statedir.cli import render
 
-    if "--report" in args and "--json" not in args:
-        sys.stderr.write(f"error: {exc.message} [{exc.code}]\n")
+    if report and not json:
+        sys.stderr.write(f"error: {failed.value['message']} [{failed.value['error']}]\n")
     else:
-        render.emit_json({"error": exc.code, "message": exc.message, "type": SEED_ERRORS.get(exc.code, exc.code),
-                          "details": exc.details})
-    return table.Exit(exc.exit_code)
+        render.emit_json(failed.value)
+    return table.Exit(failed.code)
+
+
+def _refused(exc: StatedirError, args: list[str]) -> table.Exit:
+    """A refusal of the command line's own (a flag click or argparse refuses), printed flat."""
+    from statedir.api.research_call import flat
+
+    return _fail(flat(exc), "--report" in args, "--json" in args)
 
 
 def _flat_errors() -> type:
     """typer's command class for research, made when typer reads a call (the MCP server calls
-    the function itself): bad flags (unknown, missing a value) are reported in the command's own shape."""
+    statedir.api.research_call): bad flags (unknown, missing a value) are reported in the command's own shape."""
     import typer
     from typer.core import TyperCommand
 
@@ -53,7 +52,7 @@ def _flat_errors() -> type:
                 return super().parse_args(ctx, args)
             except typer.TyperException as exc:  # click's usage errors, through typer's public base
                 message = exc.format_message().strip().replace("\n", " ")
-                raise _fail(InvalidValue(message), args) from None
+                raise _refused(InvalidValue(message), args) from None
 
     return FlatErrors
 
@@ -68,7 +67,7 @@ def _no_flag_as_value(args: list[str]) -> None:
     takes_value = {flag for p in options if not p.flag for flag in p.flags}
     for flag, value in zip(args, args[1:], strict=False):
         if flag in takes_value and value in names:
-            raise _fail(InvalidValue(f"Option '{flag}' requires an argument."), args)
+            raise _refused(InvalidValue(f"Option '{flag}' requires an argument."), args)
 
 
 @app.command(cls=_flat_errors)
@@ -119,7 +118,7 @@ def research(
     run_id: Annotated[Text, Option("--run-id", metavar="ID", help="An existing Run.")] = None,
     status: Annotated[Text, Option("--status", metavar="STATUS", help="completed failed running supported refuted inconclusive (per action).")] = None,
     summary: Annotated[Text, Option("--summary", metavar="TEXT", help="What a Result produced.")] = None,
-    artifact_role: Annotated[Text, Option("--artifact-role", metavar="ROLE", help=f"Where a Result's artifact lives, a resource-resolver role: {', '.join(evidence.ARTIFACT_ROLES)} (another role of the resolver's is taken too).")] = None,
+    artifact_role: Annotated[Text, Option("--artifact-role", metavar="ROLE", help=f"Where a Result's artifact lives, a resource-resolver role: {', '.join(ARTIFACT_ROLES)} (another role of the resolver's is taken too).")] = None,
     artifact_path: Annotated[Text, Option("--artifact-path", metavar="PATH", help="The artifact's path relative to that role.")] = None,
     statement: Annotated[Text, Option("--statement", metavar="TEXT", help="Hypothesis, Evidence or Claim text.")] = None,
     confidence: Annotated[Text, Option("--confidence", metavar="low|medium|high", help="A Claim's confidence.")] = None,
@@ -135,46 +134,18 @@ def research(
 
     `statedir init` once makes the store the ledger lives in."""
     values = dict(locals())
-    args = ["--report"] * report + ["--json"] * json  # how _fail renders an error
-    try:
-        chosen = [a for a in _actions() if values[a.replace("-", "_")]]
-        if len(chosen) != 1:
-            raise InvalidValue("give exactly one action flag: " + " ".join(f"--{a}" for a in _actions()),
-                               given=[f"--{a}" for a in chosen])
-        if year is not None:
-            values["year"] = _year(year)
-        result = _run(chosen[0], values, store, actor, expect)
-    except StatedirError as exc:
-        raise _fail(exc, args) from None
+    from statedir.api.research_call import research_on
     from statedir.cli import render
+    from statedir.cli.common import open_store
 
-    if chosen[0] == "report":
-        render.say(result)
-    elif not json and render.SINK.get() is None and sys.stdout.isatty():  # a person: words, not JSON
+    answer = research_on(lambda: open_store(store), values)
+    if answer.code:
+        raise _fail(answer, report, json)
+    if answer.plain:
+        render.say(answer.value)
+    elif not json and sys.stdout.isatty():  # a person: words, not JSON
         from statedir.cli.research_text import readable
 
-        render.say(readable(result))
+        render.say(readable(answer.value))
     else:
-        render.emit_json(result)
-
-
-def _actions() -> tuple[str, ...]:
-    from statedir.research.actions import ACTIONS
-
-    return ACTIONS
-
-
-def _year(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise InvalidValue(f"--year must be a whole number, got {text!r}", flag="--year") from None
-
-
-def _run(action: str, values: dict[str, Any], store: Any, actor: str | None, expect: str | None) -> Any:
-    from statedir.cli.common import open_store
-    from statedir.research import Ledger, actions
-
-    opened = open_store(store)
-    ledger = Ledger(opened.store, lock_timeout=opened.lock_timeout, actor=actor, expect=expect)
-    return actions.run(ledger, action, values)
+        render.emit_json(answer.value)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, ActorOpt, ExpectOpt, JsonOpt, StoreOpt, document, open_store
 from statedir.cli.registry import SUBCOMMANDS, app, sub_group, typed
 from statedir.cli.render import done, emit_json, say, table
 from statedir.commands.params import Argument, Option
-from statedir.errors import InvalidValue
 
 if TYPE_CHECKING:
     import typer
@@ -38,7 +37,7 @@ def add(bound: ActorArg,
         store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
         expect: ExpectOpt = None) -> None:
     """Bind ACTOR to a public key: from then on its transitions must be signed by that key (one signed commit)."""
-    done(open_store(store).add_signer(bound, key, actor=actor, expect=expect), json)
+    done(document("signers_add", open_store(store), locals()).value, json)
 
 
 @app.subcommand("signers", "remove")
@@ -47,7 +46,7 @@ def remove(bound: ActorArg,
            store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
            expect: ExpectOpt = None) -> None:
     """Unbind ACTOR's key(s) (one signed commit); an actor with no key left signs nothing."""
-    done(open_store(store).remove_signer(bound, key, actor=actor, expect=expect), json)
+    done(document("signers_remove", open_store(store), locals()).value, json)
 
 
 @app.subcommand("signers", "list")
@@ -55,11 +54,10 @@ def list_(allowed_signers: Annotated[bool, Option("--allowed-signers", help="Pri
           store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The bound actors and their keys' fingerprints, as of the last commit."""
     sd = open_store(store)
-    rows = sd.signers()
+    listed = document("signers_list", sd, locals())
+    rows = listed.value
     if allowed_signers:
-        from statedir.files.signers_file import Signers
-
-        say(Signers(rows).allowed_signers(), end="")
+        say(rows, end="")
         return
     if json:
         emit_json(rows)
@@ -76,9 +74,10 @@ def acknowledgers(named: Annotated[Optional[list[str]], Argument(metavar="[ACTOR
                   store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR,
                   expect: ExpectOpt = None) -> None:
     """Name the actors whose acknowledgements of verify findings, in commits signed by their keys, count on every clone (one signed commit)."""
-    if bool(named) == none:
-        raise InvalidValue("name the acknowledging actors, or give --none for nobody", argument="none")
-    done(open_store(store).set_acknowledgers(named or [], actor=actor, expect=expect), json)
+    from statedir.api.documents_writes import acknowledgers_named
+
+    acknowledgers_named(named, none)  # before the store is opened
+    done(document("signers_acknowledgers", open_store(store), locals()).value, json)
 
 
 app.group("signers", _group, help=HELP)

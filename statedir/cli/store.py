@@ -28,10 +28,9 @@ def init(directory: Annotated[Path, Argument(help="Where the store goes.")] = Pa
     Every transition is a commit on the branch you work on; with --branch NAME they go to a
     branch of their own instead (for a feature branch whose pull request should hold only your work).
     """
-    from statedir import api
+    from statedir.api import documents
 
-    result = api.init(store if store is not None and directory == Path("state") else directory, branch=branch,
-                      new_store=new_store)
+    result = documents.init(None, directory=directory, branch=branch, new_store=new_store, store=store).value
     if json:
         emit_json(result)
     elif result["created"]:
@@ -65,24 +64,21 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
     """
     import os
 
+    from statedir.api import documents
     from statedir.cli.common import store_path
-    from statedir.engine import validate as validate_mod
-    from statedir.errors import InvalidValue
-    from statedir.files import schema as schema_mod
 
-    if schema is not None and schema not in schema_mod.schema_names():
-        raise InvalidValue(f"unknown schema {schema!r}; one of {', '.join(schema_mod.schema_names())}")
+    documents.check_schema(schema)
     root: Optional[Path] = None
     if files:
-        problems, checked = validate_mod.files(files, schema, skip_outside=skip_outside_stores), len(files)
+        problems, checked = documents.validate_files(files, schema, skip_outside_stores), len(files)
     else:
+        from statedir.api import texts
         from statedir.cli.common import warn_unregistered
-        from statedir.views.progress import Bar
 
         root = store_path(store)
         if (root / "statedir.yaml").is_file():
             warn_unregistered(root.resolve())
-        bar = Bar("validating", unescaped(sys.stderr)) if Bar.wanted() else None  # its redraw is ours
+        bar = texts.progress_bar("validating", unescaped(sys.stderr))  # its redraw is ours
         counted = [0]
 
         def count(done: int, total: int) -> None:
@@ -91,23 +87,23 @@ def validate(files: Annotated[Optional[list[Path]], Argument(help="Files to chec
                 bar(done, total)
 
         try:
-            problems = validate_mod.store(root, progress=count)
+            problems = documents.validate_store(root, progress=count)
         finally:
             if bar is not None:
                 bar.close()
         checked = counted[0]
     if json:
-        emit_json({"valid": not problems, "errors": [p.as_dict() for p in problems]})  # the contract's shape
+        emit_json(documents.validated(problems))  # the contract's shape
     else:
         for problem in problems:
             # store-relative names become names relative to here: clickable in a terminal
             print(problem if root is None else f"{os.path.relpath(root / problem.file)}::{problem.path}: {problem.message}")
         if verbose or sys.stdout.isatty():
-            from statedir.engine.template import flow as template_flow
+            from statedir.api import texts
 
             held = sorted((root / "templates").glob("*.yaml")) if root is not None else []
             named = [f for f in files or [] if schema == "template" or f.parent.name == "templates"]
-            for note in template_flow.notes([(f, str(f)) for f in named] +
+            for note in texts.flow_notes([(f, str(f)) for f in named] +
                                                 [(f, os.path.relpath(f)) for f in held]):
                 print(note)
             bad = len({p.file for p in problems})

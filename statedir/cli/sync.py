@@ -64,6 +64,6 @@ def merge_driver(base: Annotated[str, Argument(metavar="BASE", help="git's %O: t
                  theirs: Annotated[str, Argument(metavar="THEIRS", help="git's %B: their version.")],
                  path: Annotated[str, Argument(metavar="PATH", help="git's %P: the file's path in the repository.")]) -> int:
     """The merge driver git runs for store files (registered by init and doctor --fix); exit 1 on a refusal."""
-    from statedir.merge import driver
+    from statedir.api import places
 
-    return driver.run(base, ours, theirs, path)
+    return places.merge_driver(base, ours, theirs, path)

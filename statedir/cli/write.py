@@ -13,6 +13,7 @@ from statedir.cli.common import (
     RunArg,
     StageArg,
     StoreOpt,
+    document,
     open_store,
 )
 from statedir.cli.registry import app
@@ -51,10 +52,7 @@ def new(run_id: RunArg,
     shown by `statedir status`, and never changed afterwards (IMMUTABLE_FIELD). A key the template
     does not know, or a value that is not true or false, is refused (INVALID_VALUE, with the list).
     """
-    done(open_store(store).new(run_id, topic=topic, template=template, entry_point=entry_point,
-                               language=language, passport=passport, confirm_skip=confirm_skip, file=file,
-                               settings=setting, entry_materials=entry_material, actor=actor, role=as_role,
-                               expect=expect), json)
+    done(document("new", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -76,9 +74,7 @@ def stage(run_id: RunArg,
     template's own: `statedir templates NAME` shows them. Setting a stage to the status it already
     has (with nothing else to change) is a no-op that says so, not an error.
     """
-    done(open_store(store).stage(run_id, stage, status, mode=mode, outputs=output, decision=decision,
-                                 reason=reason, turns=turns, session=session, actor=actor, role=as_role,
-                                 expect=expect), json)
+    done(document("stage", open_store(store), locals()).value, json)
 
 
 @app.command("output")
@@ -88,7 +84,7 @@ def output_(run_id: RunArg, stage: Annotated[str, Argument(help="The stage the o
             expect: ExpectOpt = None) -> None:
     """Record a sub-skill's own stage outputs (a template holding each name once, outputs_once, adds only
     new names; none new: nothing changes, no commit)."""
-    done(open_store(store).output(run_id, stage, output, actor=actor, role=as_role, expect=expect), json)
+    done(document("output", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -102,12 +98,12 @@ def pipeline(run_id: RunArg, state: Annotated[str, Argument(help="A pipeline sta
     --reason, and at a terminal asks first."""
     import sys
 
-    sd = open_store(store)
+    given, sd = dict(locals()), open_store(store)
     if state == "aborted" and reason and not yes and not json and sys.stdin.isatty() and sys.stdout.isatty():
         import typer
 
         typer.confirm(f"Abort run {run_id} for good? Nothing undoes it", abort=True)
-    done(sd.pipeline(run_id, state, reason=reason, actor=actor, role=as_role, expect=expect), json)
+    done(document("pipeline", sd, given).value, json)
 
 
 @app.command("set")
@@ -117,7 +113,7 @@ def set_(run_id: RunArg, field: Annotated[str, Argument(help="topic, language, t
          store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
          expect: ExpectOpt = None) -> None:
     """Change a run-level field: topic, language, team.*, settings.*."""
-    done(open_store(store).set(run_id, field, value, reason=reason, actor=actor, role=as_role, expect=expect), json)
+    done(document("set", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -134,9 +130,7 @@ def material(run_id: RunArg, names: Annotated[list[str], Argument(help="Material
     A file git does not track is registered with a warning: a clone will not hold it, though its
     passport names it (`git add` and commit it, or --allow-untracked where that is meant).
     """
-    done(open_store(store).material(run_id, names, files=file, origin_skill=origin_skill,
-                                    origin_mode=origin_mode, upstream=upstream, actor=actor, role=as_role,
-                                    expect=expect, allow_untracked=allow_untracked), json)
+    done(document("material", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -158,9 +152,7 @@ def integrity(run_id: RunArg, stage: Annotated[str, Argument(help="An integrity 
     (`statedir resolve`): handle_manually or remove_unverifiable allow one more check,
     continue_unverified lets the stage complete, partially unverified.
     """
-    done(open_store(store).integrity(run_id, stage, verdict, refs_total=refs_total, refs_verified=refs_verified,
-                                     issues_found=issues_found, issues_fixed=issues_fixed, issues=issue,
-                                     reason=reason, actor=actor, role=as_role, expect=expect), json)
+    done(document("integrity", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -170,15 +162,14 @@ def revision(run_id: RunArg, items_total: Annotated[int, Option("--items-total",
              store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
              expect: ExpectOpt = None) -> None:
     """Record the revision round of the current revision stage."""
-    done(open_store(store).revision(run_id, items_total=items_total, items_addressed=items_addressed,
-                                    pending=pending, actor=actor, role=as_role, expect=expect), json)
+    done(document("revision", open_store(store), locals()).value, json)
 
 
 @app.command()
 def loop(run_id: RunArg, store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
 expect: ExpectOpt = None) -> None:
     """Increment the revision loop counter (capped)."""
-    done(open_store(store).loop(run_id, actor=actor, role=as_role, expect=expect), json)
+    done(document("loop", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -200,7 +191,7 @@ def observe(run_id: RunArg, stage: Annotated[str, Option("--stage", help="Stage 
 
     Any other key is refused; observer reports are never taken at MANDATORY checkpoints.
     """
-    done(open_store(store).observe(run_id, stage, checkpoint, report, actor=actor, role=as_role, expect=expect), json)
+    done(document("observe", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -219,9 +210,7 @@ def confirm(run_id: RunArg,
     Warns (also in --json, under "warnings") when the next stage's recommended materials are
     missing, as `prereq` does; a refused --next names the stages the graph offers.
     """
-    done(open_store(store).confirm(run_id, next=next, response=response, actor=actor, role=as_role, expect=expect,
-                                   skip_refused=skip_refused, metrics=metric, quality=quality, format=format,
-                                   decision=decision), json)
+    done(document("confirm", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -233,7 +222,7 @@ def redo(run_id: RunArg, stage: Annotated[str, Argument(help="The completed stag
 
     Later stages that had started go back to their initial status; the result names them.
     """
-    done(open_store(store).redo(run_id, stage, reason=reason, actor=actor, role=as_role, expect=expect), json)
+    done(document("redo", open_store(store), locals()).value, json)
 
 
 @app.command()
@@ -249,5 +238,4 @@ def resume(run_id: RunArg, hash: Annotated[str, Argument(help="The 12-hex bounda
     or UNVERIFIED warns. The resume entry names the boundary it consumes, the branch chosen, any
     --stage/--mode override and this session's marker.
     """
-    done(open_store(store).resume(run_id, hash, stage=stage, mode=mode, choice=choice, session=session,
-                                  actor=actor, role=as_role, expect=expect), json)
+    done(document("resume", open_store(store), locals()).value, json)

@@ -125,14 +125,15 @@ class Command:
     function it calls, its help and its parameters; `group`: the group of MCP tools it declares
     (None: statedir.mcp.catalog finds one)."""
 
-    __slots__ = ("path", "function", "hidden", "group", "_parameters")
+    __slots__ = ("path", "function", "hidden", "group", "_call", "_parameters")
 
     def __init__(self, path: tuple[str, ...], function: Callable[..., Any], hidden: bool = False,
-                 group: str | None = None) -> None:
+                 group: str | None = None, call: str | Callable[..., Any] | None = None) -> None:
         self.path = path
         self.function = function
         self.hidden = hidden
         self.group = group
+        self._call = call
         self._parameters: tuple[Parameter, ...] | None = None
 
     @property
@@ -140,6 +141,13 @@ class Command:
         if self._parameters is None:
             self._parameters = parameters(self.function)
         return self._parameters
+
+    @property
+    def call(self) -> str | Callable[..., Any]:
+        """What the command hands back, made of the API's result: the name statedir.api.documents
+        knows it by (`documents.call(name)`: the MCP server calls it, the CLI prints it), or the
+        function itself where one was given."""
+        return self._call or "_".join(self.path).replace("-", "_")
 
     @property
     def help(self) -> str:

@@ -7,7 +7,7 @@ from statedir.engine.template import Template
 from statedir.engine.transition_data import Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue, PermissionDenied
 
-WRITER = "state_tracker"  # statedir itself, the sole writer: the State Tracker of the seed documents
+WRITER = "state_tracker"  # statedir itself, the sole writer: the State Tracker academic-research-skills documents
 
 
 def refuse_writer(t: Template, actor: str) -> None:

@@ -1,5 +1,5 @@
 """The decision dashboard a checkpoint records (`checkpoints.dashboard:` of the template): the
-metrics the seed lists and the quality check ("is this output at least as good as the last?"),
+metrics the upstream academic pipeline lists and its quality check ("is this output at least as good as the last?"),
 given with the answer (`confirm --metric KEY=VALUE`, `--quality Q`). A quality the template
 holds on (`hold_on`, regressed) pauses the pipeline at the checkpoint until the user answers.
 And the round-trip counter per checkpoint (`checkpoints.round_trips`). Pure, like rules.py: no
@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Draft
+from statedir.engine.transition_data import RunDraft
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.hints import opt
 
@@ -65,7 +65,7 @@ def _value(key: str, kind: str, value: str) -> int | str:
     return f"{int(match[1])}/{int(match[2])}"
 
 
-def record(draft: Draft, stage_id: str, dash: dict[str, Any], now: str) -> None:
+def record(draft: RunDraft, stage_id: str, dash: dict[str, Any], now: str) -> None:
     draft.stage(stage_id)["dashboard"] = {"metrics": dash["metrics"], "quality": dash["quality"], "at": now}
 
 
@@ -74,7 +74,7 @@ def holds(t: Template, dash: dict[str, Any] | None) -> bool:
     return bool(dash) and dash["quality"] in ((spec(t) or {}).get("hold_on") or [])
 
 
-def hold(t: Template, draft: Draft, checkpoint: dict[str, Any], dash: dict[str, Any], now: str) -> str:
+def hold(t: Template, draft: RunDraft, checkpoint: dict[str, Any], dash: dict[str, Any], now: str) -> str:
     """Pause the pipeline at the open checkpoint; the summary of the change."""
     state = draft.state
     state.update(pipeline_state=t.pipeline["paused"], paused_from=state["pipeline_state"],

@@ -10,7 +10,7 @@ from typing import Any
 
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
-from statedir.engine.transition_data import Draft
+from statedir.engine.transition_data import RunDraft
 from statedir.errors import InvalidValue
 from statedir.hints import opt
 
@@ -85,7 +85,7 @@ def decides(t: Template, checkpoint: dict[str, Any], stages: dict[str, dict[str,
     return bool(here and here.get("decides"))
 
 
-def route(t: Template, draft: Draft, checkpoint: dict[str, Any], answer: tuple[str, str]) -> str:
+def route(t: Template, draft: RunDraft, checkpoint: dict[str, Any], answer: tuple[str, str]) -> str:
     """The user's pick recorded on the checkpoint's stage, and the one next stage the graph leads to from it."""
     source = checkpoint["stage"]
     record = draft.stage(source)
@@ -98,7 +98,7 @@ def route(t: Template, draft: Draft, checkpoint: dict[str, Any], answer: tuple[s
     return str(leads[0])
 
 
-def record(t: Template, draft: Draft, target: str, answer: tuple[str, str]) -> None:
+def record(t: Template, draft: RunDraft, target: str, answer: tuple[str, str]) -> None:
     """The decision on the stage the answer starts."""
     if target in t.terminal_targets:
         raise InvalidValue(f"{answer[0]} is recorded on the stage the answer starts; {opt('next')} {target} starts none")

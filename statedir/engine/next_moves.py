@@ -172,7 +172,7 @@ def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candid
         for kind in submissions.OBSERVER_CHECKPOINTS:
             out += _one(t, "observe", {"stage": stage_id, "checkpoint": kind, "report": {"advisory_only": True}},
                         {"stage": stage_id, "checkpoint": kind}, ("stage", "checkpoint"))
-    for hash_ in awaiting_resume(run.ledger or []):
+    for hash_ in awaiting_resume(run.boundary_log or []):
         out += _one(t, "resume", {"hash": hash_, "stage": None, "mode": None, "choice": None}, {"hash": hash_},
                     ("hash",))
     for target in dict.fromkeys(t.pipeline.values()):

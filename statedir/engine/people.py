@@ -14,8 +14,8 @@ from typing import Any
 from statedir.engine.admission import WRITER
 from statedir.engine.template import USER
 from statedir.errors import InvalidValue, PermissionDenied, ValidationFailed
-from statedir.files import schema, yaml, yaml_own
-from statedir.gitops import git, identity
+from statedir.files import schema, yaml, yaml_fast_reader
+from statedir.gitops import commit_message, git, identity
 from statedir.hints import opt
 from statedir.store import commit_keys, people
 from statedir.store.layout import CONFIG, schema_ref
@@ -103,8 +103,8 @@ def _declared(roles: list[str], known: set[str]) -> None:
 def rewritten(raw: bytes, after: dict[str, list[str]]) -> bytes:
     """statedir.yaml's bytes with the people map `after` (a hand-commented file keeps its comments)."""
     ref = schema_ref(CONFIG)
-    own = yaml_own.read_own(raw, ref)
-    if own is yaml_own.FOREIGN:
+    own = yaml_fast_reader.read_own(raw, ref)
+    if own is yaml_fast_reader.FOREIGN:
         loaded = yaml.load(raw, CONFIG)
         plain = yaml.to_plain(loaded)
     else:
@@ -145,7 +145,7 @@ def change(store: Store, args: dict[str, Any], actor: str, person: str | None,
             writes[SCHEMA_COPY] = shipped
         summary = _summary(args)
         trailers = identity.trailers({"person": person} if person else {})
-        message = git.message(summary, "-", actor, ACTION, request={"args": args}, trailers=trailers)
+        message = commit_message.message(summary, "-", actor, ACTION, request={"args": args}, trailers=trailers)
         sha = persist(store, writes=writes, message=message, author=actor,
                       signing_key=commit_keys.key_for(store, actor, head))
         store.reopened_config()

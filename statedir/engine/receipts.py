@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Draft, Request
+from statedir.engine.transition_data import RunDraft, Request
 from statedir.errors import InvalidValue
 from statedir.hints import opt
 
@@ -34,7 +34,7 @@ def check_request(t: Template, checkpoint: dict[str, Any], req: Request) -> None
                            checkpoint=checkpoint["type"])
 
 
-def write(t: Template, draft: Draft, req: Request, checkpoint: dict[str, Any], response: str,
+def write(t: Template, draft: RunDraft, req: Request, checkpoint: dict[str, Any], response: str,
           target: str | None, now: str, answer: dict[str, Any] | None = None) -> list[str]:
     """Append the receipts this answer writes and bind their logs; the families written."""
     written = []
@@ -64,7 +64,7 @@ def log_path(run_id: str, family: str, day: str, prefix: str | None) -> str:
     return rel if not prefix or prefix == "." else f"{prefix}/{rel}"
 
 
-def _bind(draft: Draft, family: str, run_id: str, day: str, prefix: str | None) -> None:
+def _bind(draft: RunDraft, family: str, run_id: str, day: str, prefix: str | None) -> None:
     from statedir.engine import adjudication_contract as contract  # here: `next` and `status` never bind (dataclasses)
 
     rows = draft.state.get(PENDING)

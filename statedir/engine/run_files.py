@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import BadFile, StatedirError
-from statedir.files import yaml, yaml_own
+from statedir.files import yaml, yaml_fast_reader
 from statedir.files.schema import Problem
 from statedir.store import layout
 from statedir.store import run_logs as log_layout
@@ -14,8 +14,8 @@ from statedir.store import store as store_mod
 
 
 def _plain(raw: bytes, rel: str) -> Any:
-    own = yaml_own.read_own(raw, layout.own_ref(rel, raw))
-    if own is not yaml_own.FOREIGN:
+    own = yaml_fast_reader.read_own(raw, layout.own_ref(rel, raw))
+    if own is not yaml_fast_reader.FOREIGN:
         return own
     try:
         return yaml.to_plain(yaml.load(raw, rel))

@@ -125,17 +125,17 @@ def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], 
     mid_entry.register_reports(t, state, guarded)
 
 
-def awaiting_resume(ledger: list[dict[str, Any]]) -> list[str]:
-    """Boundary hashes no resume has consumed yet (computed, never stored; the ledger's rules are
-    in statedir.engine.rules.reset_boundaries)."""
-    consumed = {e.get("consumes_hash") or e.get("hash") for e in ledger if e.get("kind") == "resume"}
-    return [e["hash"] for e in ledger if e.get("kind") == "boundary" and e["hash"] not in consumed]
+def awaiting_resume(boundary_log: list[dict[str, Any]]) -> list[str]:
+    """Boundary hashes no resume has consumed yet (computed, never stored; the reset-boundary log's
+    rules are in statedir.engine.rules.reset_boundaries)."""
+    consumed = {e.get("consumes_hash") or e.get("hash") for e in boundary_log if e.get("kind") == "resume"}
+    return [e["hash"] for e in boundary_log if e.get("kind") == "boundary" and e["hash"] not in consumed]
 
 
 def document(t: Template, run: RunData, passports: dict[str, dict[str, Any]],
              histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """The whole run as one document (show yaml|json, get); `awaiting_resume` is computed from
-    the reset-boundary ledger when it was read, never stored."""
+    the reset-boundary log when it was read, never stored."""
     doc = {**run.state, "stages": run.stages, "passports": passports, "history": histories}
     if "reset_boundary" in histories:
         doc["awaiting_resume"] = awaiting_resume(histories["reset_boundary"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Draft
+from statedir.engine.transition_data import RunDraft
 
 
 def declared(t: Template) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def passport_files(t: Template, files: list[dict[str, Any]]) -> list[dict[str, A
     return [{k: v for k, v in f.items() if k != "fields"} for f in files]
 
 
-def check(t: Template, draft: Draft, stage_id: str) -> dict[str, Any] | None:
+def check(t: Template, draft: RunDraft, stage_id: str) -> dict[str, Any] | None:
     """The check of the stage's registered outputs (None: the template names no material schemas)."""
     schemas = declared(t)
     if not schemas:
@@ -81,14 +81,14 @@ def lacking(t: Template, names: list[str], files: list[dict[str, Any]]) -> str |
 
 
 def warning(t: Template, stage_id: str, entry: dict[str, Any]) -> str | None:
-    """The seed's "format mismatch -> notify": what a FAIL tells the orchestrator."""
+    """The upstream State Tracker's "format mismatch -> notify": what a FAIL tells the orchestrator."""
     if entry["result"] != "FAIL":
         return None
     return (f"schema check of stage {t.display(stage_id)}'s outputs: FAIL, missing "
             f"{', '.join(entry['missing_fields'])}; re-produce the material and register it again")
 
 
-def _outputs(t: Template, draft: Draft, stage_id: str) -> list[tuple[str, dict[str, Any] | None]]:
+def _outputs(t: Template, draft: RunDraft, stage_id: str) -> list[tuple[str, dict[str, Any] | None]]:
     """The registered materials of the series the stage produces, each with its current version's
     passport: the materials that version was registered as (None where no passport holds it)."""
     state, made = draft.state, []

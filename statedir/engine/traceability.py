@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Draft
+from statedir.engine.transition_data import RunDraft
 
 CHECK = "check"
 GROUP = "SOURCE-GROUP-re-review-contract"
@@ -26,7 +26,7 @@ def registers(t: Template, names: list[str]) -> bool:
     return bool(spec) and spec["material"] in names  # type: ignore[index]
 
 
-def _file_of(t: Template, draft: Draft, material: str) -> str | None:
+def _file_of(t: Template, draft: RunDraft, material: str) -> str | None:
     """The path of the current version of `material`, where it was registered with one file."""
     label = (draft.state.get("current_version") or {}).get(t.series_of(material)["name"])
     passport = {**draft.run.passports, **draft.passports}.get(label or "") or {}
@@ -34,7 +34,7 @@ def _file_of(t: Template, draft: Draft, material: str) -> str | None:
     return str(files[0]["path"]) if len(files) == 1 and files[0].get("path") else None
 
 
-def bind(t: Template, draft: Draft) -> None:
+def bind(t: Template, draft: RunDraft) -> None:
     """The row bound to the contract's files (and the traceability file) where each role has one."""
     spec = t.doc.get("re_review_contract") or {}
     family, roles = spec.get("binds"), spec.get("artifact_roles") or {}

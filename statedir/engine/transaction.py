@@ -5,13 +5,14 @@ import time
 from collections.abc import Container
 from typing import Any
 
+from statedir import request_ids
 from statedir.engine import run_settings, run_shape
 from statedir.engine import template as template_mod
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
-from statedir.files import schema, yaml, yaml_own
-from statedir.gitops import git, identity, request_ids
+from statedir.files import schema, yaml, yaml_fast_reader
+from statedir.gitops import commit_message, identity
 from statedir.hints import Hint, said
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
@@ -78,7 +79,7 @@ class Sources:
 
         def parse() -> tuple[Any, bool]:
             ref = layout.own_ref(rel, raw)
-            own = yaml_own.read_own(raw, ref)
+            own = yaml_fast_reader.read_own(raw, ref)
             if isinstance(own, dict) and not _problems(rel, own):
                 return own, True
             doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines
@@ -98,7 +99,9 @@ class Sources:
 
 
 def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, Sources]:
-    """A run as plain data, its template, and the sources its files came from."""
+    """A run as plain data, its template, and the sources its files came from; with `ledger` (the
+    keyword of the API's StateDir.load), its reset-boundary log (RunData.boundary_log) whatever the
+    run settings say."""
     base = store.require_run(run_id)
     sources = Sources(store)
     state = sources.read(f"{base}/state.yaml")
@@ -112,7 +115,7 @@ def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Templa
                  for label in state.get("current_version", {}).values()}
     run = RunData(run_id, state, stages, passports)
     if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
-        run.ledger = read_log(store, run_id, "reset_boundary")
+        run.boundary_log = read_log(store, run_id, "reset_boundary")
     return t, run, sources
 
 
@@ -179,11 +182,12 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
                             layout.schema_ref(rel, scope)) for rel, data in files.items()}
     texts.update(extra_files or {})
     entries = [(rel, yaml.dump_entry(data), yaml.header(layout.schema_ref(rel, scope))) for rel, data in appends]
-    message = git.message(change.summary, run_id, req.actor, req.action, reason=req.reason,
-                          request={"at": now, "args": req.args, "reason": req.reason, "request_id": req.request_id},
-                          trailers={**identity.trailers(req.who),
-                                    **({"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else {})},
-                          request_id=req.request_id)
+    message = commit_message.message(
+        change.summary, run_id, req.actor, req.action, reason=req.reason,
+        request={"at": now, "args": req.args, "reason": req.reason, "request_id": req.request_id},
+        trailers={**identity.trailers(req.who),
+                  **({"Statedir-Rollback-To": req.args["to"]} if req.action == "rollback" else {})},
+        request_id=req.request_id)
     try:  # encoded once, before anything is written: an undecodable argument changes nothing
         encoded = {rel: text.encode("utf-8") for rel, text in texts.items()}
         for text in [*(entry for _, entry, _ in entries), message]:
@@ -260,11 +264,11 @@ def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, 
 
 def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, Any]:
     """`statedir next`: the moves the rules accept from the run's state, and what blocks the
-    rest (statedir.engine.next_moves); the reset-boundary ledger is read for `resume`."""
+    rest (statedir.engine.next_moves); the reset-boundary log is read for `resume`."""
     from statedir.engine import next_moves
 
-    if run.ledger is None:
-        run.ledger = read_log(store, run.run_id, "reset_boundary")
+    if run.boundary_log is None:
+        run.boundary_log = read_log(store, run.run_id, "reset_boundary")
     return next_moves.moves(t, run, now)
 
 

@@ -27,12 +27,12 @@ class RunData(_Record):
 
     def __init__(self, run_id: str, state: dict[str, Any], stages: dict[str, dict[str, Any]],
                  passports: dict[str, dict[str, Any]] | None = None,
-                 ledger: list[dict[str, Any]] | None = None) -> None:
+                 boundary_log: list[dict[str, Any]] | None = None) -> None:
         self.run_id = run_id
         self.state = state
         self.stages = stages
         self.passports = {} if passports is None else passports
-        self.ledger = ledger
+        self.boundary_log = boundary_log  # the reset_boundary log, read where a rule needs it
 
 
 class Request(_Record):
@@ -42,7 +42,7 @@ class Request(_Record):
         self.actor = actor  # the role the transition is made in (Statedir-Actor)
         self.args = {} if args is None else args
         self.reason = reason
-        self.request_id = request_id  # the transition's own identity (statedir.gitops.request_ids)
+        self.request_id = request_id  # the transition's own identity (statedir.request_ids)
         # who else it names (statedir.gitops.identity.TRAILERS): person, answered_by, channel, via
         self.who = {} if who is None else who
 
@@ -80,7 +80,7 @@ def plain_copy(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-class Draft:
+class RunDraft:
     """Copies of a run's records that a decision edits, then turns into a Change."""
 
     def __init__(self, run: RunData) -> None:
@@ -119,7 +119,7 @@ def applied(run: RunData, change: Change) -> RunData:
     everything = {**run.passports, **change.passports}
     passports = {label: everything[label] for label in state.get("current_version", {}).values()
                  if label in everything}
-    return RunData(run.run_id, state, {**run.stages, **change.stages}, passports, run.ledger)
+    return RunData(run.run_id, state, {**run.stages, **change.stages}, passports, run.boundary_log)
 
 
 def require_permission(t: Template, actor: str, action: str, stage_id: str | None = None) -> None:

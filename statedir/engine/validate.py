@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from statedir.engine import validated_runs
 from statedir.engine.run_files import Runs
 from statedir.errors import BadFile
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.files.parse_cache import ParseCache
 from statedir.files.schema import Problem
 from statedir.hints import Hint, said
@@ -27,9 +28,7 @@ def _store_root(path: Path) -> Path | None:
     return None
 
 
-def _run_of(rel: str) -> str | None:
-    parts = rel.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == "runs" else None
+_run_of = validated_runs.run_of
 
 
 def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
@@ -59,8 +58,8 @@ def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                 if hit is not None:
                     keep[rel] = hit[0]
             return []
-        own = yaml_own.read_own(raw, ref)  # statedir's own output, read without ruamel
-        if own is not yaml_own.FOREIGN and not schema.validate(name, own, shown):
+        own = yaml_fast_reader.read_own(raw, ref)  # statedir's own output, read without ruamel
+        if own is not yaml_fast_reader.FOREIGN and not schema.validate(name, own, shown):
             if cache is not None:
                 cache.put(schema.cache_kind(name), raw, own, True)
             if keep is not None:
@@ -128,6 +127,8 @@ def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None)
     if (root / "signers.yaml").exists() or (root / "signers.yaml").is_symlink():  # actors bound to signing keys
         rels.append("signers.yaml")
     found: list[str] = []
+    remembered = validated_runs.Remembered(opened)  # runs as a validate found them valid
+    entries: dict[str, list[str]] = {}
     for top in ("runs", "research"):  # the pipeline runs and the research ledger
         for directory, dirs, names in os.walk(root / top):  # symlinked directories are not entered
             inside = os.path.relpath(directory, root).replace(os.sep, "/")
@@ -136,13 +137,31 @@ def _store(opened: store_mod.Store, progress: Callable[[int, int], None] | None)
                     problems.append(Problem(f"{inside}/{name}", "$", "is a symlink; statedir files are regular files"))
             if inside != top:
                 found += (f"{inside}/{name}" for name in names if name.endswith(".yaml"))
+                if top == "runs":
+                    entries.setdefault(inside.split("/")[1], []).extend(
+                        [inside, *(f"{inside}/{name}" for name in (*dirs, *names))])
+    for run_id, paths in entries.items():
+        remembered.add(run_id, paths)
     rels += sorted(found, key=lambda rel: rel.split("/"))
     bus = root / "bus"  # handoff-bus sessions
     if bus.is_symlink():
         problems.append(Problem("bus", "$", "is a symlink; statedir files are regular files"))
     elif bus.is_dir():
         rels += sorted(f"bus/{p.name}" for p in bus.glob("*.yaml"))
-    return problems + _check(opened, runs, rels, cache, progress=progress)
+    flagged = validated_runs.problem_runs([p.file for p in problems])
+    todo = [rel for rel in rels if (run := validated_runs.run_of(rel)) is None or run in flagged
+            or not remembered.unchanged(run)]
+    skipped = len(rels) - len(todo)
+    if progress is not None and skipped:  # the remembered runs' files count as checked: they are as found valid
+        progress(skipped, len(rels))
+
+    def step(done: int, total: int) -> None:
+        if progress is not None:
+            progress(skipped + done, skipped + total)
+
+    out = problems + _check(opened, runs, todo, cache, progress=step)
+    remembered.keep(set(entries) - validated_runs.problem_runs([p.file for p in out]))
+    return out
 
 
 def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCache | None,
@@ -152,7 +171,7 @@ def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCac
     cross-file rules of every run they belong to whose files are valid."""
     problems: list[Problem] = []
     failed: set[str | None] = set()
-    touched: list[str] = []
+    touched: dict[str, None] = {}  # the runs met, in order (a list's `in` made this quadratic in the runs)
     for done, rel in enumerate(rels, 1):
         run_id = _run_of(rel)
         scoped = runs.schemas(run_id) if run_id else None
@@ -161,8 +180,8 @@ def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCac
         problems += found
         if found:
             failed.add(run_id)
-        if run_id and run_id not in touched:
-            touched.append(run_id)
+        if run_id:
+            touched[run_id] = None
         if progress is not None:
             progress(done, len(rels))
 

@@ -10,7 +10,7 @@ import binascii
 from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 
 FILE = "signers.yaml"
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
@@ -98,8 +98,8 @@ def _binding(signers: Signers, actor: str) -> list[tuple[str, str]]:
 def parse(raw: bytes) -> Signers:
     """The file's bytes, checked against its schema (CORRUPT_STORE where they fail it)."""
     ref = ".schemas/signers.schema.json"
-    data = yaml_own.read_own(raw, ref)
-    if data is yaml_own.FOREIGN:  # edited by hand: ruamel reads it
+    data = yaml_fast_reader.read_own(raw, ref)
+    if data is yaml_fast_reader.FOREIGN:  # edited by hand: ruamel reads it
         data = yaml.to_plain(yaml.load(raw, FILE))
     problems = schema.validate("signers", data, FILE)
     if problems:

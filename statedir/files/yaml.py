@@ -2,7 +2,7 @@
 
 Files statedir writes from plain data go through a small emitter of its own
 (`statedir.files.yaml_emit`), and statedir's own output is read back without ruamel
-(`statedir.files.yaml_own.read_own`), so a transition whose files come from the parse cache never
+(`statedir.files.yaml_fast_reader.read_own`), so a transition whose files come from the parse cache never
 imports ruamel. Documents that carry a user's comments are merged and dumped by ruamel's
 round-trip dumper.
 """

@@ -1,2 +1,2 @@
 """Git: processes, commits of exactly the store's files, the user's index held, libgit2, object
-reads, the merge driver's registration. Imports `statedir.errors`, `statedir.faults`, `statedir.files`."""
+reads, the merge driver's registration. Imports `statedir.errors`, `statedir.fault_injection`, `statedir.files`."""

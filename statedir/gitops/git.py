@@ -1,4 +1,6 @@
-"""Git for statedir: commits of exactly the store's changed files, and the audit log read back.
+"""Git for statedir: running git in the store's repository, where its git directory and HEAD are,
+what a write must refuse (a redirecting variable, an operation in progress), blobs, the index.
+A state commit's message and the log read back from it are `statedir.gitops.commit_message`.
 
 The transition path drives the git binary directly (one short process per step) rather than
 through GitPython, whose import alone costs about as much as a commit; GitPython is used
@@ -6,17 +8,12 @@ where a command needs a repository object and speed does not matter (`init`).
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 from pathlib import Path
-from typing import Any
 
 from statedir.errors import GitError
-from statedir.gitops import identity, process, request_ids
+from statedir.gitops import process
 
-TRAILERS = ("Statedir-Run", "Statedir-Actor", "Statedir-Action")
-REQUEST_TRAILER = "Statedir-Request"  # what was asked, as compact JSON: {"at", "args", "reason"}
 # State commits are ours alone: no user hooks, no signing prompts, no auto-gc or auto-maintenance
 # (`git commit` would start `git maintenance run --auto`, a process per commit).
 QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
@@ -238,75 +235,9 @@ def reset_index(worktree: Path, paths: list[str]) -> None:
                        command=["git", *args])
 
 
-def _printable(value: str) -> str:
-    """One line git keeps as it is: control characters (a NUL, a newline that would forge a
-    trailer) written as escapes."""
-    return "".join(c if c >= " " and c != "\x7f" else f"\\x{ord(c):02x}" for c in value)
-
-
-def _body_line(line: str) -> str:
-    """A line of the reason in the body: printable, and never `---` at its start, which ends the
-    message for `git interpret-trailers` and `git am` (the reason's own lines above it would read
-    as the commit's trailers there)."""
-    line = _printable(line.rstrip())
-    return "\\" + line if line.startswith("---") else line
-
-
-def message(summary: str, run_id: str, actor: str, action: str, *, reason: str | None = None,
-            request: dict[str, Any] | None = None, trailers: dict[str, str] | None = None,
-            request_id: str | None = None) -> str:
-    """A state commit's message: the one-line summary, the reason as its body, then the trailers.
-
-    `request` (what was asked: the time, the arguments, the reason, the request id) is kept as
-    one line of compact JSON in `Statedir-Request`, so `statedir verify` can decide the transition
-    again. Every commit names its own `Statedir-Request-Id` (a fresh one unless given), so two
-    transitions made alike in one second are never one commit.
-    """
-    identity.check_name(actor, "actor")  # a name, never a line of its own: refused before anything is written
-    lines = _printable(" ".join(summary.split()))
-    # as `git commit` would clean it (blank lines run together), so every way of committing
-    # writes the same message and a crashed writer's journal recognises its commit (landed)
-    body = "\n".join(_body_line(line) for line in (reason or "").strip().splitlines())
-    body = re.sub(r"\n{3,}", "\n\n", body)
-    text = f"{lines}\n\n" + (f"{body}\n\n" if body else "")
-    text += f"Statedir-Run: {_printable(run_id)}\nStatedir-Actor: {_printable(actor)}\nStatedir-Action: {action}\n"
-    for key, value in (trailers or {}).items():
-        text += f"{key}: {_printable(value)}\n"
-    text += f"{request_ids.TRAILER}: {_printable(request_id or request_ids.new())}\n"
-    if request is not None:
-        # Key order kept: a replay writes the arguments in the order they were given.
-        encoded = json.dumps(request, ensure_ascii=True, separators=(",", ":"), default=str)
-        text += f"{REQUEST_TRAILER}: {encoded}\n"
-    return text
-
-
 def update_index(worktree: Path, paths: list[str], *, env: dict[str, str] | None = None,
                  check: bool = True) -> None:
     """Bring an index (the user's, or GIT_INDEX_FILE's in `env`) to the work tree for `paths`:
     added, changed or removed."""
     listing = "".join(f"{p}\0" for p in paths).encode()
     run(worktree, "update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=listing, check=check)
-
-
-_FIELDS = ("%H", "%cd", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
-           "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
-           "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)", "%s")
-UTC_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%SZ"  # with TZ=UTC: git writes the times in UTC
-
-
-def log(worktree: Path, pathspec: str) -> list[dict[str, str]]:
-    """State commits touching `pathspec`, newest first, read from their trailers."""
-    if not head(worktree):
-        return []
-    fmt = "%x1f".join(_FIELDS) + "%x1e"
-    out = run(worktree, "log", UTC_DATE, f"--format={fmt}", "--", pathspec, env={"TZ": "UTC"}).stdout.decode(
-        errors="replace")
-    entries = []
-    for record in out.split("\x1e"):
-        fields = record.strip("\n").split("\x1f")
-        if len(fields) != len(_FIELDS) or not fields[2]:
-            continue
-        sha, time, run_id, actor, action, summary = fields
-        entries.append({"commit": sha, "time": time, "actor": actor, "action": action,
-                        "run_id": run_id, "summary": summary})
-    return entries

@@ -18,14 +18,14 @@ if TYPE_CHECKING:
 _ENTRY = {width: re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL) for width in (20, 32)}
 
 
-class Objects:
+class ObjectReader:
     """Reads objects by `<rev>:<path>` or object id; one git process for the whole command."""
 
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def __enter__(self) -> Objects:
+    def __enter__(self) -> ObjectReader:
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
@@ -129,7 +129,7 @@ def is_ancestor(worktree: Path, ancestor: str, descendant: str) -> bool:
     return git.run(worktree, "merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
 
 
-def commit_time(objs: Objects, sha: str) -> datetime.datetime:
+def commit_time(objs: ObjectReader, sha: str) -> datetime.datetime:
     """The commit's committer time (UTC), read from the commit object itself."""
     found = objs.read(sha)
     if found and found[1] == "commit":

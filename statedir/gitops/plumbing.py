@@ -8,8 +8,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from statedir.errors import GitError
+from statedir.gitops import tree_bytes
 from statedir.gitops.git import QUIET, environment, gist, run
 
+# A parent's tree at least this large (about 1,000 entries) is edited as bytes rather than
+# listed into Python and handed back to `git mktree` whole.
+LARGE_TREE_BYTES = 32 << 10
 _FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 
 
@@ -24,6 +28,36 @@ class Plumbing:
 
     def trees(self, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
         return _read_trees(self.worktree, rev, dirs)
+
+    def edit_trees(self, rev: str | None, ordered: list[str],
+                   files: dict[str, dict[str, tuple[str, str, str]]]) -> str | None:
+        """The new root tree: each directory of `ordered` (deepest first) edited from `rev`'s,
+        a small one listed and written again by `mktree`, a large one (a store's `runs/`)
+        edited as bytes (statedir.gitops.tree_bytes) and written by `hash-object`: what it
+        costs is the changed names, not the directory's size. None without a parent."""
+        if rev is None:
+            return None
+        raws = _raw_trees(self.worktree, rev, ordered)
+        width = len(rev) // 2
+        written: dict[str, str | None] = {}
+        with self.tree_writer() as mktree:
+            for directory in ordered:
+                changes = dict(files.get(directory, {}))
+                for sub, oid in written.items():  # this directory's children, written just before
+                    parent_dir, _, name = sub.rpartition("/")
+                    if sub and parent_dir == directory:
+                        changes[name] = ("40000", "tree", oid) if oid else ("", "", "")
+                raw = raws[directory]
+                if len(raw) < LARGE_TREE_BYTES:
+                    listing = _parse(raw, width)
+                    listing.update(changes)
+                    entries = [(mode, kind, oid, name) for name, (mode, kind, oid) in listing.items() if mode]
+                    written[directory] = mktree(entries) if entries or not directory else None
+                    continue
+                edited = tree_bytes.edit(raw, width, changes)
+                written[directory] = run(self.worktree, "hash-object", "-w", "-t", "tree", "--stdin",
+                                         stdin=edited).stdout.decode().strip() if edited or not directory else None
+        return written.get("") or None
 
     @contextlib.contextmanager
     def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
@@ -71,27 +105,36 @@ class Plumbing:
 
 def _read_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
     """The listings of `dirs` at `rev`, in one `cat-file --batch` (a missing one is empty)."""
+    return {d: _parse(raw, len(rev) // 2) for d, raw in _raw_trees(worktree, rev, dirs).items()}
+
+
+def _raw_trees(worktree: Path, rev: str, dirs: list[str]) -> dict[str, bytes]:
+    """The tree objects of `dirs` at `rev` as git stores them, in one `cat-file --batch` (a
+    missing one, or one that is not a tree, is empty)."""
     query = "".join(f"{rev}:{d}\n" if d else f"{rev}^{{tree}}\n" for d in dirs).encode()
     out = run(worktree, "cat-file", "--batch", stdin=query).stdout
-    trees: dict[str, dict[str, tuple[str, str, str]]] = {}
+    trees: dict[str, bytes] = {}
     pos = 0
     for directory in dirs:
         eol = out.index(b"\n", pos)
         header = out[pos:eol].split()
         pos = eol + 1
-        listing: dict[str, tuple[str, str, str]] = {}
+        raw = b""
         if header[-1] != b"missing":
             size = int(header[2])
-            raw, pos = out[pos:pos + size], pos + size + 1
-            if header[1] == b"tree":
-                width = len(header[0]) // 2  # SHA-1 or SHA-256 object ids
-                entry = re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL)
-                for match in entry.finditer(raw):
-                    mode = match[1].decode()
-                    listing[match[2].decode("utf-8", "surrogateescape")] = (
-                        mode, "tree" if mode == "40000" else "commit" if mode == "160000" else "blob", match[3].hex())
-        trees[directory] = listing
+            raw, pos = (out[pos:pos + size] if header[1] == b"tree" else b""), pos + size + 1
+        trees[directory] = raw
     return trees
+
+
+def _parse(raw: bytes, width: int) -> dict[str, tuple[str, str, str]]:
+    """A tree object's entries: name -> (mode, type, object id)."""
+    listing: dict[str, tuple[str, str, str]] = {}
+    for match in re.finditer(rb"(\d+) ([^\0]+)\0(.{%d})" % width, raw, re.DOTALL):
+        mode = match[1].decode()
+        listing[match[2].decode("utf-8", "surrogateescape")] = (
+            mode, "tree" if mode == "40000" else "commit" if mode == "160000" else "blob", match[3].hex())
+    return listing
 
 
 def with_identity(worktree: Path, args: tuple[str, ...], env: dict[str, str], text: str) -> str:

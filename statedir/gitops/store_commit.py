@@ -59,7 +59,7 @@ def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = 
     large = index.index.is_file() and index.index.stat().st_size > plumbing_above
     if parent is not None and not large and inprocess is None:
         return _porcelain(worktree, index, paths, text, env, sign, parent)
-    store: Objects = inprocess or Plumbing(worktree)
+    store: CommitBackend = inprocess or Plumbing(worktree)
     present = [p for p in paths if (worktree / p).is_file()]  # the others are deleted
     blobs = dict(zip(present, store.blobs(present), strict=True)) if present else {}
     root = _tree(store, worktree, paths, parent, blobs)
@@ -144,12 +144,12 @@ def _signing(key: str) -> dict[str, str]:
 
 
 def _fault(name: str) -> None:
-    from statedir import faults
+    from statedir import fault_injection
 
-    faults.point(name)
+    fault_injection.point(name)
 
 
-def _tree(store: Objects, worktree: Path, paths: list[str], parent: str | None, blobs: dict[str, str]) -> str:
+def _tree(store: CommitBackend, worktree: Path, paths: list[str], parent: str | None, blobs: dict[str, str]) -> str:
     """The root tree of `parent` with `paths` as `blobs` has them (a path it lacks: removed);
     only the trees on their paths are rebuilt from the parent's (one listing each)."""
     # directory -> name -> (mode, type, object id); "" is the root
@@ -175,12 +175,12 @@ def _tree(store: Objects, worktree: Path, paths: list[str], parent: str | None, 
 
 
 def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, str], parent: str | None,
-                  sign: tuple[str, ...] = (), objects: Objects | None = None,
+                  sign: tuple[str, ...] = (), objects: CommitBackend | None = None,
                   blobs: dict[str, str] | None = None) -> str:
     """A commit that reads no index, on `parent`, with HEAD moved to it: the changed files are
     hashed (unless `blobs` has them), the trees on their paths rebuilt, the commit made and HEAD
     compared-and-swapped (a HEAD that moved meanwhile is built upon, up to three times)."""
-    store: Objects = objects or Plumbing(worktree)
+    store: CommitBackend = objects or Plumbing(worktree)
     if blobs is None:
         present = [p for p in paths if (worktree / p).is_file()]
         blobs = dict(zip(present, store.blobs(present), strict=True)) if present else {}
@@ -196,7 +196,7 @@ def _commit_trees(worktree: Path, paths: list[str], text: str, env: dict[str, st
     raise GitError("HEAD kept moving while statedir committed")  # not reached: the last attempt raises
 
 
-class Objects(Protocol):
+class CommitBackend(Protocol):
     """Where a commit's git objects are read and written and HEAD is moved."""
 
     def blobs(self, paths: list[str]) -> list[str]: ...

@@ -2,5 +2,5 @@
 read without a checkout, semantic diffs, versions, rollback, verify (replay) and doctor.
 
 Everything here reads git's object store through one `git cat-file --batch` per command
-(`objects.Objects`) and writes only through the one write path (`persist()`).
+(`objects.ObjectReader`) and writes only through the one write path (`persist()`).
 """

@@ -13,7 +13,7 @@ from statedir.errors import StatedirError
 from statedir.files.signers_file import FILE as SIGNERS
 from statedir.history import ack_local, acknowledgements
 from statedir.history.signatures import Auditor
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store.recorded import Commit
 
 Key = tuple[str, str, str | None]
@@ -54,7 +54,7 @@ class _Signed:
         return str(found[0]["message"]) if found else None
 
 
-def standing(reader: Reader, auditor: Auditor, findings: list[dict[str, Any]],
+def standing(reader: CommitReader, auditor: Auditor, findings: list[dict[str, Any]],
              history: Callable[[], Sequence[Commit]]) -> tuple[list[Any], list[Any], list[Any]]:
     """(the findings left, those acknowledged here, the acknowledgements that do not count here:
     [{commit, kind, file, by, request_id, reason}]); `history` gives acknowledged.yaml's commits."""

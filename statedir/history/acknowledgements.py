@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from statedir import request_ids
 from statedir.errors import InvalidValue, ValidationFailed
 from statedir.files import schema, yaml
-from statedir.gitops import git, request_ids
+from statedir.gitops import commit_message
 from statedir.history import ack_local
 from statedir.store import layout
 from statedir.store.store import Store
@@ -83,7 +84,8 @@ def record(store: Store, commit: str, findings: list[dict[str, Any]], reason: st
         shipped = schema.schema_path("log-acknowledged").read_bytes()
         if not (store.root / SCHEMA_COPY).is_file() or store.read_bytes(SCHEMA_COPY) != shipped:
             writes[SCHEMA_COPY] = shipped
-        message = git.message(summary, "-", actor, ACTION, reason=reason, request=request, request_id=request_id)
+        message = commit_message.message(summary, "-", actor, ACTION, reason=reason, request=request,
+                                         request_id=request_id)
         sha = persist(store, writes=writes, message=message, author=actor)
     return {"commit": sha, "changed": True, "run_id": "-", "summary": summary, "acknowledged": entries}
 
@@ -97,7 +99,7 @@ def _now() -> str:
 def _parsed(raw: bytes | None) -> list[Any]:
     if raw is None:
         return []
-    from statedir.history.snapshot import parse
+    from statedir.history.stored_files import parse
 
     data, _ = parse(FILE, raw)
     return data if isinstance(data, list) else []

@@ -17,7 +17,7 @@ from typing import Any
 
 from statedir.errors import StatedirError
 from statedir.files import schema
-from statedir.gitops import git, git_owner, index_lock
+from statedir.gitops import commit_message, git, git_owner, index_lock
 from statedir.history import migrate
 from statedir.store import layout, sync_journal
 from statedir.store.layout import JOURNAL
@@ -167,11 +167,9 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
         return []
 
     def restore() -> None:
-        from statedir.gitops import git as git_mod
-
         with store.locked(timeout):
-            message = git_mod.message(f"doctor: restore {len(stale)} schema cop{'y' if len(stale) == 1 else 'ies'}",
-                                      "-", actor, "doctor")
+            copies = "copy" if len(stale) == 1 else "copies"
+            message = commit_message.message(f"doctor: restore {len(stale)} schema {copies}", "-", actor, "doctor")
             persist(store, writes=dict(stale), message=message, author=actor)
     return [_finding("schema_copy", rel, f"{rel} is missing or differs from the schema statedir ships",
                      "write statedir's copy (one commit for all)", restore if i == 0 else None)
@@ -181,7 +179,7 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
 def parse_cache(store: Store) -> list[Finding]:
     """Parse-cache entries that are unreadable or disagree with the file they stand for."""
     from statedir.files.parse_cache import ParseCache
-    from statedir.history.snapshot import parse
+    from statedir.history.stored_files import parse
 
     cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
     bad: list[str] = []

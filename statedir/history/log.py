@@ -8,13 +8,14 @@ import re
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, identity, objects
+from statedir.gitops import commit_message, git, identity, objects
+from statedir.history import path_index
 from statedir.store.store import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           f"%(trailers:key={commit_message.REQUEST_TRAILER},valueonly,separator=%x2C)",
            *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.NAMED.values()), "%s")
 _RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$|^(yesterday|today|now)$")
 
@@ -50,19 +51,28 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
         raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
     if not git.head(store.worktree):
         return []
-    args = ["log", git.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
+    fmt = [commit_message.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
     filtered = actor is not None or action is not None
-    if skip and not filtered:
-        args.append(f"--skip={skip}")
-        skip = 0
-    after = None
-    if since is not None:
-        git_since, after = since_arg(since)
-        args.append(f"--since={git_since}")
-    if limit is not None and not filtered:
-        args.append(f"-n{limit}")
     spec = store.git_path(path if path is not None else store.run_dir(run_id) if run_id else ".")
-    out = git.run(store.worktree, *args, start or "HEAD", "--", spec, env={"TZ": "UTC"}).stdout.decode(errors="replace")
+    after = None
+    if since is None and (run_id or path):  # the path's commits as remembered (statedir.history.path_index)
+        listed = path_index.commits(store, spec, start=start)
+        if not filtered:
+            listed = listed[skip:None if limit is None else skip + limit]
+            skip = 0
+        raw = path_index.records(store, listed, *fmt, env={"TZ": "UTC"})
+    else:  # the whole store's log (a page of it stops early), or --since: git's own walk
+        args = ["log", *fmt]
+        if since is not None:
+            git_since, after = since_arg(since)
+            args.append(f"--since={git_since}")
+        if skip and not filtered:
+            args.append(f"--skip={skip}")
+            skip = 0
+        if limit is not None and not filtered:
+            args.append(f"-n{limit}")
+        raw = git.run(store.worktree, *args, start or "HEAD", "--", spec, env={"TZ": "UTC"}).stdout
+    out = raw.decode(errors="replace")
     found = []
     labels: dict[str, dict[str, str]] = {}  # run -> request id -> its version's label now
     for record in out.split("\x1e"):

@@ -1,20 +1,19 @@
 """verify's check of a merge commit: its store files must be what the statedir merge driver
 gives from its parents (and their merge base), and a run where both sides registered versions
 what statedir.merge.versions gives its folder. A file resolved by hand, or merged line by line
-where the driver was not registered, is reported as kind `illegal_merge`."""
+where the driver was not registered, is reported as kind `illegal_merge`. What the merge must
+hold is statedir.merge.expected's to decide; this module reads the commits it decides on."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from statedir.gitops import git
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.merge import driver, versions
+from statedir.merge.expected import VERSIONED, expected, registered_on_both
 
-VERSIONED = re.compile(r"^runs/(?P<run>[^/]+)/(state\.yaml|stages/[^/]+\.yaml|materials/[^/]+\.yaml)$")
 
-
-def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
+def _changed(reader: CommitReader, a: str | None, b: str) -> set[str]:
     """Store-relative paths that differ between two commits (all of b's where a is None)."""
     store = reader.store
     args = ["diff-tree", "-r", "--no-renames", "--name-only", "-z"]
@@ -25,7 +24,7 @@ def _changed(reader: Reader, a: str | None, b: str) -> set[str]:
     return {n[len(prefix):] for n in names if n.startswith(prefix)}
 
 
-def check(reader: Reader, sha: str, parents: list[str],
+def check(reader: CommitReader, sha: str, parents: list[str],
           found: dict[str, bytes | None | bool] | None = None) -> list[dict[str, Any]]:
     """Findings [{commit, kind, file, message}] for one merge commit (two parents; more are
     folded in order, as an octopus merge does); `found`: its `wrong` files, where known."""
@@ -42,7 +41,7 @@ def check(reader: Reader, sha: str, parents: list[str],
     return findings
 
 
-def wrong(reader: Reader, sha: str, parents: list[str]) -> dict[str, bytes | None | bool]:
+def wrong(reader: CommitReader, sha: str, parents: list[str]) -> dict[str, bytes | None | bool]:
     """The store files a two-parent merge commit holds other than the driver gives from its
     parents: path -> what it should hold (None: absent; False: the rules refuse, no content is
     legal). Empty for a merge of more than two parents (the octopus is its own finding)."""
@@ -54,7 +53,7 @@ def wrong(reader: Reader, sha: str, parents: list[str]) -> dict[str, bytes | Non
         base = proc.stdout.decode().split()[0] if proc.returncode == 0 and proc.stdout.strip() else None
         mine, other = _changed(reader, base, ours), _changed(reader, base, theirs)
         paths = mine | other | _changed(reader, ours, sha)
-        folders = {run: versioned(reader, (base, ours, theirs), run) for run in _registered_on_both(mine & other)}
+        folders = {run: versioned(reader, (base, ours, theirs), run) for run in registered_on_both(mine & other)}
         for rel in sorted(paths):
             specs = [reader.spec(c, rel) if c else "" for c in (base, ours, theirs, sha)]
             found = reader.objects.read_many([s for s in specs if s])
@@ -68,18 +67,13 @@ def wrong(reader: Reader, sha: str, parents: list[str]) -> dict[str, bytes | Non
                 outcome = folder.get(rel)
                 want = None if outcome is None else outcome.data if outcome.clean else False
             else:
-                want = _expected(rel, b, o, t, reader)
+                want = expected(rel, b, o, t, reader.store.root)
             if not (want is None and m is None or want == m):
                 out[rel] = want
     return out
 
 
-def _registered_on_both(both: set[str]) -> set[str]:
-    """Runs with a passport changed on both sides (where two versions may claim one label)."""
-    return {m["run"] for rel in both if (m := VERSIONED.match(rel)) and "/materials/" in rel}
-
-
-def versioned(reader: Reader, commits: tuple[str | None, str, str], run: str) -> dict[str, driver.Outcome] | None:
+def versioned(reader: CommitReader, commits: tuple[str | None, str, str], run: str) -> dict[str, driver.Outcome] | None:
     """The merge of run `run`'s state, stages and passports at (base, ours, theirs) where two
     versions claimed one label (statedir.merge.versions); None where each file merges alone."""
     sides = []
@@ -88,17 +82,3 @@ def versioned(reader: Reader, commits: tuple[str | None, str, str], run: str) ->
         wanted = {rel: oid for rel, oid in listing.items() if VERSIONED.match(rel)}
         sides.append({rel: reader.raw(oid) for rel, oid in wanted.items()})
     return versions.merge(sides[0], sides[1], sides[2], reader.store.root)
-
-
-def _expected(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
-              reader: Reader) -> bytes | None | bool:
-    """What the merge must hold: one side where only the other changed, else the driver's
-    merge (False where the driver refuses: no content is legal)."""
-    if base == theirs:
-        return ours
-    if base == ours or ours == theirs:
-        return theirs
-    if ours is None or theirs is None:
-        return False  # changed on one side, deleted on the other
-    outcome = driver.merge_file(rel, base, ours, theirs, reader.store.root)
-    return outcome.data if outcome.clean else False

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from statedir.errors import ValidationFailed
-from statedir.gitops import git, objects
+from statedir.gitops import commit_message, git, objects
 from statedir.history import merge_check
-from statedir.history.repaired_view import fixed
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
+from statedir.merge.expected import fixed
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -46,7 +46,7 @@ def _parents(store: Store, sha: str) -> list[str]:
     return words[1:]
 
 
-def examine(reader: Reader, sha: str, parents: list[str], at: str) -> HandMerge | None:
+def examine(reader: CommitReader, sha: str, parents: list[str], at: str) -> HandMerge | None:
     """The hand merge `sha` as it is to be repaired on top of commit `at` (None: it is legal)."""
     wrong = merge_check.wrong(reader, sha, parents)
     if not wrong:
@@ -81,8 +81,8 @@ def hand_merges(store: Store) -> list[HandMerge]:
     done = repaired_merges(store)
     head = git.head(store.worktree) or ""
     found, newly_legal = [], []
-    with objects.Objects(store.worktree) as objs:
-        reader = Reader(store, objs)
+    with objects.ObjectReader(store.worktree) as objs:
+        reader = CommitReader(store, objs)
         for sha, *parents in merges:
             if sha in legal or sha in done:
                 continue
@@ -144,22 +144,23 @@ def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:
     def repair() -> None:
         with store.locked(timeout):
             head = git.head(store.worktree) or ""
-            with objects.Objects(store.worktree) as objs:
-                hand = examine(Reader(store, objs), sha, _parents(store, sha), head)
+            with objects.ObjectReader(store.worktree) as objs:
+                hand = examine(CommitReader(store, objs), sha, _parents(store, sha), head)
             if hand is None:
                 return
             if hand.refusals:  # changed under doctor's feet: stays a finding
                 return
             writes = {rel: data for rel, data in hand.fixed.items() if isinstance(data, bytes)}
             removes = [rel for rel, data in hand.fixed.items() if data is None]
-            message = git.message(f"doctor: re-merge the hand-resolved merge {sha[:10]} with the statedir merge "
-                                  "driver", "-", actor, "doctor", trailers={TRAILER: sha},
-                                  reason=f"Files re-merged from the merge's parents: {', '.join(sorted(hand.fixed))}")
+            message = commit_message.message(
+                f"doctor: re-merge the hand-resolved merge {sha[:10]} with the statedir merge driver", "-", actor,
+                "doctor", trailers={TRAILER: sha},
+                reason=f"Files re-merged from the merge's parents: {', '.join(sorted(hand.fixed))}")
             persist(store, writes=writes, removes=removes, message=message, author=actor)
     return repair
 
 
-def expected(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+def expected(reader: CommitReader, commit: Commit) -> dict[str, bytes | None]:
     """verify's replay of a repair commit: the files the merge it names must be repaired to,
     on the repair's parent (refused where that merge is no ancestor, or needs no repair)."""
     sha = commit.repairs or ""

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from statedir.errors import StatedirError, ValidationFailed
-from statedir.gitops import git
+from statedir.gitops import commit_message
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -61,8 +61,9 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[Finding]:
             if not current:
                 return
             writes, removes = plan(store, current)
-            message = git.message(f"doctor: move {len(current)} log{'' if len(current) == 1 else 's'} into day "
-                                  "segments", "-", actor, "doctor")
+            logs = "log" if len(current) == 1 else "logs"
+            message = commit_message.message(f"doctor: move {len(current)} {logs} into day segments", "-", actor,
+                                             "doctor")
             persist(store, writes=writes, removes=removes, message=message, author=actor)
     return [{"kind": "legacy_log", "file": rel,
              "message": f"{rel} is a log of the layout before day segments (read first, never appended to)",

@@ -1,7 +1,8 @@
 """The state a hand-resolved merge should have left: its store files as the statedir merge driver
 gives them from its parents. verify replays every commit after such a merge on that state, not
 on the hand's files, so a transition legal only under what the hand planted stays `illegal`,
-whether or not `doctor --fix` later repaired the merge (statedir.history.merge_repair)."""
+whether or not `doctor --fix` later repaired the merge (statedir.history.merge_repair). What each
+file must hold is statedir.merge.expected's `fixed`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,21 +10,6 @@ from pathlib import Path
 
 from statedir.engine.template import identity as template_identity
 from statedir.gitops import git
-from statedir.store import layout
-
-
-def fixed(rel: str, want: bytes | None | bool, merged: bytes | None, now: bytes | None) -> bytes | None | str:
-    """What `rel` must hold where the hand merge holds `merged`, the driver gives `want` and a
-    later commit holds `now`; a string: why it cannot be said (the file changed since)."""
-    if want is False or want is True:
-        return "the merge's parents conflict on it (the rules refuse to merge them): resolve by hand"
-    if now == merged or now == want:
-        return want
-    kind = layout.schema_for(rel) or ""
-    if kind.startswith("log-") and want is not None and merged is not None and now is not None \
-            and now.startswith(merged):  # transitions appended since: kept after the re-merged entries
-        return want + now[len(merged):]
-    return "changed since the merge: repair it by hand"
 
 
 @dataclass

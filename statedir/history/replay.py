@@ -15,12 +15,12 @@ from statedir.errors import IllegalTransition, StatedirError, ValidationFailed
 from statedir.files import schema
 from statedir.history import replay_new, rollback
 from statedir.history.replay_files import render, request, run_files
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store import layout, steering
 from statedir.store.recorded import Commit
 
 
-def expected(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+def expected(reader: CommitReader, commit: Commit) -> Mapping[str, bytes | None]:
     """The bytes every file the transition writes must hold after it (None: removed); raises the refusal
     (a StatedirError) where the rules refuse the recorded request on the parent's state."""
     replay = REPLAYERS.get(commit.action) or (_bus if commit.action.startswith("bus-") else None)
@@ -30,11 +30,11 @@ def expected(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
     return replay(reader, commit)
 
 
-def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
+def _transition(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     req, now = request(commit)
     files = run_files(reader, commit)
     t, run = reader.run(commit.parent or "", commit.run_id, files,
-                        ledger=req.action == "resume" or bool(req.args.get("reset_boundaries")))
+                        boundary_log=req.action == "resume" or bool(req.args.get("reset_boundaries")))
     attribution.check(t, req)  # who it names, as the write path holds it (a forged answer is refused)
     if req.action == "rollback":
         target = rollback.target_at(reader, commit.run_id, str(req.args.get("to")), commit.parent)
@@ -47,7 +47,7 @@ def _transition(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return render(reader, commit, files, change, req, now, t)
 
 
-def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
+def _init(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     """`init`: the store's own files, made once, in a commit whose parent has no store."""
     if commit.parent and reader.objects.read(reader.spec(commit.parent, layout.CONFIG)):
         raise ValidationFailed("init of a store that already existed")
@@ -63,7 +63,7 @@ def _init(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return out
 
 
-def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
+def _doctor(reader: CommitReader, commit: Commit) -> dict[str, bytes | None]:
     """`doctor --fix`: `.schemas/` copies, each exactly the schema statedir ships; the store's
     `.gitattributes` exactly as statedir writes it (naming the merge driver); logs moved into
     day segments with every entry kept (None: a legacy file it removed); or a hand-resolved
@@ -86,35 +86,35 @@ def _doctor(reader: Reader, commit: Commit) -> dict[str, bytes | None]:
     return out
 
 
-def _signers(reader: Reader, commit: Commit) -> dict[str, bytes]:
+def _signers(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     """`signers add|remove`: the recorded change applied to the parent's signers.yaml."""
     from statedir.signing import manage
 
     return manage.replay(reader, commit)
 
 
-def _people(reader: Reader, commit: Commit) -> dict[str, bytes]:
+def _people(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     """`people add|remove`: the recorded change, by the user, applied to the parent's statedir.yaml."""
     from statedir.engine import people
 
     return people.replay(reader, commit)
 
 
-def _acknowledge(reader: Reader, commit: Commit) -> dict[str, bytes]:
+def _acknowledge(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     """`verify --acknowledge`: the recorded findings appended to the parent's acknowledged.yaml."""
     from statedir.history import acknowledgements
 
     return acknowledgements.replay(reader, commit)
 
 
-def _bus(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+def _bus(reader: CommitReader, commit: Commit) -> Mapping[str, bytes | None]:
     """`bus-<verb>`: decided again with the bus's own rules (a verb it lacks is refused there)."""
     from statedir.bus import replay as bus
 
     return bus.replay(reader, commit)
 
 
-def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
+def _research(reader: CommitReader, commit: Commit) -> Mapping[str, bytes | None]:
     """A research-ledger write: each record held to the ledger's own rules."""
     from statedir.research import replay as research
 
@@ -122,7 +122,7 @@ def _research(reader: Reader, commit: Commit) -> Mapping[str, bytes | None]:
 
 
 # action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition.
-REPLAYERS: dict[str, Callable[[Reader, Commit], Mapping[str, bytes | None]]] = {
+REPLAYERS: dict[str, Callable[[CommitReader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in decision.HANDLERS}, "rollback": _transition, "new": replay_new.new,
     "init": _init, "doctor": _doctor, "signers": _signers, "people": _people, "research": _research,
     "acknowledge": _acknowledge,

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir import request_ids
 from statedir.engine import run_shape
 from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.engine.transition_data import Change, Request
 from statedir.errors import ValidationFailed
 from statedir.files import yaml
-from statedir.gitops import request_ids
 from statedir.gitops.object_ids import blob_id
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store import layout, run_logs
 from statedir.store.recorded import Commit
 
 
-def run_files(reader: Reader, commit: Commit) -> dict[str, str]:
+def run_files(reader: CommitReader, commit: Commit) -> dict[str, str]:
     return reader.files(commit.parent, f"runs/{commit.run_id}") if commit.parent else {}
 
 
@@ -43,7 +43,7 @@ def _compiled(t: Any, commit: Commit) -> dict[str, bytes]:
             if rel in commit.changed}
 
 
-def render(reader: Reader, commit: Commit, files: dict[str, str], change: Change, req: Request,
+def render(reader: CommitReader, commit: Commit, files: dict[str, str], change: Change, req: Request,
            now: str, t: Any = None) -> dict[str, bytes]:
     """What `transaction.apply` writes for `change`, byte for byte, on the parent's files."""
     scope = scope_of(t) if t is not None else None

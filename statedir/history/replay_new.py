@@ -11,12 +11,12 @@ from statedir.engine.transition_data import require_permission
 from statedir.errors import RunExists, StatedirError, ValidationFailed
 from statedir.files import yaml
 from statedir.history.replay_files import render, request, run_files
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store import layout, run_logs
 from statedir.store.recorded import Commit
 
 
-def new(reader: Reader, commit: Commit) -> dict[str, bytes]:
+def new(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
     """What the recorded `new` writes: the run made again on the template it took, and the template
     files it stored."""
     req, now = request(commit)
@@ -59,7 +59,7 @@ def new(reader: Reader, commit: Commit) -> dict[str, bytes]:
     return {**render(reader, commit, files, change, req, now, t), **extra}
 
 
-def _shipped_then(reader: Reader, commit: Commit, t: Any, made_on: str | None, digest: str) -> Any:
+def _shipped_then(reader: CommitReader, commit: Commit, t: Any, made_on: str | None, digest: str) -> Any:
     """A run made before this statedir shipped a newer version of its template: the older version
     statedir ships beside the newer one (academic-pipeline@3.22.yaml), where the run's digest is
     that file's and no run on the parent was made on a newer one (a statedir that took a newer
@@ -98,7 +98,7 @@ def _order(version: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
-def _by_name(reader: Reader, commit: str, name: str) -> Any:
+def _by_name(reader: CommitReader, commit: str, name: str) -> Any:
     """What `new --template NAME` takes at `commit` (statedir.engine.template.load): the store's
     copy, unless statedir ships that name and version with other content."""
     from statedir.engine import template as template_mod
@@ -112,7 +112,7 @@ def _by_name(reader: Reader, commit: str, name: str) -> Any:
     return t
 
 
-def _recorded(reader: Reader, commit: Commit, rel: str) -> dict[str, Any]:
+def _recorded(reader: CommitReader, commit: Commit, rel: str) -> dict[str, Any]:
     """The data the commit wrote to `rel` ({} where it wrote none, or no mapping)."""
     if rel not in commit.changed or commit.changed[rel][0] == "D":
         return {}
@@ -120,7 +120,7 @@ def _recorded(reader: Reader, commit: Commit, rel: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _made_on(reader: Reader, commit: Commit, base: str) -> str | None:
+def _made_on(reader: CommitReader, commit: Commit, base: str) -> str | None:
     """The template version the run's new state.yaml names (None: none readable); the replay holds
     its files to that version's rules, so naming another version than the one used fails there."""
     changed = commit.changed.get(f"{base}/state.yaml")
@@ -134,7 +134,7 @@ def _made_on(reader: Reader, commit: Commit, base: str) -> str | None:
     return str(version) if version is not None else None
 
 
-def _templates(reader: Reader, commit: Commit, t: Any) -> dict[str, bytes]:
+def _templates(reader: CommitReader, commit: Commit, t: Any) -> dict[str, bytes]:
     """The template files `new --template FILE` writes, by `versions.stored_files` on the
     parent's: the file as the newest `templates/<name>.yaml`, a different version it replaces
     kept beside it, never a version's content changed. A `new` touching no template writes none."""

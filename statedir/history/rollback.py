@@ -10,10 +10,10 @@ from typing import Any
 
 from statedir.engine import transaction
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live, require_permission
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, require_live, require_permission
 from statedir.errors import IllegalTransition, InvalidValue, UnknownRun
 from statedir.gitops import git, objects
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store.store import Store
 
 
@@ -28,7 +28,7 @@ def decide(t: Template, run: RunData, target: RunData, req: Request, now: str) -
     missing = [sid for sid in t.stage_ids if sid not in target.stages]
     if missing:
         raise IllegalTransition(f"the run at {to[:10]} has no stage {', '.join(missing)}")
-    draft = Draft(run)
+    draft = RunDraft(run)
     state = copy.deepcopy(target.state)
     counters = dict(state.get("version_counters", {}))
     for series, count in run.state.get("version_counters", {}).items():
@@ -45,13 +45,13 @@ def decide(t: Template, run: RunData, target: RunData, req: Request, now: str) -
     return change
 
 
-def target_at(reader: Reader, run_id: str, to: str, head: str | None) -> RunData:
+def target_at(reader: CommitReader, run_id: str, to: str, head: str | None) -> RunData:
     """The run at commit `to`, which must be an ancestor of `head`; refused (exit 1) otherwise."""
     if head is None or not objects.is_ancestor(reader.store.worktree, to, head):
         raise IllegalTransition(f"{to[:10]} is not an ancestor of the current commit; rollback only goes "
                                 "back along this branch's history", to=to)
     try:
-        return reader.run(to, run_id, ledger=True)[1]
+        return reader.run(to, run_id, boundary_log=True)[1]
     except UnknownRun:
         raise IllegalTransition(f"commit {to[:10]} holds no run {run_id!r}", run_id=run_id, to=to) from None
 
@@ -64,8 +64,8 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
     store.require_run(run_id)
     with store.locked(timeout, scope=store.run_dir(run_id)):
         to = objects.resolve(store.worktree, rev)
-        with objects.Objects(store.worktree) as objs:
-            target = target_at(Reader(store, objs), run_id, to, git.head(store.worktree))
+        with objects.ObjectReader(store.worktree) as objs:
+            target = target_at(CommitReader(store, objs), run_id, to, git.head(store.worktree))
         t, run, sources = transaction.load_run(store, run_id)
         now = transaction.utc_now()
         req = Request("rollback", actor, {"to": to}, reason, who=who)

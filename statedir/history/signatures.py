@@ -27,7 +27,7 @@ from typing import Any
 from statedir.errors import InvalidValue, MissingDependency, StatedirError
 from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, signature_key
-from statedir.gitops.objects import Objects
+from statedir.gitops.objects import ObjectReader
 from statedir.history.entry import Entry
 from statedir.signing.trust import Trust
 from statedir.store.commit_keys import required
@@ -63,7 +63,7 @@ def split(raw: bytes) -> tuple[bytes | None, bytes]:
 class Auditor:
     """Checks commits in history order against the signers replayed from the root of trust."""
 
-    def __init__(self, store: Store, objects: Objects) -> None:
+    def __init__(self, store: Store, objects: ObjectReader) -> None:
         self.store = store
         self.objects = objects
         self.path = store.git_path(FILE)

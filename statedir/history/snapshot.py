@@ -10,11 +10,12 @@ from statedir.engine import renumbered, run_shape
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunData
 from statedir.errors import CorruptStore, UnknownRun
-from statedir.files import schema, yaml, yaml_own
 from statedir.gitops import objects
 from statedir.gitops.object_ids import blob_id
-from statedir.gitops.objects import Objects
-from statedir.history.repaired_view import HandMerges, fixed
+from statedir.gitops.objects import ObjectReader
+from statedir.history.repaired_view import HandMerges
+from statedir.history.stored_files import parse
+from statedir.merge.expected import fixed
 from statedir.store import layout, run_logs
 from statedir.store.store import Store
 
@@ -30,27 +31,10 @@ class Snapshot:
     histories: dict[str, list[dict[str, Any]]]
 
 
-def parse(rel: str, raw: bytes) -> tuple[Any, bool]:
-    """(plain data, canonical) of a store file's bytes, validated against its schema;
-    canonical: the bytes are exactly what statedir writes for that data."""
-    name = layout.schema_for(rel) or ""
-    ref = layout.own_ref(rel, raw)  # a run file names its template's compiled schema
-    is_log = name.startswith("log-")
-    own = yaml_own.read_own(raw, ref)
-    if own is not yaml_own.FOREIGN and (own is not None or is_log) and not schema.validate(name, own, rel):
-        return (own or [] if is_log else own), True
-    doc = yaml.load(raw, rel)
-    plain = yaml.to_plain(doc)
-    problems = schema.validate(name, plain, rel, source=doc) if name else []
-    if problems or (not is_log and not isinstance(plain, dict)):
-        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}", file=rel)
-    return (plain or [] if is_log else plain), yaml.dump(plain, ref).encode() == raw
+class CommitReader:
+    """Reads and parses store files at commits through one `ObjectReader`; a blob is parsed once."""
 
-
-class Reader:
-    """Reads and parses store files at commits through one `Objects`; a blob is parsed once."""
-
-    def __init__(self, store: Store, objects: Objects) -> None:
+    def __init__(self, store: Store, objects: ObjectReader) -> None:
         self.store = store
         self.objects = objects
         self._parsed: dict[tuple[str, str], tuple[Any, bool]] = {}
@@ -62,23 +46,29 @@ class Reader:
         # (commit, forged files): the parent a replay now reads, on the state its hand merges should have left
         self.viewing: tuple[str, dict[str, tuple[bytes | None, bytes | None]]] | None = None
         self._own: dict[str, bytes] = {}  # blob id -> bytes of a file of that state (no git object)
+        self._run_trees: dict[tuple[str, str], str] = {}  # (commit, "runs/<id>") -> the run's tree
 
     def spec(self, commit: str, rel: str) -> str:
-        return f"{commit}:{self.store.git_path(rel)}"
+        """`commit:path`, or for a run whose tree `files` read, `tree:path in the run` (git reads
+        the whole `runs/` listing for each path through it: most of a read in a large store)."""
+        parts = rel.split("/", 2)
+        tree = self._run_trees.get((commit, f"runs/{parts[1]}")) if len(parts) == 3 and parts[0] == "runs" else None
+        return f"{tree}:{parts[2]}" if tree else f"{commit}:{self.store.git_path(rel)}"
 
     def files(self, commit: str, rel_dir: str) -> dict[str, str]:
-        """Every file under a store directory at `commit`: store-relative path -> blob id.
-        A run's usual folders are asked for in the same round trip as the run's own."""
+        """Every file under a store directory at `commit`: store-relative path -> blob id. A
+        run's tree is read with the store's templates, then its usual folders by that tree."""
         out: dict[str, str] = {}
         usual = ["stages", "materials", "history"] if rel_dir.startswith("runs/") else []
-        specs = [self.spec(commit, rel_dir), *(self.spec(commit, f"{rel_dir}/{d}") for d in usual)]
+        found = self.objects.read_many([self.spec(commit, rel_dir), *([self.spec(commit, "templates")] * bool(usual))])
         if usual:  # the store's templates too: the run's template is read next
-            specs.append(self.spec(commit, "templates"))
-        found = self.objects.read_many(specs)
-        if usual:
             self._held[commit] = {n[:-5]: oid for n, (_, oid) in objects.entries(found.pop()).items()
                                   if n.endswith(".yaml")}
+            if found[0] is not None and found[0][1] == "tree" and len(commit) in (40, 64) and rel_dir.count("/") == 1:
+                self._run_trees[(commit, rel_dir)] = found[0][0]
         top = objects.entries(found[0])
+        if usual:  # the run's usual folders, by the run's tree
+            found += self.objects.read_many([self.spec(commit, f"{rel_dir}/{d}") for d in usual])
         pending = [(rel_dir, {n: e for n, e in top.items() if n not in usual or not e[0].startswith("4")})]
         pending += [(f"{rel_dir}/{d}", objects.entries(tree)) for d, tree in zip(usual, found[1:], strict=True)
                     if d in top and top[d][0].startswith("4")]
@@ -221,7 +211,7 @@ class Reader:
         return self._templates[key]
 
     def run(self, commit: str, run_id: str, files: dict[str, str] | None = None, *,
-            ledger: bool = False) -> tuple[Template, RunData]:
+            boundary_log: bool = False) -> tuple[Template, RunData]:
         """A run as plain data at `commit` (`files`: its files there, when already listed)."""
         base = f"runs/{layout.check_run_id(run_id)}"
         if files is None:
@@ -248,8 +238,8 @@ class Reader:
         run = RunData(run_id, state, stages, passports)
         from statedir.engine import run_settings
 
-        if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
-            run.ledger = self.log(files, base, "reset_boundary")
+        if boundary_log or run_settings.effect_on(t, state, "reset_boundaries"):
+            run.boundary_log = self.log(files, base, "reset_boundary")
         return t, run
 
     def log(self, files: dict[str, str], base: str, name: str) -> list[dict[str, Any]]:
@@ -265,7 +255,7 @@ class Reader:
 
         base = f"runs/{layout.check_run_id(run_id)}"
         files = self.files(commit, base)
-        t, run = self.run(commit, run_id, files, ledger=True)
+        t, run = self.run(commit, run_id, files, boundary_log=True)
         hours = float(t.doc.get("passport_stale_hours", 24))
         passports = {}
         labels = sorted(r[len(base) + 11:-5] for r in files
@@ -294,9 +284,9 @@ def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     """The run as of `rev` (anything `git rev-parse` takes); nothing is checked out."""
     layout.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
-    with Objects(store.worktree) as objs:
+    with ObjectReader(store.worktree) as objs:
         when = objects.commit_time(objs, sha)
         try:
-            return Reader(store, objs).snapshot(sha, run_id, when)
+            return CommitReader(store, objs).snapshot(sha, run_id, when)
         except UnknownRun:
             raise UnknownRun(f"no run {run_id!r} at {rev} ({sha[:10]})", run_id=run_id, rev=rev) from None

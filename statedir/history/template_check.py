@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import identity as template_identity
-from statedir.history.snapshot import Reader
+from statedir.history.snapshot import CommitReader
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
 
@@ -17,7 +17,7 @@ class Identities:
     def __init__(self, store: Store, since: str | None) -> None:
         self.known = template_identity.known(store, since)  # shipped, and what history held before `since`
 
-    def check(self, reader: Reader, commit: Commit) -> list[dict[str, Any]]:
+    def check(self, reader: CommitReader, commit: Commit) -> list[dict[str, Any]]:
         out = []
         for rel, (status, _, new) in sorted(commit.changed.items()):
             if status == "D" or not rel.startswith("templates/") or not rel.endswith(".yaml"):

@@ -14,14 +14,12 @@ or fetched).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any
 
-from statedir.files import schema
+from statedir.files import rules_identity
 from statedir.gitops import git, objects
 from statedir.store.store import Store
 
@@ -63,17 +61,8 @@ def start(store: Store) -> tuple[str, int, list[dict[str, Any]]] | None:
 
 
 def rules_key() -> str:
-    """Which statedir judged: its code, schemas and the templates it ships, by path, size and
-    modification time (an upgrade, or an edit of an installed copy, changes it, and the next verify
-    replays the whole history by the rules now at hand instead of taking a verdict of others)."""
-    digest = hashlib.sha256(str(FORMAT).encode())
-    for top in (Path(__file__).resolve().parent.parent, schema.data_dir("templates"), schema.data_dir("schemas")):
-        for folder, dirs, names in os.walk(top):  # top down, each folder's own in name order
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(n for n in names if n.endswith((".py", ".yaml", ".json"))):
-                info = os.stat(os.path.join(folder, name))
-                digest.update(f"{folder}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    """Which statedir judged (statedir.files.rules_identity), with this file's format."""
+    return rules_identity.key(str(FORMAT))
 
 
 def _a_finding(value: Any) -> bool:

@@ -11,14 +11,16 @@ import re
 from typing import Any
 
 from statedir.errors import GitError, StatedirError
-from statedir.gitops import git, identity, objects
+from statedir.gitops import commit_message, git, identity, objects
 from statedir.gitops.object_ids import blob_id
 from statedir.history import (
-    ack_trust, acknowledgements, merge_check, merge_repair, people_check, template_check, verified_cache,
+    ack_trust, acknowledgements, merge_check, merge_repair, path_index, people_check, template_check,
+    verified_cache,
 )
 from statedir.history.replay import expected, refusal
 from statedir.history.signatures import Auditor
-from statedir.history.snapshot import Reader, parse
+from statedir.history.snapshot import CommitReader
+from statedir.history.stored_files import parse
 from statedir.store import layout, steering
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
@@ -26,7 +28,7 @@ from statedir.store.store import Store
 _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={git.REQUEST_TRAILER},valueonly,separator=%x2C)",
+           f"%(trailers:key={commit_message.REQUEST_TRAILER},valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)",
            *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.TRAILERS.values()))
 _LOG = re.compile(r"^runs/[^/]+/history/")
@@ -38,11 +40,14 @@ def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
     """The commits touching `pathspec`, oldest first, with their store files' changes."""
     if not git.head(store.worktree):
         return []
-    args = ["log", "--reverse", "--topo-order", "--raw", "--no-renames", "--no-abbrev", "-z",
-            "--format=%x1e" + "%x1f".join(_FIELDS)]
-    if since:
-        args.append(f"{since}..HEAD")
-    out = git.run(store.worktree, *args, "--", pathspec).stdout.decode("utf-8", "surrogateescape")
+    args = ["--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e" + "%x1f".join(_FIELDS)]
+    if since or pathspec == store.git_path("."):  # the whole store: remembered by verified_cache instead
+        span = [f"{since}..HEAD"] if since else []
+        raw = git.run(store.worktree, "log", "--reverse", "--topo-order", *args, *span, "--", pathspec).stdout
+    else:  # a run's (a file's) commits as remembered (statedir.history.path_index): only those are read
+        listed = path_index.commits(store, pathspec, order="topo")[::-1]
+        raw = path_index.records(store, listed, *args, "--", pathspec)
+    out = raw.decode("utf-8", "surrogateescape")
     prefix = "" if store.prefix == "." else store.prefix + "/"
     found = []
     for record in out.split("\x1e")[1:]:
@@ -92,8 +97,8 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     history = commits(store, store.git_path(rel), since_sha)
     found: list[Any] = list(earlier[2]) if earlier else []  # findings, and signature checks still running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
-    with objects.Objects(store.worktree) as objs, Auditor(store, objs) as signatures:
-        reader = Reader(store, objs)
+    with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
+        reader = CommitReader(store, objs)
         templates = template_check.Identities(store, since_sha)
         for commit in history:
             if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
@@ -125,7 +130,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     return result
 
 
-def _merge(reader: Reader, commit: Commit, seen: Any) -> list[dict[str, Any]]:
+def _merge(reader: CommitReader, commit: Commit, seen: Any) -> list[dict[str, Any]]:
     """A merge's findings; a hand merge is remembered with what the driver gives instead."""
     wrong = merge_check.wrong(reader, commit.sha, commit.parents)
     rels = sorted(rel for rel, want in wrong.items() if not isinstance(want, bool))
@@ -140,7 +145,7 @@ def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[
     return {"commit": commit.sha, "kind": kind, "file": file, "message": message}
 
 
-def _check(reader: Reader, commit: Commit, removed: dict[str, Any]) -> list[dict[str, Any]]:
+def _check(reader: CommitReader, commit: Commit, removed: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     replayed: set[str] = set()  # files the replay proved exactly right
     statedirs = bool(commit.run_id and commit.actor and commit.action)
@@ -186,7 +191,7 @@ def _verb(status: str) -> str:
     return {"A": "added", "D": "deleted"}.get(status, "changed")
 
 
-def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str, Any]]:
+def _replay(reader: CommitReader, commit: Commit, replayed: set[str]) -> list[dict[str, Any]]:
     try:
         want = expected(reader, commit)
     except StatedirError as exc:
@@ -226,7 +231,7 @@ def _replay(reader: Reader, commit: Commit, replayed: set[str]) -> list[dict[str
     return out
 
 
-def _a_schema(reader: Reader, actual: str) -> bool:
+def _a_schema(reader: CommitReader, actual: str) -> bool:
     """Whether a committed file is a JSON Schema document. `.schemas/` holds copies for editors,
     derived from statedir's schemas and the template, which no check of statedir's reads (it
     compiles its own): a copy an older statedir compiled differs from today's compile without
@@ -240,7 +245,7 @@ def _a_schema(reader: Reader, actual: str) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("$schema"), str)
 
 
-def _same_data(reader: Reader, rel: str, want: bytes, actual: str) -> bool:
+def _same_data(reader: CommitReader, rel: str, want: bytes, actual: str) -> bool:
     """Whether the committed blob holds the data the replay wrote, in other text."""
     if set(actual) == {"0"}:
         return False
@@ -250,7 +255,7 @@ def _same_data(reader: Reader, rel: str, want: bytes, actual: str) -> bool:
         return False
 
 
-def _append_only(reader: Reader, commit: Commit, rel: str, old: str, new: str | None) -> list[dict[str, Any]]:
+def _append_only(reader: CommitReader, commit: Commit, rel: str, old: str, new: str | None) -> list[dict[str, Any]]:
     before = reader.raw(old)
     after = reader.raw(new) if new else b""
     if after.startswith(before):
@@ -271,7 +276,7 @@ def _append_only(reader: Reader, commit: Commit, rel: str, old: str, new: str | 
     return [_finding(commit, "log_rewritten", rel, message)]
 
 
-def _identity(reader: Reader, rel: str, oid: str) -> Any:
+def _identity(reader: CommitReader, rel: str, oid: str) -> Any:
     try:
         passport = reader.plain(rel, oid)
     except StatedirError:
@@ -279,7 +284,7 @@ def _identity(reader: Reader, rel: str, oid: str) -> Any:
     return {k: passport.get(k) for k in ("series", "materials", "content_hash", "files")}
 
 
-def _label(reader: Reader, commit: Commit, rel: str, status: str, old: str, new: str,
+def _label(reader: CommitReader, commit: Commit, rel: str, status: str, old: str, new: str,
            removed: dict[str, Any]) -> list[dict[str, Any]]:
     label = rel.rpartition("/")[2][:-5]
     if status == "D":

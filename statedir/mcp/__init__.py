@@ -2,7 +2,7 @@
 
 `tools` generates the tool list from the command table (statedir.commands, which the CLI lends
 the server) and `served_tools` what the server offers beyond it (`research_tools`, `init`, file
-arguments, paged reads), `calls` calls a command's function in-process on one store kept open,
+arguments, paged reads), `calls` calls the API a command names (statedir.api.documents) on one store kept open,
 `resources` serves the guide and the templates, `server` is the only module importing the MCP
 SDK (the optional extra `statedir[mcp]`). What agents read of each tool:
 `catalog` (groups, titles, hints), `vocabulary` (enums from the store's templates), `outputs`

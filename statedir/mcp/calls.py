@@ -1,5 +1,6 @@
-"""Running a tool call in-process: the command's own function called with the call's arguments
-on one store kept open, its --json document handed back (`Host.serving`), never read off stdout.
+"""Running a tool call in-process: the API the command table names for the tool's command
+(statedir.api.documents) called with the call's arguments on one store kept open, its document
+(what the command's --json prints) handed back, nothing printed or read back.
 A call's `expect_head` is the command's --expect (checked by the store, under its lock). A
 MANDATORY checkpoint is the user's: `confirm` there runs only on the user's answer (the server
 asks through elicitation), recorded `answered_by: user`; so do a FAIL-loop `resolve`, a failure
@@ -9,18 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statedir.api import documents, places
+from statedir.api.places import CLIENT, CONFIG, FlagWording
 from statedir.commands import table
-from statedir.errors import GitError, InvalidValue, NotAStore, StatedirError
-from statedir.gitops import git
-from statedir.gitops.identity import CLIENT
-from statedir.gitops.libgit import Objects
+from statedir.commands.document import Document
+from statedir.errors import InvalidValue, NotAStore, StatedirError
+from statedir.hints import WORDS
 from statedir.mcp import lean, outputs, races, roles, served_tools, users_answer, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
@@ -28,28 +30,25 @@ from statedir.mcp.outcome import Outcome, is_document, is_error_document, worded
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.mcp.wording import McpWords, argument_named
-from statedir.store import expectation
-from statedir.store.layout import CONFIG
 
 # Calls run one at a time in a process, whichever server (in-process tests hold several) they
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
+_LOGGED: set[str] = set()  # warnings on stderr already: each said once a process, as the CLI says them
 
 
 @dataclass(frozen=True)
 class Host:
-    """What the CLI lends the server (the server imports nothing of the CLI): its command table,
-    how a command opens the store, and how to make commands called in-process use `sd` and hand
-    back what they print (the list `serving` yields)."""
+    """What the CLI lends the server (the server imports nothing of the CLI): its command table
+    (the tools' schemas, and the API each command's call is) and how the store is opened."""
 
     commands: tuple[table.Command, ...]
     open_store: Callable[[Path], Any]
-    serving: Callable[[Any], AbstractContextManager[list[str]]]
 
 
 class Served:
     """One store held open for a server's lifetime and the CLI's commands as tools; a call
-    calls the command's function in-process, one call at a time."""
+    calls the API its command names, one call at a time."""
 
     def __init__(self, root: Path, host: Host, groups: tuple[str, ...] = GROUPS,
                  roles: tuple[str, ...] = DEFAULT_ROLES) -> None:
@@ -108,8 +107,7 @@ class Served:
                             f"{self.root}, or restart the server with --store naming a store", hint=exc.hints,
                             **{**exc.details, "store": str(self.root), "fix": served_tools.INIT}) from None
         # without pygit2, or in a repository libgit2 cannot open (SHA-256), commits go through git
-        with contextlib.suppress(InvalidValue, GitError):
-            sd.store.objects = Objects(sd.store.worktree)
+        places.in_process_git(sd)
         sd.roles_only = True  # a caller acts in the server's roles, never as one of the store's people
         self.root = sd.store.root
         self._config = (self.root / CONFIG).read_bytes()
@@ -117,9 +115,9 @@ class Served:
 
     def head(self) -> str | None:
         if self._sd is None:
-            worktree = git.find_worktree(self.root) if self.root.is_dir() else None
-            return git.head(worktree) if worktree is not None else None
-        return git.head(self._sd.store.worktree)
+            worktree = places.worktree_of(self.root) if self.root.is_dir() else None
+            return places.head_at(worktree) if worktree is not None else None
+        return places.head_at(self._sd.store.worktree)
 
     def refusal(self, exc: StatedirError, name: str | None = None,
                 arguments: dict[str, Any] | None = None) -> Outcome:
@@ -197,12 +195,12 @@ class Served:
             return None, None
         run_id, store = arguments["run_id"], self.sd.store
         if arguments.get(EXPECT_HEAD) is not None:  # no question on a run the agent did not see
-            expectation.check(store, arguments[EXPECT_HEAD], store.run_dir(run_id))
+            places.expect_unchanged(store, arguments[EXPECT_HEAD], store.run_dir(run_id))
         try:
             t, run, _ = self.sd.load(run_id)
         except StatedirError:  # an unknown run, a broken file: the command says so
             return None, None
-        state = expectation.fingerprint(store, store.run_dir(run_id), head)
+        state = places.fingerprint(store, store.run_dir(run_id), head)
         question = asks(t, run, arguments, head, state)
         if question is not None:  # a server whose role may not carry the answer is refused before the user is asked
             users_answer.carried(t, run, tool, arguments, self.roles)
@@ -225,10 +223,9 @@ class Served:
         tool = self.tools[name]
         if name != served_tools.INIT:
             arguments = served_tools.prepare(tool, roles.acting(tool, arguments, self.roles), self.sd.store.worktree)
-        keywords = tool.keywords(arguments, self.root)
-        with self.host.serving(sd) as printed:
-            code = _invoke(tool, keywords)
-        text = served_tools.result_text(tool, "".join(printed).strip())
+        document = _invoke(tool, sd, tool.keywords(arguments, self.root), McpWords(self.wording, name))
+        code = document.code
+        text = served_tools.result_text(tool, document.text)
         # A non-zero exit is a failure unless the command printed its answer as a document
         # (prereq not met, validate with findings): that document is the result.
         failed = code != 0 and (is_error_document(text) or not is_document(text))
@@ -247,10 +244,23 @@ class Served:
         return json.dumps(lean.brief_show(doc, prereq), ensure_ascii=False, separators=(",", ":"))
 
 
-def _invoke(tool: Tool, keywords: dict[str, Any]) -> int:
-    """Call the tool's command function; its exit code (a refusal raises StatedirError)."""
+def _invoke(tool: Tool, sd: Any, keywords: dict[str, Any], words: McpWords) -> Document:
+    """Call the API for the tool's command, as the command table names it; its document and exit
+    code (a refusal raises StatedirError). Its refusals word the arguments as the command line
+    does (`--topic`): the server says them in its tools' words; the next steps its messages and
+    warnings name (statedir.hints) are said in them (`doctor {fix: true}`)."""
+    store, _ = keywords.pop("store", None), keywords.pop("json", None)
+    if tool.name == served_tools.INIT:
+        keywords["store"] = store  # init makes the served store: no StateDir yet
+    call = tool.command.call
+    said = WORDS.set(words)
     try:
-        result = tool.command.function(**keywords)
-    except table.Exit as exc:
-        return exc.code
-    return result if isinstance(result, int) else 0
+        with FlagWording():
+            document: Document = (call if callable(call) else documents.call(call))(sd, **keywords)
+    finally:
+        WORDS.reset(said)
+    for message in document.warnings:  # to the log, never the protocol's stdout
+        if message not in _LOGGED:
+            _LOGGED.add(message)
+            sys.stderr.write(f"warning: {message}\n")
+    return document

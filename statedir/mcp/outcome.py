@@ -13,7 +13,7 @@ from statedir.mcp import outputs
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one call gives back: what the command printed (its --json document), whether it
+    """What one call gives back: the command's document (what its --json prints), whether it
     failed, the command's exit code and the repository's HEAD after it."""
 
     text: str

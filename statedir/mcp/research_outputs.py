@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.files import schema
+from statedir.api import places
 
 # Each research action -> the kind of record its result is.
 RECORD_OF = {
@@ -32,7 +32,7 @@ def _field(prop: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(kind: str) -> dict[str, Any]:
-    doc = schema.load_schema(f"research-{kind}")
+    doc = places.schema(f"research-{kind}")
     return {name: _field(prop) for name, prop in doc.get("properties", {}).items()}
 
 

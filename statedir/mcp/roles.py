@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.api.places import checked_name
 from statedir.engine.admission import WRITER
 from statedir.engine.template import USER
 from statedir.engine.wording import either
 from statedir.errors import InvalidValue, PermissionDenied
-from statedir.gitops.identity import check_name
 from statedir.mcp.tools import Tool
 
 DEFAULT_ROLES = ("pipeline_orchestrator",)
@@ -24,7 +24,7 @@ def chosen_roles(text: str) -> tuple[str, ...]:
     if not roles:
         raise InvalidValue("--role names no role: give one or more, comma-separated (e.g. pipeline_orchestrator)")
     for role in roles:
-        check_name(role, "role")
+        checked_name(role, "role")
     if USER in roles:
         raise InvalidValue(f"--role {USER}: a server never acts as the user; the user's answers come only through "
                            "the client's elicitation form, which `confirm` puts to them", role=USER)
@@ -42,7 +42,7 @@ def acting(tool: Tool, arguments: dict[str, Any], roles: tuple[str, ...]) -> dic
     actor = arguments.get(ACTOR)
     if actor is None:
         return {**arguments, ACTOR: roles[0]}
-    check_name(actor, "actor")
+    checked_name(actor, "actor")
     if actor == USER:
         raise PermissionDenied(f"{tool.name} may not act as {USER}: an MCP caller never gives the user's answer; "
                                "the server asks the user through the client's form (confirm at a MANDATORY "

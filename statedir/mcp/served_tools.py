@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from statedir.argument_checks import names_a_file
+from statedir.api.places import names_a_file
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp import lean

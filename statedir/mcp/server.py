@@ -20,8 +20,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 import statedir
+from statedir.api import places
 from statedir.errors import StatedirError
-from statedir.gitops import identity
 from statedir.mcp import resources
 from statedir.mcp.calls import Host, Served
 from statedir.mcp.catalog import GROUPS
@@ -106,7 +106,7 @@ def _client(ctx: Any, client_name: str | None) -> str:
     (else the handshake's clientInfo name) and the clientInfo version."""
     params = ctx.session.client_params
     info = params.client_info if params is not None else None
-    return identity.client_label(client_name or (info.name if info is not None else None),
+    return places.client_label(client_name or (info.name if info is not None else None),
                                  info.version if info is not None else None)
 
 

@@ -4,7 +4,7 @@ nothing here imports it, nor typer or click.
 
 Nothing here is written twice: a tool is a command of the table (a command of a sub-group is
 `group_command`), its input schema is read off the command's parameters, and a call's arguments
-become the keyword arguments the command's function is called with. This module
+become the keyword arguments of the API call the command names (statedir.api.documents). This module
 does not import the MCP SDK.
 """
 from __future__ import annotations
@@ -72,7 +72,7 @@ class Tool:
         return outputs.schema_of(self.name)
 
     def keywords(self, arguments: dict[str, Any], store: Path) -> dict[str, Any]:
-        """The keyword arguments the command's function is called with for these arguments: the
+        """The keyword arguments of the command (its API call takes them) for these arguments: the
         served store, --json, and each parameter by its name (one left out stands as its default:
         a positional left out never shifts another); every argument's problem is reported in one
         INVALID_VALUE."""

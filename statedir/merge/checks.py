@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from statedir.gitops import git, merge_driver
+from statedir.gitops import commit_message, merge_driver_config
 from statedir.store import layout
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
@@ -26,24 +26,25 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[Finding]:
 
 def registration(store: Store, actor: str, timeout: float | None) -> list[Finding]:
     out = []
-    if not merge_driver.names_driver(store.root):
+    if not merge_driver_config.names_driver(store.root):
         def rewrite() -> None:
             with store.locked(timeout):
-                message = git.message("doctor: .gitattributes names the statedir merge driver", "-", actor, "doctor")
+                message = commit_message.message("doctor: .gitattributes names the statedir merge driver", "-",
+                                                 actor, "doctor")
                 persist(store, writes={".gitattributes": layout.GITATTRIBUTES.encode()}, message=message,
                         author=actor)
         out.append(_finding("merge_attributes", ".gitattributes", "the store's .gitattributes does not name the "
                             "statedir merge driver (logs would merge line by line: duplicated or broken entries)",
                             "write statedir's .gitattributes (one commit)", rewrite))
-    value = merge_driver.configured(store.worktree)
-    if value is None or merge_driver.stale(value) or merge_driver.unsafe(value):
+    value = merge_driver_config.configured(store.worktree)
+    if value is None or merge_driver_config.stale(value) or merge_driver_config.unsafe(value):
         what = "does not register the statedir merge driver (a fresh clone?)" if value is None else \
             f"registers the merge driver as {value!r}, which would import a `statedir/` package from the " \
-            "work tree (no -I)" if merge_driver.unsafe(value) else \
+            "work tree (no -I)" if merge_driver_config.unsafe(value) else \
             f"registers the merge driver as {value!r}, whose program is gone"
         out.append(_finding("merge_driver", None, f"this repository's git config {what}",
-                            f"register it: git config merge.statedir.driver {merge_driver.command()!r}",
-                            lambda: merge_driver.register(store.worktree)))
+                            f"register it: git config merge.statedir.driver {merge_driver_config.command()!r}",
+                            lambda: merge_driver_config.register(store.worktree)))
     return out
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import StatedirError
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.merge import logs, rules
 from statedir.store import layout
 
@@ -47,8 +47,8 @@ def read_plain(raw: bytes | None, rel: str) -> Any:
     """A side's file as plain data (MISSING where the side has no such file)."""
     if raw is None:
         return rules.MISSING
-    own = yaml_own.read_own(raw, layout.own_ref(rel, raw))
-    return own if own is not yaml_own.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
+    own = yaml_fast_reader.read_own(raw, layout.own_ref(rel, raw))
+    return own if own is not yaml_fast_reader.FOREIGN else yaml.to_plain(yaml.load(raw, rel))
 
 
 def _template(root: Path | None, rel: str, state_raw: bytes | None) -> Any:

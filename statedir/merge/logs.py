@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from statedir.files import yaml, yaml_own
+from statedir.files import yaml, yaml_fast_reader
 from statedir.merge.rules import identity, union
 
 _ENTRY = re.compile(r"^ *- ", re.M)
@@ -18,8 +18,8 @@ def entries(raw: bytes | None, rel: str) -> tuple[str | None, list[Any], dict[st
         return None, [], {}
     text = raw.decode("utf-8")
     head = text.partition("\n")[0] + "\n" if text.startswith(yaml.HEADER_PREFIX) else None
-    data = yaml_own.read_own(raw, head[len(yaml.HEADER_PREFIX):-1]) if head else yaml_own.FOREIGN
-    if data is yaml_own.FOREIGN:
+    data = yaml_fast_reader.read_own(raw, head[len(yaml.HEADER_PREFIX):-1]) if head else yaml_fast_reader.FOREIGN
+    if data is yaml_fast_reader.FOREIGN:
         data = yaml.to_plain(yaml.load(raw, rel))
     items = data if isinstance(data, list) else []
     body = text[len(head):] if head else text

@@ -1,4 +1,4 @@
-"""The research ledger: the seed's Agent State (Project -> Question -> Hypothesis ->
+"""The research ledger: research-lab-skills' Agent State (Project -> Question -> Hypothesis ->
 Experiment -> Run -> Result, Sources, Evidence, Claims) as one YAML file per entity in the
 store, every write one commit, queries from a disposable SQLite index."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Decisions for the research chain: Project -> Question -> Hypothesis -> Experiment -> Run.
 
-Each function takes a Draft and the action's values, checks every foreign key against the
-files, and puts what it makes on the Draft; none writes anything itself.
+Each function takes a ResearchDraft and the action's values, checks every foreign key against the
+files, and puts what it makes on the ResearchDraft; none writes anything itself.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from statedir.research.kinds import (
     check_id,
     iso,
 )
-from statedir.research.writes import Draft
+from statedir.research.writes import ResearchDraft
 
 PROJECT, QUESTION, HYPOTHESIS, EXPERIMENT, RUN = (KINDS[k] for k in
                                                   ("project", "question", "hypothesis", "experiment", "run"))
@@ -37,7 +37,7 @@ def one_of(value: Any, allowed: tuple[str, ...], name: str) -> str:
     return str(value)
 
 
-def project_for(draft: Draft, project_id: str | None) -> str:
+def project_for(draft: ResearchDraft, project_id: str | None) -> str:
     """The Project a new Question or Source belongs to: the one named (it must exist), else
     proj_default, made in the same commit the first time anything needs it."""
     if project_id is not None:
@@ -48,13 +48,13 @@ def project_for(draft: Draft, project_id: str | None) -> str:
     return DEFAULT_PROJECT_ID
 
 
-def create_project(draft: Draft, name: str, description: str | None, created_by: str) -> dict[str, Any]:
+def create_project(draft: ResearchDraft, name: str, description: str | None, created_by: str) -> dict[str, Any]:
     required(name, "name")
     return draft.put(PROJECT, {"id": draft.mint(PROJECT), "name": name, "description": description,
                                "status": "active", "created_at": iso(draft.moment), "created_by": created_by})
 
 
-def create_question(draft: Draft, text: str, origin_skill: str, project_id: str | None) -> dict[str, Any]:
+def create_question(draft: ResearchDraft, text: str, origin_skill: str, project_id: str | None) -> dict[str, Any]:
     required(text, "question")
     owner = project_for(draft, project_id)
     stamp = iso(draft.moment)
@@ -62,13 +62,13 @@ def create_question(draft: Draft, text: str, origin_skill: str, project_id: str 
                                 "project_id": owner, "status": "open", "created_at": stamp, "updated_at": stamp})
 
 
-def set_question_status(draft: Draft, question_id: str, status: str) -> dict[str, Any]:
+def set_question_status(draft: ResearchDraft, question_id: str, status: str) -> dict[str, Any]:
     one_of(status, QUESTION_STATUSES, "status")
     record = draft.require(QUESTION, check_id(required(question_id, "question_id")))
     return draft.put(QUESTION, {**record, "status": status, "updated_at": iso(draft.moment)})
 
 
-def create_hypothesis(draft: Draft, question_id: str, statement: str, created_by: str,
+def create_hypothesis(draft: ResearchDraft, question_id: str, statement: str, created_by: str,
                       synthetic: bool = False) -> dict[str, Any]:
     required(statement, "statement")
     draft.require(QUESTION, check_id(required(question_id, "question_id")))
@@ -77,13 +77,13 @@ def create_hypothesis(draft: Draft, question_id: str, statement: str, created_by
                                   "created_at": iso(draft.moment), "created_by": created_by})
 
 
-def set_hypothesis_status(draft: Draft, hypothesis_id: str, status: str) -> dict[str, Any]:
+def set_hypothesis_status(draft: ResearchDraft, hypothesis_id: str, status: str) -> dict[str, Any]:
     one_of(status, HYPOTHESIS_STATUSES, "status")
     record = draft.require(HYPOTHESIS, check_id(required(hypothesis_id, "hypothesis_id")))
     return draft.put(HYPOTHESIS, {**record, "status": status})
 
 
-def create_experiment(draft: Draft, hypothesis_id: str, description: str, created_by: str,
+def create_experiment(draft: ResearchDraft, hypothesis_id: str, description: str, created_by: str,
                       synthetic: bool = False) -> dict[str, Any]:
     required(description, "description")
     draft.require(HYPOTHESIS, check_id(required(hypothesis_id, "hypothesis_id")))
@@ -92,13 +92,13 @@ def create_experiment(draft: Draft, hypothesis_id: str, description: str, create
                                   "created_at": iso(draft.moment), "created_by": created_by})
 
 
-def set_experiment_status(draft: Draft, experiment_id: str, status: str) -> dict[str, Any]:
+def set_experiment_status(draft: ResearchDraft, experiment_id: str, status: str) -> dict[str, Any]:
     one_of(status, EXPERIMENT_STATUSES, "status")
     record = draft.require(EXPERIMENT, check_id(required(experiment_id, "experiment_id")))
     return draft.put(EXPERIMENT, {**record, "status": status})
 
 
-def start_run(draft: Draft, skill: str, *, mode: str | None = None, question_id: str | None = None,
+def start_run(draft: ResearchDraft, skill: str, *, mode: str | None = None, question_id: str | None = None,
               question_text: str | None = None, hypothesis_id: str | None = None,
               experiment_id: str | None = None, project_id: str | None = None) -> dict[str, Any]:
     """A new Run at one level of the chain; the levels below the one named are filled with
@@ -134,7 +134,7 @@ def start_run(draft: Draft, skill: str, *, mode: str | None = None, question_id:
     return {**run, "created": created} if created else run
 
 
-def running_run(draft: Draft, run_id: str, what: str) -> dict[str, Any]:
+def running_run(draft: ResearchDraft, run_id: str, what: str) -> dict[str, Any]:
     """The Run `run_id`, refused (ILLEGAL_TRANSITION, nothing written) unless it is still running:
     a completed or failed Run takes no more Results, Claims or status."""
     run = draft.require(RUN, check_id(required(run_id, "run_id")))
@@ -145,7 +145,7 @@ def running_run(draft: Draft, run_id: str, what: str) -> dict[str, Any]:
     return run
 
 
-def complete_run(draft: Draft, run_id: str, status: str) -> dict[str, Any]:
+def complete_run(draft: ResearchDraft, run_id: str, status: str) -> dict[str, Any]:
     one_of(status, RUN_CLOSING_STATUSES, "status")
     record = running_run(draft, run_id, "a Run is completed or failed")
     return draft.put(RUN, {**record, "status": status, "ended_at": iso(draft.moment)})

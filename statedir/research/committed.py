@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from statedir.gitops import git
-from statedir.gitops.objects import Objects
+from statedir.gitops.objects import ObjectReader
 from statedir.research.kinds import ROOT
 from statedir.store.store import Store
 
@@ -59,7 +59,7 @@ def changed(store: Store, old: str, new: str | None) -> dict[str, str | None] | 
 def blobs(store: Store, oids: dict[str, str]) -> Iterator[tuple[str, bytes]]:
     """(path, content) of each path's blob, in one `git cat-file --batch`."""
     items = sorted(oids.items())
-    with Objects(store.worktree) as objects:
+    with ObjectReader(store.worktree) as objects:
         for start in range(0, len(items), BATCH):
             chunk = items[start:start + BATCH]
             for (rel, _), found in zip(chunk, objects.read_many([oid for _, oid in chunk]), strict=True):

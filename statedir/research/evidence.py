@@ -8,18 +8,19 @@ from statedir.errors import InvalidValue
 from statedir.research import dedup
 from statedir.research.chain import HYPOTHESIS, QUESTION, one_of, project_for, required, running_run
 from statedir.research.kinds import KINDS, SCHEMA_VERSION, SCREENING, check_id, iso
-from statedir.research.writes import Draft
+from statedir.research.writes import ResearchDraft
 
 SOURCE, EVIDENCE, RESULT, CLAIM = (KINDS[k] for k in ("source", "evidence", "result", "claim"))
 STANCES = ("supports", "refutes", "mixed")
 CONFIDENCE = ("low", "medium", "high")
-# The roles a Result's artifact_role conventionally names (seed 004: "a resource-resolver role name"):
-# resource-resolver's own list (its references/resolver_roles.yaml). It owns that list and a project
-# may add roles, so another name is recorded too; these are what the help and tool description offer.
+# The roles a Result's artifact_role conventionally names (research-lab-skills' Agent State: "a
+# resource-resolver role name"): resource-resolver's own list (its references/resolver_roles.yaml).
+# It owns that list and a project may add roles, so another name is recorded too; these are what
+# the help and tool description offer.
 ARTIFACT_ROLES = ("research_log", "experiment_config", "results", "slides", "paper", "bibliography")
 
 
-def create_source(draft: Draft, title: str, *, authors: str | None = None, year: int | None = None,
+def create_source(draft: ResearchDraft, title: str, *, authors: str | None = None, year: int | None = None,
                   doi: str | None = None, url: str | None = None, venue: str | None = None,
                   evidence_tier: str | None = None, project_id: str | None = None,
                   created_by: str = "user") -> dict[str, Any]:
@@ -51,7 +52,7 @@ def create_source(draft: Draft, title: str, *, authors: str | None = None, year:
     return {**record, "duplicate_hint": hint}
 
 
-def _standing(draft: Draft, ids: list[str]) -> dict[str, Any] | None:
+def _standing(draft: ResearchDraft, ids: list[str]) -> dict[str, Any] | None:
     """The Source that stands for these (one document's): an alias answered by what it names,
     two not yet recorded as one by the earlier in history (never by the date one claims)."""
     from statedir.research import arrival
@@ -70,7 +71,7 @@ def _standing(draft: Draft, ids: list[str]) -> dict[str, Any] | None:
     return found[arrival.earliest(draft.store, found)(sorted(found))]
 
 
-def record_aliases(draft: Draft, held: list[set[str]] | None = None) -> dict[str, Any]:
+def record_aliases(draft: ResearchDraft, held: list[set[str]] | None = None) -> dict[str, Any]:
     """Each Source that names the same document as an earlier one (two machines registered it,
     a merge brought both) recorded as that one's alias: {aliases: [{id, alias_of, key}]}.
     `held`: sets of Source ids that, in order, come first where history cannot order two."""
@@ -87,20 +88,20 @@ def _public(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "schema_version"}
 
 
-def set_source_screening(draft: Draft, source_id: str, screening_status: str,
+def set_source_screening(draft: ResearchDraft, source_id: str, screening_status: str,
                          exclusion_reason: str | None = None) -> dict[str, Any]:
     one_of(screening_status, SCREENING, "screening_status")
     record = draft.require(SOURCE, check_id(required(source_id, "source_id")))
     return draft.put(SOURCE, {**record, "screening_status": screening_status, "exclusion_reason": exclusion_reason})
 
 
-def set_source_evidence_tier(draft: Draft, source_id: str, evidence_tier: str) -> dict[str, Any]:
+def set_source_evidence_tier(draft: ResearchDraft, source_id: str, evidence_tier: str) -> dict[str, Any]:
     required(evidence_tier, "evidence_tier")
     record = draft.require(SOURCE, check_id(required(source_id, "source_id")))
     return draft.put(SOURCE, {**record, "evidence_tier": evidence_tier})
 
 
-def create_evidence(draft: Draft, source_id: str, question_id: str, statement: str, stance: str, *,
+def create_evidence(draft: ResearchDraft, source_id: str, question_id: str, statement: str, stance: str, *,
                     hypothesis_id: str | None = None, limitations: str | None = None,
                     uncertainty_note: str | None = None, created_by: str = "user") -> dict[str, Any]:
     required(statement, "statement")
@@ -115,7 +116,7 @@ def create_evidence(draft: Draft, source_id: str, question_id: str, statement: s
         "uncertainty_note": uncertainty_note, "created_at": iso(draft.moment), "created_by": created_by})
 
 
-def record_result(draft: Draft, run_id: str, summary: str, *, artifact_role: str | None = None,
+def record_result(draft: ResearchDraft, run_id: str, summary: str, *, artifact_role: str | None = None,
                   artifact_path: str | None = None) -> dict[str, Any]:
     required(summary, "summary")
     if bool(artifact_role) != bool(artifact_path):
@@ -127,7 +128,7 @@ def record_result(draft: Draft, run_id: str, summary: str, *, artifact_role: str
         "ts": iso(draft.moment), "schema_version": SCHEMA_VERSION})
 
 
-def record_claim(draft: Draft, run_id: str, statement: str, *, confidence: str | None = None,
+def record_claim(draft: ResearchDraft, run_id: str, statement: str, *, confidence: str | None = None,
                  evidence_ref: str | None = None, evidence_id: str | None = None) -> dict[str, Any]:
     required(statement, "statement")
     if confidence is not None:

@@ -22,10 +22,10 @@ ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 class Kind:
     """One entity type: where its files live and how it is indexed and linked."""
 
-    name: str        # singular, as the seed's `--validate` names it ("question")
+    name: str        # singular, as state.py's `--validate` names it ("question")
     folder: str      # research/<folder>/
     prefix: str      # id prefix: q_20261130_ab12cd
-    columns: tuple[str, ...]  # the index row, in the seed's order
+    columns: tuple[str, ...]  # the index row, in state.py's order
     links: dict[str, str] = field(default_factory=dict)  # foreign-key field -> kind name
     event: bool = False  # immutable, written once (Result, Claim)
     # the fields a later write may change -> the values it may set (None: any the schema takes);
@@ -110,7 +110,7 @@ def now() -> datetime:
 
 
 def iso(moment: datetime) -> str:
-    """The seed's timestamp form: 2026-11-30T09:12:03Z."""
+    """state.py's timestamp form: 2026-11-30T09:12:03Z."""
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 

@@ -1,4 +1,4 @@
-"""The research ledger's Python API: the seed's Agent State operations on a statedir store.
+"""The research ledger's Python API: research-lab-skills' Agent State (state.py) operations on a statedir store.
 
     import statedir
     ledger = statedir.open("state").research

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import BadFile, InvalidValue, ValidationFailed
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.research.errors import UNKNOWN, SchemaVersionMismatch
 from statedir.research.kinds import SCHEMA_VERSION, Kind
 from statedir.store.layout import schema_ref
@@ -13,8 +13,8 @@ from statedir.store.store import Store
 
 def parse(raw: bytes, rel: str) -> dict[str, Any]:
     """The plain record in a research file; a foreign schema version is a loud error."""
-    data = yaml_own.read_own(raw, schema_ref(rel))
-    if data is yaml_own.FOREIGN:  # hand-edited: ruamel reads it
+    data = yaml_fast_reader.read_own(raw, schema_ref(rel))
+    if data is yaml_fast_reader.FOREIGN:  # hand-edited: ruamel reads it
         data = yaml.to_plain(yaml.load(raw, rel))
     if not isinstance(data, dict):
         raise BadFile(f"{rel}: a research record must be a mapping", file=rel)
@@ -28,7 +28,7 @@ def parse(raw: bytes, rel: str) -> dict[str, Any]:
 
 
 def public(kind: Kind, data: dict[str, Any]) -> dict[str, Any]:
-    """The record as the seed prints it: events keep their schema_version, the rest do not."""
+    """The record as research-lab-skills' state.py prints it: events keep their schema_version, the rest do not."""
     if kind.event:
         return dict(data)
     return {k: v for k, v in data.items() if k != "schema_version"}
@@ -70,7 +70,7 @@ def encode(kind: Kind, record: dict[str, Any], old: bytes | None) -> bytes:
                                errors=[p.as_dict() for p in problems])
     ref = schema_ref(rel)
     text = yaml.dump(data, ref)
-    if old is not None and yaml_own.read_own(old, ref) is yaml_own.FOREIGN:
+    if old is not None and yaml_fast_reader.read_own(old, ref) is yaml_fast_reader.FOREIGN:
         doc = yaml.load(old, rel)
         if isinstance(doc, dict):
             text = yaml.dump(yaml.merge(doc, data), ref)

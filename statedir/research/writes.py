@@ -1,7 +1,7 @@
-"""The research ledger's write path: decide on a Draft, then one `persist()` under the lock.
+"""The research ledger's write path: decide on a ResearchDraft, then one `persist()` under the lock.
 
 A decision reads the files it needs (the truth), refuses with a StatedirError or puts the
-records it makes or changes on the Draft; only then are they validated, written and
+records it makes or changes on the ResearchDraft; only then are they validated, written and
 committed together, and the index told what the commit holds.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from statedir.files import schema
-from statedir.gitops import git
+from statedir.gitops import commit_message, git
 from statedir.research import arrival, records, rules
 from statedir.research.errors import IndexUnavailable
 from statedir.research.kinds import ROOT, Kind, mint_id, now
@@ -21,7 +21,7 @@ from statedir.store.store import Store
 from statedir.store.write import persist
 
 
-class Draft:
+class ResearchDraft:
     """The records one action writes, and the reads it decides on (its own writes first)."""
 
     def __init__(self, store: Store, moment: datetime) -> None:
@@ -67,7 +67,7 @@ class Draft:
         return using(self.store, lambda index: index.rows(sql, params))
 
 
-Decision = Callable[[Draft], dict[str, Any]]
+Decision = Callable[[ResearchDraft], dict[str, Any]]
 
 
 def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]], str], actor: str,
@@ -76,7 +76,7 @@ def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]]
     """Decide, then write and commit what was decided as one commit; returns the decision's
     result with `commit` (null when nothing needed writing, e.g. a deduplicated Source)."""
     with store.locked(lock_timeout, scope=ROOT):
-        draft = Draft(store, now())
+        draft = ResearchDraft(store, now())
         result = decide(draft)
         if not draft.items:
             return {**result, "commit": None}
@@ -84,7 +84,7 @@ def commit(store: Store, decide: Decision, *, summary: Callable[[dict[str, Any]]
         writes = {rel: records.dump(store, kind, record) for rel, (kind, record) in draft.items.items()}
         writes.update(_schema_copies(store, {kind for kind, _ in draft.items.values()}))
         parent = git.head(store.worktree)
-        message = git.message(summary(result), run_id(result), actor, "research")
+        message = commit_message.message(summary(result), run_id(result), actor, "research")
         sha = persist(store, writes=writes, message=message, author=actor)
         _tell_index(store, list(draft.items.values()), parent, sha)
     return {**result, "commit": sha}

@@ -11,7 +11,7 @@ from statedir.argument_checks import names_a_file
 from statedir.errors import InvalidValue, PermissionDenied, SigningKeyMismatch, ValidationFailed
 from statedir.files import schema
 from statedir.files.signers_file import FILE, Signers, fingerprint, may_change, parse, public_key
-from statedir.gitops import git
+from statedir.gitops import commit_message, git
 from statedir.store import commit_keys
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -109,7 +109,7 @@ def change(store: Store, args: dict[str, Any], by: str, timeout: float | None) -
         if store.read_bytes(SCHEMA_COPY) != shipped:
             writes[SCHEMA_COPY] = shipped
         summary = _summary(args)
-        message = git.message(summary, "-", by, ACTION, request={"args": args})
+        message = commit_message.message(summary, "-", by, ACTION, request={"args": args})
         sha = persist(store, writes=writes, message=message, author=by, signing_key=signing_key)
     return {"commit": sha, "summary": summary, "actor": args.get("actor"), "signers": len(after.entries),
             "acknowledgers": after.acknowledgers}

@@ -18,7 +18,7 @@ from typing import Any
 from statedir.errors import StatedirError
 from statedir.files.signers_file import FILE, Signers, may_change, parse
 from statedir.gitops import git
-from statedir.gitops.objects import Objects
+from statedir.gitops.objects import ObjectReader
 from statedir.store.store import Store
 
 Finding = dict[str, Any]
@@ -29,7 +29,7 @@ Judge = Callable[[str, set[str], str, Signers], list[Finding]]
 class Trust:
     """The replayed signers as of any commit; `findings(sha)` are a change's own."""
 
-    def __init__(self, store: Store, objects: Objects, judge: Judge) -> None:
+    def __init__(self, store: Store, objects: ObjectReader, judge: Judge) -> None:
         self.store = store
         self.objects = objects
         self.judge = judge

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, hooks, merge_driver, worktrees
+from statedir.gitops import git, hooks, merge_driver_config, worktrees
 from statedir.hints import HINT, Hint
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
@@ -77,7 +77,7 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
             worktrees.add_existing(user_tree, directory, branch, remote)  # git runs no hook of its own here
             if vet is not None:
                 vet(directory)
-            merge_driver.register(directory)  # a fresh clone has no registration (git copies no config)
+            merge_driver_config.register(directory)  # a fresh clone has no registration (git copies no config)
             result = {"store": str(directory), "created": False, "attached": True, "commit": git.head(directory)}
         hooks.install(directory)
         worktrees.bind(user_tree, directory, branch)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from statedir import faults
+from statedir import fault_injection
 from statedir.errors import CorruptStore, GitError, UncommittedEdit, WriteFailed
 from statedir.gitops import git, index_lock, object_ids
 from statedir.store import last_commit
@@ -155,7 +155,7 @@ def recover(store: Disk) -> None:
     index_lock.settle(store.worktree)  # a git the dead writer started may still be finishing its commit
     try:
         if not git.landed(store.worktree, record["head"], record["message"]):
-            faults.point("during_recovery")
+            fault_injection.point("during_recovery")
             _put_back(store, saved)
         if git.index_identity(store.worktree) != record["index"]:  # the index may be ahead of HEAD, or behind
             git.reset_index(store.worktree, paths)

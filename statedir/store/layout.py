@@ -14,7 +14,7 @@ JOURNAL = ".statedir.txn"  # a transition's journal while it writes (statedir.st
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 GITIGNORE = f"{LOCK}\n{JOURNAL}\n*.tmp\n"
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"  # a store on a branch of its own: the hooks of its work tree
-GITATTRIBUTES = (  # the merge driver is registered in the repository's config by statedir.gitops.merge_driver
+GITATTRIBUTES = (  # the merge driver is registered in the repository's config by statedir.gitops.merge_driver_config
     "# statedir: YAML state, diffed as text, merged by `statedir merge-driver`: each field by its\n"
     "# schema's x-merge rule, append-only logs as the union of their entries (see README, sync)\n"
     "*.yaml text eol=lf merge=statedir\n"

@@ -1,6 +1,6 @@
 """A store commit as history reads it back: the transition its trailers record and the store files
 it changed (`Commit`, parsed by statedir.history.verify from `git log --raw`), and what a
-subsystem's replay reads history through (`HistoryReader`; statedir.history.snapshot.Reader is the
+subsystem's replay reads history through (`HistoryReader`; statedir.history.snapshot.CommitReader is the
 one). Plain data, below every replay: history's, the bus's and the research ledger's."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from statedir.gitops.objects import Objects
+    from statedir.gitops.objects import ObjectReader
     from statedir.store.store import Store
 
 
@@ -37,7 +37,7 @@ class HistoryReader(Protocol):
     """The store's files at any commit, as a replay reads them."""
 
     store: Store
-    objects: Objects
+    objects: ObjectReader
 
     def spec(self, commit: str, rel: str) -> str:
         """`<commit>:<path>`, the git revision of store file `rel` at `commit`."""

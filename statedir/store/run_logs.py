@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue, ValidationFailed
-from statedir.files import schema, yaml, yaml_own
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.hints import opt
 from statedir.store import layout
 from statedir.store.store import Store
@@ -147,8 +147,8 @@ def read_file(store: Store, rel: str, name: str) -> list[dict[str, Any]]:
 
 
 def parse(rel: str, raw: bytes | None, name: str) -> list[dict[str, Any]]:
-    own = yaml_own.read_own(raw, layout.own_ref(rel, raw)) if raw is not None else None
-    if own is not yaml_own.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
+    own = yaml_fast_reader.read_own(raw, layout.own_ref(rel, raw)) if raw is not None else None
+    if own is not yaml_fast_reader.FOREIGN and not schema.validate(f"log-{name}", own or [], rel):
         return own or []  # statedir's own text (None: a file with no entries)
     doc = yaml.load(raw, rel) if raw is not None else None
     plain = yaml.to_plain(doc) if doc is not None else []

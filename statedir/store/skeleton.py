@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files import yaml
-from statedir.gitops import git, store_commit
+from statedir.gitops import commit_message, git, store_commit
 from statedir.store import layout
 from statedir.store.store import Store
 
@@ -34,11 +34,11 @@ def populate(directory: Path, created: bool, extra: dict[str, str] | None = None
             written = layout.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             warnings = git.preflight(store.worktree)
-            from statedir.gitops import merge_driver
+            from statedir.gitops import merge_driver_config
 
-            merge_driver.register(store.worktree)
-            sha = store_commit.commit(store.worktree, paths, git.message("init statedir store", "-", "state_tracker",
-                                                                      "init"), author="state_tracker")
+            merge_driver_config.register(store.worktree)
+            message = commit_message.message("init statedir store", "-", "state_tracker", "init")
+            sha = store_commit.commit(store.worktree, paths, message, author="state_tracker")
     except OSError as exc:
         undo(directory, created)
         raise WriteFailed(f"cannot make a store at {directory}: {exc.strerror or exc}") from None

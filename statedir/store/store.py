@@ -70,10 +70,10 @@ class Store(Disk):
     def config(self) -> dict[str, Any]:
         if self._config is None:
             def parse() -> tuple[Any, bool]:
-                from statedir.files import yaml, yaml_own
+                from statedir.files import yaml, yaml_fast_reader
 
-                config = yaml_own.read_own(self._config_bytes, schema_ref(CONFIG))
-                if config is yaml_own.FOREIGN:  # edited by hand: ruamel reads it
+                config = yaml_fast_reader.read_own(self._config_bytes, schema_ref(CONFIG))
+                if config is yaml_fast_reader.FOREIGN:  # edited by hand: ruamel reads it
                     config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))
                 problems = schema.validate("store-config", config, CONFIG)
                 if problems:

@@ -1,7 +1,7 @@
 """The journal of a running sync: where it started and what it is doing, on disk before anything moves.
 
 A sync that is killed cannot put anything back itself, so where it started (statedir.store.
-checkpoint: the branch's commit, the index, the tracked files the work tree lacks) is saved under
+sync_start: the branch's commit, the index, the tracked files the work tree lacks) is saved under
 `.git/statedir/` before anything moves (`record`), with what it is doing: merging (`sync`),
 replaying (with the ref that keeps the originals, written before the branch moves), or pushing
 a finished replay. The next command that takes the store lock (and `doctor --fix`) finishes a
@@ -21,7 +21,7 @@ from statedir.errors import CorruptStore, GitError
 from statedir.gitops import git, index_lock
 
 if TYPE_CHECKING:
-    from statedir.store.checkpoint import Checkpoint
+    from statedir.store.sync_start import SyncStart
     from statedir.store.disk import Disk
 
 JOURNAL = "sync.json"  # in .git/statedir/: where a running sync started and what it is doing
@@ -42,7 +42,7 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def record(store: Disk, point: Checkpoint, phase: str, *, kept: str | None = None,
+def record(store: Disk, point: SyncStart, phase: str, *, kept: str | None = None,
            replayed: str | None = None) -> None:
     """Save where the sync started and what it does now (`sync`, `replaying`, `pushing`), before it does it."""
     folder = _folder(store)
@@ -93,13 +93,13 @@ def recover(store: Disk) -> None:
     if entry["phase"] == "pushing" and head == entry["replayed"]:
         clear(store)  # the replay was whole: the next sync pushes it
         return
-    from statedir.store import checkpoint  # after a dead sync only: a lock's check stays light
+    from statedir.store import sync_start  # after a dead sync only: a lock's check stays light
 
     index = (_folder(store) / SAVED_INDEX).read_bytes() if entry["index"] else None
-    point = checkpoint.Checkpoint(entry["head"], index, frozenset(entry["missing"]))
+    point = sync_start.SyncStart(entry["head"], index, frozenset(entry["missing"]))
     _keep_foreign(store, point.head, head)
     try:
-        checkpoint.restore(store, point)
+        sync_start.restore(store, point)
     except (GitError, OSError) as exc:
         reason = exc.message if isinstance(exc, GitError) else str(exc)
         raise GitError(f"a sync died and cannot be put back ({reason}); its record {_folder(store) / JOURNAL} "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from statedir import faults
+from statedir import fault_injection
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files.yaml import MAX_BYTES
 from statedir.gitops import git, identity, store_commit
@@ -49,17 +49,17 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     journal.require_committed(store, saved, head)
     try:
         journal.begin(store, saved, head, message)
-        faults.point("before_write")
+        fault_injection.point("before_write")
         for i, (rel, data) in enumerate(writes.items()):
             store.write_atomic(rel, data)
             if i == 0:
-                faults.point("between_files")
+                fault_injection.point("between_files")
         for rel, entry_text, header in appends:
             store.append(rel, entry_text, header)
         for rel in removes:
             store.remove(rel)
             store.prune(rel)
-        faults.point("after_write")
+        fault_injection.point("after_write")
         sha = store_commit.commit(store.worktree, [store.git_path(rel) for rel in saved.rels()], message,
                                author=author, signing_key=signing_key, objects=store.objects)
     except OSError as exc:
@@ -68,7 +68,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     except BaseException:
         journal.recover(store)  # put back whatever stopped the transition left, then let it surface
         raise
-    faults.point("after_commit")
+    fault_injection.point("after_commit")
     journal.end(store)
     store.commits += 1  # the lock's release looks at the object database (gitops.maintenance)
     paths = journal.committed_paths(store, saved, writes, removes, len(sha))

@@ -2,19 +2,17 @@
 
 A merge the driver refuses, or one whose result is not a legal store, is refused with a conflict
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
-work tree are put back as they were when sync started (`checkpoint`).
+work tree are put back as they were when sync started (`statedir.store.sync_start`).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import git, git_owner, hooks, merge_driver, worktrees
-from statedir.store import checkpoint, sync_journal
+from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
+from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
-from statedir.sync import conflicts as conflicts_mod
-from statedir.sync import refusal, verified, versions
-from statedir.sync import replay as replaying
+from statedir.sync import refusal, verified
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -65,6 +63,19 @@ def _dirty_store(store: Store) -> list[str]:
     return [entry[3:] for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0") if len(entry) > 3]
 
 
+def _nothing_to_exchange(store: Store, name: str, branch: str) -> bool:
+    """Whether the remote's branch is this one's HEAD and its remote-tracking ref already: asked
+    of the remote with `git ls-remote` (it fetches nothing and writes no ref), so a sync with
+    nothing to merge or push changes nothing and neither scans the work tree nor takes a
+    checkpoint (each reads every tracked file's status: most of a no-op's time in a large store)."""
+    ours = git.head(store.worktree)
+    if ours is None or _rev(store, f"refs/remotes/{name}/{branch}") != ours:
+        return False
+    proc = git.run(_remote_dir(store, name), "ls-remote", "--heads", name, f"refs/heads/{branch}", check=False)
+    listed = [line.split("\t") for line in proc.stdout.decode(errors="replace").splitlines()]
+    return proc.returncode == 0 and listed == [[ours, f"refs/heads/{branch}"]]
+
+
 def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None,
          replay: bool = False) -> dict[str, Any]:
     """{remote, branch, status: up_to_date|pushed|fast_forward|merged|replayed, pushed, commit, attempts,
@@ -75,11 +86,17 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         for marker, operation in git.IN_PROGRESS:
             if (git.git_dir(store.worktree) / marker).exists():
                 raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
+        if _nothing_to_exchange(store, name, branch):  # no fetch, no scan of the work tree: nothing changes
+            head = _rev(store, "HEAD")
+            if verified.recorded(store) != head:  # what a plain `git pull` took since the last check
+                _refuse_taken(store, name, branch, verified.taken(store, head, head))
+                verified.record(store, head)
+            return _result(name, branch, "up_to_date", head, 1, pushed=False)
         dirty = _dirty_store(store)
         if dirty:
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
                                   "transition or restore them (`statedir doctor`) before sync", files=dirty)
-        start = checkpoint.take(store)
+        start = sync_start.take(store)
         sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
         try:
             done = _exchange(store, name, branch, actor)
@@ -94,6 +111,8 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         else:
             sync_journal.clear(store)
             return done
+        from statedir.sync import replay as replaying
+
         try:
             outcome = replaying.replay(store, name, branch, refused, start)
             sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
@@ -105,12 +124,14 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         return done
 
 
-def _undo(store: Store, start: checkpoint.Checkpoint, failure: BaseException, *, final: bool = True) -> None:
+def _undo(store: Store, start: sync_start.SyncStart, failure: BaseException, *, final: bool = True) -> None:
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
+    from statedir.sync import replay as replaying
+
     entry = sync_journal.recorded(store)
-    checkpoint.put_back(store, start, failure)
+    sync_start.put_back(store, start, failure)
     if entry and entry.get("kept"):
         replaying.forget(store, entry["kept"])
     if final:
@@ -196,17 +217,20 @@ def _fetch(store: Store, name: str, branch: str) -> None:
 
 def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> str | None:
     """Bring `theirs` in: None when HEAD already has it, else fast_forward or merged."""
+    from statedir.sync import conflicts as conflicts_mod
+    from statedir.sync import versions
+
     if ours is not None and _git(store, "merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
         return None
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
     if not fast:
         _nothing_staged(store, name, branch)
-    message = git.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
+    message = commit_message.message(f"sync: merge {name}/{branch}", "-", actor, "sync")
     # An ignored file in the way is refused like an untracked one: undoing the merge would delete it.
     args = ["merge", "--no-overwrite-ignore", *(["--ff-only"] if fast else ["--no-ff", "--no-commit"])]
     # This very statedir merges, registered in the repository's config or not (a fresh clone).
-    driver_config = ("-c", f"merge.{merge_driver.DRIVER}.name={merge_driver.NAME}",
-                     "-c", f"merge.{merge_driver.DRIVER}.driver={merge_driver.command()}")
+    driver_config = ("-c", f"merge.{merge_driver_config.DRIVER}.name={merge_driver_config.NAME}",
+                     "-c", f"merge.{merge_driver_config.DRIVER}.driver={merge_driver_config.command()}")
     proc = _git(store, *driver_config, *args, theirs, check=False)
     # versions registered on both sides: git cannot rename a passport, sync numbers them apart
     if proc.returncode != 0 and not (not fast and versions.settle(store, ours, theirs)):  # sync() puts back

@@ -5,7 +5,7 @@ now refuse is reported and not applied. The originals stay under `refs/statedir/
 
 The caller (`exchange.sync`) holds the store lock and puts the branch, index and work tree back
 where they were if anything here fails, this ref included. The ref is written, and the replay
-recorded in the sync's journal (statedir.store.checkpoint), before the branch moves: a replay
+recorded in the sync's journal (statedir.store.sync_start), before the branch moves: a replay
 killed at any moment is put back by the next command, the originals on the branch again.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
-from statedir import faults
+from statedir import fault_injection
 from statedir.engine import run_creation, transaction
 from statedir.engine.rules import decision
 from statedir.engine.transition_data import Request
@@ -22,7 +22,7 @@ from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
 from statedir.history import rollback
 from statedir.history.verify import commits
-from statedir.store import checkpoint, sync_journal
+from statedir.store import sync_journal, sync_start
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
 
@@ -46,7 +46,7 @@ def unpublished(store: Store, ours: str, theirs: str) -> list[Commit]:
 
 
 def replay(store: Store, name: str, branch: str, refused: MergeRefused,
-           start: checkpoint.Checkpoint) -> dict[str, Any]:
+           start: sync_start.SyncStart) -> dict[str, Any]:
     """Move the branch to the remote's commit and decide each unpublished transition again on it;
     {replayed, refused, skipped, kept}: the pushing is the caller's. A refusal by the rules (or of
     the request's input) is reported; a failure of the environment (git, the disk) surfaces."""
@@ -63,7 +63,7 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused,
     kept = f"{REFS}{branch}/{_stamp()}-{ours[:12]}"  # the originals, named before anything moves
     git.run(store.worktree, "update-ref", "-m", "statedir sync --replay: the originals", kept, ours, "")
     sync_journal.record(store, start, "replaying", kept=kept)
-    faults.point("replay_moving")
+    fault_injection.point("replay_moving")
     git.run(store.worktree, "update-index", "-q", "--refresh", check=False)  # stat data only: a restore rewrote files
     git.run(store.worktree, "read-tree", "-m", "-u", ours, theirs)  # as `git checkout` would: keeps what is staged
     git.run(store.worktree, "update-ref", "-m", f"statedir sync --replay: onto {name}/{branch}", "HEAD", theirs, ours)

@@ -9,8 +9,9 @@ touched and sync refuses as before.
 from __future__ import annotations
 
 from statedir.gitops import git, objects
-from statedir.history.merge_check import VERSIONED, versioned
-from statedir.history.snapshot import Reader
+from statedir.history.merge_check import versioned
+from statedir.history.snapshot import CommitReader
+from statedir.merge.expected import VERSIONED
 from statedir.store.store import Store
 
 
@@ -35,8 +36,8 @@ def settle(store: Store, ours: str | None, theirs: str) -> bool:
     base = proc.stdout.decode().split()[0] if proc.returncode == 0 and proc.stdout.strip() else None
     writes: dict[str, bytes] = {}
     removes: set[str] = set()
-    with objects.Objects(store.worktree) as objs:
-        reader = Reader(store, objs)
+    with objects.ObjectReader(store.worktree) as objs:
+        reader = CommitReader(store, objs)
         for run in sorted(runs):
             merged = versioned(reader, (base, ours, theirs), run)
             if merged is None or not all(outcome.clean for outcome in merged.values()):

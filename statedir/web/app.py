@@ -1,4 +1,4 @@
-"""The web view's pages: a Starlette app of GET routes over `Reader`, rendered server-side
+"""The web view's pages: a Starlette app of GET routes over `PageReader`, rendered server-side
 by Jinja2 templates shipped in the package, wrapped in `Guard`; with `answer`, also the POST
 of an answer (statedir.web.answers)."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
 from statedir.web import answers, ledger_tree
 from statedir.web.guard import Guard
-from statedir.web.reading import Reader
+from statedir.web.reading import PageReader
 
 HERE = Path(__file__).parent
 POLL_SECONDS = 0.5  # how often the live stream looks at HEAD (two small file reads)
@@ -38,7 +38,7 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
     """The whole ASGI app for the store at `root`, answering only as `host:port`; `warm` does the
     first page's once-only work now (templates compiled, schemas loaded, the first runs read);
     `answer` lets a run's page answer its open checkpoint or FAIL-loop resolution as the user."""
-    reader = Reader(root)
+    reader = PageReader(root)
     sessions = answers.Sessions() if answer else None
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statedir.api import StateDir
+from statedir.api import StateDir, places
 from statedir.errors import InvalidValue, StatedirError
-from statedir.store import layout
 
 PAGE = 50
 HISTORY = 200  # commits a run's history page shows (and verify replays), newest first
@@ -75,7 +74,7 @@ def check_commit(commit: str) -> str:
     return commit
 
 
-class Reader:
+class PageReader:
     """The open store and what the pages ask of it."""
 
     def __init__(self, root: Path) -> None:
@@ -193,7 +192,7 @@ class Reader:
         """Everything a run's page shows."""
         from statedir.web import stage_svg
 
-        layout.check_run_id(run_id)
+        places.checked_run_id(run_id)
         with self.lock, self.sd.reading():
             status = self.sd.status(run_id)
             t, run, _ = self.sd.load(run_id)
@@ -206,7 +205,7 @@ class Reader:
     def history(self, run_id: str) -> dict[str, Any]:
         """The run's newest HISTORY commits, newest first, each with its verify findings (verify
         replays the commits shown) and whether it is signed."""
-        layout.check_run_id(run_id)
+        places.checked_run_id(run_id)
         with self.lock:
             entries = self.sd.log(run_id, limit=HISTORY + 1)
             older = entries[HISTORY]["commit"] if len(entries) > HISTORY else None
@@ -226,7 +225,7 @@ class Reader:
 
     def diff(self, run_id: str, commit: str) -> dict[str, Any]:
         """What `commit` changed in the run (from its parent; a run's first commit: from nothing)."""
-        layout.check_run_id(run_id)
+        places.checked_run_id(run_id)
         check_commit(commit)
         with self.lock:
             entries = self.sd.log(run_id)
@@ -246,7 +245,7 @@ class Reader:
         and the whole run document (`show --at`)."""
         from statedir.web import stage_svg
 
-        layout.check_run_id(run_id)
+        places.checked_run_id(run_id)
         check_commit(commit)
         with self.lock:
             snap = self.sd.snapshot(run_id, commit)

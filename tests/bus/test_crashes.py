@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir import api, faults
+from statedir import api, fault_injection
 from statedir.engine import validate
 from tests.support.util import cli, cli_json
 
@@ -22,7 +22,7 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("point", faults.POINTS)
+@pytest.mark.parametrize("point", fault_injection.POINTS)
 @pytest.mark.parametrize("session", [S, NEW])
 def test_sigkill_at_every_step(repo: Path, point: str, session: str) -> None:
     api.init(repo / "state")

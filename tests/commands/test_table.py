@@ -96,3 +96,20 @@ def test_the_table_reads_each_parameter_as_typer_does(command: Command) -> None:
         assert param.envvar == ours.envvar and bool(getattr(param, "hidden", False)) == ours.hidden, ours
         if not ours.required:
             assert param.default == ours.default or (param.default in ((), None) and ours.default in ((), None)), ours
+
+
+def test_every_tool_command_names_an_api_call_taking_its_parameters() -> None:
+    """The MCP server calls the API the table names for a command (statedir.api.documents), with the
+    command's parameters but --store and --json: each such function takes exactly those."""
+    from statedir.api import documents
+    from statedir.mcp.served_tools import served
+
+    by_path = {command.path: command for command in registry.command_table()}
+    for tool in served(by_path.values()).values():
+        function = documents.call(tool.command.call)
+        code = function.__code__
+        if code.co_flags & 0x08:  # research: every flag, the action's among them
+            continue
+        takes = set(code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount])
+        given = {p.name for p in tool.command.parameters} - {"json"} - ({"store"} if tool.name != "init" else set())
+        assert takes == given, (tool.name, takes ^ given)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from statedir.errors import BadFile
-from statedir.files import yaml, yaml_emit, yaml_own
+from statedir.files import yaml, yaml_emit, yaml_fast_reader
 
 HOSTILE = {
     "unclosed bracket": b"a: [1, 2\n",
@@ -123,7 +123,7 @@ REF = "../.schemas/stage.schema.json"
 @settings(max_examples=400, deadline=None)
 @given(st.none() | st.dictionaries(any_text | tricky, emittable, max_size=6) | st.lists(emittable, max_size=4))
 def test_statedirs_own_output_is_read_without_ruamel(data: object) -> None:
-    assert yaml_own.read_own(yaml.dump(data, REF).encode(), REF) == data
+    assert yaml_fast_reader.read_own(yaml.dump(data, REF).encode(), REF) == data
 
 
 edits = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3),
@@ -142,20 +142,20 @@ def test_the_own_reader_never_reads_text_differently_from_ruamel(data: object, c
         at = at % (len(body) + 1)
         body = body[:at] + insert + body[at + cut:]
     raw = (head + body).encode()
-    own = yaml_own.read_own(raw, REF)
-    if own is yaml_own.FOREIGN:
+    own = yaml_fast_reader.read_own(raw, REF)
+    if own is yaml_fast_reader.FOREIGN:
         return
     assert own == yaml.to_plain(yaml.load(raw)), head + body
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_yaml_is_foreign_to_the_own_reader(name: str) -> None:
-    assert yaml_own.read_own(yaml.header(REF).encode() + HOSTILE[name], REF) is yaml_own.FOREIGN
+    assert yaml_fast_reader.read_own(yaml.header(REF).encode() + HOSTILE[name], REF) is yaml_fast_reader.FOREIGN
 
 
 def test_text_without_statedirs_header_or_with_comments_is_foreign() -> None:
     body = b"a: 1\n"
-    assert yaml_own.read_own(body, REF) is yaml_own.FOREIGN
-    assert yaml_own.read_own(yaml.header(REF).encode() + b"a: 1  # why\n", REF) is yaml_own.FOREIGN
-    assert yaml_own.read_own(yaml.header(REF).encode() + b"a: [1]\n", REF) is yaml_own.FOREIGN
-    assert yaml_own.read_own(yaml.header(REF).encode() + body, REF) == {"a": 1}
+    assert yaml_fast_reader.read_own(body, REF) is yaml_fast_reader.FOREIGN
+    assert yaml_fast_reader.read_own(yaml.header(REF).encode() + b"a: 1  # why\n", REF) is yaml_fast_reader.FOREIGN
+    assert yaml_fast_reader.read_own(yaml.header(REF).encode() + b"a: [1]\n", REF) is yaml_fast_reader.FOREIGN
+    assert yaml_fast_reader.read_own(yaml.header(REF).encode() + body, REF) == {"a": 1}

@@ -13,7 +13,7 @@ import pytest
 
 from statedir import api
 from statedir.errors import InvalidId
-from statedir.gitops import git, identity
+from statedir.gitops import commit_message, identity
 from tests.support.util import cli, snapshot
 
 BAD = ["pipeline_orchestrator\nStatedir-Action: integrity", "integrity\u202everification", "a\x07b", "x" * 65,
@@ -31,7 +31,7 @@ def test_a_bad_name_is_refused_by_the_one_check(name: str) -> None:
     with pytest.raises(InvalidId):
         identity.check_name(name)
     with pytest.raises(InvalidId):  # and where a message is made, whoever calls it
-        git.message("s", "r", name, "stage")
+        commit_message.message("s", "r", name, "stage")
 
 
 ENTRY_POINTS = {

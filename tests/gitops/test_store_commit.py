@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir.gitops import git, store_commit
+from statedir.gitops import commit_message, git, store_commit
 from statedir.gitops.libgit import Objects
 
 WAYS = ["porcelain", "plumbing", "libgit2"]
@@ -34,9 +34,9 @@ def test_commit_takes_only_its_paths(repo: Path, way: str) -> None:
     (repo / "user.txt").write_text("unstaged\n")
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), author="me")
+    first = commit_by(way, repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"), author="me")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    second = commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), author="me")
+    second = commit_by(way, repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"), author="me")
     assert sh(repo, "rev-parse", "HEAD").strip() == second
     assert sh(repo, "rev-parse", "HEAD~1").strip() == first
     assert sh(repo, "show", "--name-only", "--format=", "HEAD").split() == ["s/a.yaml"]
@@ -54,16 +54,16 @@ def test_a_lock_held_by_the_users_git_is_waited_for(repo: Path, monkeypatch: pyt
 
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    store_commit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    store_commit.commit(repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
     lock = repo / ".git" / "index.lock"
     lock.write_text("")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
     with pytest.raises(GitError, match="index.lock"):
-        store_commit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+        store_commit.commit(repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
     threading.Timer(0.3, lock.unlink).start()
-    store_commit.commit(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    store_commit.commit(repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
 
 
@@ -76,16 +76,16 @@ def test_libgit2_waits_for_a_ref_lock_held_by_the_users_git(repo: Path, monkeypa
 
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    commit_by("libgit2", repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    commit_by("libgit2", repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
     lock = repo / ".git" / (sh(repo, "symbolic-ref", "HEAD").strip() + ".lock")
     lock.write_text("")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 0.0)
     with pytest.raises(GitError, match="lock"):
-        commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+        commit_by("libgit2", repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     monkeypatch.setattr(git, "LOCK_RETRY_SECONDS", 30.0)
     threading.Timer(0.3, lock.unlink).start()
-    commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    commit_by("libgit2", repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     assert sh(repo, "log", "-1", "--format=%s").strip() == "two"
     assert sh(repo, "status", "--porcelain") == ""
 
@@ -100,7 +100,7 @@ def _tree_after(repo: Path, way: str, steps: list[dict[str, str | None]]) -> str
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
-        commit_by(way, repo, sorted(step), git.message(f"step {n}", "r1", "me", "stage"))
+        commit_by(way, repo, sorted(step), commit_message.message(f"step {n}", "r1", "me", "stage"))
     return sh(repo, "rev-parse", "HEAD^{tree}").strip()
 
 
@@ -136,7 +136,7 @@ def test_plumbing_builds_the_trees_porcelain_would(tmp_path: Path) -> None:
 def test_plumbing_commits_on_an_unborn_branch(repo: Path, way: str) -> None:
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    first = commit_by(way, repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
     assert sh(repo, "rev-list", "--count", first).strip() == "1"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
@@ -148,7 +148,7 @@ def test_the_first_commit_of_a_sha256_repository(tmp_path: Path) -> None:
     sh(tmp_path, "init", "-q", "--object-format=sha256", str(repo))
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    first = store_commit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    first = store_commit.commit(repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
     assert len(first) == 64 and sh(repo, "show", "HEAD:s/a.yaml") == "a: 1\n"
     assert sh(repo, "status", "--porcelain") == ""
 
@@ -159,14 +159,15 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path, way
     read it (here: statedir read it before the user's commit) is rebuilt upon, never overwritten."""
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    seen = store_commit.commit(repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"), plumbing_above=0)
+    seen = store_commit.commit(repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"), plumbing_above=0)
     (repo / "user.txt").write_text("mine\n")
     sh(repo, "add", "user.txt")
     sh(repo, "commit", "-q", "-m", "the user's own")
     users = sh(repo, "rev-parse", "HEAD").strip()
     (repo / "s" / "a.yaml").write_text("a: 2\n")
     objects = Objects(repo) if way == "libgit2" else None
-    sha = store_commit._commit_trees(repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"), {}, seen, (), objects)
+    text = commit_message.message("two", "r1", "me", "stage")
+    sha = store_commit._commit_trees(repo, ["s/a.yaml"], text, {}, seen, (), objects)
     assert sh(repo, "rev-parse", "HEAD").strip() == sha
     assert sh(repo, "rev-parse", "HEAD~1").strip() == users
     assert sh(repo, "show", "HEAD:user.txt") == "mine\n" and sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
@@ -180,9 +181,9 @@ def test_log_times_are_utc_whatever_the_zones(repo: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
-    assert [(e["time"], e["action"], e["run_id"]) for e in git.log(repo, "s")] == [("2026-03-01T08:00:00Z", "stage",
-                                                                                      "r1")]
+    commit_by(way, repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
+    assert [(e["time"], e["action"], e["run_id"]) for e in commit_message.log(repo, "s")] == [
+        ("2026-03-01T08:00:00Z", "stage", "r1")]
 
 
 def test_libgit2_commits_as_git_would(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,7 +191,7 @@ def test_libgit2_commits_as_git_would(repo: Path, monkeypatch: pytest.MonkeyPatc
     for byte; the reflog entry git writes; HEAD's branch moved, the index not touched."""
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    text = git.message("one", "r1", "a.b", "stage", reason="line one\n\n\nafter two blank lines")
+    text = commit_message.message("one", "r1", "a.b", "stage", reason="line one\n\n\nafter two blank lines")
     sha = commit_by("libgit2", repo, ["s/a.yaml"], text, author="a.b")
     assert sh(repo, "cat-file", "commit", sha).split("\n\n", 1)[1] == text
     user = f"{sh(repo, 'config', 'user.name').strip()} <{sh(repo, 'config', 'user.email').strip()}>"
@@ -200,7 +201,7 @@ def test_libgit2_commits_as_git_would(repo: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Env Name")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "env@example.org")
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    commit_by("libgit2", repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    commit_by("libgit2", repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     assert sh(repo, "log", "-1", "--format=%cn <%ce>").strip() == "Env Name <env@example.org>"
     assert sh(repo, "reflog", "-1", "--format=%gs").strip() == "commit: two"
     assert sh(repo, "status", "--porcelain") == "" and sh(repo, "fsck", "--strict", "--no-dangling") == ""
@@ -238,7 +239,7 @@ def _identities(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         found = []
         for way in ("porcelain", "libgit2"):
             (repo / "s" / "a.yaml").write_text(f"{n} {way}\n")
-            commit_by(way, repo, ["s/a.yaml"], git.message(f"{n} {way}", "r1", "me", "stage"), author="me")
+            commit_by(way, repo, ["s/a.yaml"], commit_message.message(f"{n} {way}", "r1", "me", "stage"), author="me")
             found.append(sh(repo, "log", "-1", "--format=%cn <%ce>").strip())
         assert found[0] == found[1], case
         for key, _ in case:
@@ -290,7 +291,7 @@ def test_a_long_lived_object_store_lets_go_of_the_packs_gc_deletes(repo: Path) -
     (repo / "s").mkdir()
     for n in range(4):
         (repo / "s" / "a.yaml").write_text(f"a: {n}\n")
-        store_commit.commit(repo, ["s/a.yaml"], git.message(f"{n}", "r1", "me", "stage"), objects=objects)
+        store_commit.commit(repo, ["s/a.yaml"], commit_message.message(f"{n}", "r1", "me", "stage"), objects=objects)
         sh(repo, "gc", "-q")
     objects.blob_ids(sh(repo, "rev-parse", "HEAD").strip(), ["s/a.yaml"])
     assert held() == []
@@ -310,7 +311,7 @@ def test_a_path_git_filters_as_it_commits_is_left_to_git(repo: Path) -> None:
     found = []
     for way in WAYS:
         (repo / "s" / "secret" / "a.yaml").write_text(f"a: {way}\n")
-        commit_by(way, repo, ["s/secret/a.yaml"], git.message(way, "r1", "me", "stage"))
+        commit_by(way, repo, ["s/secret/a.yaml"], commit_message.message(way, "r1", "me", "stage"))
         found.append(sh(repo, "show", "HEAD:s/secret/a.yaml"))
         assert sh(repo, "status", "--porcelain") == "", way
     assert found == ["A: PORCELAIN\n", "A: PLUMBING\n", "A: LIBGIT2\n"]
@@ -328,7 +329,7 @@ def test_the_index_lock_is_held_only_to_publish_the_index_and_move_head(
 
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    commit_by(way, repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
     lock = repo / ".git" / "index.lock"
     steps: list[tuple[str, bool]] = []
     from statedir.gitops import process
@@ -356,7 +357,7 @@ def test_the_index_lock_is_held_only_to_publish_the_index_and_move_head(
     monkeypatch.setattr(process, "run", run)
     monkeypatch.setattr(indexfile, "update", update)
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    sha = commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    sha = commit_by(way, repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     monkeypatch.undo()
     held = [step for step, locked in steps if locked]
     assert held == {"porcelain": ["commit"], "plumbing": ["update-ref"], "libgit2": []}[way], steps
@@ -374,7 +375,7 @@ def test_what_the_user_stages_while_the_next_index_is_made_is_kept(
 
     (repo / "s").mkdir()
     (repo / "s" / "a.yaml").write_text("a: 1\n")
-    commit_by(way, repo, ["s/a.yaml"], git.message("one", "r1", "me", "stage"))
+    commit_by(way, repo, ["s/a.yaml"], commit_message.message("one", "r1", "me", "stage"))
     real_held = index_lock.held
 
     def held(gitdir: Path, wait: float) -> object:
@@ -384,7 +385,7 @@ def test_what_the_user_stages_while_the_next_index_is_made_is_kept(
 
     monkeypatch.setattr(index_lock, "held", held)
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    commit_by(way, repo, ["s/a.yaml"], git.message("two", "r1", "me", "stage"))
+    commit_by(way, repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     assert sh(repo, "status", "--porcelain") == "A  user.txt\n"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
     assert sh(repo, "show", "--name-only", "--format=", "HEAD").split() == ["s/a.yaml"]

@@ -4,29 +4,12 @@ path" for every other commit without opening it (issue 37, point 2)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from statedir import api
 from statedir.gitops import maintenance
+from tests.support.history import other_commits
 from tests.support.util import cli
-
-
-def other_commits(repo: Path, count: int) -> None:
-    """`count` commits beside the store (a user's files), by git fast-import."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
-                          check=True).stdout.strip()
-    chunks = []
-    for n in range(count):
-        message, content = f"user commit {n}\n".encode(), f"{n}\n".encode()
-        chunks.append(b"commit HEAD\ncommitter u <u@x> %d +0000\n" % (1700000000 + n)
-                      + b"data %d\n%s" % (len(message), message) + (f"from {head}\n".encode() if n == 0 else b"")
-                      + b"M 100644 inline notes.txt\ndata %d\n%s\n" % (len(content), content))
-    branch = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=repo, capture_output=True, text=True,
-                            check=True).stdout.strip()
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, check=True,
-                   input=b"".join(chunks).replace(b"commit HEAD\n", f"commit {branch}\n".encode()))
-    subprocess.run(["git", "reset", "-q", "--hard"], cwd=repo, check=True)
 
 
 def bloom(trace: Path) -> dict[str, int]:

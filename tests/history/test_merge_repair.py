@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir.gitops import git as git_mod
+from statedir.gitops import commit_message
 from tests.support.sync import clean, cli_in, entries, git, network, ok, store_files
 from tests.support.util import cli, snapshot
 
@@ -120,8 +120,8 @@ def test_a_forged_repair_commit_repairs_nothing(tmp_path: Path) -> None:
     # the files as b had them before the merge: valid, but not the driver's merge of both sides
     git(c["b"], "checkout", f"{merge}^1", "--", "state/runs/r1")
     git(c["b"], "add", "-A")
-    message = git_mod.message(f"doctor: re-merge {merge[:10]}", "-", "state_tracker", "doctor",
-                              trailers={"Statedir-Repairs-Merge": merge})
+    message = commit_message.message(f"doctor: re-merge {merge[:10]}", "-", "state_tracker", "doctor",
+                                     trailers={"Statedir-Repairs-Merge": merge})
     git(c["b"], "commit", "-q", "--no-verify", "-m", message)
     assert cli_in(c["b"], "validate").returncode == 0  # valid YAML now, but not what the driver gives
     verified = json.loads(cli("verify", "--json", cwd=c["b"]).stdout)

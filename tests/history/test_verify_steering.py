@@ -54,13 +54,13 @@ def test_doctor_may_write_the_attributes_statedir_writes_and_no_other(sd: api.St
 
 def _root_store(repo: Path, files: dict[str, bytes]) -> str:
     """A store whose first commit, with init's trailers, holds `files` beside a real init's."""
-    from statedir.gitops import git as git_mod
+    from statedir.gitops import commit_message
 
     api.init(repo / "state")
     for rel, data in files.items():
         (repo / "state" / rel).write_bytes(data)
         git(repo, "add", "-f", str(repo / "state" / rel))
-    message = git_mod.message("init statedir store", "-", "state_tracker", "init")
+    message = commit_message.message("init statedir store", "-", "state_tracker", "init")
     subprocess.run(["git", "commit", "-q", "--amend", "-F", "-"], cwd=repo, input=message, text=True, check=True)
     return git(repo, "rev-parse", "HEAD").strip()
 

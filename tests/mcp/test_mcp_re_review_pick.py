@@ -29,7 +29,7 @@ def test_the_user_picks_the_decision_in_the_form(repo: Path, tmp_path_factory: p
     fields = asked.requested_schema["properties"]
     assert fields["decision"]["enum"] == ["accept", "minor_revision", "major_revision"]
     assert "next" not in fields and "decision" in asked.requested_schema["required"]
-    assert "failed re-review check" in asked.message
+    assert "the re-review left it to them" in asked.message
     assert sd.show("r1")["stages"]["3p"]["decision"] == "major_revision"
     receipt = run_logs.read(sd.store, sd.store.run_dir("r1"), "mandatory_checkpoint_response")[-1]
     assert receipt["stage"] == "3p" and receipt["answer"] == {"decision": "major_revision"}

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from statedir import api
+from statedir.commands.document import Document
 from statedir.cli.common import mcp_host
 from statedir.commands.params import Argument, Option
 from statedir.commands.table import Command, Exit
@@ -217,7 +218,9 @@ def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -
         raise Exit(2)
 
     served = Served(store, mcp_host())
-    served.tools = tools([Command(("quiet",), quiet), Command(("flat",), flat)])
+    served.tools = tools([Command(("quiet",), quiet, call=lambda sd, **kw: Document("", 1, plain=True)),
+                          Command(("flat",), flat, call=lambda sd, **kw: Document(
+                              {"error": "NOT_FOUND", "message": "no such run"}, 2))])
     bare = served.call("quiet", {"session": "s"})
     assert (bare.is_error, bare.exit_code, bare.text) == (True, 1, "")
     flat_error = served.call("flat", {"session": "s"})
@@ -237,7 +240,7 @@ def test_a_value_of_the_wrong_type_is_named_by_the_tool_argument(store: Path) ->
         called.append(limit)
 
     served = Served(store, mcp_host())
-    served.tools = tools([Command(("pick",), pick)])
+    served.tools = tools([Command(("pick",), pick, call=lambda sd, **kw: Document(pick(kw["colour"], kw["limit"])))])
     refused = served.call("pick", {"colour": "red", "limit": "zero"})
     assert refused.is_error and refused.exit_code == 2
     error = json.loads(refused.text)["error"]

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from statedir import request_ids
 from statedir.engine import template
 from statedir.engine.template import compiled as compile_mod
 from statedir.errors import BadFile, UnresolvedMerge
 from statedir.files import schema, yaml
-from statedir.gitops import request_ids
 from statedir.merge import driver, logs, rules
 from statedir.store import layout
 

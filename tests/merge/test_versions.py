@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir import request_ids
 from statedir.files import yaml
-from statedir.gitops import request_ids
 from statedir.merge import versions
 from statedir.store import layout
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir import api, faults
+from statedir import api, fault_injection
 from tests.support.reliability import assert_store_equals_last_commit, material_labels, state_commits
 from tests.support.util import cli, make_large, snapshot
 
@@ -37,7 +37,7 @@ def store(repo: Path, request: pytest.FixtureRequest) -> Path:
     return repo
 
 
-@pytest.mark.parametrize("point", faults.POINTS)
+@pytest.mark.parametrize("point", fault_injection.POINTS)
 def test_sigkill_at_every_step(store: Path, point: str) -> None:
     before = state_commits(store)
     proc = cli(*STEP, cwd=store, env={"STATEDIR_FAULT": point})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir.gitops import git as git_mod
+from statedir.gitops import commit_message
 from statedir.research.aliases import duplicates
 from tests.support.sync import clean, git, network, ok, store_files
 from tests.support.util import cli
@@ -106,7 +106,7 @@ def test_an_alias_the_rules_do_not_allow_is_illegal_to_verify(tmp_path: Path) ->
         path = c["a"] / f"state/research/sources/{source}.yaml"
         kept = path.read_text()
         path.write_text(kept.replace("created_at:", f"alias_of: {target}\ncreated_at:"))
-        git(c["a"], "commit", "-qam", git_mod.message(f"research: alias {source}", "-", "user", "research"))
+        git(c["a"], "commit", "-qam", commit_message.message(f"research: alias {source}", "-", "user", "research"))
         found = json.loads(cli("verify", "--json", cwd=c["a"]).stdout)["findings"]
         assert [(f["kind"], f["file"]) for f in found] == [("illegal", f"research/sources/{source}.yaml")], found
         assert "alias_of names" in found[0]["message"]
@@ -137,7 +137,8 @@ def _plant(clone: Path, victim: str, new_id: str, created_at: str, *, when: str 
     git(clone, "add", f"state/research/sources/{new_id}.yaml")
     dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else {}
     subprocess.run(["git", "commit", "-q", "-F", "-"], cwd=clone, check=True, env={**os.environ, **dates},
-                   input=git_mod.message(f"research: create source {new_id}", "-", "user", "research"), text=True)
+                   input=commit_message.message(f"research: create source {new_id}", "-", "user", "research"),
+                   text=True)
     return git(clone, "rev-parse", "HEAD")
 
 
@@ -194,7 +195,7 @@ def test_a_source_forked_in_from_before_the_victims_cannot_make_the_victims_an_a
     path = c["b"] / f"state/research/sources/{real}.yaml"  # and the victim's Source made an alias of the planted
     path.write_text(path.read_text().replace("created_at:", "alias_of: src_19990101_000000\ncreated_at:"))
     subprocess.run(["git", "commit", "-qaF", "-"], cwd=c["b"], check=True, text=True,
-                   input=git_mod.message("research: alias", "-", "user", "research"))
+                   input=commit_message.message("research: alias", "-", "user", "research"))
     setter = git(c["b"], "rev-parse", "HEAD")
     git(c["b"], "push", "-q", "origin", "HEAD:main")
     before = _branch_index_tree(c["a"])

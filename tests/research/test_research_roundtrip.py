@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from statedir.files import yaml, yaml_own
+from statedir.files import yaml, yaml_fast_reader
 from statedir.research import Ledger
 from statedir.research.kinds import KINDS
 from statedir.store.layout import schema_ref
@@ -24,8 +24,8 @@ def test_text_round_trips_through_file_and_index(ledger: Ledger, question: str, 
     run = ledger.start_run(skill, mode=mode, question_text=question)
     rel = KINDS["question"].rel(run["question_id"])
     raw = ledger.store.path(rel).read_bytes()
-    own = yaml_own.read_own(raw, schema_ref(rel))
-    assert own is not yaml_own.FOREIGN and own["text"] == question
+    own = yaml_fast_reader.read_own(raw, schema_ref(rel))
+    assert own is not yaml_fast_reader.FOREIGN and own["text"] == question
     assert yaml.to_plain(yaml.load(raw, rel)) == own  # ruamel reads the same record
     [row] = ledger.query(question_id=run["question_id"])["questions"]
     assert row["text"] == question and row["origin_skill"] == skill

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import statedir
-from statedir import api, faults
+from statedir import api, fault_injection
 from statedir.engine import transaction
 from statedir.errors import StatedirError
 from statedir.store import run_logs
@@ -221,12 +221,12 @@ def test_a_failed_first_entry_of_a_new_day_leaves_nothing(sd: api.StateDir, repo
                                                          fault: str) -> None:
     clock.day("2026-11-23")
     before = snapshot(repo, objects=False)  # a failed git command may leave unreachable blobs
-    faults.arm(fault)
+    fault_injection.arm(fault)
     try:
         with pytest.raises(StatedirError):
             sd.set("p1", "topic", "never", reason="fails")
     finally:
-        faults.arm(None)
+        fault_injection.arm(None)
     assert snapshot(repo, objects=False) == before
     assert not (repo / "state" / "runs" / "p1" / "history" / "transitions").joinpath("2026-11-23.yaml").exists()
     assert sd.set("p1", "topic", "now", reason="works")["commit"]

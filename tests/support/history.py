@@ -93,7 +93,7 @@ def forge(repo: Path, files: dict[str, bytes | None], *, action: str, run: str =
           request: dict[str, Any] | None = None, store: str = "state", sign: Path | None = None) -> str:
     """A commit made by hand that carries statedir's trailers (what anyone with push access
     can make): `files` are store-relative, None removes one; `sign` signs it with that SSH key."""
-    from statedir.gitops import git as git_mod
+    from statedir.gitops import commit_message
 
     for rel, data in files.items():
         path = repo / store / rel
@@ -103,7 +103,24 @@ def forge(repo: Path, files: dict[str, bytes | None], *, action: str, run: str =
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         git(repo, "add", "-f", "--", str(path))
-    message = git_mod.message(f"{action} (forged)", run, actor, action, request=request)
+    message = commit_message.message(f"{action} (forged)", run, actor, action, request=request)
     signing = ["-c", "gpg.format=ssh", "-c", f"user.signingKey={sign}"] if sign else []
     git(repo, *signing, "commit", "-q", *(["-S"] if sign else []), "-F", "-", stdin=message)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def other_commits(repo: Path, count: int) -> None:
+    """`count` commits beside the store (a user's files), by git fast-import."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    chunks = []
+    for n in range(count):
+        message, content = f"user commit {n}\n".encode(), f"{n}\n".encode()
+        chunks.append(b"commit HEAD\ncommitter u <u@x> %d +0000\n" % (1700000000 + n)
+                      + b"data %d\n%s" % (len(message), message) + (f"from {head}\n".encode() if n == 0 else b"")
+                      + b"M 100644 inline notes.txt\ndata %d\n%s\n" % (len(content), content))
+    branch = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=repo, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, check=True,
+                   input=b"".join(chunks).replace(b"commit HEAD\n", f"commit {branch}\n".encode()))
+    subprocess.run(["git", "reset", "-q", "--hard"], cwd=repo, check=True)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import statedir
 from statedir import api
 from statedir.engine import validate
-from statedir.gitops import merge_driver
+from statedir.gitops import merge_driver_config
 from tests.support.sync import entries, store_files
 
 RUNS = ("r1", "r2")
@@ -35,7 +35,7 @@ def _network(base: Path) -> dict[str, Path]:
     subprocess.run(["git", "push", "-q", "-u", "origin", "HEAD:main"], cwd=a, check=True, capture_output=True)
     b = base / "b"
     subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True, capture_output=True)
-    merge_driver.register(b)
+    merge_driver_config.register(b)
     return {"a": a, "b": b}
 
 

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from statedir import api
 from statedir.web.app import build
 from statedir.web.guard import CSP
-from statedir.web.reading import Reader
+from statedir.web.reading import PageReader
 from tests.support.served import fill, serving
 from tests.support.util import cli_json, module_store, snapshot
 
@@ -58,7 +58,7 @@ def test_the_runs_page_filters_by_id_and_by_state(client: TestClient) -> None:
 
 
 def test_the_runs_listing_pages_and_opens_only_the_runs_it_shows(filled: tuple[Path, dict[str, str]]) -> None:
-    reader = Reader(filled[0] / "state")
+    reader = PageReader(filled[0] / "state")
     first = reader.runs_page(size=1)
     assert [r["run_id"] for r in first.rows] == ["paper-a"] and first.next_after == "paper-a" and first.total == 2
     assert list(reader._summaries) == ["paper-a"]  # paper-b was not opened
@@ -67,7 +67,7 @@ def test_the_runs_listing_pages_and_opens_only_the_runs_it_shows(filled: tuple[P
 
 
 def test_the_runs_listing_numbers_its_pages_and_links_back(filled: tuple[Path, dict[str, str]]) -> None:
-    reader = Reader(filled[0] / "state")
+    reader = PageReader(filled[0] / "state")
     first = reader.runs_page(size=1)
     assert first.page == 1 and first.prev_after is None and first.pages == [(1, ""), (2, "paper-a")]
     second = reader.runs_page(size=1, after="paper-a")
@@ -76,7 +76,7 @@ def test_the_runs_listing_numbers_its_pages_and_links_back(filled: tuple[Path, d
 
 
 def test_the_runs_page_sorts_by_last_change(client: TestClient, filled: tuple[Path, dict[str, str]]) -> None:
-    reader = Reader(filled[0] / "state")
+    reader = PageReader(filled[0] / "state")
     first = reader.changed_page(size=1)
     assert [r["run_id"] for r in first.rows] == ["paper-b"] and first.next_after == "2"  # paused after a's stage 1
     second = reader.changed_page(size=1, page=2)
@@ -103,7 +103,7 @@ def test_a_filter_answers_within_its_time_budget_and_goes_on_from_there(filled: 
     from statedir.web import reading
 
     monkeypatch.setattr(reading, "SCAN_BATCH", 1)
-    reader = Reader(filled[0] / "state")
+    reader = PageReader(filled[0] / "state")
     first = reader.runs_page(state="paused", size=1, budget=0)  # out of time after the first batch
     assert first.rows == [] and first.searched_to == "paper-a" and first.next_after == "paper-a"
     second = reader.runs_page(state="paused", size=1, budget=0, after=first.next_after)
@@ -115,7 +115,7 @@ def test_a_moved_head_forgets_only_the_runs_it_changed(repo: Path, sd: api.State
     root = repo / "state"
     for run_id in ("r1", "r2"):
         sd.new(run_id, topic="T")
-    reader = Reader(root)
+    reader = PageReader(root)
     before = {r["run_id"]: r for r in reader.runs_page().rows}
     sd.pipeline("r1", "paused")
     after = {r["run_id"]: r for r in reader.runs_page().rows}
@@ -374,7 +374,7 @@ def _event(lines) -> str:  # type: ignore[no-untyped-def]
 def test_the_stage_graph_labels_every_edge_that_has_a_condition(filled: tuple[Path, dict[str, str]]) -> None:
     """Each edge with a condition carries it as a label beside its curve (the way back 3 -> 2 too),
     inside the picture, never cut inside an escaped character."""
-    svg = Reader(filled[0] / "state").run("paper-a")["graph"]
+    svg = PageReader(filled[0] / "state").run("paper-a")["graph"]
     conditions = re.findall(r'<path class="edge[^"]*"[^>]*><title>[^<]*?: ([^<]+)</title>', svg)
     shown = re.findall(r'<text class="edge-label" x="(\d+)"[^>]*>([^<]+)</text>', svg)
     assert len(shown) >= len(conditions) > 3
@@ -387,7 +387,7 @@ def test_the_stage_graph_labels_every_edge_that_has_a_condition(filled: tuple[Pa
 def test_two_conditions_leading_the_same_way_are_one_arrow_with_one_label(filled: tuple[Path, dict[str, str]]) -> None:
     """3' leads to 4' on major_revision and on user_review_required: one arrow, one label naming
     both, not two labels drawn over each other (and so for 3' to 4.5)."""
-    svg = Reader(filled[0] / "state").run("paper-a")["graph"]
+    svg = PageReader(filled[0] / "state").run("paper-a")["graph"]
     shown = re.findall(r'<text class="edge-label" x="(\d+)" y="(\d+)"[^>]*>([^<]+)</text>', svg)
     assert len({(x, y) for x, y, _ in shown}) == len(shown), "two edge labels at one place"
     assert "decision in major_revision, user_review_required" in [text for _, _, text in shown]

@@ -10,7 +10,7 @@ from typing import Any
 
 from statedir.engine import adjudication_contract as contract
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.hints import opt
 
@@ -52,7 +52,7 @@ def bind(t: Template, run: RunData, req: Request, now: str, _: str | None = None
     _require_unsealed(run.state)
     args = req.args
     family = _family(args["family"])
-    draft = Draft(run)
+    draft = RunDraft(run)
     rows: list[dict[str, Any]] = draft.state.get(PENDING) or []
     if contract.rows_problems(rows, sealed=False):
         rows = draft.state[PENDING] = contract.initial_rows()  # a pre-contract run: start its rows afresh
@@ -126,7 +126,7 @@ def seal(t: Template, run: RunData, req: Request, now: str, _: str | None = None
             return None
         raise IllegalTransition("adjudication_activity_sources is already sealed with different rows; "
                                 "a sealed inventory never changes", run_id=state["run_id"])
-    draft = Draft(run)
+    draft = RunDraft(run)
     draft.state[SOURCES] = copy.deepcopy(rows)
     captured = sum(1 for r in rows if r["capture_state"] == contract.CAPTURED)
     hashed = sum(len(r["artifacts"]) for r in rows)

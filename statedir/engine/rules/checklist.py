@@ -9,7 +9,7 @@ from typing import Any
 from statedir.engine import failure_modes as fm
 from statedir.engine.rules import gates
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
 from statedir.errors import FailureModeBlock, IllegalTransition, InvalidValue
 from statedir.hints import opt
 
@@ -72,7 +72,7 @@ def checklist(t: Template, run: RunData, req: Request, now: str, stage_id: str |
             f"replaces it before the user answers; {fm.moves_hint(t, run.run_id, stage_id, unanswered)}",
             stage=stage_id, blocking=unanswered, answers=list(spec["answers"]),
             needs=[fm.acknowledgement_needed()])
-    draft = Draft(run)
+    draft = RunDraft(run)
     blocking, warnings = fm.judged(t, draft.state, stage_id, outcomes)
     ordered = {m: outcomes[m] for m in modes}
     draft.stage(stage_id)["failure_modes"] = {"at": now, "outcomes": ordered, "evidence": evidence,
@@ -116,7 +116,7 @@ def acknowledge_mode(t: Template, run: RunData, req: Request, now: str, stage_id
         raise IllegalTransition(f"mode {fm.named(spec, [mode])} does not block stage {t.display(stage_id)} "
                                 f"({said}); only a blocking mode is acknowledged", stage=stage_id, mode=mode,
                                 blocking=blocking)
-    effect, draft = spec["answers"][answer], Draft(run)
+    effect, draft = spec["answers"][answer], RunDraft(run)
     entry: dict[str, Any] = {"at": now, "stage": stage_id, "event": "acknowledgement", "mode": mode,
                              "answer": answer, "reason": req.reason}
     if effect == fm.CLEAR:
@@ -140,7 +140,7 @@ def acknowledge_mode(t: Template, run: RunData, req: Request, now: str, stage_id
                         **({"override_round": entry["override_round"]} if "override_round" in entry else {}))
 
 
-def _send_back(t: Template, draft: Draft, target: str, current: str, now: str) -> None:
+def _send_back(t: Template, draft: RunDraft, target: str, current: str, now: str) -> None:
     """Every stage from `target` to `current` reset, as a reject's edge resets them; `target` starts."""
     from statedir.engine.rules.stage_graph import start
     from statedir.engine.runs import new_stage

@@ -13,7 +13,7 @@ from typing import Any
 
 from statedir.engine.rules import gates
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current, require_live
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current, require_live
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.files import schema
 from statedir.hints import HINT, Hint, Placeholder, said
@@ -90,7 +90,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
         entry["capped_from"] = worst
     if entry["round"] >= int(spec.get("resolution_after", 0) or 1 << 30):
         entry["resolution_path"] = (spec.get("resolution_paths") or {}).get(decision, decision)
-    draft = Draft(run)
+    draft = RunDraft(run)
     passport = copy.deepcopy(run.passports[label])
     passport["compliance_history"] = [*(passport.get("compliance_history") or []), entry]
     draft.passports[label] = passport
@@ -102,7 +102,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
                         **({"capped_from": worst} if capped else {}))
 
 
-def _bind(spec: dict[str, Any], draft: Draft, stage_id: str, round_: int, path: str) -> None:
+def _bind(spec: dict[str, Any], draft: RunDraft, stage_id: str, round_: int, path: str) -> None:
     """The report bound to the template's adjudication row, one group per report (best effort)."""
     from statedir.engine import adjudication_contract as contract
 
@@ -141,7 +141,7 @@ def override(t: Template, run: RunData, req: Request, now: str, stage_id: str | 
         raise IllegalTransition(f"no compliance report blocks stage {t.display(stage_id)}; the user acknowledges "
                                 "only a standing block", stage=stage_id)
     round_ = gates.check_reason(t, run.state, stage_id, req.reason, "an acknowledgement of a compliance block")
-    draft = Draft(run)
+    draft = RunDraft(run)
     label = run.state["current_version"][spec["draft_series"]]
     passport = copy.deepcopy(run.passports[label])
     entries = passport["compliance_history"]
@@ -157,7 +157,7 @@ def override(t: Template, run: RunData, req: Request, now: str, stage_id: str | 
                         now, decision="override", override_round=round_)
 
 
-def _receipt(t: Template, spec: dict[str, Any], draft: Draft, req: Request, now: str, entry: dict[str, Any]) -> None:
+def _receipt(t: Template, spec: dict[str, Any], draft: RunDraft, req: Request, now: str, entry: dict[str, Any]) -> None:
     """The user's acknowledgement appended to the template's `override_receipt` log (one file per
     run, the run's first day) and bound as the blocking report's group's action receipt."""
     from statedir.engine import adjudication_contract as contract

@@ -11,7 +11,7 @@ from typing import Any
 
 from statedir.engine import run_settings
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, require_live
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, require_live
 from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
 from statedir.hints import HINT, Hint, Placeholder, opt, said
 
@@ -79,7 +79,7 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
         raise IllegalTransition(f"the draft {label} has no SHA-256 to bind the advisory to: register it with its "
                                 f"file (`{HINT}`)", kind=kind,
                                 hint=Hint("material", {"run_id": RUN, "names": Placeholder("..."), "file": Placeholder("F")}))
-    draft = Draft(run)
+    draft = RunDraft(run)
     held = dict(draft.state.get("entry_advisories") or {})
     mine = held.get(kind)
     if mine and (mine["version_label"], mine["draft_sha256"]) == (label, sha):

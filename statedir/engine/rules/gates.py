@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir import hints
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, StatedirError
 
 
@@ -65,7 +65,7 @@ def resolve(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
                            decision=decision, allowed=decisions)
     retries, cap = _at_cap(t, run, stage_id, spec, loop)
     number = check_reason(t, run.state, stage_id, req.reason, "a FAIL-loop resolution")
-    draft = Draft(run)
+    draft = RunDraft(run)
     rec = draft.stage(stage_id)
     items = copy.deepcopy(rec.get("issues_detail") or [])
     rec["fail_loop_decision"] = decision
@@ -132,7 +132,7 @@ def resolvable(t: Template, run: RunData, stage_id: str) -> dict[str, Any] | Non
             "least_characters": int(ladder[min(number, len(ladder)) - 1])}
 
 
-def _carry_unverified(t: Template, draft: Draft, spec: dict[str, Any], items: list[dict[str, Any]]) -> None:
+def _carry_unverified(t: Template, draft: RunDraft, spec: dict[str, Any], items: list[dict[str, Any]]) -> None:
     """continue_unverified: what the stage would verify is held (the run goes on), and the current
     draft's passport says it went on partially unverified, its status unchanged (never VERIFIED)."""
     state = draft.state

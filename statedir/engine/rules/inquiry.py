@@ -11,7 +11,7 @@ from typing import Any
 
 from statedir.engine import run_settings
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.hints import HINT, Hint, Placeholder, opt
 
@@ -42,7 +42,7 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     if len(note) > MAX_NOTE or any(ord(c) < 32 and c not in "\n\t" for c in note):
         raise InvalidValue(f"{opt('note')} takes at most {MAX_NOTE} characters of text, no control characters",
                            argument="note")
-    draft = Draft(run)
+    draft = RunDraft(run)
     branches = draft.state.setdefault("inquiry_branches", {})
     new_branch = branch not in branches
     branches[branch] = branches.get(branch, 0) + 1

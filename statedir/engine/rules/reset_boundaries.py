@@ -6,7 +6,7 @@ from typing import Any
 
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.hints import opt
 
@@ -46,9 +46,9 @@ def is_boundary(t: Template, stage_id: str, kind: str) -> bool:
     return kind == "FULL" or stage_id in ((t.doc.get("reset_ledger") or {}).get("decision_boundaries") or [])
 
 
-def append_boundary(t: Template, draft: Draft, stage_id: str, choices: list[str], default: str | None,
+def append_boundary(t: Template, draft: RunDraft, stage_id: str, choices: list[str], default: str | None,
                     now: str, session: str | None = None) -> None:
-    prior = list(draft.run.ledger or []) + [e for name, e in draft.logs if name == "reset_boundary"]
+    prior = list(draft.run.boundary_log or []) + [e for name, e in draft.logs if name == "reset_boundary"]
     pending = _pending(t, stage_id, choices)
     if shape(t) == "upstream":
         entry = _upstream(t, draft, stage_id, choices, default, now, session, pending)
@@ -72,7 +72,7 @@ def _pending(t: Template, stage_id: str, choices: list[str]) -> dict[str, Any] |
     return None
 
 
-def _upstream(t: Template, draft: Draft, stage_id: str, choices: list[str], default: str | None, now: str,
+def _upstream(t: Template, draft: RunDraft, stage_id: str, choices: list[str], default: str | None, now: str,
               session: str | None, pending: dict[str, Any] | None) -> dict[str, Any]:
     """A boundary in the ARS reset_ledger_entry shape: no field null, `pending_decision` only where
     there is one, `next` the stage expected next (the first option where the user has to choose)."""
@@ -121,12 +121,12 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     """Consume one boundary; a pending decision must be answered; then continue as `confirm` would."""
     from statedir.engine.rules import stage_graph
 
-    ledger = run.ledger or []
+    boundary_log = run.boundary_log or []
     wanted = req.args["hash"]
-    matches = [e for e in ledger if e.get("kind") == "boundary" and e.get("hash") == wanted]
+    matches = [e for e in boundary_log if e.get("kind") == "boundary" and e.get("hash") == wanted]
     if not matches:
         raise IllegalTransition(f"no reset boundary with hash {wanted!r} in this run", hash=wanted)
-    if wanted not in awaiting_resume(ledger):
+    if wanted not in awaiting_resume(boundary_log):
         raise IllegalTransition(f"reset boundary {wanted} was already resumed", hash=wanted)
     boundary = matches[0]
     choice, target = req.args.get("choice"), req.args.get("stage")
@@ -149,7 +149,7 @@ def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
         change = stage_graph.confirm(t, run, Request("confirm", req.actor, {"next": target, "response": "continue",
                                                                            **answer}), now, None)
     else:
-        change = Draft(run).change("", now)
+        change = RunDraft(run).change("", now)
     if shape(t) == "upstream":
         override = {k: str(req.args[k]) for k in ("stage", "mode") if req.args.get(k)}
         change.logs.append(("reset_boundary", {

@@ -8,9 +8,9 @@ from typing import Any
 
 from statedir.engine import run_settings, traceability
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft, active_current
 from statedir.errors import ContentChanged, ContractIncomplete, IllegalTransition, InvalidValue
-from statedir.hints import HINT, Hint, Placeholder, opt
+from statedir.hints import HINT, HINT2, Hint, Placeholder, opt
 
 CHECK = "check"
 
@@ -44,7 +44,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     if part not in [*parts, CHECK]:
         raise InvalidValue(f"unknown contract part {part!r}; use one of {', '.join([*parts, CHECK])}", part=part,
                            allowed=[*parts, CHECK])
-    draft = Draft(run)
+    draft = RunDraft(run)
     rec = draft.stage(stage_id)
     contract = dict(rec.get("contract") or {})
     file = req.args.get("file") or {}
@@ -53,6 +53,13 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     done = [p for p in parts if p in contract]
     if CHECK in contract and contract[CHECK]["outcome"] == "pass":
         raise IllegalTransition(f"the contract of stage {t.display(stage_id)} holds already (its check passed)")
+    if CHECK in contract and spec.get("failed_check_final"):  # the failed check stands: the decision is the user's
+        failed = contract[CHECK]
+        raise IllegalTransition(f"the synthesis check of stage {t.display(stage_id)} failed ({failed['outcome']}, exit "
+                                f"{failed['exit_code']}) and stands: its decision is the user's (stage "
+                                f"{t.display(stage_id)} completed with its decision {rec.get('decision')}, then the "
+                                "user's answer at its checkpoint); no other check is recorded after it",
+                                stage=stage_id, outcome=failed["outcome"])
     if part == CHECK:
         return _check(t, draft, rec, contract, req, now, stage_id, spec, file)
     expected = parts[len(done)] if len(done) < len(parts) else None
@@ -69,7 +76,7 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
                         sha256=file["content_hash"])
 
 
-def _check(t: Template, draft: Draft, rec: dict[str, Any], contract: dict[str, Any], req: Request, now: str,
+def _check(t: Template, draft: RunDraft, rec: dict[str, Any], contract: dict[str, Any], req: Request, now: str,
            stage_id: str, spec: dict[str, Any], file: dict[str, str]) -> Change:
     parts = list(spec["parts"])
     missing = [p for p in parts if p not in contract]
@@ -123,7 +130,11 @@ def require_check(t: Template, state: dict[str, Any], record_: dict[str, Any], d
         needs = (f"the parts {', '.join(parts)} then the check" if parts else "the synthesis check") if check is None \
             else "the user's answer to the failed check (its decision stays " + str(record_.get("decision")) + ")"
         current = record_["status"] == t.status["active"]  # what it needs, where it is the stage at work
-        raise ContractIncomplete(f"stage {t.display(record_['id'])}'s decision needs its re-review contract: "
-                                 f"{needs} (`{HINT}`)", stage=record_["id"], **({"needs": [needs]} if current else {}),
-                                 hint=Hint("contract", {"run_id": Placeholder("RUN"), "stage": t.display(record_["id"]),
-                                                        "part": Placeholder("...")}))
+        run, shown = Placeholder("RUN"), t.display(record_["id"])
+        stage = Placeholder(shown)  # said as displayed (3'), as the command line's words always said it
+        hint = [Hint("contract", {"run_id": run, "stage": stage, "part": Placeholder("...")})] if check is None else \
+            [Hint("stage", {"run_id": run, "stage": stage, "status": "completed", "decision": str(record_.get("decision"))}),
+             Hint("confirm", {"run_id": run, "decision": Placeholder("...")})]
+        how = f"`{HINT}`" if check is None else f"`{HINT}`, then the user's `{HINT2}`"
+        raise ContractIncomplete(f"stage {shown}'s decision needs its re-review contract: {needs} ({how})",
+                                 stage=record_["id"], **({"needs": [needs]} if current else {}), hint=hint)

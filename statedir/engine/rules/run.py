@@ -3,13 +3,13 @@ way back from a completed stage. Pure, like every rule."""
 from __future__ import annotations
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 
 
 # --- pipeline: update_pipeline_state --------------------------------------------------------------
 def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
+    draft = RunDraft(run)
     state, target, p = draft.state, req.args["state"], t.pipeline
     current = state["pipeline_state"]
     if target not in p.values():
@@ -35,7 +35,7 @@ def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -
 
 # --- set: request_update for run-level fields ------------------------------------------------------
 def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
+    draft = RunDraft(run)
     field, value = req.args["field"], req.args["value"]
     from statedir.engine import run_settings
 
@@ -73,7 +73,7 @@ def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None
     from statedir.engine.runs import new_stage
 
     assert stage_id is not None
-    draft = Draft(run)
+    draft = RunDraft(run)
     if run.stages[stage_id]["status"] != t.status["done"]:
         raise IllegalTransition(f"stage {t.display(stage_id)} is {run.stages[stage_id]['status']}; "
                                 "redo reopens a completed stage")

@@ -8,7 +8,7 @@ from typing import Any
 from statedir.engine import schema_checks, stage_outputs
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 from statedir.hints import HINT, HINT2, Hint, Placeholder, opt
 
@@ -54,7 +54,7 @@ def _move_allowed(t: Template, record: dict[str, Any], target: str) -> None:
 # --- stage: update_stage ------------------------------------------------------------------------
 def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
     assert stage_id is not None
-    args, draft = req.args, Draft(run)
+    args, draft = req.args, RunDraft(run)
     target = args["status"]
     if target not in t.statuses:
         raise InvalidValue(f"unknown status {target!r}; use one of {', '.join(t.statuses)}", status=target)
@@ -136,7 +136,7 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
     return {k for k in record if record[k] != before.get(k)}
 
 
-def _complete(t: Template, draft: Draft, stage_id: str, req: Request, now: str) -> None:
+def _complete(t: Template, draft: RunDraft, stage_id: str, req: Request, now: str) -> None:
     state, record, spec = draft.state, draft.stage(stage_id), t.stage(stage_id)
     if "terminal_ack" in spec:
         words = spec["terminal_ack"]["responses"]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, Draft, RunData
+from statedir.engine.transition_data import Change, RunDraft, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 
 MAX_TEXT = 4000  # a note, not a document: a longer one belongs in a file
 
 
-def set_stage_field(t: Template, run: RunData, draft: Draft, field: str, value: str, now: str) -> Change:
+def set_stage_field(t: Template, run: RunData, draft: RunDraft, field: str, value: str, now: str) -> Change:
     """One stage field set (an empty value clears it), its stage file the one file changed."""
     settable = list(t.doc.get("settable_stage_fields", []))
     raw_stage, _, name = field[len("stages."):].rpartition(".")  # a stage id may hold a dot: 2.5, 4.5

@@ -7,12 +7,12 @@ from statedir.engine import checkpoint_dashboard, checkpoint_decisions, receipts
 from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
-from statedir.engine.transition_data import Change, Draft, Request, RunData
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
 from statedir.hints import opt
 
 
-def start(t: Template, draft: Draft, stage_id: str, now: str) -> dict[str, Any]:
+def start(t: Template, draft: RunDraft, stage_id: str, now: str) -> dict[str, Any]:
     """Make `stage_id` the active current stage, after the material gap check."""
     report = template_conditions.prerequisites(t, draft.state, draft.all_stages(), stage_id)
     if not report["prerequisites_met"]:
@@ -47,7 +47,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     if response is not None and response not in known:
         raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(known)}")
     if acknowledging:
-        return _terminal_ack(t, Draft(run), current, ack, response, now, _answered_by(req))
+        return _terminal_ack(t, RunDraft(run), current, ack, response, now, _answered_by(req))
     checkpoint = run.state.get("checkpoint")
     held = bool(checkpoint and checkpoint.get("held"))  # paused by the dashboard's quality: the user answers
     if not checkpoint or run.state["pipeline_state"] not in (t.pipeline["awaiting"], *held * [t.pipeline["paused"]]):
@@ -66,11 +66,11 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     answer = checkpoint_decisions.parse(t, checkpoint, req.args, run.stages, run.state)
     picked = bool(answer) and checkpoint_decisions.decides(t, checkpoint, run.stages, run.state)
     if checkpoint_dashboard.holds(t, dash):
-        draft = Draft(run)
+        draft = RunDraft(run)
         checkpoint_dashboard.record(draft, checkpoint["stage"], dash, now)
         return draft.change(checkpoint_dashboard.hold(t, draft, checkpoint, dash, now), now, held=dash["quality"])
     response = response or "continue"
-    draft = Draft(run)  # decided from here on: the copies the change is made of
+    draft = RunDraft(run)  # decided from here on: the copies the change is made of
     if picked:  # the user's pick is the stage's decision, and the graph leads on from it
         assert answer is not None
         target = checkpoint_decisions.route(t, draft, checkpoint, answer)
@@ -110,7 +110,7 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     change = draft.change(f"confirm stage {t.display(checkpoint['stage'])} -> {_shown(t, target)} ({response}{picks})",
                           now, next=target)
     mismatch = schema_checks.warning(t, checkpoint["stage"], checked)
-    if mismatch:  # the seed's "format mismatch -> notify": said, never a refusal
+    if mismatch:  # the upstream State Tracker's "format mismatch -> notify": said, never a refusal
         change.result["warnings"] = [mismatch]
         change.result["schema_check"] = checked
     if report and report["warning"]:  # as `prereq` and `stage ... in_progress` say it
@@ -171,7 +171,7 @@ def _choose(t: Template, run: RunData, checkpoint: dict[str, Any], requested: st
                             f"{opt('next')} takes: {legal}", source=source, target=target, choices=choices)
 
 
-def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> dict[str, Any] | None:
+def _advance(t: Template, draft: RunDraft, source: str, target: str, now: str) -> dict[str, Any] | None:
     """Move along the edge to `target`; the prerequisite report of the stage started (None at an end)."""
     edge = next(e for e in t.edges_from(source) if e["to"] == target)
     reason = edge.get("reason", "").replace("{decision}", str(draft.view(source).get("decision")))
@@ -187,7 +187,7 @@ def _advance(t: Template, draft: Draft, source: str, target: str, now: str) -> d
     return start(t, draft, target, now)
 
 
-def _terminal_ack(t: Template, draft: Draft, stage_id: str, ack: dict[str, Any], response: str | None,
+def _terminal_ack(t: Template, draft: RunDraft, stage_id: str, ack: dict[str, Any], response: str | None,
                   now: str, answered_by: dict[str, Any]) -> Change:
     if response is None:  # refused by the rules, as `stage ... completed` and a MANDATORY checkpoint are
         raise IllegalTransition(f"stage {t.display(stage_id)} is awaiting the terminal acknowledgement: "

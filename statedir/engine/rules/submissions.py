@@ -8,7 +8,7 @@ from typing import Any
 from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, traceability, wording
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
-from statedir.engine.transition_data import Change, Draft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
 from statedir.hints import Hint, said
 
@@ -22,7 +22,7 @@ def output(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
     active_current(t, run, stage_id, "output")
     if not req.args.get("outputs"):
         raise InvalidValue("give at least one {opt:output}")
-    draft = Draft(run)
+    draft = RunDraft(run)
     record = draft.stage(stage_id)
     added = stage_outputs.new(t, record["outputs"], req.args["outputs"])
     if not added:  # each name is recorded once (outputs_once): the request is already true
@@ -34,7 +34,7 @@ def output(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
 
 def material(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     """Register the next version of a material (a bundle of one series shares one version)."""
-    draft = Draft(run)
+    draft = RunDraft(run)
     names = req.args["names"]
     if len(set(names)) != len(names):
         raise InvalidValue("a material is named twice")
@@ -66,7 +66,7 @@ def integrity_made(t: Template) -> set[str]:
     return {name for spec in specs for name in (spec.get("report_material"), spec.get("verifies")) if name}
 
 
-def bump_versions(t: Template, draft: Draft, series_names: list[str], now: str, actor: str,
+def bump_versions(t: Template, draft: RunDraft, series_names: list[str], now: str, actor: str,
                   request_id: str | None = None) -> list[str]:
     """redo: each output series gets a new version derived from its current one."""
     bumped = []
@@ -102,7 +102,7 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     if min(total, verified, found, fixed) < 0 or verified > total or fixed > found:
         raise InvalidValue("counts must be >= 0 with refs_verified <= refs_total and issues_fixed <= issues_found")
     record = active_current(t, run, stage_id, "integrity")
-    draft = Draft(run)
+    draft = RunDraft(run)
     retries = record.get("retry_count", 0)
     decision = record.get("fail_loop_decision")
     gated = bool(t.doc.get("fail_loop"))  # the user's resolution is `resolve`'s, a decision the template lists
@@ -169,7 +169,7 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     addressed = req.args.get("items_addressed") or 0
     if total < 0 or addressed < 0 or addressed > total:
         raise InvalidValue("need 0 <= {opt:items_addressed} <= {opt:items_total}")
-    draft = Draft(run)
+    draft = RunDraft(run)
     rounds = [r.get("revision_round") or 0 for r in run.stages.values() if "revision_round" in r]
     number = draft.stage(stage_id).get("revision_round") or max(rounds, default=0) + 1
     after = spec["after"][0]
@@ -187,7 +187,7 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
 
 
 def loop(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
-    draft = Draft(run)
+    draft = RunDraft(run)
     cap = t.caps.get("re_revise_rounds")
     count = draft.state.get("loop_count", 0)
     if cap is not None and count >= cap:
@@ -247,7 +247,7 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
         if "MANDATORY" in (declared, recorded) or kind != (recorded or kind):
             raise PermissionDenied(f"no observer report at stage {t.display(stage_id)}: its checkpoint is "
                                    f"{recorded or declared} (observer reports only at FULL/SLIM checkpoints)")
-    draft = Draft(run)
+    draft = RunDraft(run)
     entry = {"stage_id": stage_id or "pipeline", "checkpoint_type": kind,
              "timestamp": str(report.get("timestamp") or now),
              "dialogue_log_ref": report.get("dialogue_log_ref") or (

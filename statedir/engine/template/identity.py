@@ -77,7 +77,7 @@ def known(store: Store, rev: str | None = "HEAD") -> Known:
             if len(parts) == 5 and parts[4][0] != "D" and path.endswith(".yaml"):
                 stored.append((sha.strip(), path, parts[3]))
     blobs: list[tuple[str, str, bytes] | None] = []
-    with objects.Objects(store.worktree) as objs:
+    with objects.ObjectReader(store.worktree) as objs:
         for start in range(0, len(stored), 50):  # a batch fits git's pipe
             blobs += objs.read_many([oid for _, _, oid in stored[start:start + 50]])
     for (sha, path, _), found in zip(stored, blobs, strict=True):

@@ -87,7 +87,7 @@ def made_with(store: Store, run_id: str, name: str, version: str | None) -> str 
                         path).stdout.decode().split()
         if not added:
             return None
-        with objects.Objects(store.worktree) as objs:
+        with objects.ObjectReader(store.worktree) as objs:
             held = objs.read_many([f"{added[0]}:{store.git_path(rel)}"
                                    for rel in (kept_rel(name, str(version)), f"templates/{name}.yaml")])
         for found in held:
@@ -115,7 +115,7 @@ def from_history(store: Store, name: str, version: str, rev: str, digest: str | 
     try:
         log = git.run(store.worktree, "log", "--format=%H", rev, "--", *paths).stdout.decode().split()
         specs = [f"{sha}:{path}" for sha in log for path in paths]
-        with objects.Objects(store.worktree) as objs:
+        with objects.ObjectReader(store.worktree) as objs:
             for start in range(0, len(specs), 50):
                 for found in objs.read_many(specs[start:start + 50]):
                     if found is None or found[1] != "blob":

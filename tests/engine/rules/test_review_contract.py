@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from statedir import api
+from statedir.errors import StatedirError
+from statedir.files import schema
 from tests.support.runs import PARTS, at_re_review, parts
+from tests.support.sim import Sim
 from tests.support.util import cli, cli_json, cli_refused
 
 refused = cli_refused
@@ -69,7 +74,13 @@ def test_a_failing_check_hands_the_decision_to_the_user(at3p: api.StateDir, repo
     code, out = cli_json("contract", "r1", "3p", "check", "--exit-code", "1", "--file", "report.json", cwd=repo)
     assert code == 0 and out["then"] == "user_review_required", out  # type: ignore[index]
     assert at3p.get("r1", "stages.3p.decision") == "user_review_required"
-    refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3p", "completed", "--decision", "accept")
+    error = refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3p", "completed", "--decision", "accept")
+    assert "statedir stage RUN 3' completed --decision user_review_required" in error["message"], error
+    # the failed check stands (3.24): a passing one after it cannot take the decision back from the user
+    for code_ in ("0", "1"):
+        error = refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "check", "--exit-code", code_,
+                        "--file", "report.json")
+        assert "failed (synthesis_mismatch, exit 1) and stands" in error["message"], error
     assert cli("stage", "r1", "3p", "completed", cwd=repo).returncode == 0
     assert sorted(at3p.get("r1", "checkpoint")["choices"]) == ["4.5", "4p"]
     at3p.material("r1", ["re_review_report"])
@@ -96,3 +107,22 @@ def test_a_legacy_run_skips_the_contract_and_is_marked(sd: api.StateDir, repo: P
     assert "[LEGACY-NO-CONTRACT]" in cli("status", "l1", cwd=repo).stdout
     assert sd.show("l1", format="ars")["marks"] == ["[LEGACY-NO-CONTRACT]"]
     assert sd.verify()["clean"]
+
+
+def test_a_run_made_on_3_23_may_record_its_check_again() -> None:
+    """3.23 took a second check after a failed one (the latest stood); its runs keep that rule."""
+    for name, again in ((str(schema.data_dir("templates") / "academic-pipeline@3.23.yaml"), True),
+                        ("academic-pipeline", False)):
+        sim = Sim(name)
+        sim.to_re_review()
+        sim.contract_holds(exit_code=1)
+        assert sim.run.stages["3p"]["decision"] == "user_review_required"
+        check = {"exit_code": 0, "file": {"path": "check.json", "content_hash": "f" * 64},
+                 "current": {part: f"{n + 1:064x}" for n, part in enumerate(sim.t.doc["re_review_contract"]["parts"])}}
+        if again:
+            sim.do("contract", stage="3p", part="check", **check)
+            assert sim.run.stages["3p"]["contract"]["check"]["outcome"] == "pass"
+        else:
+            with pytest.raises(StatedirError) as exc:
+                sim.do("contract", stage="3p", part="check", **check)
+            assert exc.value.code == "ILLEGAL_TRANSITION"

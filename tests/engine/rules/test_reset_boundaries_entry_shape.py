@@ -1,6 +1,6 @@
-"""The reset ledger in the upstream ARS reset_ledger_entry shape (issue 33, point 5): boundaries at
+"""The reset-boundary log's entries in the upstream ARS reset_ledger_entry shape (issue 33, point 5): boundaries at
 FULL checkpoints and at the MANDATORY checkpoints awaiting a decision, resumes that consume them,
-every entry valid under the contract's shape; older ledgers keep their version-1 shape."""
+every entry valid under the contract's shape; older runs' logs keep their version-1 shape."""
 from __future__ import annotations
 
 import json
@@ -17,7 +17,7 @@ CONTRACT = json.loads((schema.data_dir("schemas") / "reset-ledger-entry.schema.j
 OLD_ACADEMIC = str(schema.data_dir("templates") / "academic-pipeline@3.21.yaml")
 
 
-def ledger(sd: api.StateDir, run: str = "r1") -> list[dict[str, object]]:
+def boundary_log(sd: api.StateDir, run: str = "r1") -> list[dict[str, object]]:
     entries = sd.show(run)["history"]["reset_boundary"]
     for entry in entries:
         jsonschema.validate(entry, CONTRACT)
@@ -33,13 +33,13 @@ def test_boundaries_and_resumes_have_the_upstream_shape(repo: Path) -> None:
     sd.stage("r1", "1", "in_progress")
     sd.material("r1", ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
     sd.stage("r1", "1", "completed", session="session-one")
-    first = ledger(sd)[0]
+    first = boundary_log(sd)[0]
     assert first == {"kind": "boundary", "hash": first["hash"], "stage": "1", "next": "2",
                      "generated_at": first["generated_at"], "session_marker": "session-one",
                      "version_label": "research_v1", "verification_status": "UNVERIFIED"}
     result = sd.resume("r1", str(first["hash"]), session="session-two")
     assert "UNVERIFIED" in result["warning"]  # resuming on an unverified passport warns
-    resume = ledger(sd)[1]
+    resume = boundary_log(sd)[1]
     assert resume == {"kind": "resume", "consumes_hash": first["hash"], "chosen_branch": "2", "user_override": {},
                       "generated_at": resume["generated_at"], "session_marker": "session-two"}
     before = snapshot(repo)
@@ -56,7 +56,7 @@ def test_decision_checkpoints_are_boundaries_with_their_question(repo: Path) -> 
     sd.integrity("r1", "4.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
     clear_checklist(sd, "r1", "4.5")
     sd.stage("r1", "4.5", "completed")
-    entries = ledger(sd)
+    entries = boundary_log(sd)
     stages = [e["stage"] for e in entries if e["kind"] == "boundary"]
     assert "3" in stages and stages[-1] == "4.5"  # the MANDATORY decision checkpoints, not 2.5's
     assert "2.5" not in stages
@@ -72,7 +72,7 @@ def test_decision_checkpoints_are_boundaries_with_their_question(repo: Path) -> 
     code, out = cli_json("resume", "r1", str(last["hash"]), "--choice", "apa7", "--mode", "full", cwd=repo)
     assert code == 0, out
     assert "warning" not in out  # type: ignore[operator]
-    resume = ledger(sd)[-1]
+    resume = boundary_log(sd)[-1]
     assert resume["chosen_branch"] == "apa7" and resume["user_override"] == {"mode": "full"}
     assert sd.get("r1", "current_stage") == "5"
     assert sd.show("r1")["stages"]["5"]["answers"] == {"citation_style": "apa7"}  # the choice is the answer
@@ -97,12 +97,12 @@ def test_a_forged_entry_does_not_verify(repo: Path) -> None:
 
 def test_older_templates_keep_the_version_1_shape() -> None:
     sim = Sim(OLD_ACADEMIC)
-    sim.run.ledger = []
+    sim.run.boundary_log = []
     sim.research()
     entry = sim.logs["reset_boundary"] or None
     assert entry is None  # off unless asked
     sim2 = Sim(OLD_ACADEMIC)
-    sim2.run.ledger = []
+    sim2.run.boundary_log = []
     sim2.do("stage", stage="1", status="in_progress")
     sim2.do("stage", stage="1", status="completed", reset_boundaries=True)
     (old,) = sim2.logs["reset_boundary"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from statedir.gitops import merge_driver
+from statedir.gitops import merge_driver_config
 
 PLAIN = "/usr/bin/python3 -I -m statedir merge-driver %O %A %B %P"
 UNSAFE = "python3 -m statedir merge-driver %O %A %B %P"
@@ -54,16 +54,17 @@ def test_the_registration_read_is_what_git_config_prints(repo: Path, section: st
     config.write_text(config.read_text() + section)
     proc = _git(repo, "config", "--get", "merge.statedir.driver")
     assert proc.returncode in (0, 1), proc.stderr  # a config git cannot read is not one of these
-    assert merge_driver.configured(repo) == (proc.stdout.strip() or None)
+    assert merge_driver_config.configured(repo) == (proc.stdout.strip() or None)
 
 
 def test_a_plain_registration_is_read_without_git_and_a_command_line_config_with_it(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = repo / ".git" / "config"
     config.write_text(config.read_text() + f'[merge "statedir"]\n\tdriver = {PLAIN}\n')
-    assert merge_driver._set_plainly(config.read_text()) == PLAIN
-    assert merge_driver._set_plainly(config.read_text().replace("[core]", "[include]\n[core]")) is merge_driver._ASK_GIT
+    assert merge_driver_config._set_plainly(config.read_text()) == PLAIN
+    included = config.read_text().replace("[core]", "[include]\n[core]")
+    assert merge_driver_config._set_plainly(included) is merge_driver_config._ASK_GIT
     monkeypatch.setenv("GIT_CONFIG_COUNT", "1")  # `git -c merge.statedir.driver=...` outranks the file
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "merge.statedir.driver")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", UNSAFE)
-    assert merge_driver.configured(repo) == UNSAFE
+    assert merge_driver_config.configured(repo) == UNSAFE

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class SyncStart:
     head: str | None
     index: bytes | None  # None: the repository had no index file
     missing: frozenset[str]  # tracked files deleted from the work tree (git may bring them back)
@@ -35,7 +35,7 @@ def _paths(raw: bytes) -> list[str]:
     return [p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def take(store: Disk) -> Checkpoint:
+def take(store: Disk) -> SyncStart:
     """The branch, the index and the work tree's deletions as they are now."""
     index = git.git_dir(store.worktree) / "index"
     try:
@@ -43,7 +43,7 @@ def take(store: Disk) -> Checkpoint:
     except FileNotFoundError:
         saved = None
     missing = git.run(store.worktree, "ls-files", "-d", "-z", "--full-name", ":/").stdout
-    return Checkpoint(git.head(store.worktree), saved, frozenset(_paths(missing)))
+    return SyncStart(git.head(store.worktree), saved, frozenset(_paths(missing)))
 
 
 def _entries(store: Disk, env: dict[str, str] | None) -> dict[str, list[str]]:
@@ -56,7 +56,7 @@ def _entries(store: Disk, env: dict[str, str] | None) -> dict[str, list[str]]:
     return entries
 
 
-def restore(store: Disk, point: Checkpoint) -> None:
+def restore(store: Disk, point: SyncStart) -> None:
     """Put the branch, the index and the files a merge wrote back as they were at `point`."""
     worktree, gitdir = store.worktree, git.git_dir(store.worktree)
     if (gitdir / "MERGE_HEAD").exists():
@@ -115,7 +115,7 @@ def _rewrite(store: Disk, changed: list[str], before: dict[str, list[str]], miss
                 stdin=b"\0".join(rel.encode("utf-8", "surrogateescape") for rel in wanted) + b"\0")
 
 
-def put_back(store: Disk, point: Checkpoint, failure: BaseException) -> None:
+def put_back(store: Disk, point: SyncStart, failure: BaseException) -> None:
     """restore() after `failure`; if that fails too, say where the branch was."""
     try:
         restore(store, point)
