@@ -22,7 +22,7 @@ def open_regular(path: str, what: str) -> Any:  # a binary file object (hashlib.
     return os.fdopen(fd, "rb")
 
 
-def in_repository(path: str, worktree: Path) -> str:
+def in_repository(path: str, worktree: Path, what: str = "--file") -> str:
     """`path` (as typed, relative to the current directory) as a posix path relative to the
     repository root, so a passport means the same file in every clone; a file outside the
     repository is refused: no other clone could find it or check its hash. So is a link in the
@@ -31,14 +31,14 @@ def in_repository(path: str, worktree: Path) -> str:
     target = Path(path).resolve()
     if not target.is_relative_to(worktree.resolve()):
         links = f" (a link to {target})" if Path(os.path.abspath(path)).is_relative_to(worktree) else ""
-        raise InvalidValue(f"--file {path}{links} is outside the repository {worktree}; a passport names files "
+        raise InvalidValue(f"{what} {path}{links} is outside the repository {worktree}; a passport names files "
                            "every clone holds: copy or move it into the repository first", file=path)
     for candidate in (Path(os.path.abspath(path)), target):
         try:
             return candidate.relative_to(worktree).as_posix()
         except ValueError:
             continue
-    raise InvalidValue(f"--file {path} is outside the repository {worktree}; a passport names files every "
+    raise InvalidValue(f"{what} {path} is outside the repository {worktree}; a passport names files every "
                        "clone holds: copy or move it into the repository first", file=path)
 
 
@@ -48,22 +48,26 @@ def lies_in(path: str, worktree: Path) -> bool:
     return Path(path).resolve().is_relative_to(worktree.resolve())
 
 
-def file_hash(path: str, worktree: Path, *, with_fields: bool = False) -> dict[str, Any]:
-    """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory);
-    `with_fields`: also the fields it holds (statedir.api.material_fields), for its schema check."""
+def file_hash(path: str, worktree: Path, *, with_fields: bool = False, what: str = "--file",
+              limit: int | None = None) -> dict[str, Any]:
+    """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory,
+    unless `limit` bytes is its most); `with_fields`: also the fields it holds
+    (statedir.api.material_fields), for its schema check. `what`: how the caller named it."""
     import hashlib
 
     from statedir.api import material_fields
 
-    with open_regular(path, "--file") as f:
-        where = in_repository(path, worktree)
+    with open_regular(path, what) as f:
+        where = in_repository(path, worktree, what)
+        if limit is not None and os.fstat(f.fileno()).st_size > limit:
+            raise InvalidValue(f"{what} {path} is over the size limit ({limit} bytes)", file=path, limit=limit)
         try:
             digest = hashlib.file_digest(f, "sha256").hexdigest()
             if with_fields:
                 f.seek(0)
                 found = material_fields.fields(where, f)
         except OSError as exc:
-            raise InvalidValue(f"cannot read --file {path}: {exc.strerror}", file=path) from None
+            raise InvalidValue(f"cannot read {what} {path}: {exc.strerror}", file=path) from None
     return {"path": where, "content_hash": digest, **({"fields": found} if with_fields else {})}
 
 

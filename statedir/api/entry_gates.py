@@ -80,6 +80,6 @@ class EntryGates(Opened):
             raise InvalidValue("--reason belongs to --override (the user's acknowledgement of a block)",
                                argument="reason")
         assert report is not None
-        where = caller_inputs.file_hash(report, self.store.files_worktree)
+        where = caller_inputs.file_hash(report, self.store.files_worktree, what="--report")
         return self._do(run_id, "compliance", actor, expect=expect, role=role, stage=stage, file=where,
                         report=_report(report, "--report"))

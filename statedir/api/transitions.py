@@ -263,8 +263,10 @@ class Transitions(Opened):
         the check every recorded part's file is hashed again, and must be unchanged."""
         from statedir.api import caller_inputs
 
+        from statedir.api.entry_gates import REPORT_LIMIT  # the contract's files: at most what a report may be
+
         args: dict[str, Any] = {"stage": stage, "part": part,
-                                "file": caller_inputs.file_hash(file, self.store.files_worktree)}
+                                "file": caller_inputs.file_hash(file, self.store.files_worktree, limit=REPORT_LIMIT)}
         if part == "check":
             t, run, _ = transaction.load_run(self.store, run_id)
             recorded = run.stages.get(t.resolve_stage(stage), {}).get("contract") or {}

@@ -64,11 +64,14 @@ def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
                     for value in asked["options"] for response in [None, *t.checkpoints.get("responses", [])]]
     required = bool(asked and asked.get("required"))  # an answer starting a stage gives it: each value a request
     optional += (asked["option"],) if asked and not required else ()  # the decision it takes as its answer
-    picks = [{}, *({asked["option"]: str(value)} for value in asked["options"])] if asked and required else [{}]
+    given = [{asked["option"]: str(value)} for value in asked["options"]] if asked and required else []
+
+    def picks(target: str | None) -> list[dict[str, str]]:  # an answer ending the run needs no decision
+        return given if given and target not in t.terminal_targets else [{}]
     return [Candidate("confirm", actor, {"next": target, "response": response, **pick},
                       {"next": target, "response": response, **pick}, ("next", "response", *pick), optional=optional)
             for target in [None, *dict.fromkeys(targets)]
-            for response in [None, *t.checkpoints.get("responses", [])] for pick in picks]
+            for response in [None, *t.checkpoints.get("responses", [])] for pick in picks(target)]
 
 
 def _integrity_candidates(t: Template, stage_ids: list[str], samples: list[tuple[int | None, int | None]]

@@ -42,3 +42,23 @@ def test_a_link_to_a_file_inside_the_repository_is_hashed_by_the_links_path(repo
     label = sd.material("r", ["plan"], files=["plan.md"])["version_label"]
     [recorded] = sd.get("r", f"passports.{label}.files")
     assert recorded["path"] == "plan.md"
+
+
+def test_a_contract_file_over_the_size_limit_is_refused_as_an_advisorys_is(repo: Path, sd: api.StateDir) -> None:
+    to_re_review(sd, "r")
+    (repo / "big.md").write_bytes(b"x" * ((1 << 20) + 1))
+    (repo / "small.md").write_bytes(b"x" * (1 << 20))
+    before = snapshot(repo)
+    code, out = cli_json("contract", "r", "3p", "manifest", "--file", "big.md", cwd=repo)
+    assert (code, out["error"]["code"]) == (2, "INVALID_VALUE"), out  # type: ignore[index]
+    assert "over the size limit (1048576 bytes)" in out["error"]["message"]  # type: ignore[index]
+    assert snapshot(repo) == before
+    assert cli_json("contract", "r", "3p", "manifest", "--file", "small.md", cwd=repo)[0] == 0
+
+
+def test_a_compliance_report_is_named_as_the_caller_gave_it(repo: Path, sd: api.StateDir, tmp_path: Path) -> None:
+    sd.new("r", topic="t")
+    outside = tmp_path / "report.json"
+    outside.write_text("{}\n")
+    code, out = cli_json("compliance", "r", "1", "--report", str(outside), "--actor", "compliance_agent", cwd=repo)
+    assert code == 2 and out["error"]["message"].startswith(f"--report {outside} is outside"), out  # type: ignore[index]

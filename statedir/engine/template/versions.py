@@ -54,13 +54,24 @@ def _by_version(store: Store, name: str, version: str | None) -> Template:
         # The store's copy was edited in place and its version bumped (not through `new --template`,
         # which keeps the old one as name@version.yaml), or statedir ships a newer version than the
         # run was made on (it keeps the older one beside it): else the run's version is in git's history.
-        older = template.shipped_version(name, version) or from_history(store, name, version, "HEAD")
+        older = template.shipped_version(name, version) or _shipped_newest(name, version) or \
+            from_history(store, name, version, "HEAD")
         if older is None:
             raise CorruptStore(f"a run uses template {name!r} version {version}, but the store holds version "
                                f"{t.doc.get('version')} only and its history has no version {version}; restore "
                                f"templates/{name}@{version}.yaml from git", template=name, version=version)
         return older
     return t
+
+
+def _shipped_newest(name: str, version: str) -> Template | None:
+    """The newest template statedir ships under `name`, where it is `version`: a run made on it
+    keeps it when the store's own copy (a user's edit, given a version of its own) took the name."""
+    ships = template.shipped().get(name)
+    if ships is None:
+        return None
+    newest = template.load(str(ships))
+    return newest if str(newest.doc.get("version")) == str(version) else None
 
 
 def _candidates(store: Store, name: str, version: str | None) -> list[Template]:
@@ -137,6 +148,13 @@ def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
     where its name and version were ever seen with other content (statedir.engine.template.identity)."""
     from statedir.engine.template import identity as template_identity
 
+    kept = template.shipped_version(t.name, str(t.doc.get("version")))
+    if kept is not None and kept.digest == t.digest:  # statedir's own older version, kept for its runs
+        newest = template.load(t.name)
+        raise InvalidValue(f"template {t.name} {t.doc.get('version')} is an older version statedir keeps for the "
+                           f"runs made on it; new runs take version {newest.doc.get('version')} (`{HINT}` "
+                           "without {opt:template}), or give your copy a `name:` of its own", template=t.name,
+                           version=t.doc.get("version"), hint=Hint("new"))
     files = stored_files(store.read_bytes, t, path.read_bytes().decode("utf-8"))
     template_identity.refuse_other_content(store, t)
     return files

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import statedir
-from tests.support.util import ROOT, cli, cli_json
+from statedir.engine import template
+from tests.support.util import ROOT, cli, cli_json, snapshot
 
 
 def _mine(repo: Path) -> Path:
@@ -60,3 +61,33 @@ def test_the_documented_way_keeps_the_old_version_beside_the_new(repo: Path) -> 
     assert (repo / "state/templates/mine@1.yaml").is_file()
     assert sd.stage("r1", "plan", "in_progress")["commit"]
     assert sd.verify()["clean"]
+
+
+def test_a_copy_of_the_shipped_template_with_its_own_version_leaves_the_runs_on_the_shipped_one(
+        repo: Path, sd: statedir.api.StateDir) -> None:
+    """The store's own copy takes the name (templates/academic-pipeline.yaml); a run made on the
+    version statedir ships keeps reading, moving and verifying by it."""
+    from statedir.files import schema
+
+    shipped = (schema.data_dir("templates") / "academic-pipeline.yaml").read_text()
+    version = template.load("academic-pipeline").doc["version"]
+    assert cli_json("new", "r1", "--topic", "t", cwd=repo)[0] == 0
+    (repo / "mine.yaml").write_text(shipped.replace(f"version: '{version}'", "version: '99.1'", 1))
+    assert cli_json("new", "r2", "--topic", "t", "--template", "mine.yaml", cwd=repo)[0] == 0
+    for run, made_on in (("r1", version), ("r2", "99.1")):
+        code, out = cli_json("status", run, cwd=repo)
+        assert code == 0 and cli_json("get", run, "template_version", cwd=repo)[1] == made_on, out
+    assert cli_json("stage", "r1", "1", "in_progress", cwd=repo)[0] == 0
+    code, out = cli_json("verify", cwd=repo)
+    assert code == 0 and out["clean"], out  # type: ignore[index]
+
+
+def test_an_older_version_statedir_keeps_is_no_template_for_a_new_run(repo: Path, sd: statedir.api.StateDir) -> None:
+    from statedir.files import schema
+
+    before = snapshot(repo)
+    kept = schema.data_dir("templates") / "academic-pipeline@3.21.yaml"
+    code, out = cli_json("new", "r1", "--topic", "t", "--template", str(kept), cwd=repo)
+    assert code == 2 and out["error"]["code"] == "INVALID_VALUE", out  # type: ignore[index]
+    assert "an older version statedir keeps for the runs made on it" in out["error"]["message"]  # type: ignore[index]
+    assert snapshot(repo) == before
