@@ -29,9 +29,17 @@ def _by_flag(params: dict[str, Any], flag: str) -> Any:
 
 
 def _word(value: Any) -> str:
+    """A value as a shell takes it: as it is where nothing in it needs quoting, in double quotes
+    where only a single quote does (stage 3' reads "3'", not '3'"'"''), else shlex's quoting."""
     import shlex  # only where a refusal says a step: a command's start-up pays for nothing
 
-    return str(value) if isinstance(value, Placeholder) else shlex.quote(str(value))
+    if isinstance(value, Placeholder):
+        return str(value)
+    text = str(value)
+    quoted = shlex.quote(text)
+    if quoted != text and "'" in text and shlex.quote(text.replace("'", "")) == text.replace("'", ""):
+        return f'"{text}"'
+    return quoted
 
 
 class CliWords(Words):
