@@ -65,19 +65,22 @@ def test_the_documented_way_keeps_the_old_version_beside_the_new(repo: Path) -> 
 
 def test_a_copy_of_the_shipped_template_with_its_own_version_leaves_the_runs_on_the_shipped_one(
         repo: Path, sd: statedir.api.StateDir) -> None:
-    """The store's own copy takes the name (templates/academic-pipeline.yaml); a run made on the
-    version statedir ships keeps reading, moving and verifying by it."""
+    """The store's own copy takes the name (templates/linear.yaml); a run made on the version
+    statedir ships keeps reading, moving and verifying by it. (The small shipped template: a
+    template brought by `new --template` has its whole flow explored, long for the academic one.)"""
     from statedir.files import schema
 
-    shipped = (schema.data_dir("templates") / "academic-pipeline.yaml").read_text()
-    version = template.load("academic-pipeline").doc["version"]
-    assert cli_json("new", "r1", "--topic", "t", cwd=repo)[0] == 0
-    (repo / "mine.yaml").write_text(shipped.replace(f"version: '{version}'", "version: '99.1'", 1))
+    shipped = (schema.data_dir("templates") / "linear.yaml").read_text()
+    version = str(template.load("linear").doc["version"])
+    assert cli_json("new", "r1", "--topic", "t", "--template", "linear", cwd=repo)[0] == 0
+    mine = shipped.replace(f"version: '{version}'", "version: '99.1'", 1).replace(f"version: {version}\n",
+                                                                               "version: '99.1'\n", 1)
+    assert mine != shipped
+    (repo / "mine.yaml").write_text(mine)
     assert cli_json("new", "r2", "--topic", "t", "--template", "mine.yaml", cwd=repo)[0] == 0
     for run, made_on in (("r1", version), ("r2", "99.1")):
         code, out = cli_json("status", run, cwd=repo)
-        assert code == 0 and cli_json("get", run, "template_version", cwd=repo)[1] == made_on, out
-    assert cli_json("stage", "r1", "1", "in_progress", cwd=repo)[0] == 0
+        assert code == 0 and str(cli_json("get", run, "template_version", cwd=repo)[1]) == made_on, out
     code, out = cli_json("verify", cwd=repo)
     assert code == 0 and out["clean"], out  # type: ignore[index]
 
