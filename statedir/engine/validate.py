@@ -28,9 +28,6 @@ def _store_root(path: Path) -> Path | None:
     return None
 
 
-_run_of = validated_runs.run_of
-
-
 def check_file(path: Path, rel: str, shown: str, forced: str | None = None,
                cache: ParseCache | None = None, scoped: dict[str, str] | None = None,
                keep: dict[str, Any] | None = None) -> list[Problem]:
@@ -173,7 +170,7 @@ def _check(opened: store_mod.Store, runs: Runs, rels: list[str], cache: ParseCac
     failed: set[str | None] = set()
     touched: dict[str, None] = {}  # the runs met, in order (a list's `in` made this quadratic in the runs)
     for done, rel in enumerate(rels, 1):
-        run_id = _run_of(rel)
+        run_id = validated_runs.run_of(rel)
         scoped = runs.schemas(run_id) if run_id else None
         found = check_file(opened.root / rel, rel, (shown or {}).get(rel, rel), cache=cache, scoped=scoped,
                            keep=runs.plain if run_id else None)
