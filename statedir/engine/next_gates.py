@@ -10,6 +10,7 @@ from statedir.engine.move_candidates import REASON, Candidate, actor_for
 from statedir.engine.rules import gates
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunData
+from statedir.hints import opt, said
 
 
 def command_of(action: str) -> str:
@@ -74,12 +75,14 @@ def _answers(t: Template, run: RunData, stage_ids: list[str]) -> list[Candidate]
 def noted(t: Template, move: dict[str, Any]) -> dict[str, Any]:
     """A checklist move with a `note` naming the modes and outcomes its --item takes."""
     if move["command"] == "advisory":
-        return {**move, "note": "--file REPORT, or --unavailable CODE where the advisory could not run"}
+        return {**move, "note": said(f"{opt('file')} REPORT, or {opt('unavailable')} CODE where the advisory "
+                                     "could not run")}
     spec = failure_modes.declared(t)
     if move["command"] != failure_modes.CHECKLIST or spec is None:
         return move
-    return {**move, "note": f"--item MODE=OUTCOME for every mode ({failure_modes.named(spec, failure_modes.mode_ids(spec))});"
-                            f" outcomes {', '.join(spec['outcomes'])}"}
+    modes = failure_modes.named(spec, failure_modes.mode_ids(spec))
+    return {**move, "note": said(f"{opt('item')} MODE=OUTCOME for every mode ({modes}); "
+                                 f"outcomes {', '.join(spec['outcomes'])}")}
 
 
 _FILE = {"path": "-", "content_hash": "0" * 64}
