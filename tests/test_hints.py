@@ -87,6 +87,7 @@ _KEPT = {
     "statedir/store/steering.py": (1, "the store's .pre-commit-config.yaml, a file written for pre-commit"),
     "statedir/engine/checkpoint_dashboard.py": (1, "a held checkpoint's summary: a commit subject and log entry"),
     "statedir/engine/rules/checklist.py": (1, "a checklist's summary: a commit subject and log entry"),
+    "statedir/history/people_check.py": (1, "a verify finding: remembered in verify's cache, whoever asked"),
     "statedir/engine/template/catalog.py": (4, "`templates NAME`: the options a template's vocabulary feeds"),
 }
 
@@ -111,7 +112,7 @@ def _strings(tree: ast.AST) -> list[str]:
 
 # Below the entry points: the layers and the subsystems, and the API they serve (an entry point
 # words the hints; a layer only names them).
-_LAYERS = ("files", "gitops", "store", "engine")
+_LAYERS = ("files", "gitops", "store", "engine", "history")
 # A git argument written whole (`--format=%H`, `--since=` before a date), never a message.
 _GIT_ARGUMENT = re.compile(r"--[a-z][a-z-]*=\S*")
 

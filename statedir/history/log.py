@@ -10,6 +10,7 @@ from typing import Any
 from statedir.errors import InvalidValue
 from statedir.gitops import commit_message, git, identity, objects
 from statedir.history import path_index
+from statedir.hints import opt
 from statedir.store.store import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
@@ -30,7 +31,7 @@ def since_arg(since: str) -> tuple[str, str | None]:
     try:
         when = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidValue(f"--since {since!r} is not a date: use 2026-11-30, 2026-11-30T12:00:00Z "
+        raise InvalidValue(f"{opt('since')} {since!r} is not a date: use 2026-11-30, 2026-11-30T12:00:00Z "
                            "or '3 days ago'", since=since) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.timezone.utc)
@@ -48,7 +49,7 @@ def entries(store: Store, run_id: str | None = None, *, actor: str | None = None
     its git author as actor. From commit `start` (default HEAD), the first `skip` matches left out;
     `path` (store-relative, instead of a run): the commits that touched it (a bus session's file)."""
     if limit is not None and limit < 1:
-        raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
+        raise InvalidValue(f"{opt('limit')} must be at least 1, not {limit}", limit=limit)
     if not git.head(store.worktree):
         return []
     fmt = [commit_message.UTC_DATE, "--format=" + "%x1f".join(_FIELDS) + "%x1e"]
@@ -184,14 +185,14 @@ def page(store: Store, run_id: str | None = None, *, cursor: str = START, limit:
     cursor names the commit the first page was read at and how many entries came before, so
     commits made meanwhile neither repeat nor hide an entry."""
     if limit < 1:
-        raise InvalidValue(f"--limit must be at least 1, not {limit}", limit=limit)
+        raise InvalidValue(f"{opt('limit')} must be at least 1, not {limit}", limit=limit)
     if cursor == START:
         start, skip = git.head(store.worktree), 0
         if start is None:
             return {"entries": [], "next_cursor": None}
     else:
         matched = _CURSOR.match(cursor)
-        refused = InvalidValue(f"--cursor {cursor!r} is not a cursor this log gave: use 'start', or a page's "
+        refused = InvalidValue(f"{opt('cursor')} {cursor!r} is not a cursor this log gave: use 'start', or a page's "
                                "next_cursor", cursor=cursor)
         if matched is None:
             raise refused

@@ -60,7 +60,7 @@ def rollback(store: Store, run_id: str, rev: str, reason: str, actor: str, *,
              timeout: float | None = None, who: dict[str, str] | None = None) -> dict[str, Any]:
     """Lock -> resolve REV -> read the run there -> decide -> the one write path."""
     if not reason or not reason.strip():
-        raise InvalidValue("--reason must say why the run is rolled back")
+        raise InvalidValue("{opt:reason} must say why the run is rolled back")
     store.require_run(run_id)
     with store.locked(timeout, scope=store.run_dir(run_id)):
         to = objects.resolve(store.worktree, rev)
