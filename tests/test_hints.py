@@ -42,6 +42,8 @@ def test_the_python_api_words_are_the_default() -> None:
     assert str(exc) == exc.message
     assert PYTHON.hint(Hint("people add", {"name": Placeholder("NAME")})) == "sd.add_person(name=NAME)"
     assert PYTHON.hint(Hint("init", {"branch": "b"})) == "statedir.init(branch='b')"
+    assert PYTHON.hint(Hint("bus set", {"session": "s1", "field": Placeholder("f.NAME"), "value": Placeholder("V")})) \
+        == "sd.bus('s1').set(field=f.NAME, value=V)"
     assert PYTHON.option("store") == "statedir.open()'s path" and PYTHON.option("start_run") == "start_run()"
 
 
@@ -88,6 +90,8 @@ _KEPT = {
     "statedir/engine/checkpoint_dashboard.py": (1, "a held checkpoint's summary: a commit subject and log entry"),
     "statedir/engine/rules/checklist.py": (1, "a checklist's summary: a commit subject and log entry"),
     "statedir/history/people_check.py": (1, "a verify finding: remembered in verify's cache, whoever asked"),
+    "statedir/merge/driver.py": (3, "the merge driver's own stderr (git runs it) and the conflict report it leaves "
+                                    "in the file (read with git)"),
     "statedir/engine/template/catalog.py": (4, "`templates NAME`: the options a template's vocabulary feeds"),
 }
 
@@ -112,7 +116,7 @@ def _strings(tree: ast.AST) -> list[str]:
 
 # Below the entry points: the layers and the subsystems, and the API they serve (an entry point
 # words the hints; a layer only names them).
-_LAYERS = ("files", "gitops", "store", "engine", "history")
+_LAYERS = ("files", "gitops", "store", "engine", "history", "merge")
 # A git argument written whole (`--format=%H`, `--since=` before a date), never a message.
 _GIT_ARGUMENT = re.compile(r"--[a-z][a-z-]*=\S*")
 

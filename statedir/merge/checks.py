@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from statedir.gitops import commit_message, merge_driver_config
+from statedir.hints import Hint, said
 from statedir.store import layout
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
@@ -85,4 +86,5 @@ def _repair_by_hand(store: Store, rel: str) -> str:
         path = store.git_path(rel)
         return (f"none: every transition reads it; restore a good version, `git log -- {path}` then "
                 f"`git checkout REV -- {path}`, and commit it signed by a key it trusts (`git commit -S`)")
-    return "none: `statedir validate` lists it; repair it by a transition, a rollback, or by hand and commit"
+    return said("none: `{hint}` lists it; repair it by a transition, a rollback, or by hand and commit",
+                Hint("validate"))

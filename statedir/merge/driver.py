@@ -16,6 +16,7 @@ from typing import Any
 
 from statedir.errors import StatedirError
 from statedir.files import schema, yaml, yaml_fast_reader
+from statedir.hints import HINT, Hint, said
 from statedir.merge import logs, rules
 from statedir.store import layout
 
@@ -129,7 +130,7 @@ def _two_versions(kind: str, base: Any, ours: Any, theirs: Any) -> str | None:
     if kind != "passport" or base is not rules.MISSING or not isinstance(ours, dict) or not isinstance(theirs, dict):
         return None
     return (f"version {ours.get('version_label')} was registered on both sides with different content; "
-            "`statedir sync` gives the later one the next free label (git's own merge cannot rename a file)")
+            f"`{HINT}` gives the later one the next free label (git's own merge cannot rename a file)")
 
 
 def _line_merge(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> Outcome:
@@ -147,11 +148,18 @@ def _line_merge(base: bytes | None, ours: bytes | None, theirs: bytes | None) ->
     return Outcome(proc.stdout, note="the line merge left conflicts")
 
 
+# A note's next step (`{hint}`): sync, said in the caller's words where sync reports the conflict,
+# and as a command line in the conflict report git leaves in the file (read with git, by a person).
+_SYNC = Hint("sync")
+_SYNC_FOR_GIT = "statedir sync"
+
+
 def report(rel: str, outcome: Outcome, ours: bytes | None, base: bytes | None, theirs: bytes | None) -> bytes:
     """A conflicted file: a line naming what was refused, then both whole sides (and the base)
     between git's conflict markers, so git shows a conflict and nothing of either side is lost."""
     changed = "fields " + ", ".join(c.path for c in outcome.conflicts) + " changed on both sides"
-    why = "; ".join(part for part in (changed if outcome.conflicts else None, outcome.note) if part)
+    note = outcome.note.replace(HINT, _SYNC_FOR_GIT) if outcome.note else None
+    why = "; ".join(part for part in (changed if outcome.conflicts else None, note) if part)
     text = [f"{MARKER}ours: statedir refused to merge {rel}: {why}. Keep the side you want (or a legal mix), "
             "remove the markers, `git add` the file and commit; or `git merge --abort`\n"]
     for label, raw in (("", ours), ("||||||| base\n", base), ("=======\n", theirs)):
@@ -165,7 +173,8 @@ def describe(rel: str, outcome: Outcome) -> dict[str, Any]:
     """One refused file, structured: {run, file, fields: [{field, rule, ours, theirs, base}]}."""
     parts = rel.split("/")
     return {"run": parts[1] if len(parts) > 2 and parts[0] == "runs" else None, "file": rel,
-            "reason": outcome.note, "fields": [c.as_dict() for c in outcome.conflicts]}
+            "reason": said(outcome.note, _SYNC) if outcome.note else None,
+            "fields": [c.as_dict() for c in outcome.conflicts]}
 
 
 def run(base_path: str, ours_path: str, theirs_path: str, repo_path: str) -> int:
