@@ -78,10 +78,14 @@ class Words:
     `sd.doctor(fix=True)`, `files=`."""
 
     def hint(self, hint: Hint) -> str:
-        method = _METHODS.get(hint.command, hint.command.replace(" ", "_").replace("-", "_"))
-        given = ", ".join(f"{self.argument(name)}={_python(value)}" for name, value in hint.args.items()
+        args = dict(hint.args)
+        if hint.command.startswith("bus ") and "session" in args:  # a session's: `sd.bus('s').set(...)`
+            method = f"bus({_python(args.pop('session'))}).{hint.command.removeprefix('bus ')}"
+        else:
+            method = _METHODS.get(hint.command, hint.command.replace(" ", "_").replace("-", "_"))
+        given = ", ".join(f"{self.argument(name)}={_python(value)}" for name, value in args.items()
                           if value is not None)
-        return f"{method if '.' in method else 'sd.' + method}({given})"
+        return f"{method if '.' in method and not method.startswith('bus(') else 'sd.' + method}({given})"
 
     def argument(self, name: str) -> str:
         named = ARGUMENT_OF_FLAG.get(name.replace("_", "-"), name)

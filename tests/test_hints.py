@@ -116,7 +116,7 @@ def _strings(tree: ast.AST) -> list[str]:
 
 # Below the entry points: the layers and the subsystems, and the API they serve (an entry point
 # words the hints; a layer only names them).
-_LAYERS = ("files", "gitops", "store", "engine", "history", "merge")
+_LAYERS = ("files", "gitops", "store", "engine", "history", "merge", "bus")
 # A git argument written whole (`--format=%H`, `--since=` before a date), never a message.
 _GIT_ARGUMENT = re.compile(r"--[a-z][a-z-]*=\S*")
 

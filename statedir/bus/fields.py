@@ -10,6 +10,7 @@ from typing import Any
 from statedir.bus.errors import WrongType
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue, ValidationFailed
 from statedir.files import schema
+from statedir.hints import Hint, Placeholder, said
 
 SEGMENT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_@+-]{0,127}$")
 MAX_DEPTH = 16
@@ -77,18 +78,23 @@ def _hint(old: dict[str, Any], parts: list[str], append: bool) -> str:
     if len(parts) < 3 or parts[0] != "phases":
         return ""
     entry = schema.load_schema("bus-session")["$defs"]["phase_entry"]["properties"]
-    field, key, session = ".".join(parts[:3]), parts[2], old.get("session", "SESSION")
+    field, key, session = ".".join(parts[:3]), parts[2], old.get("session", Placeholder("SESSION"))
     kind = entry.get(key, {}).get("type")
     if kind == "object" and len(parts) == 3:
-        return (f"; {field} is a mapping of contract fields: set one with `statedir bus set {session} {field}.NAME "
-                "VALUE`")
+        return said(f"; {field} is a mapping of contract fields: set one with `{{hint}}`",
+                    _write("set", session, f"{field}.NAME"))
     if kind == "array" and not append:
-        return f"; {field} is a list: add to it with `statedir bus append {session} {field} VALUE`"
+        return said(f"; {field} is a list: add to it with `{{hint}}`", _write("append", session, field))
     if key not in entry:
-        return (f"; a phase entry holds {', '.join(entry)} and nothing else (the session schema: {SCHEMA_FILE}, "
-                f"{SCHEMA_URI} over MCP); a contract field goes in outputs: `statedir bus set {session} "
-                f"{'.'.join(parts[:2])}.outputs.NAME VALUE`")
+        return said(f"; a phase entry holds {', '.join(entry)} and nothing else (the session schema: {SCHEMA_FILE}, "
+                    f"{SCHEMA_URI} over MCP); a contract field goes in outputs: `{{hint}}`",
+                    _write("set", session, f"{'.'.join(parts[:2])}.outputs.NAME"))
     return ""
+
+
+def _write(verb: str, session: str, field: str) -> Hint:
+    """The bus write `verb` of a VALUE to `field` (as written, NAME in it the reader's) of `session`."""
+    return Hint(f"bus {verb}", {"session": session, "field": Placeholder(field), "value": Placeholder("VALUE")})
 
 
 @functools.cache

@@ -9,6 +9,7 @@ from statedir.argument_checks import names_a_file
 from statedir.bus import fields, scratch, session
 from statedir.bus.errors import UnknownSession
 from statedir.gitops import commit_message
+from statedir.hints import HINT, Hint
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -125,8 +126,9 @@ class Bus:
         parts = fields.parse(field) if field is not None else None
         current = session.read(self.store, self.session)
         if current is None:
-            raise UnknownSession(f"no bus session {self.session!r} in this store (run `statedir bus init "
-                                 f"{self.session}` first)", session=self.session, path=str(self.path))
+            raise UnknownSession(f"no bus session {self.session!r} in this store (run `{HINT}` first)",
+                                 hint=Hint("bus init", {"session": self.session}), session=self.session,
+                                 path=str(self.path))
         if parts is None:
             return current[0]
         value = fields.lookup(current[0], parts)

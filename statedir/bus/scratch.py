@@ -9,6 +9,7 @@ from pathlib import Path
 from statedir.bus.errors import EvidenceMissing
 from statedir.errors import InvalidValue
 from statedir.gitops import git
+from statedir.hints import opt
 from statedir.store.store import Store
 
 KEEP = ".gitkeep"  # pipeline-state.sh's tracked placeholder that keeps the ignored folder in git
@@ -21,18 +22,18 @@ def check_scratch(store: Store, directory: Path) -> Path:
     is INVALID_VALUE, before anything is touched."""
     shown = str(directory)
     if directory.is_symlink():
-        raise InvalidValue(f"--clean {shown} is a symlink; name the folder itself", path=shown)
+        raise InvalidValue(f"{opt('clean')} {shown} is a symlink; name the folder itself", path=shown)
     real = Path(os.path.realpath(directory))
     top = store.files_worktree.resolve()
     if real == top or top not in real.parents:
-        raise InvalidValue(f"--clean {shown} is not a folder inside the repository {top}", path=shown)
+        raise InvalidValue(f"{opt('clean')} {shown} is not a folder inside the repository {top}", path=shown)
     if real.exists() and not real.is_dir():
-        raise InvalidValue(f"--clean {shown} is not a folder", path=shown)
+        raise InvalidValue(f"{opt('clean')} {shown} is not a folder", path=shown)
     inside = real.relative_to(top)
     if inside.parts[0] == ".git":
-        raise InvalidValue(f"--clean {shown} is inside git's own folder", path=shown)
+        raise InvalidValue(f"{opt('clean')} {shown} is inside git's own folder", path=shown)
     if real == store.root or store.root in real.parents or real in store.root.parents:
-        raise InvalidValue(f"--clean {shown} holds or is inside the statedir store", path=shown)
+        raise InvalidValue(f"{opt('clean')} {shown} holds or is inside the statedir store", path=shown)
     if real.is_dir():
         _check_contents(top, real, shown)
     return real
@@ -68,16 +69,16 @@ def _check_contents(top: Path, folder: Path, shown: str) -> None:
     git tracks (but `.gitkeep`), untracked files it does not ignore, a repository."""
     tracked = [p for p in _listed(top, folder) if p.rsplit("/", 1)[-1] != KEEP]
     if tracked:
-        raise InvalidValue(f"--clean {shown} holds files git tracks ({tracked[0]}, ...); it must be a "
+        raise InvalidValue(f"{opt('clean')} {shown} holds files git tracks ({tracked[0]}, ...); it must be a "
                            "git-ignored scratch folder", path=shown, tracked=tracked[:10])
     repository = _repository(top, folder)
     if repository is not None:
-        raise InvalidValue(f"--clean {shown} holds or is inside a git repository ({repository}); statedir never "
+        raise InvalidValue(f"{opt('clean')} {shown} holds or is inside a git repository ({repository}); statedir never "
                            "deletes one: move it out of the scratch folder", path=shown, repository=str(repository))
     unignored = _listed(top, folder, "--others", "--exclude-standard")
     unignored = [p for p in unignored if p != KEEP]
     if unignored:
-        raise InvalidValue(f"--clean {shown} holds files git does not ignore ({', '.join(unignored[:3])}"
+        raise InvalidValue(f"{opt('clean')} {shown} holds files git does not ignore ({', '.join(unignored[:3])}"
                            f"{', ...' if len(unignored) > 3 else ''}); only git-ignored entries are removed: "
                            "commit or move them, or ignore them (hasbrains-agent-kit's .gitignore has `.ai_log/*`)",
                            path=shown, unignored=unignored[:10])
