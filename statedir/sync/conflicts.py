@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.gitops import git
+from statedir.hints import HINT, HINT2, SYNC_REPLAY, Hint, Placeholder
 from statedir.merge import driver
 from statedir.store.store import Store
 
@@ -17,20 +18,35 @@ def headline(conflicts: list[dict[str, Any]]) -> str:
     return f"merge refused: {where}: {fields} changed on both sides{more}; nothing was changed. {next_steps(conflicts)}"
 
 
+def _settable(conflicts: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The first run-level field a conflict is about that `set` takes (its run, the field)."""
+    fields = [(c["run"], f["field"]) for c in conflicts if c["run"] and c["file"].endswith("/state.yaml")
+              for f in c["fields"] if f["field"] in SETTABLE or f["field"].startswith("team.")]
+    return fields[0] if fields else None
+
+
 SETTABLE = ("topic", "language", "settings.reset_boundaries")
 
 
 def next_steps(conflicts: list[dict[str, Any]]) -> str:
-    """What resolves a refused merge: the replay, and `statedir set` for a run-level field."""
-    text = ("Next: `statedir sync --replay` decides this machine's unpublished transitions again on top of the "
+    """What resolves a refused merge, its steps said by `next_hints(conflicts)`: the replay, and
+    `set` for a run-level field."""
+    text = (f"Next: `{HINT}` decides this machine's unpublished transitions again on top of the "
             "remote's state (the rules refuse what no longer holds; the originals are kept)")
-    fields = [(c["run"], f["field"]) for c in conflicts if c["run"] and c["file"].endswith("/state.yaml")
-              for f in c["fields"] if f["field"] in SETTABLE or f["field"].startswith("team.")]
-    if fields:
-        run, field = fields[0]
-        text += (f", then `statedir set {run} {field} VALUE --reason R` if {field} should hold another value "
-                 "than the one the replay leaves")
+    settable = _settable(conflicts)
+    if settable:
+        text += f", then `{HINT2}` if {settable[1]} should hold another value than the one the replay leaves"
     return text
+
+
+def next_hints(conflicts: list[dict[str, Any]]) -> list[Hint]:
+    """The steps `next_steps(conflicts)` names, in its order."""
+    settable = _settable(conflicts)
+    if settable is None:
+        return [SYNC_REPLAY]
+    run, field = settable
+    return [SYNC_REPLAY, Hint("set", {"run_id": run, "field": field, "value": Placeholder("VALUE"),
+                                      "reason": Placeholder("R")})]
 
 
 def unmerged(store: Store) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
+from statedir.hints import HINT, SYNC_REPLAY, Hint
 from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
 from statedir.sync import refusal, verified
@@ -54,7 +55,7 @@ def target(store: Store, remote: str | None) -> tuple[str, str]:
     remote_branch = merge_ref.removeprefix("refs/heads/") if merge_ref and name == upstream_remote else branch
     if _git(store, "remote", "get-url", name, check=False).returncode != 0:
         raise GitError(f"no git remote {name!r} in {store.worktree}; add one (`git remote add {name} URL`) "
-                       "or name another with --remote", remote=name)
+                       "or name another with {opt:remote}", remote=name)
     return name, remote_branch
 
 
@@ -95,7 +96,8 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         dirty = _dirty_store(store)
         if dirty:
             raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
-                                  "transition or restore them (`statedir doctor`) before sync", files=dirty)
+                                  f"transition or restore them (`{HINT}`) before sync", hint=Hint("doctor"),
+                                  files=dirty)
         start = sync_start.take(store)
         sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
         try:
@@ -144,8 +146,8 @@ def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> d
     push = _git(store, "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
                 f"HEAD:refs/heads/{branch}", check=False)
     if push.returncode != 0:
-        raise refusal.push_failed(name, push, "nothing was changed (where the remote moved meanwhile: run "
-                                             "`statedir sync --replay` again)")
+        raise refusal.push_failed(name, push, f"nothing was changed (where the remote moved meanwhile: run "
+                                             f"`{HINT}` again)", SYNC_REPLAY)
     verified.record(store, head)
     counts = f"{len(outcome['replayed'])} replayed, {len(outcome['refused'])} refused by the rules, " \
              f"{len(outcome['skipped'])} skipped"
@@ -242,13 +244,14 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
         if not conflicts:
             raise UncommittedEdit(f"git cannot merge {name}/{branch} into this work tree: {_reason(proc.stderr)}. "
                                   "Commit or stash those changes first; nothing was changed", remote=name)
-        raise MergeRefused(conflicts_mod.headline(conflicts), conflicts=conflicts)
+        raise MergeRefused(conflicts_mod.headline(conflicts), hint=conflicts_mod.next_hints(conflicts),
+                           conflicts=conflicts)
     problems = _problems(store, ours)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise MergeRefused(f"the merge of {name}/{branch} is not a legal store: {problems[0]}{more}; "
                            f"nothing was changed. {conflicts_mod.next_steps([])}",
-                           conflicts=[], problems=problems)
+                           hint=conflicts_mod.next_hints([]), conflicts=[], problems=problems)
     if not fast:
         _git(store, "commit", "--quiet", "--no-edit", "-m", message)
     _refuse_taken(store, name, branch, verified.taken(store, ours, theirs))

@@ -20,6 +20,7 @@ from statedir.engine.rules import decision
 from statedir.engine.transition_data import Request
 from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
+from statedir.hints import opt
 from statedir.history import rollback
 from statedir.history.verify import commits
 from statedir.store import sync_journal, sync_start
@@ -38,8 +39,8 @@ def unpublished(store: Store, ours: str, theirs: str) -> list[Commit]:
     outside = sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0")
                       if p.strip() and not p.strip().startswith(prefix)})
     if outside:
-        raise MergeRefused(f"sync --replay re-applies the store's transitions only, and this branch's unpublished "
-                           f"commits also change {', '.join(outside[:3])}"
+        raise MergeRefused(f"sync {opt('replay')} re-applies the store's transitions only, and this branch's "
+                           f"unpublished commits also change {', '.join(outside[:3])}"
                            + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
                            + "; merge them with git; nothing was changed", outside=outside)
     return commits(store, store.git_path("."), theirs)

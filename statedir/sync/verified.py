@@ -11,6 +11,7 @@ from typing import Any
 
 from statedir.errors import MergeRefused
 from statedir.gitops import git, worktrees
+from statedir.hints import HINT, Hint
 from statedir.store.store import Store
 
 KEY = "statedirVerified"
@@ -92,6 +93,6 @@ def vet(directory: Path) -> None:
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             raise MergeRefused(f"the store on {tips[0]} does not verify: {first['commit'][:10]} {first['kind']} "
                                f"{first['file'] or '-'}: {first['message']}{more}; nothing was changed (the store "
-                               "was not checked out). `statedir verify` in a clone of it lists every finding",
-                               conflicts=[], findings=found, branch=branch)
+                               f"was not checked out). `{HINT}` in a clone of it lists every finding",
+                               hint=Hint("verify"), conflicts=[], findings=found, branch=branch)
     record(store, head)
