@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import InvalidValue
+from statedir.hints import opt
 from statedir.research.ledger import Ledger
 
 ACTIONS = ("create-project", "create-question", "start-run", "complete-run", "answer-question",
@@ -19,7 +20,7 @@ def _need(values: dict[str, Any], *names: str) -> None:
     for name in names:
         value = values.get(name)
         if value is None or (isinstance(value, str) and not value.strip()):
-            raise InvalidValue(f"--{name.replace('_', '-')} is required", flag=f"--{name.replace('_', '-')}")
+            raise InvalidValue(opt(name) + " is required", flag=f"--{name.replace('_', '-')}")
 
 
 def run(ledger: Ledger, action: str, v: dict[str, Any]) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import IllegalTransition, InvalidValue
+from statedir.hints import opt
 from statedir.research.kinds import (
     DEFAULT_PROJECT_ID,
     EXPERIMENT_STATUSES,
@@ -106,12 +107,16 @@ def start_run(draft: ResearchDraft, skill: str, *, mode: str | None = None, ques
     a Run naming no level stays standalone."""
     required(skill, "skill")
     if question_id and question_text:
-        raise InvalidValue("--question and --question-id are mutually exclusive")
-    levels = [name for name, given in (("--experiment-id", experiment_id), ("--hypothesis-id", hypothesis_id),
-                                       ("--question/--question-id", question_id or question_text)) if given]
-    if len(levels) > 1:
-        raise InvalidValue(f"--start-run takes at most one level of the chain, got {' and '.join(levels)}",
-                           levels=levels)
+        raise InvalidValue("{opt:question} and {opt:question_id} are mutually exclusive")
+    named = [(flag, said) for flag, said, given in (
+        ("--experiment-id", opt("experiment_id"), experiment_id),
+        ("--hypothesis-id", opt("hypothesis_id"), hypothesis_id),
+        ("--question/--question-id", f"{opt('question')}/{opt('question_id')}", question_id or question_text),
+    ) if given]
+    if len(named) > 1:
+        levels = [flag for flag, _ in named]  # the details keep the command line's flags (the ledger's contract)
+        raise InvalidValue(f"{opt('start_run')} takes at most one level of the chain, got "
+                           f"{' and '.join(said for _, said in named)}", levels=levels)
     placeholder = f"Auto-created for run started by {skill}"
     created = []  # the records made beside the Run, said in the result (never silently)
     if question_text or question_id:
@@ -140,8 +145,8 @@ def running_run(draft: ResearchDraft, run_id: str, what: str) -> dict[str, Any]:
     run = draft.require(RUN, check_id(required(run_id, "run_id")))
     if run.get("status") != "running":
         raise IllegalTransition(f"run {run_id} is {run.get('status')}: {what} on a running Run only; a closed Run "
-                                "is read (--query --run-id), new work goes on a new run (start a new run with "
-                                "--start-run)", run_id=run_id, status=run.get("status"))
+                                "is read ({opt:query} {opt:run_id}), new work goes on a new run (start a new run "
+                                "with {opt:start_run})", run_id=run_id, status=run.get("status"))
     return run
 
 

@@ -120,7 +120,7 @@ def record_result(draft: ResearchDraft, run_id: str, summary: str, *, artifact_r
                   artifact_path: str | None = None) -> dict[str, Any]:
     required(summary, "summary")
     if bool(artifact_role) != bool(artifact_path):
-        raise InvalidValue("--artifact-role and --artifact-path must be given together")
+        raise InvalidValue("{opt:artifact_role} and {opt:artifact_path} must be given together")
     running_run(draft, run_id, "a Result is recorded")
     return draft.put(RESULT, {
         "event": "result", "id": draft.mint(RESULT), "run_id": run_id, "summary": summary,

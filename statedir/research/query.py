@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from statedir.errors import InvalidValue
+from statedir.hints import opt
 from statedir.research.index import Index, path_of, using
 from statedir.research.kinds import KINDS
 from statedir.store.store import Store
@@ -50,7 +51,8 @@ def normalize_since(since: str) -> str:
             return text
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidValue(f"--since {since!r} is not an ISO date (2026-11-30) or date-time", since=since) from None
+        raise InvalidValue(f"{opt('since')} {since!r} is not an ISO date (2026-11-30) or date-time",
+                           since=since) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
@@ -61,7 +63,7 @@ def query(store: Store, **filters: str | None) -> dict[str, list[dict[str, Any]]
     given = {k: v for k, v in filters.items() if v is not None}
     unknown = set(given) - set(FILTERS)
     if unknown or len(given) != 1:
-        raise InvalidValue("--query takes exactly one of " + ", ".join("--" + f.replace("_", "-") for f in FILTERS),
+        raise InvalidValue(f"{opt('query')} takes exactly one of " + ", ".join(opt(f) for f in FILTERS),
                            given=sorted(given))
     (name, value), = given.items()
     if name == "since":
