@@ -16,6 +16,7 @@ from typing import Any
 
 from statedir.engine import adjudication_contract
 from statedir.errors import BadFile, InvalidValue, StatedirError
+from statedir.hints import opt
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -27,9 +28,9 @@ def open_root(root: Path) -> int:
         return os.open(root, _DIR_FLAGS)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR) and root.is_symlink():
-            raise InvalidValue(f"--artifact-root {root} is a symlink; pass the directory itself",
+            raise InvalidValue(f"{opt('artifact_root')} {root} is a symlink; pass the directory itself",
                                artifact_root=str(root)) from None
-        raise InvalidValue(f"--artifact-root {root} is not a readable directory ({exc.strerror})",
+        raise InvalidValue(f"{opt('artifact_root')} {root} is not a readable directory ({exc.strerror})",
                            artifact_root=str(root)) from None
 
 

@@ -9,6 +9,7 @@ from statedir.engine import adjudication_contract, transaction
 from statedir.engine.rules import adjudication as adjudication_rules
 from statedir.engine.transition_data import Request, require_permission
 from statedir.errors import InvalidValue
+from statedir.hints import opt
 from statedir.store import layout
 from statedir.store.store import Store
 
@@ -31,7 +32,7 @@ def seal(store: Store, run_id: str, artifact_root: Path, req: Request, *,
         if rows is not None:
             problems = adjudication_contract.rows_problems(rows, sealed=False)
             if problems:
-                raise InvalidValue(f"--bindings: {problems[0]}", problems=problems)
+                raise InvalidValue(f"{opt('bindings')}: {problems[0]}", problems=problems)
         else:
             rows = run.state.get(adjudication_rules.PENDING)
             problems = adjudication_contract.rows_problems(rows, sealed=False)
