@@ -92,6 +92,10 @@ _KEPT = {
     "statedir/history/people_check.py": (1, "a verify finding: remembered in verify's cache, whoever asked"),
     "statedir/merge/driver.py": (3, "the merge driver's own stderr (git runs it) and the conflict report it leaves "
                                     "in the file (read with git)"),
+    "statedir/sync/refusal.py": (1, "the line the store's pre-push hook prints, looked for in git's output"),
+    "statedir/research/chain.py": (3, "a refusal's `levels` detail: the ledger's flags, `state.py`'s contract"),
+    "statedir/agents/__init__.py": (1, "the marker around what `agents --write` keeps in AGENTS.md, found again"),
+    "statedir/api/research_call.py": (1, "a refusal's `flag` detail: the ledger's flags, `state.py`'s contract"),
     "statedir/engine/template/catalog.py": (4, "`templates NAME`: the options a template's vocabulary feeds"),
 }
 
@@ -116,7 +120,8 @@ def _strings(tree: ast.AST) -> list[str]:
 
 # Below the entry points: the layers and the subsystems, and the API they serve (an entry point
 # words the hints; a layer only names them).
-_LAYERS = ("files", "gitops", "store", "engine", "history", "merge", "bus")
+_LAYERS = ("files", "gitops", "store", "engine", "views", "history", "sync", "merge", "bus", "research", "ars",
+           "agents", "signing", "api")
 # A git argument written whole (`--format=%H`, `--since=` before a date), never a message.
 _GIT_ARGUMENT = re.compile(r"--[a-z][a-z-]*=\S*")
 

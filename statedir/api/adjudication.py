@@ -24,8 +24,8 @@ class Adjudication(Opened):
 
         chosen = [artifact is not None or path is not None, not_applicable, unavailable is not None]
         if sum(chosen) != 1:
-            raise InvalidValue("bind takes an artifact (--artifact --role --group --path), --not-applicable "
-                               "or --unavailable REASON: exactly one of them")
+            raise InvalidValue("bind takes an artifact ({opt:artifact} {opt:role} {opt:group} {opt:path}), "
+                               "{opt:not_applicable} or {opt:unavailable} REASON: exactly one of them")
         args = {"family": family, "artifact": artifact, "role": role, "group": group, "group_stage": group_stage,
                 "path": path, "not_applicable": not_applicable, "unavailable": unavailable}
         req = Request("bind", self._actor(actor), args)

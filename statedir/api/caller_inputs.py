@@ -22,7 +22,7 @@ def open_regular(path: str, what: str) -> Any:  # a binary file object (hashlib.
     return os.fdopen(fd, "rb")
 
 
-def in_repository(path: str, worktree: Path, what: str = "--file") -> str:
+def in_repository(path: str, worktree: Path, what: str = "{opt:file}") -> str:
     """`path` (as typed, relative to the current directory) as a posix path relative to the
     repository root, so a passport means the same file in every clone; a file outside the
     repository is refused: no other clone could find it or check its hash. So is a link in the
@@ -48,7 +48,7 @@ def lies_in(path: str, worktree: Path) -> bool:
     return Path(path).resolve().is_relative_to(worktree.resolve())
 
 
-def file_hash(path: str, worktree: Path, *, with_fields: bool = False, what: str = "--file",
+def file_hash(path: str, worktree: Path, *, with_fields: bool = False, what: str = "{opt:file}",
               limit: int | None = None) -> dict[str, Any]:
     """The repository-relative path and SHA-256 of a file, read in chunks (any size, no memory,
     unless `limit` bytes is its most); `with_fields`: also the fields it holds
@@ -83,7 +83,7 @@ def read_yaml_file(path: str) -> Any:
 def parse_issue(text: str) -> dict[str, str]:
     parts = text.split(":", 2)
     if len(parts) != 3 or not all(p.strip() for p in parts):
-        raise InvalidValue(f"--issue {text!r} must be SEVERITY:TYPE:DESCRIPTION", issue=text)
+        raise InvalidValue(f"{{opt:issue}} {text!r} must be SEVERITY:TYPE:DESCRIPTION", issue=text)
     return {"severity": parts[0].strip(), "type": parts[1].strip(), "description": parts[2].strip()}
 
 
@@ -124,7 +124,7 @@ def named_manifest(path: str) -> str | None:
     import json
 
     try:
-        with open_regular(path, "--file") as f:
+        with open_regular(path, "{opt:file}") as f:
             doc = json.loads(f.read(1 << 20))
     except (InvalidValue, OSError, ValueError):
         return None

@@ -38,7 +38,7 @@ def status(sd: Any, *, run_id: str, line: bool) -> Document:
 def show_format(format: str) -> None:
     """Refused where `show` does not know the format (checked before the store is opened)."""
     if format not in ("yaml", "json", "ars"):
-        raise InvalidValue(f"--format takes yaml, json or ars, not {format!r}")
+        raise InvalidValue(f"{{opt:format}} takes yaml, json or ars, not {format!r}")
 
 
 def show(sd: Any, *, run_id: str, format: str, at: str | None, history: bool) -> Document:
@@ -91,9 +91,9 @@ def graph_of(load: Callable[[str], Any], held: Callable[[], Path | None], *, run
     from statedir.views import graph_drawing
 
     if format not in graph_drawing.FORMATS:
-        raise InvalidValue(f"--format takes {' or '.join(graph_drawing.FORMATS)}, not {format!r}")
+        raise InvalidValue(f"{{opt:format}} takes {' or '.join(graph_drawing.FORMATS)}, not {format!r}")
     if (run_id is None) == (template is None):
-        raise InvalidValue("name a run or pass --template NAME (one of the two)")
+        raise InvalidValue("name a run or pass {opt:template} NAME (one of the two)")
     run = None
     if run_id is not None:
         t, run, _ = load(run_id)
@@ -170,7 +170,7 @@ def verify(sd: Any, *, run_id: str | None, since: str | None, acknowledge: str |
     with `pushed`, only what the push being made sends (the pre-commit framework's variables)."""
     if acknowledge is not None:
         if not reason:
-            raise InvalidValue("--acknowledge needs --reason (what the review found)", argument="reason")
+            raise InvalidValue("{opt:acknowledge} needs {opt:reason} (what the review found)", argument="reason")
         return Document(sd.acknowledge(acknowledge, reason=reason, actor=actor))
     if pushed:
         from statedir.history import pushed as pushed_mod

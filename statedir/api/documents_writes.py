@@ -205,7 +205,7 @@ def signers_list(sd: Any, *, allowed_signers: bool) -> Document:
 def acknowledgers_named(named: list[str] | None, none: bool) -> None:
     """Refused unless the call names the acknowledging actors or says nobody (checked before the store is opened)."""
     if bool(named) == none:
-        raise InvalidValue("name the acknowledging actors, or give --none for nobody", argument="none")
+        raise InvalidValue("name the acknowledging actors, or give {opt:none} for nobody", argument="none")
 
 
 def signers_acknowledgers(sd: Any, *, named: list[str] | None, none: bool, actor: str,

@@ -50,12 +50,12 @@ class EntryGates(Opened):
         from statedir.api import caller_inputs
 
         if (file is None) == (unavailable is None):
-            raise InvalidValue("give the advisory's report (--file F) or why it is unavailable "
-                               "(--unavailable CODE), one of the two", argument="file")
+            raise InvalidValue("give the advisory's report ({opt:file} F) or why it is unavailable "
+                               "({opt:unavailable} CODE), one of the two", argument="file")
         args: dict[str, Any] = {"kind": kind, "unavailable": unavailable, "file": None, "classes": None}
         if file is not None:
             args["file"] = caller_inputs.file_hash(file, self.store.files_worktree)
-            report = _report(file, "--file")
+            report = _report(file, "{opt:file}")
             args["classes"] = report.get("classes") if isinstance(report, dict) else None
         return self._do(run_id, "advisory", actor, expect=expect, role=role, **args)
 
@@ -70,16 +70,16 @@ class EntryGates(Opened):
         from statedir.api import caller_inputs
 
         if override == (report is not None):
-            raise InvalidValue("compliance takes a report (--report F.json) or the user's --override, one of the two",
-                               argument="report")
+            raise InvalidValue("compliance takes a report ({opt:report} F.json) or the user's {opt:override}, one of "
+                               "the two", argument="report")
         if override:
             who = {"answered_by": "user", "channel": channel} if channel else None
             return self._do(run_id, "compliance_override", actor, reason, expect=expect, role=role, who=who,
                             stage=stage, answered_by="user", store_prefix=self._receipt_root())
         if reason is not None:
-            raise InvalidValue("--reason belongs to --override (the user's acknowledgement of a block)",
+            raise InvalidValue("{opt:reason} belongs to {opt:override} (the user's acknowledgement of a block)",
                                argument="reason")
         assert report is not None
-        where = caller_inputs.file_hash(report, self.store.files_worktree, what="--report")
+        where = caller_inputs.file_hash(report, self.store.files_worktree, what="{opt:report}")
         return self._do(run_id, "compliance", actor, expect=expect, role=role, stage=stage, file=where,
-                        report=_report(report, "--report"))
+                        report=_report(report, "{opt:report}"))

@@ -6,6 +6,7 @@ from typing import Any
 
 from statedir.api.opened import Opened
 from statedir.argument_checks import checked
+from statedir.hints import HINT, Hint
 from statedir.store import layout
 
 
@@ -29,7 +30,8 @@ class History(Opened):
 
         found = log.entries(self.store, run_id, actor=actor, action=action, since=since, limit=limit)
         if run_id and not found and not self.store.path(self.store.run_dir(run_id)).is_dir():
-            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
+            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `{HINT}`", hint=Hint("runs"),
+                             run_id=run_id)
         return found
 
     def log_page(self, run_id: str | None = None, *, cursor: str = "start", limit: int = 50, actor: str | None = None,
@@ -41,7 +43,8 @@ class History(Opened):
 
         page = log.page(self.store, run_id, cursor=cursor, limit=limit, actor=actor, action=action, since=since)
         if run_id and not page["entries"] and not self.store.path(self.store.run_dir(run_id)).is_dir():
-            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `statedir runs`", run_id=run_id)
+            raise UnknownRun(f"no run {run_id!r} in this store or its history; see `{HINT}`", hint=Hint("runs"),
+                             run_id=run_id)
         return page
 
     def diff(self, run_id: str, start: str, end: str | None = None) -> dict[str, Any]:
@@ -94,7 +97,7 @@ class History(Opened):
         mine = [f for f in found["findings"] + found.get("acknowledged", []) if f["commit"] == sha]
         if not mine:
             raise InvalidValue(f"verify finds nothing to acknowledge in {sha[:10]} (a commit of the current "
-                               "branch with a finding: `statedir verify` lists them)", commit=sha)
+                               f"branch with a finding: `{HINT}` lists them)", hint=Hint("verify"), commit=sha)
         acted, who = self._acting(actor)
         with self._as_person(who):
             return acknowledgements.record(self.store, sha, mine, reason, acted, timeout=self.lock_timeout)

@@ -10,6 +10,7 @@ from statedir.argument_checks import check_size, checked
 from statedir.engine import run_creation, transaction
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
+from statedir.hints import Hint, Placeholder, said
 
 
 def _passport(path: str) -> dict[str, Any]:
@@ -17,7 +18,7 @@ def _passport(path: str) -> dict[str, Any]:
 
     data = read_yaml_file(path)
     if not isinstance(data, dict):
-        raise InvalidValue(f"--passport {path} is not a Material Passport (a YAML mapping)", file=path)
+        raise InvalidValue(f"{{opt:passport}} {path} is not a Material Passport (a YAML mapping)", file=path)
     check_size("new", "passport", data, file=path)  # copied into the run: bounded as an argument is
     return data
 
@@ -274,8 +275,10 @@ class Transitions(Opened):
                         current=caller_inputs.current_hashes(self.store.files_worktree,
                                                              {p: e["path"] for p, e in recorded.items()}))
         elif exit_code is not None:
-            raise InvalidValue("--exit-code belongs to the check (`contract RUN STAGE check --exit-code N --file F`)",
-                               argument="exit_code")
+            raise InvalidValue("{opt:exit_code} belongs to the check (`{hint}`)", argument="exit_code",
+                               hint=Hint("contract", {"run_id": Placeholder("RUN"), "stage": Placeholder("STAGE"),
+                                                      "part": "check", "exit_code": Placeholder("N"),
+                                                      "file": Placeholder("F")}))
         return self._do(run_id, "contract", actor, expect=expect, role=role, **args)
 
     def redo(self, run_id: str, stage: str, *, reason: str, actor: str | None = None,
@@ -294,6 +297,6 @@ class Transitions(Opened):
 def untracked_warning(paths: list[str]) -> str:
     """What `material` says of files git does not track."""
     named = ", ".join(paths)
-    return (f"{named} {'is' if len(paths) == 1 else 'are'} not tracked by git: a clone will not hold "
-            f"{'it' if len(paths) == 1 else 'them'}, though the passport names the file; `git add` and commit "
-            f"{'it' if len(paths) == 1 else 'them'} (or pass --allow-untracked where that is meant)")
+    return said(f"{named} {'is' if len(paths) == 1 else 'are'} not tracked by git: a clone will not hold "
+                f"{'it' if len(paths) == 1 else 'them'}, though the passport names the file; `git add` and commit "
+                f"{'it' if len(paths) == 1 else 'them'} (or pass {{opt:allow_untracked}} where that is meant)")
