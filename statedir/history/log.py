@@ -9,8 +9,8 @@ from typing import Any
 
 from statedir.errors import InvalidValue
 from statedir.gitops import commit_message, git, identity, objects
-from statedir.history import path_index
 from statedir.hints import opt
+from statedir.history import path_index
 from statedir.store.store import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
