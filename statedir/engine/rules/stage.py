@@ -8,6 +8,7 @@ from typing import Any
 from statedir.engine import schema_checks, stage_outputs
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
+from statedir.engine.template import prose as template_prose
 from statedir.engine.transition_data import Change, RunDraft, Request, RunData
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 from statedir.hints import HINT, HINT2, Hint, Placeholder, opt
@@ -153,7 +154,8 @@ def _complete(t: Template, draft: RunDraft, stage_id: str, req: Request, now: st
         # keeps its status, but the next stage may start.
         state["materials"][integrity["verifies"]] = True
     if not template_conditions.all_hold(spec.get("completion", []), record, state):
-        needs = spec.get("completion_message") or template_conditions.describe(spec["completion"])
+        needs = template_prose.worded(spec.get("completion_message")
+                                      or template_conditions.describe(spec["completion"]))
         raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: {needs}", stage=stage_id,
                                 needs=[needs.removeprefix("needs ")])
     if t.doc.get("failure_modes"):  # the run's own template: no setting, flag or actor silences a block
