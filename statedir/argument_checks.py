@@ -1,6 +1,6 @@
 """The Python API's edge: every public method's arguments are checked against its type hints
-before any work, so a wrong type is INVALID_VALUE naming the argument, as the CLI would say,
-never an AttributeError from deep inside.
+before any work, so a wrong type is INVALID_VALUE naming the argument, never an AttributeError
+from deep inside. (A refusal's words are its caller's where it is made: statedir.hints.)
 
 The obvious forms are taken as what they mean: an int stage id (`sd.stage("r", 1, ...)`), a
 `Path` (or any os.PathLike) where a file name goes, and one string where a list of names goes
@@ -18,20 +18,11 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
+from statedir.errors import InvalidValue
 from statedir.function_parameters import Parameters
-from statedir.hints import ARGUMENT_OF_FLAG
-
-# Who is calling: the command line sets it, so a refusal names its flags (`--topic`); a Python
-# caller reads the same refusal with the method's own argument names (`topic=`).
-CLI_WORDING: ContextVar[bool] = ContextVar("statedir_cli_wording", default=False)
-_FLAG = r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?!-)"  # compiled on first use: a Python caller's refusal
-# Flags whose method argument has another name (a repeatable flag is a list argument).
-_ARGUMENT_OF_FLAG = ARGUMENT_OF_FLAG
 
 # One free-text argument (a reason, a topic, a statement, a path): at most this many bytes of
 # UTF-8. A log entry holds a few of them, so it stays far below what any reader accepts.
@@ -208,30 +199,9 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
             named[name] = _checked(function.__name__, name, value, hints().get(name))
         for key, item in rest.items():  # **filters: each one
             rest[key] = _checked(function.__name__, key, item, hints().get(parameters.extra))
-        try:
-            return function(**named, **rest)
-        except StatedirError as exc:
-            if not CLI_WORDING.get():
-                api_wording(exc)
-            raise
+        return function(**named, **rest)
 
     return checked
-
-
-def api_wording(exc: StatedirError) -> None:
-    """Reword a refusal for a Python caller: each `--flag` becomes the argument it is (`flag=`)."""
-    def argument(match: re.Match[str]) -> str:
-        flag = match[1]
-        named = _ARGUMENT_OF_FLAG.get(flag, flag.replace("-", "_"))
-        return named if named.endswith("()") else f"{named}="
-
-    if exc.exit_code not in (REFUSED, BAD_INPUT):  # an environment error may quote a git command line
-        return
-    parts = exc.message.split("`")  # a command quoted whole (`statedir redo R S --reason R`) stays as it is
-    worded = "`".join(part if n % 2 else re.sub(_FLAG, argument, part) for n, part in enumerate(parts))
-    if worded != exc.message:
-        exc.message = worded
-        exc.args = (worded, *exc.args[1:])
 
 
 def _checked(function: str, name: str, value: Any, hint: Any) -> Any:

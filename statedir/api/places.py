@@ -135,24 +135,6 @@ def git_init(directory: Path) -> None:
     git.init(directory)
 
 
-class FlagWording:
-    """Meanwhile refusals name arguments as the command line's flags (`--topic`), not as the
-    API's (`topic`): the command line's, and the MCP server's before it words them as its tools'."""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> FlagWording:
-        from statedir.argument_checks import CLI_WORDING
-
-        self._token = CLI_WORDING.set(True)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from statedir.argument_checks import CLI_WORDING
-
-        CLI_WORDING.reset(self._token)
-
-
 def arm_faults(spec: str) -> None:
     """Arm the fault-injection points `spec` names (STATEDIR_FAULT: the crash tests')."""
     from statedir import fault_injection

@@ -19,14 +19,12 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"statedir {__version__}")
         return 0
-    from statedir.api.places import FlagWording
     from statedir.hints import WORDS
 
     from statedir.cli.render import Escaping
     from statedir.cli.words import CLI
 
-    wording = FlagWording().__enter__()  # refusals name the flags (`--topic`), not the API's arguments
-    words = WORDS.set(CLI)  # ... and say their next steps as command lines (`statedir doctor --fix`)
+    words = WORDS.set(CLI)  # refusals name the flags (`--topic`) and say their next steps as command lines
     # What a person reads arrives with its control characters escaped (text from another machine
     # is never a terminal command); --json's document is JSON, which escapes its own.
     streams = sys.stdout, sys.stderr
@@ -37,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args)
     finally:
         WORDS.reset(words)
-        wording.__exit__()
         sys.stdout, sys.stderr = streams
 
 

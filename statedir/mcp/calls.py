@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.api import documents, places
-from statedir.api.places import CLIENT, CONFIG, FlagWording
+from statedir.api.places import CLIENT, CONFIG
 from statedir.commands import table
 from statedir.commands.document import Document
 from statedir.errors import InvalidValue, NotAStore, StatedirError
@@ -26,7 +26,7 @@ from statedir.hints import WORDS
 from statedir.mcp import lean, outputs, races, roles, served_tools, users_answer, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
-from statedir.mcp.outcome import Outcome, is_document, is_error_document, worded
+from statedir.mcp.outcome import Outcome, is_document, is_error_document
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
 from statedir.mcp.wording import McpWords, argument_named
@@ -140,7 +140,7 @@ class Served:
             doc = lean.role_fix(lean.refusal_moves(doc, tool.path[0], arguments or {}))
             doc = argument_named(doc, name or "", set(tool.input_schema.get("properties", {})))
         if isinstance(doc, dict) and {"error", "warning", "warnings", "blocked"} & set(doc):
-            doc = lean.unserved_moves(worded(doc, lambda text: self.wording.say(text, name)), set(self.tools),
+            doc = lean.unserved_moves(doc, set(self.tools),
                                       {tool: group for group, (_, tools) in self.groups.items() for tool in tools})
         if isinstance(doc, dict) and (is_error or {"error", "warning", "warnings", "blocked"} & set(doc)):
             text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
@@ -255,8 +255,7 @@ def _invoke(tool: Tool, sd: Any, keywords: dict[str, Any], words: McpWords) -> D
     call = tool.command.call
     said = WORDS.set(words)
     try:
-        with FlagWording():
-            document: Document = (call if callable(call) else documents.call(call))(sd, **keywords)
+        document: Document = (call if callable(call) else documents.call(call))(sd, **keywords)
     finally:
         WORDS.reset(said)
     for message in document.warnings:  # to the log, never the protocol's stdout

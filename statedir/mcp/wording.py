@@ -1,6 +1,8 @@
-"""What an MCP agent reads, in its own words: the command line's `--flag` and `statedir X`
-in descriptions and messages become the tool's argument name and the tool `x`, translated at
-the boundary from the command table's parameters (statedir.commands.table). No MCP SDK here.
+"""What an MCP agent reads, in its own words. A message, a warning and what blocks a move are
+said in them where they are made (`McpWords`: a refusal's next step and options are data,
+statedir.hints). The tools' descriptions come from the command line's help, whose `--flag` and
+`statedir X` become the tool's argument name and the tool `x` (`Wording.describe`), read from the
+command table's parameters (statedir.commands.table). No MCP SDK here.
 
 `statedir pipeline RUN running` in backquotes becomes `pipeline {run_id: RUN, state: running}`:
 its words are read as the command line reads them (options by name, positionals in order).
@@ -90,7 +92,7 @@ class Wording:
         self.common = common
 
     def say(self, text: str, tool: str | None = None) -> str:
-        """`text` with the command line's words put as the tool's (`tool`: whose flags come first).
+        """`text`, the command line's help, with its words put as the tool's (`tool`: whose flags come first).
         A value quoted back ('--next', a topic) is the caller's own and stays as it was written."""
         text = _INIT_CALL.sub("call the tool `init`", text)
         out, at = [], 0
@@ -170,16 +172,18 @@ class Wording:
 
 class McpWords(Words):
     """A refusal's next step (statedir.hints) as a tool call, `doctor {fix: true}`, and an option
-    of the tool being called (`tool`) as its argument: what `Wording.say` makes of the command
-    line's words, said from the data."""
+    of the tool being called (`tool`) as its argument, said from the data where a message is made
+    (the server sets them in `WORDS` for the call, and words a refusal made before it again)."""
 
     def __init__(self, wording: Wording, tool: str | None = None) -> None:
         self.wording, self.tool = wording, tool
 
     def hint(self, hint: Hint) -> str:
         name = self.wording.tools.get(tuple(hint.command.split()))
-        if name is None or hint.command == "init":  # the served `init` takes no directory: `say` words it
+        if name is None:  # no tool of this server's (`mcp`, `serve`): the command line it is
             return f"statedir {hint.command}"
+        if hint.command == "init":  # the served `init` takes no directory, no branch: it makes the served store
+            return name
         positionals = self.wording.positionals[name]
         given = [(name_, value) for name_, value in hint.args.items() if value is not None and value is not False]
         first = sorted((positionals.index(n), n, v) for n, v in given if n in positionals)
@@ -190,16 +194,28 @@ class McpWords(Words):
         return f"{name} {{{', '.join(said)}}}" if said else name
 
     def option(self, name: str) -> str:
+        """The argument an option is; a flag that is a tool of its own (the research ledger's action
+        flags: `--start-run` is `research_start_run`) that tool."""
         flag = "--" + name.replace("_", "-")
+        own = self.wording.tools.get(("research", flag))
+        if own is not None:
+            return own
         return self.wording.flags.get(self.tool or "", {}).get(flag) or self.wording.common.get(flag) or flag
 
     def fill(self, template: str, hints: tuple[Hint, ...]) -> str:
         """As every entry point fills it, an option's placeholder after it (`{opt:at} REV`) dropped
-        where it only names the argument again, as `Wording.say` drops the command line's."""
+        where it only names the argument again (`at`, not `at REV`)."""
         if "{opt:" in template:
-            template = _OPTION.sub(lambda m: self.wording._flag(_FLAG.match("--" + m[1].replace("_", "-") + m[2]),
-                                                                 self.tool), template)
+            template = _OPTION.sub(self._option, template)
         return super().fill(template, hints)
+
+    def _option(self, found: re.Match[str]) -> str:
+        name, placeholder = self.option(found[1]), found[2].strip()
+        if name.startswith("--"):  # no argument of this server's: as the command line says it
+            return name + found[2]
+        if not placeholder or placeholder in (name.upper(), "REV", "N", "DATE", "FILE", "TEXT"):
+            return name
+        return f"{name} {placeholder}"
 
 
 _OPTION = re.compile(r"\{opt:([a-z][a-z0-9_]*)\}((?: [A-Z][A-Z_]*\b)?)")

@@ -13,7 +13,9 @@ import pytest
 from statedir import api
 from statedir.cli.common import mcp_host
 from statedir.mcp.calls import Served
-from statedir.mcp.outcome import needs_worded
+from statedir.engine.template import prose
+from statedir.hints import WORDS
+from statedir.mcp.wording import McpWords
 from tests.support.mcp_session import ToolError, agent
 
 CLI_WORDS = re.compile(r"exit [0-9]|exits [0-9]|\bprints?\b|\(repeatable\)|docs/|statedir |`init` prints")
@@ -54,13 +56,17 @@ def test_not_a_store_says_to_call_the_init_tool(repo: Path) -> None:
 
 def test_what_blocks_a_move_names_the_tool_that_unblocks_it(store: Path) -> None:
     """A template's completion message (the academic stage 4's "(statedir revision)", 4.5's
-    "`statedir integrity`") reaches `next`'s blocked moves and a refusal's details as `needs`."""
+    "`statedir integrity`", 3's "(--decision)") is said in the tools' words where the refusal is
+    made, and so reaches a refusal's message and `needs` and `next`'s blocked moves."""
     served = Served(store, mcp_host())
-    doc = {"error": {"code": "ILLEGAL_TRANSITION", "message": "stage 4 cannot complete", "details": {
-        "needs": ["its revision round recorded (statedir revision)"],
-        "moves": [{"command": "stage"}]}},
-        "blocked": [{"move": {"command": "stage"}, "needs": ["a PASS, recorded with `statedir integrity`"]}]}
-    worded = needs_worded(doc, lambda text: served.wording.say(text, "stage"))
-    assert worded["error"]["details"]["needs"] == ["its revision round recorded (revision)"]
-    assert worded["blocked"][0]["needs"] == ["a PASS, recorded with `integrity`"]
-    assert worded["error"]["details"]["moves"] == doc["error"]["details"]["moves"]
+    said = WORDS.set(McpWords(served.wording, "stage"))
+    try:
+        needs = [prose.worded("its revision round recorded (statedir revision)"),
+                 prose.worded("a PASS, recorded with `statedir integrity`; or (statedir resolve)"),
+                 prose.worded("needs a review decision (--decision)")]
+    finally:
+        WORDS.reset(said)
+    assert needs == ["its revision round recorded (revision)", "a PASS, recorded with `integrity`; or (resolve)",
+                     "needs a review decision (decision)"]
+    assert prose.worded("needs a review decision (--decision), then (statedir revision)") == (
+        "needs a review decision (decision=), then (sd.revision())")  # a Python caller's words
