@@ -1,6 +1,6 @@
 """What `statedir research` hands back (statedir.api.documents' `Document`): research-lab-skills'
 `state.py` action, exactly one action flag per call, on the store's research ledger; a refusal
-in the seed's flat shape `{"error": "<CODE>", "message": ..., "type": ..., "details": ...}` with
+in `state.py`'s flat shape `{"error": "<CODE>", "message": ..., "type": ..., "details": ...}` with
 statedir's exit code."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from statedir.research.evidence import ARTIFACT_ROLES  # the resolver's roles a 
 
 __all__ = ["ARTIFACT_ROLES", "SEED_ERRORS", "flat", "research", "research_on"]
 
-# The seed's exception name for each code: a caller that matched on it still can.
+# `state.py`'s exception name for each code: a caller that matched on it still can.
 SEED_ERRORS = {"INVALID_VALUE": "ValueError", "INVALID_ID": "ValueError", "LOCK_TIMEOUT": "LockTimeoutError",
                "NOT_A_STORE": "ProjectRootNotFoundError", "BAD_FILE": "StateParseError",
                "SCHEMA_VERSION_MISMATCH": "StateParseError", "UNKNOWN_RUN": "RunNotFoundError",
@@ -29,7 +29,7 @@ def actions() -> tuple[str, ...]:
 
 
 def flat(exc: StatedirError) -> Document:
-    """A refusal as the seed prints it, with its exit code."""
+    """A refusal as `state.py` prints it, with its exit code."""
     return Document({"error": exc.code, "message": exc.message, "type": SEED_ERRORS.get(exc.code, exc.code),
                      "details": exc.details}, exc.exit_code)
 
@@ -47,7 +47,7 @@ def _year(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise InvalidValue(f"--year must be a whole number, got {text!r}", flag="--year") from None
+        raise InvalidValue(f"{{opt:year}} must be a whole number, got {text!r}", flag="--year") from None
 
 
 def research_on(opened: Callable[[], Any], values: dict[str, Any]) -> Document:

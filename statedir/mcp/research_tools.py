@@ -1,11 +1,11 @@
 """The research ledger as one MCP tool per action (research_start_run, research_record_claim, ...),
 each taking only its own arguments, its refusals in the common shape {error: {code, message, details}}.
-The CLI's `research` keeps the seed's action flags and flat errors; a tool calls its function with
-its action's flag set. No MCP SDK here."""
+The CLI's `research` keeps research-lab-skills' `state.py` action flags and flat errors; a tool calls
+its function with its action's flag set, and its refusals are worded in the tools' words where they
+are made (statedir.hints: `{opt:start_run}` is the tool `research_start_run`). No MCP SDK here."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,9 @@ from statedir.mcp.tools import EXPECT_HEAD, Tool, tool_of
 from statedir.research import evidence, kinds
 
 PREFIX = "research_"
-_FLAG = re.compile(r"--([a-z][a-z-]*)")
 # Arguments whose CLI help speaks of other flags, as the tools' own argument names say it.
 _WORDED = {"actor": "The role the commit is made in (default: the server's role).",
-           # resource-resolver's roles offered by name, never enforced: the resolver owns the list (seed 004)
+           # resource-resolver's roles offered by name, never enforced: research-lab-skills' resolver owns the list
            "artifact_role": "The resource-resolver role the artifact lives under: "
                             f"{', '.join(evidence.ARTIFACT_ROLES)} "
                             "(resource-resolver's; it owns the list, so another of its roles is taken too); with "
@@ -119,21 +118,8 @@ class ResearchTool(Tool):
             return text
         if not (isinstance(doc, dict) and isinstance(doc.get("error"), str)):
             return text
-        error = {"code": doc["error"], "message": self._worded(str(doc.get("message", ""))),
-                 "details": doc.get("details") or {}}
+        error = {"code": doc["error"], "message": str(doc.get("message", "")), "details": doc.get("details") or {}}
         return json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":"))
-
-    def _worded(self, message: str) -> str:
-        """The ledger's message in the tools' words: an action flag is its tool, a value flag its argument."""
-        names = {p.name for p in self.command.parameters}
-
-        def word(found: re.Match[str]) -> str:
-            flag = found[1]
-            if flag in ACTIONS:
-                return PREFIX + flag.replace("-", "_")
-            return flag.replace("-", "_") if flag.replace("-", "_") in names else found[0]
-
-        return _FLAG.sub(word, message)
 
 
 def research_tools(command: Command) -> dict[str, Tool]:
