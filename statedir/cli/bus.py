@@ -78,7 +78,7 @@ def _jq(value: Any) -> str:
 
 
 def _raw(value: Any) -> str:
-    """A value as the seed's `jq -r` prints it: strings raw, lists and mappings as JSON."""
+    """A value as hasbrains-agent-kit's `pipeline-state.sh` prints it (`jq -r`): strings raw, lists and mappings as JSON."""
     return value if isinstance(value, str) else _jq(value)
 
 

@@ -1,7 +1,7 @@
 """`statedir research`: research-lab-skills' `state.py` action and value flags, unchanged.
 
 Every action but --report prints JSON on stdout (at a terminal without --json: the same as words,
-statedir.cli.research_text), a failure included, in the seed's flat
+statedir.cli.research_text), a failure included, in `state.py`'s flat
 shape `{"error": "<CODE>", "message": ...}` with statedir's exit codes: flag errors that
 click finds before the callback runs are caught by the command class below.
 """
@@ -22,7 +22,7 @@ Text = Optional[str]
 
 
 def _fail(failed: Any, report: bool, json: bool) -> table.Exit:
-    """Print the seed's flat error `failed` (a Document: stdout JSON; a --report without --json: a stderr line)."""
+    """Print `state.py`'s flat error `failed` (a Document: stdout JSON; a --report without --json: a stderr line)."""
     from statedir.cli import render
 
     if report and not json:
@@ -61,7 +61,7 @@ _flat_errors.errors_only = True  # type: ignore[attr-defined]  # a call it does 
 
 
 def _no_flag_as_value(args: list[str]) -> None:
-    """`--skill --json` is a missing value, as argparse (the seed's parser) says, not the skill "--json"."""
+    """`--skill --json` is a missing value, as argparse (`state.py`'s parser) says, not the skill "--json"."""
     options = [p for p in table.parameters(research) if p.kind == "option"]
     names = {flag for p in options for flag in (*p.flags, *p.off_flags)}
     takes_value = {flag for p in options if not p.flag for flag in p.flags}
