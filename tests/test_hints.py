@@ -60,7 +60,8 @@ def test_an_entry_point_words_the_same_data_its_own_way() -> None:
 
 
 def test_placeholders_without_a_hint_and_other_braces_stay() -> None:
-    assert StatedirError("{hint} {hint:2} {x} {{y}}", hint=DOCTOR_FIX).message == "sd.doctor(fix=True) {hint:2} {x} {{y}}"
+    said = StatedirError("{hint} {hint:2} {x} {{y}}", hint=DOCTOR_FIX).message
+    assert said == "sd.doctor(fix=True) {hint:2} {x} {{y}}"
     assert opt("file") == "{opt:file}" and StatedirError("no braces").message == "no braces"
 
 
@@ -105,7 +106,8 @@ def _strings(tree: ast.AST) -> list[str]:
     skip: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)):
             skip.add(id(body[0].value))
         if isinstance(node, ast.Call):
             name = getattr(node.func, "attr", None) or getattr(node.func, "id", "")

@@ -12,9 +12,9 @@ import pytest
 
 from statedir import api
 from statedir.cli.common import mcp_host
-from statedir.mcp.calls import Served
 from statedir.engine.template import prose
 from statedir.hints import WORDS
+from statedir.mcp.calls import Served
 from statedir.mcp.wording import McpWords
 from tests.support.mcp_session import ToolError, agent
 
