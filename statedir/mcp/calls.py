@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statedir.api import documents, places
+from statedir.api import documents, places, vocabularies
 from statedir.api.places import CLIENT, CONFIG, FlagWording
 from statedir.commands import table
 from statedir.commands.document import Document
@@ -72,9 +72,9 @@ class Served:
     def input_schemas(self) -> dict[str, dict[str, Any]]:
         """Each tool's input schema with the enums of the templates the store holds now (read
         again only when the store's own templates change)."""
-        seen = vocabulary.signature(self.root)
+        seen = vocabularies.signature(self.root)
         if self._vocabulary is None or self._vocabulary[0] != seen:
-            vocab = vocabulary.vocabularies(vocabulary.held(self.root))
+            vocab = vocabularies.vocabularies(vocabularies.held(self.root))
             self._vocabulary = (seen, {name: roles.with_roles(tool, vocabulary.with_enums(name, tool.input_schema, vocab),
                                                               self.roles) for name, tool in self.tools.items()})
         return self._vocabulary[1]
