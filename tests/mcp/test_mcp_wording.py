@@ -11,10 +11,11 @@ import anyio
 import pytest
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.engine.template import prose
 from statedir.hints import WORDS
 from statedir.mcp.calls import Served
+from statedir.mcp.host import mcp_host
 from statedir.mcp.wording import McpWords
 from tests.support.mcp_session import ToolError, agent
 
@@ -58,7 +59,7 @@ def test_what_blocks_a_move_names_the_tool_that_unblocks_it(store: Path) -> None
     """A template's completion message (the academic stage 4's "(statedir revision)", 4.5's
     "`statedir integrity`", 3's "(--decision)") is said in the tools' words where the refusal is
     made, and so reaches a refusal's message and `needs` and `next`'s blocked moves."""
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     said = WORDS.set(McpWords(served.wording, "stage"))
     try:
         needs = [prose.worded("its revision round recorded (statedir revision)"),
