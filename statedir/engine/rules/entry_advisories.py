@@ -176,7 +176,7 @@ def require_bound_draft(t: Template, run: RunData, stage_id: str) -> None:
                 + (f", and the advisories name {stale[0]['version_label']} (STALE)" if stale else "")
                 + f"; reopen stage {after} (`{HINT}`), pass integrity on {label}, "
                   f"then record the advisories again ({order})")
-        need = said(need, Hint("redo", {"run_id": RUN, "stage": after, "reason": Placeholder("R")}))
+        need = said(need, Hint("redo", {"run_id": RUN, "stage": spec["after"], "reason": Placeholder("R")}))
         short = f"stage {after}'s pass on {label}"
     elif stale:
         need = (f"the advisories for the draft it finalizes, {label}: "
