@@ -37,6 +37,11 @@ def test_a_step_names_the_stage_by_its_id_the_message_by_its_name(at3p: api.Stat
     assert any(m["command"] == "contract" and m["allowed"]["stage"] == ["3p"] for m in at3p.next("r1")["moves"])
     assert "(3')" in refused(repo, "ILLEGAL_TRANSITION", "revision", "r1", "--items-total", "1",
                              "--items-addressed", "1")["message"]
+    parts(repo)
+    assert cli("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo).returncode == 0
+    done = cli("stage", "r1", "3p", "completed", "--decision", "accept", cwd=repo).stdout
+    assert "stage 3' completed" in done and "checkpoint open (MANDATORY, after stage 3'): statedir confirm r1" in done
+    assert at3p.get("r1", "checkpoint")["stage"] == "3p"  # the id, as stored
 
 
 def test_the_parts_come_in_order_and_unchanged(at3p: api.StateDir, repo: Path) -> None:
