@@ -27,8 +27,9 @@ import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from statedir import api  # noqa: E402
-from statedir.cli.common import mcp_host  # noqa: E402
+from statedir.cli.registry import command_table  # noqa: E402
 from statedir.mcp import catalog, server  # noqa: E402
+from statedir.mcp.host import mcp_host  # noqa: E402
 from statedir.mcp.server import wire_bytes  # noqa: E402
 
 ORCHESTRATOR, INTEGRITY, OBSERVER = "pipeline_orchestrator", "integrity_verification", "collaboration_depth_agent"
@@ -146,11 +147,11 @@ async def measure(store: Path, groups: tuple[str, ...] | None) -> Counted:
     """The run driven by one server acting in the three agents' roles (in use, each agent has its
     own server: the calls are the same), the tool list counted as `statedir mcp` lists it (one role)."""
     groups = groups if groups is not None else catalog.DEFAULT
-    async with Client(server.build(store, mcp_host(), groups)) as client:  # type: ignore[arg-type]
+    async with Client(server.build(store, mcp_host(command_table()), groups)) as client:  # type: ignore[arg-type]
         listing = Counted(client)
         tools = await listing.list_tools()
     # the same groups: every move of the run is a tool of the default set (the re-review contract's too)
-    built = server.build(store, mcp_host(), groups, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
+    built = server.build(store, mcp_host(command_table()), groups, roles=(ORCHESTRATOR, INTEGRITY, OBSERVER))
     async with Client(built, elicitation_callback=answer) as client:  # type: ignore[arg-type]
         a = Counted(client)
         a.bytes["tools/list"], a.tools = listing.bytes["tools/list"], tools  # type: ignore[attr-defined]

@@ -78,11 +78,12 @@ def _cli(repo: Path) -> dict[str, Any]:
 
 
 def _mcp(repo: Path) -> dict[str, Any]:
-    from statedir.cli.common import mcp_host
+    from statedir.cli.registry import command_table
     from statedir.mcp.calls import Served
+    from statedir.mcp.host import mcp_host
 
-    outcome = Served(repo / "state", mcp_host()).call("set", {"run_id": "r", "field": "language", "value": "de",
-                                                               "reason": LONG})
+    served = Served(repo / "state", mcp_host(command_table()))
+    outcome = served.call("set", {"run_id": "r", "field": "language", "value": "de", "reason": LONG})
     assert outcome.is_error and outcome.exit_code == 2
     return json.loads(outcome.text)  # type: ignore[no-any-return]
 

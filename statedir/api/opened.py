@@ -1,6 +1,6 @@
 """What each part of the Python API's StateDir relies on from the others (`Opened`): the store, its
 lock timeout and the actor's reading (StateDir's own), a run read (`load`, `show`, `passports`),
-a transition made (`Transitions._do`). Each mixin (`Transitions`, `EntryGates`, `Views`,
+a transition made (`Transitions._do`). Each mixin (`Transitions`, `EntryGates`, `Reports`,
 `History`, `Overview`, `Adjudication`, `People`) is an `Opened`; StateDir has them all."""
 from __future__ import annotations
 

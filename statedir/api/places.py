@@ -98,10 +98,10 @@ def in_process_git(sd: Any) -> None:
     """Make `sd`'s commits in-process with libgit2, where it is there and can open the repository
     (without pygit2, or in a SHA-256 repository, they go through git)."""
     from statedir.errors import GitError, InvalidValue
-    from statedir.gitops.libgit import Objects
+    from statedir.gitops.libgit import LibgitBackend
 
     try:
-        sd.store.objects = Objects(sd.store.worktree)
+        sd.store.objects = LibgitBackend(sd.store.worktree)
     except (InvalidValue, GitError):
         pass
 

@@ -14,7 +14,7 @@ from statedir.api.entry_gates import EntryGates
 from statedir.api.history import History
 from statedir.api.overview import Overview
 from statedir.api.people import People
-from statedir.api.read_views import Views
+from statedir.api.reports import Reports
 from statedir.api.transitions import Transitions
 from statedir.argument_checks import checked
 from statedir.engine import transaction
@@ -43,7 +43,7 @@ RUN_FIELDS = ("run_id", "template", "pipeline_state", "current_stage")  # what `
 
 
 @checked
-class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, People):
+class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication, People):
     """An open store. Every method that changes state makes exactly one commit.
 
     `actor` is who asks when a method is given none: default STATEDIR_ACTOR, as for the CLI,
@@ -54,9 +54,9 @@ class StateDir(Transitions, EntryGates, Views, History, Overview, Adjudication, 
                  reset_boundaries: bool = False, actor: str | None = None, inprocess_git: bool = False) -> None:
         self.store = Store(Path(path))
         if inprocess_git:  # libgit2 loaded once: no git process per commit (statedir.gitops.libgit)
-            from statedir.gitops.libgit import Objects
+            from statedir.gitops.libgit import LibgitBackend
 
-            self.store.objects = Objects(self.store.worktree)
+            self.store.objects = LibgitBackend(self.store.worktree)
         self.lock_timeout = lock_timeout
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
         self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None

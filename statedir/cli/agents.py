@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-from statedir.cli.common import JsonOpt, StoreOpt, mcp_host, store_path
+from statedir.cli.common import JsonOpt, StoreOpt, store_path
 from statedir.cli.registry import app
 from statedir.commands.params import Option
 
@@ -33,8 +33,8 @@ def mcp(store: StoreOpt = None,
     A path that is no store yet (or none found) is served all the same: every tool answers
     NOT_A_STORE with the fix, and the `init` tool makes the store there (default ./state).
     """
-    from statedir.errors import MissingDependency, NotAStore
     from statedir.api.places import checked_name
+    from statedir.errors import MissingDependency, NotAStore
     from statedir.mcp import catalog, roles
 
     groups = catalog.chosen_groups(tools) if tools is not None else catalog.DEFAULT
@@ -49,7 +49,10 @@ def mcp(store: StoreOpt = None,
         from statedir.mcp import server
     except ImportError as exc:
         raise MissingDependency(f"the MCP SDK is not installed ({exc.name}): pip install 'statedir[mcp]'") from None
-    server.serve(root, mcp_host(), groups, acting, client_name)
+    from statedir.cli.registry import command_table
+    from statedir.mcp.host import mcp_host
+
+    server.serve(root, mcp_host(command_table()), groups, acting, client_name)
 
 
 @app.command()

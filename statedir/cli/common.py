@@ -78,12 +78,3 @@ def warn_unregistered(root: Path) -> None:
     message = places.unregistered(root)
     if message:
         render.warn(message)
-
-
-def mcp_host() -> Any:
-    """What the MCP server is lent of the CLI: the command table (its tools' schemas; a call calls
-    the API the table names), and how the store is opened (STATEDIR_LOCK_TIMEOUT, ARS_PASSPORT_RESET)."""
-    from statedir.cli.registry import command_table
-    from statedir.mcp.calls import Host
-
-    return Host(commands=command_table(), open_store=open_store)

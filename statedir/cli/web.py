@@ -31,5 +31,10 @@ def serve(port: Annotated[int, Option("--port", min=0, max=65535, help="The port
         raise MissingDependency(f"the web view's libraries are not installed ({exc.name}): "
                                 "pip install 'statedir[web]' (from a clone of statedir's repository: "
                                 "pip install -e '.[web]')", missing=exc.name) from None
+    from statedir.cli.words import CLI
+
+    # The page's reader is a person in a browser who started this server from a shell: a refusal's
+    # next step is said as the command line they would type there (`statedir doctor --fix`), not as
+    # Python (they hold no StateDir) nor as an MCP tool call (no agent reads the page).
     serve_mod.serve(root, host=host, port=port, token=token, open_browser=open_browser, as_json=json,
-                    answer=answer)
+                    answer=answer, words=CLI)

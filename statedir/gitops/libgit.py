@@ -25,8 +25,10 @@ _DATES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 _CONVERTING = ("filter", "ident", "working-tree-encoding")  # attributes that make a blob differ from the file
 
 
-class Objects:
-    """The repository's objects and HEAD, opened once in this process (see the module)."""
+class LibgitBackend:
+    """Where a commit's objects are written and HEAD moved with libgit2 (a CommitBackend of
+    statedir.gitops.store_commit, beside the git processes' Plumbing): the repository's objects
+    and HEAD, opened once in this process (see the module)."""
 
     def __init__(self, worktree: Path) -> None:
         try:

@@ -33,7 +33,7 @@ PLUMBING_INDEX_BYTES = 1 << 20
 
 def commit(worktree: Path, paths: list[str], text: str, *, author: str | None = None,
            plumbing_above: int = PLUMBING_INDEX_BYTES, signing_key: str | None = None,
-           objects: libgit.Objects | None = None) -> str:
+           objects: libgit.LibgitBackend | None = None) -> str:
     """Commit exactly `paths` (worktree-relative, added, changed or deleted) on top of HEAD.
 
     Nothing the user staged or left unstaged elsewhere is swept in, and afterwards the

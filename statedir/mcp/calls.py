@@ -12,20 +12,18 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statedir.api import documents, places
+from statedir.api import documents, places, vocabularies
 from statedir.api.places import CLIENT, CONFIG, FlagWording
-from statedir.commands import table
 from statedir.commands.document import Document
 from statedir.errors import InvalidValue, NotAStore, StatedirError
 from statedir.hints import WORDS
 from statedir.mcp import lean, outputs, races, roles, served_tools, users_answer, vocabulary
 from statedir.mcp.catalog import GROUP_PURPOSES, GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
+from statedir.mcp.host import Host
 from statedir.mcp.outcome import Outcome, is_document, is_error_document, worded
 from statedir.mcp.roles import DEFAULT_ROLES
 from statedir.mcp.tools import EXPECT_HEAD, Tool, wording_of
@@ -35,15 +33,6 @@ from statedir.mcp.wording import McpWords, argument_named
 # come from: a store's lock is per process, and the served store is each server's one StateDir.
 _ONE_AT_A_TIME = threading.Lock()
 _LOGGED: set[str] = set()  # warnings on stderr already: each said once a process, as the CLI says them
-
-
-@dataclass(frozen=True)
-class Host:
-    """What the CLI lends the server (the server imports nothing of the CLI): its command table
-    (the tools' schemas, and the API each command's call is) and how the store is opened."""
-
-    commands: tuple[table.Command, ...]
-    open_store: Callable[[Path], Any]
 
 
 class Served:
@@ -72,9 +61,9 @@ class Served:
     def input_schemas(self) -> dict[str, dict[str, Any]]:
         """Each tool's input schema with the enums of the templates the store holds now (read
         again only when the store's own templates change)."""
-        seen = vocabulary.signature(self.root)
+        seen = vocabularies.signature(self.root)
         if self._vocabulary is None or self._vocabulary[0] != seen:
-            vocab = vocabulary.vocabularies(vocabulary.held(self.root))
+            vocab = vocabularies.vocabularies(vocabularies.held(self.root))
             self._vocabulary = (seen, {name: roles.with_roles(tool, vocabulary.with_enums(name, tool.input_schema, vocab),
                                                               self.roles) for name, tool in self.tools.items()})
         return self._vocabulary[1]

@@ -10,11 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statedir.api.vocabularies import (
+    ARTIFACT_ROLES,
+    CONFIDENCE,
+    EXPERIMENT_STATUSES,
+    HYPOTHESIS_STATUSES,
+    RUN_CLOSING_STATUSES,
+    SCREENING,
+    STANCES,
+)
 from statedir.commands.table import Command
 from statedir.errors import InvalidValue
 from statedir.mcp import research_outputs
 from statedir.mcp.tools import EXPECT_HEAD, Tool, tool_of
-from statedir.research import evidence, kinds
 
 PREFIX = "research_"
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
@@ -22,7 +30,7 @@ _FLAG = re.compile(r"--([a-z][a-z-]*)")
 _WORDED = {"actor": "The role the commit is made in (default: the server's role).",
            # resource-resolver's roles offered by name, never enforced: the resolver owns the list (seed 004)
            "artifact_role": "The resource-resolver role the artifact lives under: "
-                            f"{', '.join(evidence.ARTIFACT_ROLES)} "
+                            f"{', '.join(ARTIFACT_ROLES)} "
                             "(resource-resolver's; it owns the list, so another of its roles is taken too); with "
                             "artifact_path, relative to it.",
            "full": "Reread every research file, not only those changed since the index was built."}
@@ -49,31 +57,31 @@ ACTIONS: dict[str, Action] = {
                         "(a Hypothesis, an Experiment): their ids are the result's `created`.", ("skill",),
                         ("mode", "question", "question_id", "hypothesis_id", "experiment_id", "project_id")),
     "complete-run": Action("Close a Run as completed or failed.", ("run_id", "status"),
-                           enums=(("status", kinds.RUN_CLOSING_STATUSES),)),
+                           enums=(("status", RUN_CLOSING_STATUSES),)),
     "answer-question": Action("Mark a Question answered.", ("question_id",)),
     "abandon-question": Action("Mark a Question abandoned.", ("question_id",)),
     "record-result": Action("Record an immutable Result of a Run (artifact_role with artifact_path).",
                             ("run_id", "summary"), ("artifact_role", "artifact_path")),
     "record-claim": Action("Record an immutable Claim of a Run, resting on evidence (text) or evidence_id.",
                            ("run_id", "statement"), ("confidence", "evidence", "evidence_id"),
-                           enums=(("confidence", evidence.CONFIDENCE),)),
+                           enums=(("confidence", CONFIDENCE),)),
     "create-hypothesis": Action("Declare a Hypothesis for a Question.", ("question_id", "statement"), (_SKILL,)),
     "set-hypothesis-status": Action("Set a Hypothesis's status.", ("hypothesis_id", "status"),
-                                    enums=(("status", kinds.HYPOTHESIS_STATUSES),)),
+                                    enums=(("status", HYPOTHESIS_STATUSES),)),
     "create-experiment": Action("Declare an Experiment testing a Hypothesis.", ("hypothesis_id", "description"),
                                 (_SKILL,)),
     "set-experiment-status": Action("Set an Experiment's status.", ("experiment_id", "status"),
-                                    enums=(("status", kinds.EXPERIMENT_STATUSES),)),
+                                    enums=(("status", EXPERIMENT_STATUSES),)),
     "create-source": Action("Register a Source; an existing one with the same doi (exact) or url (normalized) "
                             "is returned instead.", ("title",),
                             ("authors", "year", "doi", "url", "venue", "evidence_tier", "project_id", _SKILL)),
     "set-source-screening": Action("Record a Source's screening decision.", ("source_id", "screening_status"),
-                                   ("exclusion_reason",), enums=(("screening_status", kinds.SCREENING),)),
+                                   ("exclusion_reason",), enums=(("screening_status", SCREENING),)),
     "set-source-evidence-tier": Action("Grade a Source's evidence.", ("source_id", "evidence_tier")),
     "create-evidence": Action("Record an Evidence Statement of a Source about a Question.",
                               ("source_id", "question_id", "statement", "stance"),
                               ("hypothesis_id", "limitations", "uncertainty_note", _SKILL),
-                              enums=(("stance", evidence.STANCES),)),
+                              enums=(("stance", STANCES),)),
     "query": Action("A record and its children: give exactly one of run_id, question_id, project_id, "
                     "hypothesis_id, experiment_id, source_id, skill, since.", (),
                     ("run_id", "question_id", "project_id", "hypothesis_id", "experiment_id", "source_id", _SKILL,

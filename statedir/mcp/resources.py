@@ -9,19 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statedir import agents
-from statedir.bus import fields
-from statedir.engine import template
-from statedir.engine.template import catalog as template_catalog
+from statedir.api import template_reading, texts
 from statedir.errors import InvalidValue
-from statedir.files import schema
 
 GUIDE = "statedir://guide"
 TEMPLATES = "statedir://templates/"
 TOOLS = "statedir://tools"
 RUNS = "statedir://runs/"
 STAGES = "/stages"  # statedir://runs/<run_id>/stages
-BUS_SCHEMA = fields.SCHEMA_URI  # a bus session's shape
+BUS_SCHEMA = template_reading.BUS_SCHEMA_URI  # a bus session's shape
 SESSION_SCHEMA = "bus-session"
 PASSPORT_SCHEMA = "statedir://passport/schema"  # a Material Passport's shape (new's passport, for mid-entry)
 
@@ -49,9 +45,7 @@ def listed(templates_dir: Path | None) -> list[Resource]:
                     "Material Passport (Schema 9), as `new`'s passport gives one for mid-entry (verification_status "
                     "VERIFIED, integrity_pass_date, content_hash) and `show` reads them.", "application/json")]
     # by file name, none of them parsed: a broken one is listed too, and reading it says what is wrong
-    held = sorted(templates_dir.glob("*.yaml")) if templates_dir is not None and templates_dir.is_dir() else []
-    names = dict.fromkeys([*template.shipped(), *(p.stem for p in held if "@" not in p.stem)])  # @: kept for old runs
-    for name in names:
+    for name in template_reading.names(templates_dir):
         out.append(Resource(TEMPLATES + name, f"template {name}", f"Template {name}: its rules",
                             f"The {name} template's stages, statuses and their moves, checkpoints, pipeline states, "
                             "actors and their actions.", "text/plain"))
@@ -65,7 +59,7 @@ class Served:
 
     groups: Mapping[str, tuple[str, tuple[str, ...]]]  # group -> (purpose, its tools)
     served: tuple[str, ...]
-    template_of: Callable[[str], template.Template]
+    template_of: Callable[[str], Any]  # the API's template of the run
 
 
 def tools_listing(served: Served) -> dict[str, Any]:
@@ -74,11 +68,11 @@ def tools_listing(served: Served) -> dict[str, Any]:
             "how": "restart the server with --tools GROUP,... (or --tools all) to serve other groups"}
 
 
-def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
+def run_stages(run_id: str, t: Any) -> dict[str, Any]:
     """A run's template's stages as a tool's `stage` argument takes them: each id (its aliases
     are accepted too), name, owner, decisions, the outputs `stage`/`output` accept, the fields each
     material's file must hold, and the statuses."""
-    info = template_catalog.describe(t)
+    info = template_reading.described(t)
     aliases: dict[str, list[str]] = {}
     for alias, target in (t.doc.get("aliases") or {}).items():
         aliases.setdefault(str(target), []).append(str(alias))
@@ -96,7 +90,7 @@ def run_stages(run_id: str, t: template.Template) -> dict[str, Any]:
             "checkpoint_responses": info["checkpoint_responses"]}
 
 
-def _fields(t: template.Template) -> dict[str, Any]:
+def _fields(t: Any) -> dict[str, Any]:
     """The fields each material's file must hold, where the template's schema check asks for them."""
     schemas = t.doc.get("material_schemas") or {}
     wanted = {str(name): [str(f) for f in spec["fields"]] for name, spec in schemas.items() if spec.get("fields")}
@@ -111,7 +105,7 @@ def _fields(t: template.Template) -> dict[str, Any]:
 def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> tuple[str, str]:
     """The resource's text and MIME type; INVALID_VALUE for a URI that names none."""
     if uri == GUIDE:
-        return agents.guide(), "text/markdown"
+        return texts.agents_guide(), "text/markdown"
     if uri == TOOLS and served is not None:
         return json.dumps(tools_listing(served), ensure_ascii=False, indent=1), "application/json"
     if uri.startswith(RUNS) and uri.endswith(STAGES) and served is not None:
@@ -119,13 +113,12 @@ def read(uri: str, templates_dir: Path | None, served: Served | None = None) -> 
         return json.dumps(run_stages(run_id, served.template_of(run_id)), ensure_ascii=False, indent=1), \
             "application/json"
     if uri == BUS_SCHEMA:
-        return schema.schema_path(SESSION_SCHEMA).read_text(encoding="utf-8"), "application/json"
+        return template_reading.schema_text(SESSION_SCHEMA), "application/json"
     if uri == PASSPORT_SCHEMA:
-        return schema.schema_path("passport").read_text(encoding="utf-8"), "application/json"
+        return template_reading.schema_text("passport"), "application/json"
     if uri.startswith(TEMPLATES):
         name = uri[len(TEMPLATES):]
-        t = template.load(name, templates_dir, allow_path=False)  # a name only: a resource reads no file by path
-        return template_catalog.render(template_catalog.describe(t)), "text/plain"
+        return template_reading.rules(name, templates_dir), "text/plain"  # a name only: no file read by path
     raise InvalidValue(f"no resource {uri!r}: read {GUIDE}, {TOOLS}, {BUS_SCHEMA}, {PASSPORT_SCHEMA}, "
                        f"{TEMPLATES}<name> or {RUNS}<run_id>{STAGES}",
                        uri=uri)

@@ -7,9 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.api.places import checked_name
-from statedir.engine.admission import WRITER
-from statedir.engine.template import USER
-from statedir.engine.wording import either
+from statedir.api.roles import USER, WRITER, either
 from statedir.errors import InvalidValue, PermissionDenied
 from statedir.mcp.tools import Tool
 

@@ -23,9 +23,10 @@ import statedir
 from statedir.api import places
 from statedir.errors import StatedirError
 from statedir.mcp import resources
-from statedir.mcp.calls import Host, Served
+from statedir.mcp.calls import Served
 from statedir.mcp.catalog import GROUPS
 from statedir.mcp.checkpoint_question import Answer, Question
+from statedir.mcp.host import Host
 from statedir.mcp.outcome import Outcome
 from statedir.mcp.outputs import COMMON_NOTE
 from statedir.mcp.roles import DEFAULT_ROLES

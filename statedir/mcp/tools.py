@@ -1,5 +1,5 @@
 """MCP tools made from statedir's command table (statedir.commands.table): names, input
-schemas, and a call's keyword arguments. The CLI hands its table over (statedir.mcp.calls.Host);
+schemas, and a call's keyword arguments. The CLI hands its table over (statedir.mcp.host.Host);
 nothing here imports it, nor typer or click.
 
 Nothing here is written twice: a tool is a command of the table (a command of a sub-group is

@@ -5,28 +5,16 @@ the answer as the user's, come by elicitation. What question a call asks is
 statedir.mcp.checkpoint_question's. No MCP SDK here."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import attribution
-from statedir.engine.template import USER
-from statedir.engine.transition_data import Request
+from statedir.api import users_questions
 from statedir.mcp import roles as roles_mod
-from statedir.mcp.checkpoint_question import (
-    Question,
-    acknowledgement_of,
-    compliance_override_of,
-    question_of,
-    resolution_of,
-)
+from statedir.mcp.checkpoint_question import Question, question
 from statedir.mcp.tools import Tool
 
 ELICITED = "mcp-elicitation"  # the channel of a user's answer the server asked for (engine.attribution.CHANNELS)
-_ASKS: dict[tuple[str, ...], Callable[..., Question | None]] = {
-    ("confirm",): question_of, ("resolve",): resolution_of, ("acknowledge",): acknowledgement_of,
-    ("compliance",): compliance_override_of}
-_CARRIED = {("confirm",): "confirm", ("resolve",): "resolve", ("acknowledge",): "acknowledge_mode",  # engine actions
-            ("compliance",): "compliance_override"}
 
 
 def asks(tool: Tool, arguments: dict[str, Any]) -> Callable[..., Question | None] | None:
@@ -34,14 +22,15 @@ def asks(tool: Tool, arguments: dict[str, Any]) -> Callable[..., Question | None
     a `compliance` call only where it overrides)."""
     if tool.path == ("compliance",) and not arguments.get("override"):
         return None
-    return _ASKS.get(tool.path)
+    if len(tool.path) != 1 or tool.path[0] not in users_questions.QUESTIONS:
+        return None
+    return functools.partial(question, tool.path[0])
 
 
 def carried(t: Any, run: Any, tool: Tool, arguments: dict[str, Any], roles: tuple[str, ...]) -> None:
     """Refused where the role the call acts in may not carry the user's answer: before the user is asked."""
     carrier = roles_mod.acting(tool, arguments, roles).get(roles_mod.ACTOR) or roles[0]
-    attribution.users_answer(t, run, Request(_CARRIED[tool.path], carrier, {},
-                                             who={"answered_by": USER, "channel": ELICITED}))
+    users_questions.carried(tool.path[0], t, run, carrier, ELICITED)
 
 
 class UsersAnswer:

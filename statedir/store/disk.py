@@ -13,7 +13,7 @@ from statedir.files.parse_cache import ParseCache, digest
 from statedir.gitops import git
 
 if TYPE_CHECKING:
-    from statedir.gitops.libgit import Objects
+    from statedir.gitops.libgit import LibgitBackend
 
 
 class Disk:
@@ -27,7 +27,7 @@ class Disk:
         # While the lock is held: directories already found to resolve inside the store.
         self._inside: set[Path] | None = None
         self._cache: ParseCache | None = None
-        self.objects: Objects | None = None  # in-process commits (statedir.gitops.libgit), for long-lived callers
+        self.objects: LibgitBackend | None = None  # in-process commits (statedir.gitops.libgit), for long-lived callers
 
     # --- paths ------------------------------------------------------------------------------
     def path(self, rel: str) -> Path:

@@ -1,6 +1,7 @@
 """The web view's pages: a Starlette app of GET routes over `PageReader`, rendered server-side
 by Jinja2 templates shipped in the package, wrapped in `Guard`; with `answer`, also the POST
-of an answer (statedir.web.answers)."""
+of an answer (statedir.web.answers). A refusal's next step (statedir.hints) is said in the words
+the view is given for each request (`statedir serve` gives the command line's)."""
 from __future__ import annotations
 
 import asyncio
@@ -19,6 +20,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from statedir.errors import BAD_INPUT, REFUSED, InvalidValue, StatedirError
+from statedir.hints import PYTHON, WORDS, Words
 from statedir.web import answers, ledger_tree
 from statedir.web.guard import Guard
 from statedir.web.reading import PageReader
@@ -34,10 +36,11 @@ def _status(exc: StatedirError) -> int:
 
 
 def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-          warm: bool = False, answer: bool = False) -> Guard:
+          warm: bool = False, answer: bool = False, words: Words = PYTHON) -> Guard:
     """The whole ASGI app for the store at `root`, answering only as `host:port`; `warm` does the
     first page's once-only work now (templates compiled, schemas loaded, the first runs read);
-    `answer` lets a run's page answer its open checkpoint or FAIL-loop resolution as the user."""
+    `answer` lets a run's page answer its open checkpoint or FAIL-loop resolution as the user;
+    `words` says a refusal's next step (`statedir serve` hands the command line's)."""
     reader = PageReader(root)
     sessions = answers.Sessions() if answer else None
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
@@ -62,6 +65,7 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         return response
 
     def failed(request: Request, exc: StatedirError, status: int | None = None) -> HTMLResponse:
+        exc.reword(words)  # one made outside a request's words (the app's own start) is said in them too
         html = env.get_template("error.html").render(title=exc.code, store=store_name, head=reader.head(),
                                                      path=request.url.path, error=exc.as_json()["error"],
                                                      answering=answer, run_id=request.path_params.get("run_id"))
@@ -164,4 +168,21 @@ def build(root: Path, *, host: str = "127.0.0.1", port: int = 8765, token: str |
         return failed(request, exc)
 
     app = Starlette(routes=routes, exception_handlers={StatedirError: refused, 404: not_found})
-    return Guard(app, host=host, port=port, token=token, answer=answer)
+    return Guard(_Worded(app, words), host=host, port=port, token=token, answer=answer)
+
+
+class _Worded:
+    """The app with `words` set for each request (statedir.hints.WORDS; the worker threads the
+    routes run in inherit it): a message, a warning or a blocked move's need names its next step
+    in them where it is made."""
+
+    def __init__(self, app: Any, words: Words) -> None:
+        self.app = app
+        self.words = words
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        said = WORDS.set(self.words)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            WORDS.reset(said)

@@ -9,6 +9,7 @@ from pathlib import Path
 import uvicorn
 
 from statedir.errors import InvalidValue
+from statedir.hints import PYTHON, Words
 from statedir.web.app import build
 from statedir.web.guard import LOOPBACK
 
@@ -45,10 +46,10 @@ def address(host: str, port: int, token: str | None) -> str:
 
 
 def serve(root: Path, *, host: str, port: int, token: str | None, open_browser: bool,
-          as_json: bool = False, answer: bool = False) -> None:
-    """Serve the store at `root` until interrupted."""
+          as_json: bool = False, answer: bool = False, words: Words = PYTHON) -> None:
+    """Serve the store at `root` until interrupted, a refusal's next step said in `words`."""
     check_listen(host, token)
-    app = build(root, host=host, port=port, token=token, warm=True, answer=answer)  # NOT_A_STORE before the port is taken
+    app = build(root, host=host, port=port, token=token, warm=True, answer=answer, words=words)  # NOT_A_STORE before the port is taken
     sock = listen(host, port)
     if port == 0:
         port = int(sock.getsockname()[1])

@@ -1,5 +1,5 @@
 """The stage graph as an SVG picture: the nodes and edges `statedir graph` describes
-(statedir.views.graph_drawing.layout), one stage under the other, forward jumps arcing on the
+(statedir.api.graph_layout), one stage under the other, forward jumps arcing on the
 right and the ways back on the left. Only presentation attributes and classes: the page's
 Content-Security-Policy allows no inline style."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from html import escape
 from typing import Any
 
-from statedir.views.graph_drawing import Edge, layout
+from statedir.api.graph_layout import Edge, laid_out
 
 ROW, BOX_W, BOX_H = 60, 270, 44
 LABEL_CHARS, CHAR_PX = 52, 6  # an edge label's most characters (the whole one is its title), and their width at 11 px
@@ -17,7 +17,7 @@ STANDING_TEXT = {"done": "done", "current": "current", "skipped": "skipped", "bl
 
 def draw(t: Any, run: Any | None = None) -> str:
     """The SVG text of the template's graph, marked with where `run` stands."""
-    nodes, edges = layout(t, run)
+    nodes, edges = laid_out(t, run)
     edges = _merged(edges)
     row = {node.key: i for i, node in enumerate(nodes)}
     back = sum(1 for e in edges if e.source in row and e.target in row and row[e.target] <= row[e.source])

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from statedir.gitops import store_commit
-from statedir.gitops.libgit import Objects
+from statedir.gitops.libgit import LibgitBackend
 from tests.support.gitops import sh, store_of
 
 
-def transition(repo: Path, objects: Objects) -> int:
+def transition(repo: Path, objects: LibgitBackend) -> int:
     """One commit changing r0's state, adding a file and removing one (its folder emptied);
     returns the tree entries handed to libgit2 for it."""
     (repo / "state/runs/r0/state.yaml").write_text("run_id: r0\nchanged: 1\n")
@@ -26,7 +26,7 @@ def test_an_in_process_commit_hands_over_only_what_changed(tmp_path: Path) -> No
     for runs in (3, 60):
         repo = tmp_path / f"runs-{runs}"
         store_of(repo, runs)
-        edited.append(transition(repo, Objects(repo)))
+        edited.append(transition(repo, LibgitBackend(repo)))
         assert sh(repo, "status", "--porcelain") == ""  # the index and the work tree agree with the commit
         assert sh(repo, "diff", "--name-status", "HEAD~1", "HEAD").split() == [
             "A", "state/runs/r0/notes.yaml", "D", "state/runs/r0/stages/1.yaml", "M", "state/runs/r0/state.yaml"]
@@ -50,6 +50,6 @@ def test_the_edited_tree_is_the_one_a_whole_listing_writes(tmp_path: Path) -> No
             store_commit.commit(repo, ["state/runs/r0/state.yaml", "state/runs/r0/notes.yaml",
                                        "state/runs/r0/stages/1.yaml"], "t\n", plumbing_above=0)
         else:
-            transition(repo, Objects(repo))
+            transition(repo, LibgitBackend(repo))
         trees.append(sh(repo, "rev-parse", "HEAD^{tree}"))
     assert trees[0] == trees[1]

@@ -67,14 +67,15 @@ def test_statedir_actor_from_the_environment_is_held_to_it_too(store: Path) -> N
 def test_an_mcp_call_naming_a_bad_actor_is_invalid_id(store: Path) -> None:
     from mcp import Client
 
-    from statedir.cli.common import mcp_host
+    from statedir.cli.registry import command_table
+    from statedir.mcp.host import mcp_host
     from statedir.mcp.server import build
 
     repo = store.parent
     before = snapshot(repo)
 
     async def main() -> dict[str, object]:
-        async with Client(build(store, mcp_host(), roles=("pipeline_orchestrator",))) as client:
+        async with Client(build(store, mcp_host(command_table()), roles=("pipeline_orchestrator",))) as client:
             result = await client.call_tool("stage", {"run_id": "r", "stage": "1", "status": "in_progress",
                                                       "actor": BAD[0]})
             return json.loads(result.content[0].text)  # type: ignore[no-any-return,union-attr]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import commit_message, git, store_commit
-from statedir.gitops.libgit import Objects
+from statedir.gitops.libgit import LibgitBackend
 
 WAYS = ["porcelain", "plumbing", "libgit2"]
 
@@ -17,7 +17,7 @@ def commit_by(way: str, repo: Path, paths: list[str], text: str, **kwargs: str) 
     """gitcommit.commit by `git commit --only`, by plumbing, or in-process (statedir.gitops.libgit)."""
     if way == "plumbing":
         return store_commit.commit(repo, paths, text, plumbing_above=0, **kwargs)
-    return store_commit.commit(repo, paths, text, objects=Objects(repo) if way == "libgit2" else None, **kwargs)
+    return store_commit.commit(repo, paths, text, objects=LibgitBackend(repo) if way == "libgit2" else None, **kwargs)
 
 
 def sh(repo: Path, *args: str) -> str:
@@ -165,7 +165,7 @@ def test_a_commit_the_user_made_meanwhile_is_built_upon_not_lost(repo: Path, way
     sh(repo, "commit", "-q", "-m", "the user's own")
     users = sh(repo, "rev-parse", "HEAD").strip()
     (repo / "s" / "a.yaml").write_text("a: 2\n")
-    objects = Objects(repo) if way == "libgit2" else None
+    objects = LibgitBackend(repo) if way == "libgit2" else None
     text = commit_message.message("two", "r1", "me", "stage")
     sha = store_commit._commit_trees(repo, ["s/a.yaml"], text, {}, seen, (), objects)
     assert sh(repo, "rev-parse", "HEAD").strip() == sha
@@ -287,7 +287,7 @@ def test_a_long_lived_object_store_lets_go_of_the_packs_gc_deletes(repo: Path) -
                 found.append(target)
         return found
 
-    objects = Objects(repo)
+    objects = LibgitBackend(repo)
     (repo / "s").mkdir()
     for n in range(4):
         (repo / "s" / "a.yaml").write_text(f"a: {n}\n")

@@ -11,8 +11,9 @@ import pytest
 from mcp import Client
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.mcp import catalog
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import build
 from tests.support.mcp_session import ToolError, User, agent
 from tests.support.util import clear_checklist, cli, to_integrity
@@ -137,12 +138,14 @@ def test_a_move_whose_tool_is_not_served_says_which_group_serves_it(sd: api.Stat
     sd.new("p", topic="T")
 
     async def main() -> None:
-        async with Client(build(repo / "state", mcp_host(), catalog.DEFAULT)) as client:  # type: ignore[arg-type]
+        host = mcp_host(command_table())
+        async with Client(build(repo / "state", host, catalog.DEFAULT)) as client:  # type: ignore[arg-type]
             moves = (await client.call_tool("next", {"run_id": "p"})).structured_content["moves"]
             by_command = {m["command"]: m for m in moves}
             assert by_command["set"]["unserved"] == "control" and by_command["pipeline"]["unserved"] == "control"
             assert "unserved" not in by_command["stage"] and "unserved" not in by_command["material"]
-        async with Client(build(repo / "state", mcp_host(), catalog.GROUPS)) as client:  # type: ignore[arg-type]
+        host = mcp_host(command_table())
+        async with Client(build(repo / "state", host, catalog.GROUPS)) as client:  # type: ignore[arg-type]
             moves = (await client.call_tool("next", {"run_id": "p"})).structured_content["moves"]
             assert not [m for m in moves if "unserved" in m]
     anyio.run(main)

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.gitops import git
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import build
 from tests.support.mcp_session import document
 from tests.support.util import snapshot
@@ -120,7 +121,7 @@ def test_refused_arguments_change_nothing_on_any_tool(repo: Path) -> None:
     saved = snapshot(repo)
 
     with anyio.from_thread.start_blocking_portal() as portal, \
-            portal.wrap_async_context_manager(Client(build(store, mcp_host()))) as client:
+            portal.wrap_async_context_manager(Client(build(store, mcp_host(command_table())))) as client:
         listed = portal.call(client.list_tools).tools
         assert len(listed) > 30
 

@@ -14,10 +14,11 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.commands import table
 from statedir.files import yaml
 from statedir.mcp import catalog
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import build, wire_bytes
 from statedir.research import evidence
 from tests.support.mcp_session import ToolError, agent
@@ -67,7 +68,7 @@ def test_a_command_s_group_is_declared_else_found() -> None:
 
 def test_a_result_is_sent_once_its_text_one_line(store: Path) -> None:
     async def main() -> None:
-        async with Client(build(store, mcp_host())) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()))) as client:  # type: ignore[arg-type]
             made = await client.call_tool("new", {"run_id": "r1", "topic": "T"})
             assert made.structured_content["run_id"] == "r1"
             text = made.content[0].text
@@ -133,7 +134,7 @@ def test_a_stage_move_refused_while_a_checkpoint_is_open_carries_its_answer_not_
 
 def test_the_groups_and_a_run_s_stages_are_resources(store: Path) -> None:
     async def main() -> None:
-        async with Client(build(store, mcp_host(), catalog.DEFAULT)) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()), catalog.DEFAULT)) as client:  # type: ignore[arg-type]
             listed = {str(r.uri) for r in (await client.list_resources()).resources}
             assert "statedir://tools" in listed
             groups = json.loads((await client.read_resource("statedir://tools")).contents[0].text)["groups"]
@@ -263,7 +264,7 @@ def test_a_completed_research_run_takes_no_result_and_a_known_doi_says_it_was_de
 
 def test_the_bus_tools_speak_of_nothing_an_mcp_agent_has_not_got(store: Path) -> None:
     async def main() -> None:
-        async with Client(build(store, mcp_host(), ("bus",))) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()), ("bus",))) as client:  # type: ignore[arg-type]
             tools = (await client.list_tools()).tools
             assert len(tools) == 5
             for tool in tools:

@@ -239,10 +239,11 @@ def test_every_argument_naming_a_file_is_read_from_the_repository_root() -> None
     """A table names the file arguments; this finds any the table forgot (a new command's)."""
     import re
 
-    from statedir.cli.common import mcp_host
+    from statedir.cli.registry import command_table
+    from statedir.mcp.host import mcp_host
     from statedir.mcp.served_tools import FILE_ARGUMENTS, PATH_OR_NAME, served
 
-    for name, tool in served(mcp_host().commands).items():
+    for name, tool in served(mcp_host(command_table()).commands).items():
         for argument, schema in tool.input_schema["properties"].items():
             said = schema.get("description", "").split(". A path relative")[0].split(" As a path")[0]
             if (name, argument) in NOT_A_FILE or not re.search(r"file|folder|director|path", said, re.I):

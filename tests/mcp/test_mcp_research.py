@@ -10,8 +10,9 @@ import anyio
 import pytest
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.mcp import served_tools
+from statedir.mcp.host import mcp_host
 from statedir.mcp.research_tools import ACTIONS
 from statedir.research.actions import ACTIONS as CLI_ACTIONS
 from tests.support.mcp_session import ToolError, agent
@@ -25,7 +26,7 @@ def store(repo: Path, sd: api.StateDir) -> Path:
 
 
 def test_every_research_action_is_a_tool_and_the_flat_tool_is_gone() -> None:
-    served = served_tools.served(mcp_host().commands)
+    served = served_tools.served(mcp_host(command_table()).commands)
     assert "research" not in served
     assert set(ACTIONS) == set(CLI_ACTIONS)
     research = {name: tool for name, tool in served.items() if name.startswith("research_")}

@@ -12,9 +12,10 @@ import pytest
 from mcp import Client
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.gitops import git
 from statedir.mcp import catalog
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import build
 from tests.support.mcp_session import AGENT_ROLES, Agent, ToolError, User, agent
 from tests.support.util import CLEAR_ITEMS, cli
@@ -135,7 +136,8 @@ def test_a_whole_academic_run_through_mcp(repo: Path) -> None:
             assert len(user.asked) == 4
             # every move of the run is a tool of the default set (`statedir mcp` without --tools), the
             # re-review contract's `contract` too: a default server drives a run to its end
-            async with Client(build(store, mcp_host(), catalog.DEFAULT)) as default:  # type: ignore[arg-type]
+            host = mcp_host(command_table())
+            async with Client(build(store, host, catalog.DEFAULT)) as default:  # type: ignore[arg-type]
                 served = {t.name for t in (await default.list_tools()).tools}
             assert w.tools <= served, w.tools - served
     anyio.run(main)

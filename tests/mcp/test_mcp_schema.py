@@ -20,10 +20,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.engine import template
 from statedir.mcp import catalog
 from statedir.mcp.catalog import HINT_DEFAULTS, WRITES_ONLY
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import INSTRUCTIONS, build
 from tests.support.mcp_session import ToolError, agent, document
 from tests.support.util import CLEAR_ITEMS, cli, snapshot
@@ -45,7 +46,7 @@ def store(repo: Path, sd: api.StateDir) -> Path:
 
 def listed(store: Path, groups: tuple[str, ...] = catalog.GROUPS) -> list[types.Tool]:
     async def main() -> list[types.Tool]:
-        async with Client(build(store, mcp_host(), groups)) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()), groups)) as client:  # type: ignore[arg-type]
             return (await client.list_tools()).tools
     return anyio.run(main)
 
@@ -174,7 +175,7 @@ def test_enums_follow_the_store_s_own_templates(store: Path, repo: Path) -> None
     template.parse(text.encode(), "relay.yaml")  # a valid template
 
     async def main() -> None:
-        async with Client(build(store, mcp_host())) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()))) as client:  # type: ignore[arg-type]
             first = {t.name: t for t in (await client.list_tools()).tools}
             assert {"queued", "working", "shipped"} <= set(first["stage"].input_schema["properties"]["status"]["enum"])
             (store / "templates" / "relay.yaml").unlink()
@@ -305,7 +306,7 @@ def test_tools_serves_only_the_chosen_groups(store: Path, repo: Path) -> None:
     assert names == {"log", "diff", "verify", "doctor", "rollback", "validate", "sync"}
 
     async def main() -> None:
-        async with Client(build(store, mcp_host(), ("bus",))) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()), ("bus",))) as client:  # type: ignore[arg-type]
             result = await client.call_tool("new", {"run_id": "r1", "topic": "T"})
             doc = document(result)
             assert result.is_error and doc["error"]["code"] == "INVALID_VALUE"
@@ -379,7 +380,7 @@ def test_no_refusal_of_any_tool_speaks_the_command_line(store: Path) -> None:
     from statedir.mcp.calls import Served
 
     api.StateDir(store).new("r1", topic="T")
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     refused = 0
     for name, tool in served.tools.items():
         texts = [arg for arg, prop in tool.input_schema["properties"].items()

@@ -11,12 +11,13 @@ import anyio
 import pytest
 
 from statedir import api
+from statedir.cli.registry import command_table
 from statedir.commands.document import Document
-from statedir.cli.common import mcp_host
 from statedir.commands.params import Argument, Option
 from statedir.commands.table import Command, Exit
 from statedir.gitops import git
 from statedir.mcp.calls import Served
+from statedir.mcp.host import mcp_host
 from tests.support.mcp_session import AGENT_ROLES, Agent, ToolError, agent, document
 from tests.support.util import cli, snapshot
 
@@ -165,7 +166,7 @@ def test_concurrent_calls_from_several_clients_all_land(store: Path, repo: Path)
 
 
 def test_one_store_is_kept_open(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     assert not served.call("runs", {}).is_error  # opened on the first call
 
     def refuse(*args: object, **kwargs: object) -> None:
@@ -183,7 +184,7 @@ def test_a_repository_libgit2_cannot_open_is_served_through_git(tmp_path: Path) 
     subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "start"], cwd=repo, check=True)
     api.init(repo / "state")
-    served = Served(repo / "state", mcp_host())
+    served = Served(repo / "state", mcp_host(command_table()))
     assert served.sd.store.objects is None
     assert not served.call("new", {"run_id": "r1", "topic": "T"}).is_error
     assert len(git.head(repo) or "") == 64 and commits(repo) == 3
@@ -217,7 +218,7 @@ def test_exit_codes_travel_in_meta_and_a_bare_failure_is_an_error(store: Path) -
         render.say('{"error": "NOT_FOUND", "message": "no such run"}')
         raise Exit(2)
 
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     served.tools = tools([Command(("quiet",), quiet, call=lambda sd, **kw: Document("", 1, plain=True)),
                           Command(("flat",), flat, call=lambda sd, **kw: Document(
                               {"error": "NOT_FOUND", "message": "no such run"}, 2))])
@@ -239,7 +240,7 @@ def test_a_value_of_the_wrong_type_is_named_by_the_tool_argument(store: Path) ->
         """Takes a limit."""
         called.append(limit)
 
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     served.tools = tools([Command(("pick",), pick, call=lambda sd, **kw: Document(pick(kw["colour"], kw["limit"])))])
     refused = served.call("pick", {"colour": "red", "limit": "zero"})
     assert refused.is_error and refused.exit_code == 2
@@ -276,7 +277,7 @@ def test_a_call_hands_its_output_to_the_server_and_writes_nothing_to_stdout(
         store: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """stdout is the protocol's: a command's document, its plain text (a research report, the
     allowed-signers file) and its flat refusal come back as the result, never on the process's stdout."""
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     capfd.readouterr()
     new = served.call("new", {"run_id": "r1", "topic": "T"})
     assert not new.is_error and json.loads(new.text)["run_id"] == "r1"

@@ -14,7 +14,8 @@ from mcp import Client
 
 import statedir
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import build
 from tests.support.mcp_session import AGENT_ROLES, ToolError, agent
 from tests.support.util import cli, snapshot
@@ -144,7 +145,8 @@ def test_a_template_declaring_free_outputs_records_an_unknown_one_with_a_warning
 
 def test_research_query_s_records_are_described_by_kind(repo: Path, sd: api.StateDir) -> None:
     async def main() -> None:
-        async with Client(build(repo / "state", mcp_host(), ("research",))) as client:  # type: ignore[arg-type]
+        host = mcp_host(command_table())
+        async with Client(build(repo / "state", host, ("research",))) as client:  # type: ignore[arg-type]
             tools = {t.name: t for t in (await client.list_tools()).tools}
             runs = tools["research_query"].output_schema["properties"]["runs"]["items"]
             assert {"id", "skill", "status", "started_at"} <= set(runs["properties"])

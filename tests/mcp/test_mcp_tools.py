@@ -235,9 +235,10 @@ def test_the_server_calls_commands_without_typer(tmp_path: Path) -> None:
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     code = ("import sys; from pathlib import Path; from statedir import api; "
-            "from statedir.cli.common import mcp_host; from statedir.mcp.calls import Served; "
+            "from statedir.cli.registry import command_table; from statedir.mcp.host import mcp_host; "
+            "from statedir.mcp.calls import Served; "
             f"api.init(Path({str(tmp_path)!r}) / 'state'); "
-            f"served = Served(Path({str(tmp_path)!r}) / 'state', mcp_host()); "
+            f"served = Served(Path({str(tmp_path)!r}) / 'state', mcp_host(command_table())); "
             "assert not served.call('new', {'run_id': 'r1', 'topic': 'T'}).is_error; "
             "assert served.call('research_complete_run', {'run_id': 'x', 'status': 'completed'}).is_error; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click')))")

@@ -11,8 +11,9 @@ import anyio
 import pytest
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.mcp.calls import Served
+from statedir.mcp.host import mcp_host
 from statedir.mcp.outcome import needs_worded
 from tests.support.mcp_session import ToolError, agent
 
@@ -55,7 +56,7 @@ def test_not_a_store_says_to_call_the_init_tool(repo: Path) -> None:
 def test_what_blocks_a_move_names_the_tool_that_unblocks_it(store: Path) -> None:
     """A template's completion message (the academic stage 4's "(statedir revision)", 4.5's
     "`statedir integrity`") reaches `next`'s blocked moves and a refusal's details as `needs`."""
-    served = Served(store, mcp_host())
+    served = Served(store, mcp_host(command_table()))
     doc = {"error": {"code": "ILLEGAL_TRANSITION", "message": "stage 4 cannot complete", "details": {
         "needs": ["its revision round recorded (statedir revision)"],
         "moves": [{"command": "stage"}]}},

@@ -7,15 +7,16 @@ from pathlib import Path
 import anyio
 
 from statedir import api
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.hints import DOCTOR_FIX, SYNC_REPLAY, Hint
 from statedir.mcp.calls import Served
+from statedir.mcp.host import mcp_host
 from statedir.mcp.wording import McpWords
 from tests.support.mcp_session import ToolError, agent
 
 
 def test_a_hint_is_a_tool_call(sd: api.StateDir, repo: Path) -> None:
-    words = McpWords(Served(repo / "state", mcp_host()).wording, "material")
+    words = McpWords(Served(repo / "state", mcp_host(command_table())).wording, "material")
     assert words.hint(DOCTOR_FIX) == "doctor {fix: true}" and words.hint(SYNC_REPLAY) == "sync {replay: true}"
     assert words.hint(Hint("set", {"run_id": "r1", "field": "topic", "value": "x", "expect": "abc"})) == \
         "set {run_id: r1, field: topic, value: x, expect_head: abc}"

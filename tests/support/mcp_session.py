@@ -11,8 +11,9 @@ import jsonschema
 import mcp_types as types
 from mcp import Client
 
-from statedir.cli.common import mcp_host
+from statedir.cli.registry import command_table
 from statedir.mcp import outputs
+from statedir.mcp.host import mcp_host
 from statedir.mcp.server import HEAD_META, build
 
 # A server whose callers act in every role the academic pipeline's agents have (`statedir mcp --role ...`).
@@ -101,7 +102,8 @@ async def agent(store: Path, mode: str = "auto", user: User | None = None, roles
     asks: dict[str, Any] = {"elicitation_callback": user} if user is not None else {}
     if client_info is not None:
         asks["client_info"] = client_info
-    server = build(store, mcp_host(), roles=roles, client_name=client_name) if roles else build(
-        store, mcp_host(), client_name=client_name)
+    host = mcp_host(command_table())
+    server = build(store, host, roles=roles, client_name=client_name) if roles else build(
+        store, host, client_name=client_name)
     async with Client(server, mode=mode, **asks) as client:  # type: ignore[arg-type]
         yield Agent(client)

@@ -11,8 +11,9 @@ from statedir.argument_checks import checked
 
 
 @checked
-class Views(Opened):
-    """What a person reads off a store, as data."""
+class Reports(Opened):
+    """What a person reads off a store, as data: the reports (a dashboard, the legal moves, the
+    prerequisites, a validation, the templates), not the views that render them (statedir.views)."""
 
     def status(self, run_id: str, *, at: str | None = None) -> dict[str, Any]:
         """The Progress Dashboard: its text, its one-line form, and its structure (stages with

@@ -1,0 +1,45 @@
+"""What the API says the user is asked (statedir/api/users_questions.py): a MANDATORY checkpoint's
+question read off the run, nothing where no answer of the user's is open, and a role that may not
+carry the user's answer refused before anyone is asked."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from statedir import api
+from statedir.api import users_questions
+from statedir.errors import PermissionDenied
+from tests.support.util import at_mandatory_2_5, copy_of
+
+
+def test_an_open_mandatory_checkpoint_is_the_users_question(
+        repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    sd = copy_of("users-questions-mandatory", at_mandatory_2_5, repo, tmp_path_factory)[0]
+    t, run, _ = sd.load("p")
+    asked = users_questions.asked("confirm", t, run, {"response": "continue"})  # the agent's response fills nothing
+    assert asked is not None
+    assert (asked.run_id, asked.stage, asked.about, asked.answers) == ("p", "2.5", "checkpoint", "response")
+    assert asked.responses == ("continue", "review") and asked.choices == ("3",) and asked.next_default == "3"
+    assert "MANDATORY" in asked.message and "yours to answer" in asked.message
+    # a FAIL-loop resolution, an acknowledgement, a compliance report: none open on this run
+    assert [users_questions.asked(c, t, run, {"stage": "2.5", "mode": "3", "override": True})
+            for c in ("resolve", "acknowledge", "compliance")] == [None, None, None]
+    assert users_questions.asked("stage", t, run, {}) is None  # not a command the user answers
+
+
+def test_no_question_where_no_checkpoint_is_open(sd: api.StateDir) -> None:
+    sd.new("r", topic="T")
+    t, run, _ = sd.load("r")
+    assert users_questions.asked("confirm", t, run, {}) is None
+    assert users_questions.asked("compliance", t, run, {"stage": "1"}) is None  # a report, no override
+
+
+def test_a_role_that_may_not_carry_the_users_answer_is_refused(
+        repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    sd = copy_of("users-questions-mandatory", at_mandatory_2_5, repo, tmp_path_factory)[0]
+    t, run, _ = sd.load("p")
+    users_questions.carried("confirm", t, run, "pipeline_orchestrator", "mcp-elicitation")  # may relay it
+    with pytest.raises(PermissionDenied) as refused:
+        users_questions.carried("confirm", t, run, "integrity_verification", "mcp-elicitation")
+    assert "a server started for that role asks the user" in refused.value.message
