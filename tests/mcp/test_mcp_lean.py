@@ -282,7 +282,7 @@ def test_the_tools_words_name_a_stage_as_its_enum_does_and_leave_out_what_says_n
     """Every agent reads the default list each session: an argument is described only where its name
     and enum leave something to say, and a stage is named as the stage enums spell it (`3p`)."""
     async def main() -> None:
-        async with Client(build(store, mcp_host(), groups=catalog.DEFAULT)) as client:  # type: ignore[arg-type]
+        async with Client(build(store, mcp_host(command_table()), groups=catalog.DEFAULT)) as client:  # type: ignore[arg-type]
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         offered = set(listed["stage"].input_schema["properties"]["stage"]["enum"])
         assert "3p" in offered and "3'" not in offered
