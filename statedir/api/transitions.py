@@ -49,7 +49,7 @@ def _settings(t: Any, given: list[str] | None, reset_boundaries: bool) -> dict[s
     chosen = run_settings.parse_pairs(list(given or []))
     if not run_settings.declared(t):
         return chosen  # refused by the rules where any is given
-    from_env = run_settings.from_environment(t, dict(os.environ))
+    from_env = run_settings.from_environment(t, dict(os.environ), given=chosen)
     boundaries = run_settings.setting_for(t, "reset_boundaries")
     if reset_boundaries and boundaries:
         from_env.setdefault(boundaries, "true")

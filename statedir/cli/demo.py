@@ -66,6 +66,8 @@ def _script(sd: api.StateDir, artifacts: Path) -> list[dict[str, Any]]:
                        ("claims", "Phase 2B claims, letter revealed\n")):
         sd.contract(RUN, "3p", part, file=artifact(f"rr-{part}.md", text))
     sd.contract(RUN, "3p", "check", file=artifact("rr-check.json", "{}\n"), exit_code=0)
+    sd.material(RUN, ["re_review_traceability"],  # the R&R traceability sidecar: binds the re_review_traceability row
+                files=[artifact("rr-traceability.json", '{"previously_missed": [], "indeterminate": []}\n')])
     sd.stage(RUN, "3p", "completed", decision="accept")
     sd.confirm(RUN, response="continue")
     sd.integrity(RUN, "4.5", "PASS", refs_total=64, refs_verified=64, issues_found=0, actor=INTEGRITY)

@@ -98,7 +98,7 @@ def done(result: dict[str, Any], as_json: bool) -> None:
         _labelled(sys.stdout, "warning", "33", f"  {result['warning']}\n")
     checkpoint = result.get("checkpoint")
     if checkpoint and result.get("run_id"):
-        print(f"    checkpoint open ({checkpoint.get('type')}, after stage {checkpoint.get('stage')}): "
+        print(f"    checkpoint open ({checkpoint.get('type')}, after stage {checkpoint.get('display') or checkpoint.get('stage')}): "
               f"statedir confirm {result['run_id']}")
     for message in result.get("warnings", []):
         warn(message)

@@ -76,8 +76,8 @@ def moves_hint(t: Template, run_id: str, stage_id: str, modes: list[str]) -> str
     answers = "|".join(spec["answers"])
     if modes:
         return said("the user answers each: `{hint}`", Hint("acknowledge", {
-            "run_id": run_id, "stage": t.display(stage_id), "mode": Placeholder("MODE"), "answer": Placeholder(answers)}))
-    return said("record it: `{hint}`", Hint("checklist", {"run_id": run_id, "stage": t.display(stage_id),
+            "run_id": run_id, "stage": stage_id, "mode": Placeholder("MODE"), "answer": Placeholder(answers)}))
+    return said("record it: `{hint}`", Hint("checklist", {"run_id": run_id, "stage": stage_id,
                                                           "item": Placeholder("MODE=OUTCOME...")}))
 
 

@@ -19,10 +19,23 @@ def declared(t: Template) -> dict[str, dict[str, Any]]:
     return dict(t.doc.get("run_settings") or {})
 
 
-def from_environment(t: Template, environ: dict[str, str]) -> dict[str, str]:
-    """The values the declared settings' environment variables give (read at `new` only)."""
-    return {name: environ[spec["env"]] for name, spec in declared(t).items()
-            if spec.get("env") and spec["env"] in environ}
+def from_environment(t: Template, environ: dict[str, str], given: Any = ()) -> dict[str, str]:
+    """The values the declared settings' environment variables give (read at `new` only), for the
+    settings not `given` (`--setting` wins over its variable); a value that is not a boolean is
+    INVALID_VALUE naming the variable, its value and the spellings allowed."""
+    out = {}
+    for name, spec in declared(t).items():
+        var = spec.get("env")
+        if not var or var not in environ or name in given:
+            continue
+        value = environ[var]
+        if value.strip().lower() not in TRUE + FALSE:
+            raise InvalidValue(f"environment variable {var}={value!r} (the run setting {name}, read at `new`) "
+                               f"takes {SPELLINGS}; set it to one of those, unset it, or give {opt('setting')} "
+                               f"{name}=VALUE, which wins over it", variable=var, setting=name, value=value,
+                               allowed=["true", "false"])
+        out[name] = value
+    return out
 
 
 def parse_pairs(pairs: list[str]) -> dict[str, str]:

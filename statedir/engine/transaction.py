@@ -245,7 +245,9 @@ def _opened_checkpoint(t: Template, before: dict[str, Any], after: dict[str, Any
     if not after or after.get("pipeline_state") != awaiting or before.get("pipeline_state") == awaiting:
         return None
     checkpoint = after.get("checkpoint") or {}
-    return {key: checkpoint.get(key) for key in ("stage", "type", "choices", "default")}
+    opened = {key: checkpoint.get(key) for key in ("stage", "type", "choices", "default")}
+    stage = opened["stage"]  # and the stage as the dashboard and messages name it (3p: 3')
+    return {**opened, "display": t.display(stage) if stage in t.stage_ids else stage}
 
 
 def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, Any]) -> dict[str, Any]:

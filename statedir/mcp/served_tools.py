@@ -33,13 +33,13 @@ PATH_OR_NAME: dict[str, dict[str, str]] = {
     **{f"bus_{verb}": {"session": "session"} for verb in ("init", "set", "append", "get", "clear")}}
 IN_REPOSITORY = "A path relative to the repository root."  # one leading out of it: refused (the instructions say so)
 AS_A_PATH = {
-    "template": "A value not a template's name (letters, digits, ._-; no .yaml) is a file's path",
+    "template": "A name (letters, digits, ._-; no .yaml), else a file's path",
     "key": "Anything but a key's text (ssh-..., ecdsa-..., sk-...) is a .pub file's path",
     "session": "A value holding a '/' is the path of the session's file"}
 WHERE_A_PATH_IS = ", relative to the repository root."
 # Defaults an agent gets that the CLI's user does not: small reads. (tool, argument) -> (value, description)
 MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
-    ("show", "history"): (False, "The whole run with its histories (they grow with every transition)."),
+    ("show", "history"): (False, "Also the histories (they grow with every transition)."),
     ("log", "limit"): (50, "At most this many entries, the newest first (default 50)."),
     ("log", "cursor"): ("start", "Where the page starts: 'start' (the newest), or the next_cursor of the page "
                                  "before. The result is {entries, next_cursor}; next_cursor null on the last page."),
@@ -51,37 +51,49 @@ MCP_DEFAULTS: dict[tuple[str, str], tuple[Any, str]] = {
 MCP_WORDS: dict[tuple[str, str], str] = {
     ("stage", "status"): "The stage's new status (`next` lists the legal ones).",
     ("integrity", "stage"): "The integrity stage checked.",
-    ("confirm", "response"): "The user's answer (default continue; MANDATORY needs one). just-continue: later "
-                             "checkpoints SLIM; review: FULL again; done: the run ends.",
-    ("confirm", "quality"): "Output at least as good as the last? regressed pauses until the user answers.",
+    ("confirm", "response"): "Default continue; a MANDATORY checkpoint needs one. just-continue: later ones SLIM; "
+                             "review: FULL again; done: the run ends.",
+    ("confirm", "metric"): "FULL checkpoints: word_count=N, references=N, coverage=N/T.",
+    ("confirm", "quality"): "Is the output as good as the last? regressed pauses for the user's answer.",
     ("confirm", "format"): "Stage 5 entry: the citation style.",
-    ("confirm", "decision"): "After a failed re-review check at 3': the user's decision.",
-    ("new", "template"): "Template name or file; default: the store's default (academic-pipeline).",
-    ("new", "entry_material"): "A file the user brings, registered at entry as the material the template names "
-                               "(academic-pipeline at 4: the reviewer comments, review_reports).",
-    ("integrity", "reason"): "Why (logged); on a run of a template before `resolve`, the user's decision after "
-                             "the FAIL cap.",
+    ("confirm", "decision"): "The user's decision where 3p left it to them (user_review_required).",
+    ("new", "template"): "Default: the store's (academic-pipeline).",
+    ("new", "file"): "The file the passport stands for (its SHA-256 is the passport's content_hash).",
+    ("new", "entry_material"): "A file the user brings, registered at entry (academic-pipeline at 4: reviewer "
+                               "comments, as review_reports).",
+    ("integrity", "reason"): "Why (logged; without `resolve` in the template: the user's FAIL-cap decision).",
     ("confirm", "skip_refused"): "After a refused attempt to skip this MANDATORY checkpoint.",
-    ("resolve", "decision"): "The user's decision (academic-pipeline: handle_manually, remove_unverifiable: one more "
-                             "check; continue_unverified: the stage completes, partially unverified).",
-    ("resolve", "reason"): "Why (academic-pipeline's override ladder: the 1st may omit it, the 2nd needs one, "
-                           "the 3rd on 100 characters or more).",
+    ("resolve", "decision"): "handle_manually, remove_unverifiable: one more check; continue_unverified: the stage "
+                             "completes, partially unverified.",
+    ("resolve", "reason"): "Why; the override ladder's 1st may omit it, the 2nd needs one, the 3rd 100+ characters.",
     **{(tool, "at"): "As of this commit (nothing is checked out)." for tool in ("show", "get")},
     **{("bus_" + verb, "field"): "The field; dots reach nested entries: phases.1-design.status, "
        "phases.1-design.outputs.NAME (a contract field), phases.1-design.evidence (a list: bus_append). "
        "A session's shape: the resource statedir://bus/schema." for verb in ("set", "append")},
     ("show", "format"): "ars: the State Tracker's single JSON (always the whole run).",
-    ("init", "branch"): "Commit the store to this branch (checked out as a linked work tree), never to yours.",
+    ("init", "branch"): "Commit the store to this branch (a linked work tree), never to yours.",
     ("init", "new_store"): "Make a store on your branch even where a remote's branch holds one.",
-    ("observe", "report"): "The observer report, a YAML or JSON file: a mapping with advisory_only: true and at most "
-                           "timestamp (UTC ISO 8601), dialogue_log_ref, zone, scores, cross_model_divergence (a "
-                           "cross_model run: model_scores {MODEL: {DIMENSION: SCORE}}).",
-    ("contract", "stage"): "The stage (academic-pipeline: 3p).",
+    ("observe", "report"): "YAML or JSON: advisory_only: true, at most timestamp (UTC ISO 8601), dialogue_log_ref, "
+                           "zone, scores, cross_model_divergence (a cross_model run: model_scores {MODEL: {DIM: N}}).",
+    ("contract", "stage"): "academic-pipeline: 3p.",
     ("contract", "file"): "The part's file, or the check's report.",
-    ("material", "allow_untracked"): "The artifact is meant to be untracked (no warning that a clone lacks it).",
+    ("material", "allow_untracked"): "No warning that the artifact is untracked (a clone lacks it).",
+    ("stage", "stage"): "A stage id of the run's template (or its alias).",
+    ("stage", "output"): "An output, e.g. a material the stage produced.",
+    ("stage", "decision"): "Where the stage's template declares decisions.",
+    ("stage", "reason"): "Why (logged).",
+    ("checklist", "stage"): "The integrity stage.",
+    ("resolve", "stage"): "The integrity stage out of FAIL rounds.",
+    ("acknowledge", "reason"): "Why (an override needs one, as long as the ladder asks).",
+    ("contract", "exit_code"): "The check's: 0 pass, 1 synthesis mismatch, 2 manifest invalid.",
+    ("new", "confirm_skip"): "The user confirms skipping integrity on that passport.",
+    ("show", "whole"): "Every stage.",
 }
-# Descriptions that say nothing the argument's name does not.
-SAYS_NOTHING = frozenset({"The run id.", "PASS, PASS_WITH_NOTES or FAIL.", "FULL, SLIM or pipeline_completion."})
+# Descriptions that say nothing the argument's name (or its enum, or its tool's description) does not.
+SAYS_NOTHING = frozenset({"The run id.", "PASS, PASS_WITH_NOTES or FAIL.", "FULL, SLIM or pipeline_completion.",
+                          "References checked.", "References verified.", "Issues found.", "Issues fixed.",
+                          "Items addressed.", "An item still pending.", "Skill that made it.", "Mode it was made in.",
+                          "The stage's mode.", "Only the one-line form."})
 
 
 def served(commands: Iterable[Command]) -> dict[str, Tool]:
@@ -104,8 +116,7 @@ def _init_tool(command: Command) -> Tool:
     schema = {**tool.input_schema, "properties": {k: v for k, v in tool.input_schema["properties"].items()
                                                   if k != "directory"}}
     schema.pop("required", None)
-    description = ("Make the served store (git init first where needed); on an existing one it changes nothing "
-                   "(created: false). Until then other tools answer NOT_A_STORE.")
+    description = "Make the served store (git init where needed); an existing one is kept (created: false)."
     tool = dataclasses.replace(tool, description=description, input_schema=schema)
     return worded(tool, wording_of({INIT: tool}))
 

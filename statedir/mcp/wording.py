@@ -37,9 +37,8 @@ DESCRIPTIONS = {
                 "(a result, not an error).",
     "verify": "Replay history: `clean` when every commit that touched the store is a legal transition, its "
               "`findings` when not (a result, not an error).",
-    "get": "One value by dotted path (a key holding a dot, like stage 2.5, matches whole).",
-    "show": "The run's state, its current stage and what it needs; whole: every stage, history: its histories "
-            "too (at: as it was at that commit).",
+    "get": "One value by dotted path (a key with a dot, like stage 2.5, matches whole).",
+    "show": "A run's state: by default its current stage and what it needs.",
     "sync": "Fetch, merge (never rebase) with the store's merge driver, validate and verify, push.",
     "templates": "List the built-in templates and the store's own; with name, describe that one.",
 }

@@ -40,6 +40,19 @@ def test_the_environment_is_read_at_new_only(sd: api.StateDir, repo: Path) -> No
     assert sd.verify()["clean"]
 
 
+def test_a_bad_variable_is_refused_naming_it(sd: api.StateDir, repo: Path) -> None:
+    before = snapshot(repo)
+    code, out = cli_json("new", "r1", "--topic", "t", cwd=repo, env={"ARS_CLAIM_AUDIT": "maybe"})
+    assert code == 2 and out["error"]["code"] == "INVALID_VALUE", out  # type: ignore[index]
+    message = out["error"]["message"]  # type: ignore[index]
+    assert "ARS_CLAIM_AUDIT='maybe'" in message and "run setting claim_audit" in message and "true or false" in message
+    assert out["error"]["details"]["variable"] == "ARS_CLAIM_AUDIT"  # type: ignore[index]
+    assert snapshot(repo) == before
+    code, out = cli_json("new", "r1", "--topic", "t", "--setting", "claim_audit=true", cwd=repo,
+                         env={"ARS_CLAIM_AUDIT": "maybe"})
+    assert code == 0 and sd.get("r1", "settings")["claim_audit"] is True, out  # the flag wins: the variable unread
+
+
 def test_settings_never_change(sd: api.StateDir, repo: Path) -> None:
     sd.new("r1", topic="t", settings=["cross_model=true"])
     before = snapshot(repo)

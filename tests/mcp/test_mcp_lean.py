@@ -276,3 +276,23 @@ def test_the_bus_tools_speak_of_nothing_an_mcp_agent_has_not_got(store: Path) ->
                 assert actor is None or (actor["enum"] == ["pipeline_orchestrator"] and "template" not in
                                          json.dumps(actor)), tool.name
     anyio.run(main)
+
+
+def test_the_tools_words_name_a_stage_as_its_enum_does_and_leave_out_what_says_nothing(store: Path) -> None:
+    """Every agent reads the default list each session: an argument is described only where its name
+    and enum leave something to say, and a stage is named as the stage enums spell it (`3p`)."""
+    async def main() -> None:
+        async with Client(build(store, mcp_host(command_table()), groups=catalog.DEFAULT)) as client:  # type: ignore[arg-type]
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        offered = set(listed["stage"].input_schema["properties"]["stage"]["enum"])
+        assert "3p" in offered and "3'" not in offered
+        for name, tool in listed.items():
+            props = tool.input_schema["properties"].values()
+            texts = [tool.description or "", *(p.get("description", "") for p in props)]
+            assert not [text for text in texts if "3'" in text or "4'" in text], name
+        said = {(name, argument) for name, tool in listed.items()
+                for argument, prop in tool.input_schema["properties"].items() if "description" in prop}
+        assert not said & {("integrity", "refs_total"), ("integrity", "issues_found"), ("material", "origin_skill"),
+                           ("revision", "items_addressed"), ("stage", "mode"), ("status", "line")}
+        assert "user_review_required" in listed["confirm"].input_schema["properties"]["decision"]["description"]
+    anyio.run(main)

@@ -228,7 +228,7 @@ def test_descriptions_speak_the_tools_argument_names(store: Path) -> None:
             assert not _speaks_cli(text), f"{tool.name}: {text!r}"
     tools = {t.name: t for t in listed(store)}
     assert "it needs reason" in tools["pipeline"].description  # was: it needs --reason
-    assert "(at: as it was at that commit)" in tools["show"].description  # was: --at REV
+    assert "As of this commit" in tools["show"].input_schema["properties"]["at"]["description"]  # was: --at REV
 
 
 @pytest.fixture

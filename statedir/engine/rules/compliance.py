@@ -200,7 +200,7 @@ def completion_refusal(t: Template, run: RunData, stage_id: str) -> IllegalTrans
         return None
     need = (f"the user's acknowledgement of the blocking compliance report (round {block['round']}): "
             f"`{HINT}` (actor user)")
-    override = Hint("compliance", {"run_id": Placeholder("RUN"), "stage": t.display(stage_id), "override": True,
+    override = Hint("compliance", {"run_id": Placeholder("RUN"), "stage": stage_id, "override": True,
                                    "reason": Placeholder("R")})
     return IllegalTransition(f"stage {t.display(stage_id)} cannot complete: it needs {need}", stage=stage_id,
                              hint=override, needs=[said(need, override)])

@@ -31,6 +31,13 @@ def kinds(t: Template) -> list[str]:
     return [*spec.get("kinds", []), *(spec.get("gated") or {})]
 
 
+def accepted(t: Template, state: dict[str, Any]) -> list[str]:
+    """The kinds a run accepts: the ordered ones, then the gated ones whose setting it was made with."""
+    spec = declared(t) or {}
+    return [*spec.get("kinds", []), *(kind for kind, gate in (spec.get("gated") or {}).items()
+                                      if run_settings.on(t, state, gate["setting"]))]
+
+
 def _draft(t: Template, run: RunData, spec: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     label = (run.state.get("current_version") or {}).get(spec["draft_series"])
     return label, (run.passports.get(label) or {}) if label else {}
@@ -44,8 +51,9 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     require_live(t, run.state)
     kind, gated = req.args.get("kind"), dict(spec.get("gated") or {})
     if kind not in kinds(t):
-        raise InvalidValue(f"unknown advisory {kind!r}; use one of {', '.join(kinds(t))}", kind=kind,
-                           allowed=kinds(t))
+        allowed = accepted(t, run.state)  # a gated kind only where the run has its setting
+        raise InvalidValue(f"unknown advisory {kind!r}; use one of {', '.join(allowed)}", kind=kind,
+                           allowed=allowed)
     file, code = req.args.get("file") or {}, req.args.get("unavailable")
     if bool(file) == bool(code):
         raise InvalidValue("give the advisory's report ({opt:file} F) or why it is unavailable ({opt:unavailable} CODE), "
@@ -71,8 +79,8 @@ def record(t: Template, run: RunData, req: Request, now: str, _: str | None) -> 
     label, passport = _draft(t, run, spec)
     if verdict not in spec["passes"] or passport.get("verification_status") != "VERIFIED":
         raise IllegalTransition(f"advisory {kind} comes after stage {t.display(after)}'s "
-                                f"{' or '.join(spec['passes'])} on the current draft ({label or 'none'}: verdict "
-                                f"{verdict or 'none'}, {passport.get('verification_status') or 'no passport'}); "
+                                f"{' or '.join(spec['passes'])} on the current draft "
+                                f"({_verdict_of(t, run, spec, label, verdict, passport)}); "
                                 "a new draft passes integrity again first", kind=kind)
     sha = passport.get("content_hash")
     if not sha:
@@ -137,6 +145,18 @@ def checked_draft(t: Template, run: RunData, spec: dict[str, Any]) -> tuple[bool
     return report is not None, next((u for u in upstream if t.series_of_label(u) == spec["draft_series"]), None)
 
 
+def _verdict_of(t: Template, run: RunData, spec: dict[str, Any], label: str | None, verdict: Any,
+                passport: dict[str, Any]) -> str:
+    """The current draft, its passport's status and the `after` stage's verdict on it, as the
+    refusal says them: the stage's last verdict only where that check was on this draft."""
+    status = passport.get("verification_status") or "no passport"
+    checked, on = checked_draft(t, run, spec)
+    if verdict and checked and on != label:
+        return (f"{label or 'none'}, {status}, has no stage {t.display(spec['after'])} verdict yet: the last, "
+                f"{verdict}, was on {on or 'another draft'}")
+    return f"{label or 'none'}: verdict {verdict or 'none'}, {status}"
+
+
 def require_bound_draft(t: Template, run: RunData, stage_id: str) -> None:
     """Entering the template's `bound_entry` stage after the `after` stage's pass: the current draft
     is the one that pass was on, and every recorded advisory names it (PREREQUISITES_MISSING with
@@ -156,7 +176,7 @@ def require_bound_draft(t: Template, run: RunData, stage_id: str) -> None:
                 + (f", and the advisories name {stale[0]['version_label']} (STALE)" if stale else "")
                 + f"; reopen stage {after} (`{HINT}`), pass integrity on {label}, "
                   f"then record the advisories again ({order})")
-        need = said(need, Hint("redo", {"run_id": RUN, "stage": after, "reason": Placeholder("R")}))
+        need = said(need, Hint("redo", {"run_id": RUN, "stage": spec["after"], "reason": Placeholder("R")}))
         short = f"stage {after}'s pass on {label}"
     elif stale:
         need = (f"the advisories for the draft it finalizes, {label}: "

@@ -165,5 +165,5 @@ def limit(t: Template, stage_id: str, record: dict[str, Any], spec: dict[str, An
     return LimitReached(f"stage {t.display(stage_id)} has failed {retries} rounds (cap {cap}); the user decides "
                         f"with `{{hint}}` ({', '.join(loop.get('decisions', []))})", retry_count=retries,
                         needs=[hints.said("the user's FAIL-loop resolution ({hint})", hints.Hint("resolve"))],
-                        hint=hints.Hint("resolve", {"run_id": hints.Placeholder("RUN"), "stage": t.display(stage_id),
+                        hint=hints.Hint("resolve", {"run_id": hints.Placeholder("RUN"), "stage": stage_id,
                                                     "decision": hints.Placeholder("DECISION")}))

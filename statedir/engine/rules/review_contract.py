@@ -131,7 +131,7 @@ def require_check(t: Template, state: dict[str, Any], record_: dict[str, Any], d
             else "the user's answer to the failed check (its decision stays " + str(record_.get("decision")) + ")"
         current = record_["status"] == t.status["active"]  # what it needs, where it is the stage at work
         run, shown = Placeholder("RUN"), t.display(record_["id"])
-        stage = Placeholder(shown)  # said as displayed (3'), as the command line's words always said it
+        stage = record_["id"]  # a step names the stage by its id (3p), as `next` and every tool's enum do
         hint = [Hint("contract", {"run_id": run, "stage": stage, "part": Placeholder("...")})] if check is None else \
             [Hint("stage", {"run_id": run, "stage": stage, "status": "completed", "decision": str(record_.get("decision"))}),
              Hint("confirm", {"run_id": run, "decision": Placeholder("...")})]

@@ -81,7 +81,7 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
     if target == t.status["active"]:
         if stage_id != state["current_stage"]:
             current = state["current_stage"]
-            finish = Hint("stage", {"run_id": state["run_id"], "stage": t.display(current), "status": t.status["done"]})
+            finish = Hint("stage", {"run_id": state["run_id"], "stage": current, "status": t.status["done"]})
             done = run.stages[current]["status"] == t.status["done"]
             how = f"move on with `{HINT}`" if done else f"complete it first (`{HINT2}`), then move on with `{HINT}`"
             raise IllegalTransition(f"stage {t.display(stage_id)} is not the current stage "

@@ -163,7 +163,7 @@ def revision(t: Template, run: RunData, req: Request, now: str, _: str | None) -
     stage_id = run.state["current_stage"]
     spec = t.stage(stage_id).get("revision") if stage_id else None
     if not spec:
-        raise IllegalTransition(f"the current stage ({stage_id}) is not a revision stage")
+        raise IllegalTransition(f"the current stage ({t.display(stage_id) if stage_id else stage_id}) is not a revision stage")
     active_current(t, run, stage_id, "revision")
     total = req.args["items_total"]
     addressed = req.args.get("items_addressed") or 0

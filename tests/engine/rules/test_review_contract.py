@@ -26,6 +26,24 @@ def test_no_decision_before_the_passing_check(at3p: api.StateDir, repo: Path) ->
     assert parts_left and parts_left[0]["allowed"]["part"] == ["evidence"], parts_left
 
 
+def test_a_step_names_the_stage_by_its_id_the_message_by_its_name(at3p: api.StateDir, repo: Path) -> None:
+    """The step a refusal names is typed as `next` lists it (3p, which a shell takes as it is); its
+    prose names the stage as the dashboard does (3')."""
+    error = refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3'", "completed", "--decision", "accept")
+    assert "stage 3''s decision" in error["message"] and "(`statedir contract RUN 3p ...`)" in error["message"], error
+    error = refused(repo, "ILLEGAL_TRANSITION", "stage", "r1", "4p", "in_progress")
+    assert "stage 4' is not the current stage (3')" in error["message"], error
+    assert "`statedir stage r1 3p completed`" in error["message"], error
+    assert any(m["command"] == "contract" and m["allowed"]["stage"] == ["3p"] for m in at3p.next("r1")["moves"])
+    assert "(3')" in refused(repo, "ILLEGAL_TRANSITION", "revision", "r1", "--items-total", "1",
+                             "--items-addressed", "1")["message"]
+    parts(repo)
+    assert cli("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo).returncode == 0
+    done = cli("stage", "r1", "3p", "completed", "--decision", "accept", cwd=repo).stdout
+    assert "stage 3' completed" in done and "checkpoint open (MANDATORY, after stage 3'): statedir confirm r1" in done
+    assert at3p.get("r1", "checkpoint")["stage"] == "3p"  # the id, as stored
+
+
 def test_the_parts_come_in_order_and_unchanged(at3p: api.StateDir, repo: Path) -> None:
     error = refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "criteria", "--file", "criteria.md")
     assert "next is manifest" in str(error["message"])
@@ -75,7 +93,7 @@ def test_a_failing_check_hands_the_decision_to_the_user(at3p: api.StateDir, repo
     assert code == 0 and out["then"] == "user_review_required", out  # type: ignore[index]
     assert at3p.get("r1", "stages.3p.decision") == "user_review_required"
     error = refused(repo, "CONTRACT_INCOMPLETE", "stage", "r1", "3p", "completed", "--decision", "accept")
-    assert "statedir stage RUN 3' completed --decision user_review_required" in error["message"], error
+    assert "statedir stage RUN 3p completed --decision user_review_required" in error["message"], error
     # the failed check stands (3.24): a passing one after it cannot take the decision back from the user
     for code_ in ("0", "1"):
         error = refused(repo, "ILLEGAL_TRANSITION", "contract", "r1", "3p", "check", "--exit-code", code_,
