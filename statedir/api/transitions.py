@@ -203,7 +203,7 @@ class Transitions(Opened):
         `metrics` (`["word_count=5200", ...]`) and `quality` record the FULL checkpoint's decision
         dashboard; a quality the template holds on (regressed) pauses the run until the user answers.
         `format`: the Stage 5 entry's finalization format (citation style), the checkpoint's answer.
-        `decision`: where the stage left its decision to the user (3' after a failed re-review check),
+        `decision`: where the stage left its decision to the user (3' completed with user_review_required),
         the user's pick, which the next stage follows from."""
         who = {key: value for key, value in (("answered_by", answered_by), ("channel", channel)) if value}
         extra: dict[str, Any] = {"skip_refused": True} if skip_refused else {}

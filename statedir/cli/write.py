@@ -201,7 +201,7 @@ def confirm(run_id: RunArg,
             metric: Annotated[Optional[list[str]], Option("--metric", help="A FULL checkpoint's dashboard metric, KEY=VALUE (word_count=N, references=N, coverage=N/T); repeatable.")] = None,
             quality: Annotated[Optional[str], Option("--quality", help="Is this stage's output at least as good as the last? ok, regressed (pauses the pipeline until the user answers) or not_comparable.")] = None,
             format: Annotated[Optional[str], Option("--format", help="At the Stage 5 entry checkpoint: the finalization format, a citation style the template lists (apa7, ...).")] = None,
-            decision: Annotated[Optional[str], Option("--decision", help="Where the stage left its decision to the user (stage 3' after a failed re-review check): the user's pick, accept, minor_revision or major_revision; the next stage follows from it.")] = None,
+            decision: Annotated[Optional[str], Option("--decision", help="Where the stage left its decision to the user (stage 3' completed with user_review_required): the user's pick, accept, minor_revision or major_revision; the next stage follows from it.")] = None,
             skip_refused: Annotated[bool, Option("--skip-refused", help="The answer follows a refused attempt to skip this MANDATORY checkpoint: its receipt records skip_refused.")] = False,
             store: StoreOpt = None, json: JsonOpt = False, actor: ActorOpt = DEFAULT_ACTOR, as_role: RoleOpt = None,
             expect: ExpectOpt = None) -> None:
