@@ -54,13 +54,13 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     head = git.head(store.worktree) if whole else None
     earlier = verified_cache.start(store) if whole else None  # verified up to a commit: only what came after
     if earlier:
-        since_sha = earlier[0]
-    found: list[Any] = list(earlier[2]) if earlier else []  # findings, and signature checks running (Futures)
+        since_sha = earlier.commit
+    found: list[Any] = list(earlier.findings) if earlier else []  # findings, and signature checks running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = CommitReader(store, objs)
         history = commits(store, store.git_path(rel), since_sha, reader=reader)
-        templates = template_check.Identities(store, since_sha)
+        templates = template_check.Identities(store, since_sha, earlier.templates if earlier else None)
         for commit in history:
             if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
                 found += _merge(reader, commit, templates.known)
@@ -78,7 +78,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         findings, acknowledged, not_counted = ack_trust.standing(
             reader, signatures, findings, lambda: commits(store, store.git_path(acknowledgements.FILE), None))
-    result: dict[str, Any] = {"clean": not findings, "checked": len(history) + (earlier[1] if earlier else 0),
+    result: dict[str, Any] = {"clean": not findings, "checked": len(history) + (earlier.checked if earlier else 0),
                               "findings": findings}
     if repaired:
         result["repaired"] = repaired
@@ -87,7 +87,8 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     if not_counted:
         result["not_counted"] = not_counted
     if head:
-        verified_cache.remember(store, head, result, any(len(c.parents) > 1 or c.repairs for c in history))
+        verified_cache.remember(store, head, result, any(len(c.parents) > 1 or c.repairs for c in history),
+                                earlier, templates.stored())
     return result
 
 
