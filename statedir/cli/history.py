@@ -100,8 +100,9 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
     if json:
         emit_json(result)
     else:
-        for f in result["findings"]:
-            print(f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}")
+        lines = [f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}" for f in result["findings"]]
+        if lines:  # one write (escaped once), not one per finding: a store's history may hold 30,000
+            print("\n".join(lines))
         for f in result.get("repaired", []):
             print(f"{f['commit'][:10]}  repaired      {f['file']}: a hand-resolved merge, re-merged by doctor's "
                   f"commit {f['repaired_by'][:10]}")

@@ -2,8 +2,18 @@
 and only the changed names are cut out or put in at their place in git's order, so a large
 directory (a store's `runs/`, one entry a run) is neither parsed into Python entry by entry nor
 handed back to `git mktree` whole. The same tree object as `mktree` makes of the edited listing
-(tests/gitops/test_tree_bytes.py compares them)."""
+(tests/gitops/test_tree_bytes.py compares them).
+
+Where a changed name stands, or goes, is found by one regular expression per name, matched from
+the tree's start in C: it takes every entry whose key sorts before the name's (a key is the name,
+a tree's with '/' after it), entry by entry as git wrote them (a mode, a space, the name up to its
+NUL, the id), so it stops at an entry's start, never inside one (a name may hold a space, a
+digit or any byte but NUL and '/'; an id any byte). No entry is looked at in Python. An edit of
+many names at once scans the tree once in Python instead (`scanned`).
+"""
 from __future__ import annotations
+
+import re
 
 Change = tuple[str, str, str]  # (mode, type, object id); mode "": the name is removed
 
@@ -18,9 +28,77 @@ def _key(mode: bytes, name: bytes) -> bytes:
     return name + b"/" if mode == b"40000" else name
 
 
+FEW = 8  # names an edit finds each by its own expression; more: one scan of the tree
+
+
 def edit(raw: bytes, width: int, changes: dict[str, Change]) -> bytes:
     """The tree `raw` (object ids of `width` bytes) with `changes` made: each name given is
     removed where it was and, unless removed, put in at its sorted place."""
+    if len(changes) > FEW:
+        return scanned(raw, width, changes)
+    cuts: list[tuple[int, int]] = []  # (start, end) of an entry removed
+    puts: list[tuple[int, bytes, bytes]] = []  # (where, key, entry) of an entry put in
+    for name, (mode, _, oid) in changes.items():
+        as_bytes = name.encode("utf-8", "surrogateescape")
+        places = {}  # key -> where the first entry not before it starts
+        for key, tree in ((as_bytes, False), (as_bytes + b"/", True)):  # where it may stand now: as a file, a tree
+            at = places[key] = _before(raw, width, key)
+            found = _entry_at(raw, width, at)
+            if found is not None and found[1] == as_bytes and (found[0] == b"40000") == tree:
+                cuts.append((at, found[2]))
+        if mode:  # its key is one of the two
+            key = _key(mode.encode(), as_bytes)
+            puts.append((places[key], key, entry(mode, name, oid)))
+    out: list[bytes] = []
+    kept = 0
+    events = sorted([(at, 0, key, data) for at, key, data in puts] + [(start, 1, b"", end) for start, end in cuts])
+    for at, kind, _, what in events:  # at one place: what is put in, then what is cut out from there
+        out.append(raw[kept:at])
+        if kind == 0:
+            out.append(what)  # type: ignore[arg-type]
+            kept = at
+        else:
+            kept = what  # type: ignore[assignment]
+    out.append(raw[kept:])
+    return b"".join(out)
+
+
+def _before(raw: bytes, width: int, key: bytes) -> int:
+    """Where the first entry whose key is not before `key` starts (the tree's end if none)."""
+    found = re.match(_entries_before(key, width), raw)
+    return found.end() if found else 0
+
+
+def _entries_before(key: bytes, width: int) -> bytes:
+    """An expression taking entries, from the tree's start, while their key sorts before `key`."""
+    def below(byte: int) -> bytes:  # one byte that sorts before `byte` (never NUL: no name holds it)
+        return b"[\\x01-\\x%02x]" % (byte - 1) if byte > 1 else b"(?!)"
+
+    file_names, tree_names = [], []  # names n with n < key, and with n + "/" < key
+    for i, byte in enumerate(key):
+        prefix = re.escape(key[:i])
+        file_names += [prefix + below(byte) + b"[^\\0]*", prefix] if i else [below(byte) + b"[^\\0]*"]
+        tree_names.append(prefix + below(byte) + b"[^\\0]*")
+        if i and (byte > 0x2f or (byte == 0x2f and i + 1 < len(key))):  # n + "/" before key[:i + 1]...
+            tree_names.append(prefix)
+    tree = b"40000 (?:" + b"|".join(tree_names) + b")" if tree_names else b"(?!)"
+    file = b"(?!40000 )[0-7]+ (?:" + b"|".join(file_names) + b")" if file_names else b"(?!)"
+    return b"(?s)(?:(?:" + tree + b"|" + file + b")\\0.{%d})*" % width
+
+
+def _entry_at(raw: bytes, width: int, at: int) -> tuple[bytes, bytes, int] | None:
+    """(mode, name, end) of the entry starting at `at`, or None at the tree's end."""
+    if at >= len(raw):
+        return None
+    space = raw.find(b" ", at)
+    nul = raw.find(b"\0", space)
+    if space < 0 or nul < 0:
+        raise ValueError("not a tree object")
+    return raw[at:space], raw[space + 1:nul], nul + 1 + width
+
+
+def scanned(raw: bytes, width: int, changes: dict[str, Change]) -> bytes:
+    """What `edit` gives, by one scan of the entries up to the last changed name (in Python)."""
     # where each changed name may stand now: as a file (its key is the name) or as a tree (the
     # name and '/'); an entry after both keys means the name is not there
     bounds = sorted(name.encode("utf-8", "surrogateescape") + b"/" for name in changes)

@@ -40,7 +40,7 @@ def commits(store: Store, spec: str, *, order: str = "date", start: str | None =
     at = start or head
     if at is None:
         return []
-    usable = at == head and _plain_ancestry(store)
+    usable = at == head and plain_ancestry(store)
     file = store.cache_dir / "paths" / f"{order}-{hashlib.sha256(spec.encode()).hexdigest()[:40]}.json"
     if usable:
         saved = _load(file, spec, order)
@@ -78,7 +78,7 @@ def _since(store: Store, tip: str, head: str, spec: str) -> list[str] | None:
     return touched if expect == tip else None
 
 
-def _plain_ancestry(store: Store) -> bool:
+def plain_ancestry(store: Store) -> bool:
     """No grafts, replace refs or shallow boundary (read from the git directory, no process)."""
     common = git.common_dir(git.git_dir(store.worktree))
     if (common / "shallow").exists() or (common / "info" / "grafts").exists() or os.environ.get("GIT_GRAFT_FILE"):

@@ -52,8 +52,18 @@ class CommitReader:
         """`commit:path`, or for a run whose tree `files` read, `tree:path in the run` (git reads
         the whole `runs/` listing for each path through it: most of a read in a large store)."""
         parts = rel.split("/", 2)
-        tree = self._run_trees.get((commit, f"runs/{parts[1]}")) if len(parts) == 3 and parts[0] == "runs" else None
+        tree = self._run_trees.get((commit, f"runs/{parts[1]}")) if len(parts) >= 2 and parts[0] == "runs" else None
+        if tree and len(parts) == 2:
+            return tree
         return f"{tree}:{parts[2]}" if tree else f"{commit}:{self.store.git_path(rel)}"
+
+    def know_trees(self, rel_dir: str, trees: dict[str, str | None]) -> None:
+        """Take the trees of run folder `rel_dir` (`runs/<id>`) at these commits as found
+        (statedir.history.path_trees): its files are read by them. A commit without the folder
+        is left to be read by its path (which then finds nothing)."""
+        for commit, tree in trees.items():
+            if tree is not None and len(commit) in (40, 64):
+                self._run_trees[(commit, rel_dir)] = tree
 
     def files(self, commit: str, rel_dir: str) -> dict[str, str]:
         """Every file under a store directory at `commit`: store-relative path -> blob id. A

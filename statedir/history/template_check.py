@@ -14,8 +14,18 @@ from statedir.store.store import Store
 class Identities:
     """The names and versions seen so far in verify's walk, with their content."""
 
-    def __init__(self, store: Store, since: str | None) -> None:
-        self.known = template_identity.known(store, since)  # shipped, and what history held before `since`
+    def __init__(self, store: Store, since: str | None,
+                 seen: list[tuple[tuple[str, str], template_identity.Seen]] | None = None) -> None:
+        if seen is None:  # shipped, and what history held before `since`
+            self.known = template_identity.known(store, since)
+        else:  # shipped, and what history held, as a verify up to `since` remembered it (verified_cache)
+            self.known = template_identity.shipped_known()
+            for key, first in seen:
+                self.known.setdefault(key, first)
+
+    def stored(self) -> list[tuple[tuple[str, str], template_identity.Seen]]:
+        """The names and versions seen in history (not shipped), in the order first seen."""
+        return [(key, first) for key, first in self.known.items() if first.commit is not None]
 
     def check(self, reader: CommitReader, commit: Commit) -> list[dict[str, Any]]:
         out = []

@@ -1,35 +1,58 @@
 """What a whole-store `verify` found clean, remembered so the next one replays only the commits
-since (issue 37): a disposable file under `.git/statedir/`, rebuilt when absent.
+since (issue 37): disposable files under `.git/statedir/`, rebuilt when absent.
 
-It holds the commit a verify reached, how many commits it checked, what it found (each finding
-is about one commit, which its id names for good), and the objects of the files that say how
-history is judged (signers.yaml, acknowledged.yaml, statedir.yaml) at that
-commit. A later whole-store verify whose HEAD descends from that commit, with those files the
-same at HEAD, checks only the commits after it (as `verify --since` does); anything else (no
-file, a file this version did not write, a rewritten history, a signer added) verifies the whole
+`verified.json` holds the commit a verify reached, how many commits it checked, the objects of
+the files that say how history is judged (signers.yaml, acknowledged.yaml, statedir.yaml) at that
+commit, and the name of the file of what it found: `verified-findings/<sha256>.json`, a list of
+[commit, kind, file, message] named by its content's digest (each finding is about one commit,
+which its id names for good). A verify that finds nothing new keeps that file as it is and
+rewrites only the small `verified.json` (a store whose history holds 30,000 findings then reads
+them back once, and writes nothing of them). A later whole-store verify whose HEAD descends from
+that commit, with those files the same at HEAD, checks only the commits after it (as `verify
+--since` does); anything else (no file, a file this version did not write, a findings file whose
+bytes are not its name's digest, a rewritten history, a signer added) verifies the whole
 history again. Only a result with nothing acknowledged, repaired or left uncounted, over a
 history with no merge commit (a hand merge changes how every later commit is replayed, a repair
-commit how an earlier merge counts) is remembered. The file is local to this clone (never pushed
+commit how an earlier merge counts) is remembered. The files are local to this clone (never pushed
 or fetched).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
+from statedir.engine.template.identity import Seen
 from statedir.files import rules_identity
 from statedir.gitops import git, objects
 from statedir.store.store import Store
 
-FORMAT = 4  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
+FORMAT = 5  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
 _JUDGING = ("signers.yaml", "acknowledged.yaml", "statedir.yaml")
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_KEYS = ("commit", "kind", "file", "message")
+
+
+class Start(NamedTuple):
+    """Where the next verify may begin: the commit verified, the commits checked up to it, the
+    findings up to it, and the name (digest) of the file they were read from."""
+
+    commit: str
+    checked: int
+    findings: list[dict[str, Any]]
+    digest: str
+    templates: list[tuple[tuple[str, str], Seen]]  # the template names and versions history held (template_check)
 
 
 def _file(store: Store) -> Any:
     return store.cache_dir / "verified.json"
+
+
+def _findings_file(store: Store, digest: str) -> Any:
+    return store.cache_dir / "verified-findings" / f"{digest}.json"
 
 
 def _judging(store: Store, rev: str) -> list[str]:
@@ -39,9 +62,8 @@ def _judging(store: Store, rev: str) -> list[str]:
     return [line.split()[0] if len(line.split()) == 3 else "missing" for line in lines]
 
 
-def start(store: Store) -> tuple[str, int, list[dict[str, Any]]] | None:
-    """(the commit verified, the commits checked up to it, the findings up to it) where the next
-    verify may begin there; None to verify the whole history."""
+def start(store: Store) -> Start | None:
+    """Where the next verify may begin; None to verify the whole history."""
     try:
         saved = json.loads(_file(store).read_text())
     except (OSError, ValueError):
@@ -49,15 +71,41 @@ def start(store: Store) -> tuple[str, int, list[dict[str, Any]]] | None:
     if not isinstance(saved, dict) or saved.get("format") != FORMAT or saved.get("rules") != rules_key():
         return None
     sha, checked, judging = saved.get("commit"), saved.get("checked"), saved.get("judging")
-    findings = saved.get("findings")
+    digest = saved.get("findings")
     if not isinstance(sha, str) or not _SHA.match(sha) or not isinstance(checked, int) or checked < 0:
         return None
-    if not isinstance(findings, list) or not all(_a_finding(f) for f in findings):
+    if not isinstance(digest, str) or not _DIGEST.match(digest):
+        return None
+    findings = _read_findings(store, digest)
+    templates = _templates(saved.get("templates"))
+    if findings is None or templates is None:
         return None
     head = git.head(store.worktree)
     if head is None or not objects.is_ancestor(store.worktree, sha, head) or judging != _judging(store, "HEAD"):
         return None
-    return sha, checked, findings
+    return Start(sha, checked, findings, digest, templates)
+
+
+def _templates(rows: Any) -> list[tuple[tuple[str, str], Seen]] | None:
+    if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 5 and all(isinstance(v, str) for v in r)
+                                             and _SHA.match(r[4]) for r in rows):
+        return None
+    return [((name, version), Seen(digest, where, commit)) for name, version, digest, where, commit in rows]
+
+
+def _read_findings(store: Store, digest: str) -> list[dict[str, Any]] | None:
+    try:
+        data = _findings_file(store, digest).read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            return None
+        rows = json.loads(data)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rows, list) or not all(type(r) is list and len(r) == 4 and type(r[0]) is str
+                                             and type(r[1]) is str and (r[2] is None or type(r[2]) is str)
+                                             and type(r[3]) is str for r in rows):
+        return None
+    return [dict(zip(_KEYS, row, strict=True)) for row in rows]
 
 
 def rules_key() -> str:
@@ -71,20 +119,42 @@ def _a_finding(value: Any) -> bool:
         (value["file"] is None or isinstance(value["file"], str))
 
 
-def remember(store: Store, head: str, result: dict[str, Any], merges: bool) -> None:
-    """Keep a whole-store result at `head` (a write that fails is a cache not kept); not one with
-    anything acknowledged, repaired or uncounted, nor one over `merges`."""
+def remember(store: Store, head: str, result: dict[str, Any], merges: bool, earlier: Start | None,
+             templates: list[tuple[tuple[str, str], Seen]]) -> None:
+    """Keep a whole-store result at `head`, with the template names and versions history held up
+    to it (a write that fails is a cache not kept); not one with anything acknowledged, repaired
+    or uncounted, nor one over `merges`. Where the findings are those `earlier` started from,
+    their file is kept as it is (nothing of them written)."""
     if merges or result.get("acknowledged") or result.get("repaired") or result.get("not_counted"):
         return
-    if not all(_a_finding(f) for f in result["findings"]):
+    findings = result["findings"]
+    kept = earlier is not None and len(findings) == len(earlier.findings) and findings == earlier.findings
+    if not kept and not all(_a_finding(f) for f in findings):
         return
-    record = {"format": FORMAT, "rules": rules_key(), "commit": head, "checked": result["checked"], "findings": result["findings"],
-              "judging": _judging(store, head)}
-    target = _file(store)
+    try:
+        if kept:
+            digest = earlier.digest  # type: ignore[union-attr]
+        else:
+            data = json.dumps([[f[k] for k in _KEYS] for f in findings]).encode()
+            digest = hashlib.sha256(data).hexdigest()
+            _write(_findings_file(store, digest), data)
+        record = {"format": FORMAT, "rules": rules_key(), "commit": head, "checked": result["checked"],
+                  "findings": digest, "judging": _judging(store, head),
+                  "templates": [[*key, *first] for key, first in templates if first.commit is not None]}
+        _write(_file(store), json.dumps(record).encode())
+        if earlier is not None and earlier.digest != digest:  # what the file before named, now named by none
+            _findings_file(store, earlier.digest).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _write(target: Any, data: bytes) -> None:
+    """`data` put at `target` whole or not at all."""
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(record))
+        tmp.write_bytes(data)
         os.replace(tmp, target)
     except OSError:
         tmp.unlink(missing_ok=True)
+        raise

@@ -1,8 +1,9 @@
 """verify: walk every commit that touched the store (or one run) and prove each came from a
-legal statedir transition, reading history with two git processes in all: one `git log` with
-raw diffs, one `git cat-file --batch` for the trees and blobs replay needs (and, where
-signers.yaml binds actors to keys, one `git log` of its changes and one ssh-keygen per commit
-whose signature it asks for)."""
+legal statedir transition, reading history with two git processes in all: one `git log` (with
+raw diffs; a run's changes are read from its own trees instead, statedir.history.commit_log),
+one `git cat-file --batch` for the trees and blobs replay needs (and, where signers.yaml binds
+actors to keys, one `git log` of its changes and one ssh-keygen per commit whose signature it
+asks for)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,13 +11,19 @@ import json
 import re
 from typing import Any
 
-from statedir.errors import GitError, StatedirError
-from statedir.gitops import commit_message, git, identity, objects
+from statedir.errors import StatedirError
+from statedir.gitops import git, objects
 from statedir.gitops.object_ids import blob_id
 from statedir.history import (
-    ack_trust, acknowledgements, merge_check, merge_repair, path_index, people_check, template_check,
+    ack_trust,
+    acknowledgements,
+    merge_check,
+    merge_repair,
+    people_check,
+    template_check,
     verified_cache,
 )
+from statedir.history.commit_log import commits
 from statedir.history.replay import expected, refusal
 from statedir.history.signatures import Auditor
 from statedir.history.snapshot import CommitReader
@@ -25,55 +32,9 @@ from statedir.store import layout, steering
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
 
-_FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
-           "%(trailers:key=Statedir-Actor,valueonly,separator=%x2C)",
-           "%(trailers:key=Statedir-Action,valueonly,separator=%x2C)",
-           f"%(trailers:key={commit_message.REQUEST_TRAILER},valueonly,separator=%x2C)",
-           "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)",
-           *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.TRAILERS.values()))
 _LOG = re.compile(r"^runs/[^/]+/history/")
 _PASSPORT = re.compile(r"^runs/[^/]+/materials/[^/]+\.yaml$")
 _OWN_STEERING = {"init": tuple(steering.INIT_TEXTS), "doctor": (".gitattributes",)}  # action -> what it writes
-
-
-def commits(store: Store, pathspec: str, since: str | None) -> list[Commit]:
-    """The commits touching `pathspec`, oldest first, with their store files' changes."""
-    if not git.head(store.worktree):
-        return []
-    args = ["--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e" + "%x1f".join(_FIELDS)]
-    if since or pathspec == store.git_path("."):  # the whole store: remembered by verified_cache instead
-        span = [f"{since}..HEAD"] if since else []
-        raw = git.run(store.worktree, "log", "--reverse", "--topo-order", *args, *span, "--", pathspec).stdout
-    else:  # a run's (a file's) commits as remembered (statedir.history.path_index): only those are read
-        listed = path_index.commits(store, pathspec, order="topo")[::-1]
-        raw = path_index.records(store, listed, *args, "--", pathspec)
-    out = raw.decode("utf-8", "surrogateescape")
-    prefix = "" if store.prefix == "." else store.prefix + "/"
-    found = []
-    for record in out.split("\x1e")[1:]:
-        header, _, raw = record.partition("\0")
-        fields = header.split("\x1f")
-        if len(fields) != len(_FIELDS):
-            raise GitError(f"git log printed a record verify cannot read: {header[:80]!r}")
-        sha, parents, run_id, actor, action, request, repairs, *named = (f.strip() for f in fields)
-        who = {key: value for key, value in zip(identity.TRAILERS, named, strict=True) if value}
-        commit = Commit(sha, parents.split(), run_id, actor, action, _json(request), repairs=repairs or None, who=who)
-        tokens = raw.lstrip("\n").split("\0")
-        for meta, path in zip(tokens[0::2], tokens[1::2], strict=False):
-            parts = meta.split()
-            if len(parts) == 5 and path.startswith(prefix):
-                commit.changed[path[len(prefix):]] = (parts[4][0], parts[2], parts[3])
-                commit.modes[path[len(prefix):]] = parts[1]
-        found.append(commit)
-    return found
-
-
-def _json(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text) if text else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
@@ -93,13 +54,13 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     head = git.head(store.worktree) if whole else None
     earlier = verified_cache.start(store) if whole else None  # verified up to a commit: only what came after
     if earlier:
-        since_sha = earlier[0]
-    history = commits(store, store.git_path(rel), since_sha)
-    found: list[Any] = list(earlier[2]) if earlier else []  # findings, and signature checks still running (Futures)
+        since_sha = earlier.commit
+    found: list[Any] = list(earlier.findings) if earlier else []  # findings, and signature checks running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = CommitReader(store, objs)
-        templates = template_check.Identities(store, since_sha)
+        history = commits(store, store.git_path(rel), since_sha, reader=reader)
+        templates = template_check.Identities(store, since_sha, earlier.templates if earlier else None)
         for commit in history:
             if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result
                 found += _merge(reader, commit, templates.known)
@@ -117,7 +78,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         findings, acknowledged, not_counted = ack_trust.standing(
             reader, signatures, findings, lambda: commits(store, store.git_path(acknowledgements.FILE), None))
-    result: dict[str, Any] = {"clean": not findings, "checked": len(history) + (earlier[1] if earlier else 0),
+    result: dict[str, Any] = {"clean": not findings, "checked": len(history) + (earlier.checked if earlier else 0),
                               "findings": findings}
     if repaired:
         result["repaired"] = repaired
@@ -126,7 +87,8 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     if not_counted:
         result["not_counted"] = not_counted
     if head:
-        verified_cache.remember(store, head, result, any(len(c.parents) > 1 or c.repairs for c in history))
+        verified_cache.remember(store, head, result, any(len(c.parents) > 1 or c.repairs for c in history),
+                                earlier, templates.stored())
     return result
 
 

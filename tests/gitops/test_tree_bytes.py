@@ -12,7 +12,9 @@ import pytest
 from statedir.gitops import plumbing, store_commit, tree_bytes
 from tests.support.gitops import sh, store_of
 
-NAMES = ["a", "a.b", "a-b", "a0", "ab", "a_b", "b", "r1", "r10", "r1.yaml", "r1-x", "z", "é", "日本"]
+NAMES = ["a", "a.b", "a-b", "a0", "ab", "a_b", "b", "r1", "r10", "r1.yaml", "r1-x", "z", "é", "日本",
+         "a b", "x100644 r1", "40000 r1", "a+b", "(r1)", "[r", "r*", "\x01", "\x7f", "r1 ", " r1"]  # spaces, digits:
+# what an entry's own bytes hold (a mode, a space, a name) in a name, and what a pattern would read as its own
 
 
 def mktree(repo: Path, listing: dict[str, tuple[str, str, str]]) -> str:
@@ -35,8 +37,9 @@ def test_the_edit_is_the_tree_mktree_writes_of_the_edited_listing(tmp_path: Path
         listing = {name: rng.choice(kinds) for name in rng.sample(pool, rng.randrange(0, 60))}
         tree = mktree(repo, listing)
         raw = subprocess.run(["git", "cat-file", "tree", tree], cwd=repo, capture_output=True, check=True).stdout
-        changes = {name: rng.choice([*kinds, ("", "", "")]) for name in rng.sample(pool, rng.randrange(0, 6))}
+        changes = {name: rng.choice([*kinds, ("", "", "")]) for name in rng.sample(pool, rng.randrange(0, 12))}
         edited = tree_bytes.edit(raw, 20, changes)
+        assert tree_bytes.scanned(raw, 20, changes) == edited  # one scan: what an edit of many names takes
         written = subprocess.run(["git", "hash-object", "-w", "-t", "tree", "--stdin"], cwd=repo, input=edited,
                                  capture_output=True, check=True).stdout.decode().strip()
         assert written == mktree(repo, {**listing, **changes}), (listing, changes)

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from statedir import api
+from statedir.engine import template
 from tests.support.util import cli
 
 
@@ -104,3 +105,35 @@ def test_a_verdict_of_other_rules_is_not_taken(sd: api.StateDir, repo: Path) -> 
     cache_file(repo).write_text(json.dumps({**saved, "rules": "0" * 64}))  # as another statedir left it
     again, logs = verify(repo, trace)
     assert again["clean"] is True and not any(".." in arg for argv in logs for arg in argv)  # the whole history
+
+
+def test_what_was_remembered_is_read_back_neither_walked_nor_written_again(sd: api.StateDir, repo: Path) -> None:
+    """The findings and the template versions history stored are remembered with the verdict: a
+    verify after a clean transition reads them back (no walk of the templates' history) and leaves
+    the findings' file as it was; a template stored later with other content is still found."""
+    own = repo.parent / "mine.yaml"
+    own.write_text(template.shipped()["linear"].read_text().replace("name: linear", "name: mypipe"))
+    assert cli("new", "a", "--topic", "t", "--template", str(own), cwd=repo).returncode == 0
+    state = repo / "state" / "runs" / "a" / "state.yaml"
+    state.write_text(state.read_text().replace("topic: t\n", "topic: by hand\n"))
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-am", "hand edit"], cwd=repo, check=True)
+    trace = repo.parent / "trace.json"
+    first, _ = verify(repo, trace)
+    [kept] = cache_file(repo).parent.glob("verified-findings/*.json")
+    before = (kept.stat().st_ino, kept.stat().st_mtime_ns, kept.read_bytes())
+    sd.set("a", "topic", "later", reason="r")
+    second, logs = verify(repo, trace)
+    assert second["findings"] == first["findings"] and second["checked"] == first["checked"] + 1  # type: ignore[operator]
+    assert not any(argv[-1] == "state/templates" for argv in logs)  # the template versions read back, not walked
+    assert (kept.stat().st_ino, kept.stat().st_mtime_ns, kept.read_bytes()) == before
+    assert list(cache_file(repo).parent.glob("verified-findings/*.json")) == [kept]
+    stored = repo / "state" / "templates" / "mypipe.yaml"
+    stored.write_text(stored.read_text().replace("Linear Pipeline", "Other rules"))
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-am", "other rules"], cwd=repo, check=True)
+    third, logs = verify(repo, trace)
+    assert any(".." in arg for argv in logs for arg in argv)  # from what was remembered
+    forged = [f for f in third["findings"] if f["file"] == "templates/mypipe.yaml"]  # type: ignore[union-attr,index]
+    assert [f["kind"] for f in forged] == ["illegal"] and "stores template 'mypipe' version 1" in forged[0]["message"]
+    assert len(list(cache_file(repo).parent.glob("verified-findings/*.json"))) == 1  # the old one removed
+    cache_file(repo).unlink()
+    assert verify(repo, trace)[0] == third  # the same as the whole history replayed

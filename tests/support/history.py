@@ -124,3 +124,33 @@ def other_commits(repo: Path, count: int) -> None:
     subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, check=True,
                    input=b"".join(chunks).replace(b"commit HEAD\n", f"commit {branch}\n".encode()))
     subprocess.run(["git", "reset", "-q", "--hard"], cwd=repo, check=True)
+
+
+def packed_without_graph(repo: Path) -> None:
+    """Every object packed and no commit-graph: each object git then reads is a pack access."""
+    git(repo, "-c", "gc.writeCommitGraph=false", "gc", "-q")
+    for graph in (repo / ".git/objects/info").glob("commit-graph*"):
+        if graph.is_dir():
+            for part in graph.iterdir():
+                part.unlink()
+            graph.rmdir()
+        else:
+            graph.unlink()
+
+
+def listings_read(repo: Path, trace: Path, folder: str = "state/runs") -> int:
+    """How many times git read (from its packs, as `GIT_TRACE_PACK_ACCESS` wrote to `trace`) the
+    tree of `folder` (default: the listing of every run) of any commit: each such tree, packed
+    first (packed_without_graph), is one read."""
+    commits = git(repo, "rev-list", "--all").split()
+    found = git(repo, "cat-file", "--batch-check", stdin="".join(f"{c}:{folder}\n" for c in commits))
+    listings = {parts[0] for parts in map(str.split, found.splitlines()) if len(parts) == 3 and parts[1] == "tree"}
+    at: dict[tuple[str, str], str] = {}  # (pack file name, offset) -> object id
+    for index in (repo / ".git/objects/pack").glob("*.idx"):
+        shown = subprocess.run(["git", "show-index"], cwd=repo, input=index.read_bytes(), capture_output=True,
+                               check=True).stdout.decode()
+        for line in shown.splitlines():
+            offset, sha = line.split()[:2]
+            at[(index.with_suffix(".pack").name, offset)] = sha
+    lines = trace.read_text().splitlines() if trace.exists() else []
+    return sum(at.get((Path(line.split()[-2]).name, line.split()[-1])) in listings for line in lines)

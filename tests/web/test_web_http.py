@@ -17,6 +17,7 @@ from statedir import api
 from statedir.web.app import build
 from statedir.web.guard import CSP
 from statedir.web.reading import PageReader
+from tests.support.history import listings_read, packed_without_graph
 from tests.support.served import fill, serving
 from tests.support.util import cli_json, module_store, snapshot
 
@@ -181,6 +182,26 @@ def test_a_hand_edit_is_marked_on_the_timeline(tmp_path: Path, repo: Path, sd: a
     subprocess.run(["git", "commit", "-qam", "by hand"], cwd=repo, check=True)
     page = TestClient(build(root, port=PORT), base_url=BASE).get("/runs/r1/history").text
     assert "has-findings" in page and "verify hand_edit" in page
+
+
+def test_the_history_page_reads_no_listing_of_runs_once_the_runs_trees_are_remembered(
+        repo: Path, sd: api.StateDir, monkeypatch: pytest.MonkeyPatch) -> None:
+    sd.new("r1", topic="T")
+    sd.new("r2", topic="other")
+    for n in range(3):
+        sd.set("r1", "topic", f"T {n}", reason="t")
+        sd.set("r2", "topic", f"other {n}", reason="t")
+    packed_without_graph(repo)
+    trace = repo.parent / "pack-access.txt"
+    monkeypatch.setenv("GIT_TRACE_PACK_ACCESS", str(trace))
+    reader = PageReader(repo / "state")
+    first = reader.history("r1")
+    first_reads = listings_read(repo, trace)
+    trace.unlink()
+    again = reader.history("r1")
+    assert again == first and len(first["entries"]) == 4 and first["verify"]["clean"]
+    assert first_reads >= 4  # the run's commits and their parents looked up through runs/ once
+    assert listings_read(repo, trace) == 0  # then read by the run's trees alone
 
 
 def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo: Path, sd: api.StateDir) -> None:
