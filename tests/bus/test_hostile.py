@@ -2,6 +2,7 @@
 traceback, and a refused command leaves the repository byte-identical."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
-from tests.support.util import call, cli, module_store, snapshot
+from tests.support.isolation import module_store
+from tests.support.util import call, cli, snapshot
 
-pytestmark = pytest.mark.slow  # any arguments and texts, property-based
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated")]  # any arguments and texts, property-based
 
 S = "2026-06-30-hostile"
 NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", f"{S}/../../x", f"../{S}", f"{S}\x00",
@@ -20,12 +22,12 @@ NASTY = ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", f"{S}/../../x", f
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = module_store(tmp_path_factory, "bus-hostile").parent
-    bus = api.StateDir(repo / "w" / "state").bus(S)
-    bus.set("phases.1-design.status", "done")
-    bus.set("k", "v")
-    return repo / "w"
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with module_store(tmp_path_factory, "bus-hostile") as work:
+        bus = api.StateDir(work / "state").bus(S)
+        bus.set("phases.1-design.status", "done")
+        bus.set("k", "v")
+        yield work
 
 
 @pytest.mark.parametrize("verb", ["init", "set", "append", "get", "clear"])

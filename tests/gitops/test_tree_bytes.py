@@ -12,6 +12,8 @@ import pytest
 from statedir.gitops import plumbing, store_commit, tree_bytes
 from tests.support.gitops import sh, store_of
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 NAMES = ["a", "a.b", "a-b", "a0", "ab", "a_b", "b", "r1", "r10", "r1.yaml", "r1-x", "z", "é", "日本"]
 
 
