@@ -189,12 +189,20 @@ def stage_by_hand(repo: Path, run: str, stage: str, **fields: Any) -> Path:
     return path
 
 
-def past_stage_one(sd: api.StateDir, run: str, topic: str) -> None:
-    """A new academic run with stage 1 done and its checkpoint answered: stage 2 in progress."""
-    sd.new(run, topic=topic)
-    sd.stage(run, "1", "in_progress")
+def stage_one_done(sd: api.StateDir, run: str, topic: str = "t", *, settings: list[str] | None = None,
+                   mode: str | None = None) -> None:
+    """A new academic run (with `settings`) whose stage 1 (in `mode`) has its materials and is
+    completed: its FULL checkpoint open."""
+    sd.new(run, topic=topic, settings=settings)
+    sd.stage(run, "1", "in_progress", mode=mode)
     sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
     sd.stage(run, "1", "completed")
+
+
+def past_stage_one(sd: api.StateDir, run: str, topic: str = "t", *, settings: list[str] | None = None,
+                   mode: str | None = None) -> None:
+    """A new academic run with stage 1 done and its checkpoint answered: stage 2 in progress."""
+    stage_one_done(sd, run, topic, settings=settings, mode=mode)
     sd.confirm(run, response="continue")
 
 
@@ -207,10 +215,12 @@ def clear_checklist(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
     sd.checklist(run, stage, CLEAR_ITEMS, actor="integrity_verification")
 
 
-def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
-    """Stage 2 written and confirmed: stage 2.5 in progress (or, with "4.5", through an accept)."""
-    past_stage_one(sd, run, "t")
-    sd.material(run, ["paper_draft"])
+def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5", *, topic: str = "t",
+                 settings: list[str] | None = None, mode: str | None = None, draft: list[str] | None = None) -> None:
+    """Stage 2 written (its draft with the `draft` files) and confirmed: stage 2.5 in progress (or,
+    with "4.5", through an accept)."""
+    past_stage_one(sd, run, topic, settings=settings, mode=mode)
+    sd.material(run, ["paper_draft"], files=draft)
     sd.stage(run, "2", "completed")
     sd.confirm(run, response="continue")
     if stage == "4.5":
@@ -269,6 +279,18 @@ def cli_refused(repo: Path, code: str, *args: str) -> dict[str, Any]:
     assert status == (2 if code == "INVALID_VALUE" else 1) and out["error"]["code"] == code, out  # type: ignore[index]
     assert snapshot(repo) == before
     return out["error"]  # type: ignore[index,no-any-return]
+
+
+def own_template(folder: Path, name: str, *edits: tuple[str, str]) -> Path:
+    """The shipped linear template renamed mypipe, with each (old, new) of `edits` made once (old must
+    be there), written to folder/name: a user's own template."""
+    text = (ROOT / "templates" / "linear.yaml").read_text().replace("name: linear", "name: mypipe")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path = folder / name
+    path.write_text(text)
+    return path
 
 
 def shim(repo: Path) -> Path:
