@@ -4,12 +4,11 @@ re-review contract; and the Sim's run to stage 5 and the academic template befor
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from statedir import api
 from statedir.files import schema
 from tests.support.sim import Sim
-from tests.support.util import clear_checklist, cli, to_integrity
+from tests.support.util import clear_checklist, to_integrity
 
 # The academic template as it was before its integrity gates (3.21: a free-text FAIL-loop decision
 # given as --reason); runs made on it keep these rules (tests/engine/rules/test_gates.py: the rules of 3.22 on).
@@ -89,9 +88,10 @@ def at_re_review(sd: api.StateDir, run: str = "r1", settings: list[str] | None =
     sd.confirm(run, response="continue")
 
 
-def parts(repo: Path, upto: int = 4) -> None:
+def parts(sd: api.StateDir, upto: int = 4) -> None:
+    """Run r1's first `upto` parts of the re-review contract recorded, from their files in the work tree."""
     for part in PARTS[:upto]:
-        assert cli("contract", "r1", "3p", part, "--file", f"{part}.md", cwd=repo).returncode == 0
+        sd.contract("r1", "3p", part, file=str(sd.store.files_worktree / f"{part}.md"))
 
 
 def warned_then_blocked(sd: api.StateDir) -> None:
