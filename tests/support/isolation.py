@@ -68,6 +68,7 @@ class Guard:
 
     def __init__(self, basetemp: str | None) -> None:
         real = Path(os.environ.get(REAL_HOME) or Path.home())
+        self.home = os.path.join(str(real), "")
         self.machine_config = (str(real / ".gitconfig"), str(real / ".config" / "git") + os.sep)
         self.basetemp = basetemp
         self.roots: tuple[str, ...] | None = None  # the temp folders: read once a test runs (TMPDIR is set by then)
@@ -78,16 +79,17 @@ class Guard:
         sys.addaudithook(self.audit)
 
     def audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event == "open":
+        if event == "open":  # the most frequent event by far: most paths are let through by one comparison
             path = args[0]
-            if isinstance(path, (str, bytes, os.PathLike)):
-                name = os.fsdecode(path)
-                if name == self.machine_config[0] or name.startswith(self.machine_config[1]):
-                    self.breach(f"opened the machine's git config {name}")
-        elif event == "subprocess.Popen" and self.in_test:
-            self.child(args[1], args[3])
-        elif event == "os.posix_spawn" and self.in_test:
-            self.child(args[1], args[2])
+            if path.__class__ is not str:
+                if not isinstance(path, (bytes, os.PathLike)):
+                    return  # a descriptor
+                path = os.fsdecode(path)
+            if path.startswith(self.home) and (path == self.machine_config[0] or
+                                               path.startswith(self.machine_config[1])):
+                self.breach(f"opened the machine's git config {path}")
+        elif self.in_test and (event == "subprocess.Popen" or event == "os.posix_spawn"):
+            self.child(args[1], args[3] if event == "subprocess.Popen" else args[2])
 
     def child(self, argv: Any, env: Mapping[Any, Any] | None) -> None:
         given = os.environ if env is None else env
