@@ -29,7 +29,7 @@ def test_an_isolated_test_has_a_home_of_its_own(isolated: Path) -> None:
 
 @pytest.mark.parametrize("env", [None, {"HOME": "{real}", "GIT_CONFIG_GLOBAL": "{tmp}/home/.gitconfig"},
                                  {"HOME": "{tmp}/home", "GIT_CONFIG_GLOBAL": "{real}/.gitconfig"},
-                                 {"HOME": "{tmp}/home"}])
+                                 {"HOME": "{tmp}/home", "XDG_CONFIG_HOME": "{real}/.config"}])
 def test_a_child_with_the_sessions_or_the_machines_home_is_refused(tmp_path: Path, env: dict[str, str] | None) -> None:
     guard, real = Guard(str(tmp_path.parent)), os.environ[REAL_HOME]  # this test's temp folder among its roots
     guard.in_test = True
@@ -39,8 +39,9 @@ def test_a_child_with_the_sessions_or_the_machines_home_is_refused(tmp_path: Pat
     with pytest.raises(Unisolated):
         guard.audit("os.posix_spawn", ("git", ["git", "status"], given if given is not None else os.environ))
     assert len(guard.breaches) == 2
-    guard.audit("subprocess.Popen", (sys.executable, ["git", "status"], None,
-                                     {"HOME": str(tmp_path / "home"), "GIT_CONFIG_GLOBAL": os.devnull}))
+    for own in ({"HOME": str(tmp_path / "home"), "GIT_CONFIG_GLOBAL": os.devnull}, {"HOME": str(tmp_path / "home")},
+                {"PATH": "/usr/bin:/bin"}):  # the test's own, or none at all: nothing of the machine's to read
+        guard.audit("subprocess.Popen", (sys.executable, ["git", "status"], None, own))
     guard.in_test = False  # outside a test (collection, xdist's workers) only the machine's config is guarded
     guard.audit("subprocess.Popen", (sys.executable, ["git", "status"], None, given))
     assert len(guard.breaches) == 2

@@ -5,9 +5,9 @@ GIT_CONFIG_GLOBAL name a folder of the session's own with the tests' git identit
 what a test reads in-process without asking for isolation (libgit2 fixes its config search path from
 HOME when first loaded) is never the machine's. Second, an audit hook (`Guard`): while a test runs,
 every child process it starts (git, the CLI, pre-commit, a browser), through subprocess or
-os.posix_spawn, must see HOME and GIT_CONFIG_GLOBAL inside the temp folder and not the session's
-shared folder, that is the test's own (`isolated`, `repo`, `sd`) or its module's (`module_store`);
-and no open of the machine's ~/.gitconfig or ~/.config/git/ passes at any time. A breach is refused
+os.posix_spawn, must see HOME, GIT_CONFIG_GLOBAL and XDG_CONFIG_HOME, where it is given them, inside
+the temp folder and not the session's shared folder, that is the test's own (`isolated`, `repo`,
+`sd`) or its module's (`module_store`); and no open of the machine's ~/.gitconfig or ~/.config/git/ passes at any time. A breach is refused
 where it happens and fails the test's phase (setup, call or teardown) even where the code under test
 caught the refusal.
 
@@ -35,7 +35,7 @@ GITCONFIG = ("[user]\n\tname = Test User\n\temail = test@example.invalid\n"
 # What the machine's environment may hold that would steer a test's statedir or git.
 CLEARED = ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_SIGNING_KEY", "STATEDIR_LOCK_TIMEOUT", "GIT_DIR",
            "GIT_INDEX_FILE", "ARS_PASSPORT_RESET", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF",
-           "PRE_COMMIT_LOCAL_BRANCH")
+           "PRE_COMMIT_LOCAL_BRANCH", "XDG_CONFIG_HOME")
 
 
 def write_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,18 +94,16 @@ class Guard:
     def child(self, argv: Any, env: Mapping[Any, Any] | None) -> None:
         given = os.environ if env is None else env
         seen = {os.fsdecode(key): os.fsdecode(value) for key, value in given.items()}
-        wrong = [f"{var}={seen.get(var)!r}" for var in ("HOME", "GIT_CONFIG_GLOBAL")
-                 if not self.own(var, seen.get(var))]
+        wrong = [f"{var}={seen[var]!r}" for var in ("HOME", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")
+                 if var in seen and not self.own(var, seen[var])]
         if wrong:
             words = argv if isinstance(argv, (str, bytes)) else " ".join(map(os.fsdecode, argv))
             self.breach(f"started {words!r} with {', '.join(wrong)}: not the test's own temp folder "
                         "(ask for the `isolated` fixture, or `repo`/`sd`, or a module's `module_store`)")
 
-    def own(self, var: str, value: str | None) -> bool:
-        """Whether a child's HOME or GIT_CONFIG_GLOBAL is the test's own: inside the temp folder, not
-        the session's shared HOME (an unset HOME leaves git nothing of the machine's to read)."""
-        if value is None:
-            return var == "HOME"
+    def own(self, var: str, value: str) -> bool:
+        """Whether a child's HOME, GIT_CONFIG_GLOBAL or XDG_CONFIG_HOME is the test's own: inside the
+        temp folder, not the session's shared HOME (one left unset gives git nothing to read)."""
         if var == "GIT_CONFIG_GLOBAL" and value == os.devnull:
             return True
         if self.roots is None:
