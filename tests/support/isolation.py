@@ -7,9 +7,9 @@ HOME when first loaded) is never the machine's. Second, an audit hook (`Guard`):
 every child process it starts (git, the CLI, pre-commit, a browser), through subprocess or
 os.posix_spawn, must see HOME, GIT_CONFIG_GLOBAL and XDG_CONFIG_HOME, where it is given them, inside
 the temp folder and not the session's shared folder, that is the test's own (`isolated`, `repo`,
-`sd`) or its module's (`module_store`); and no open of the machine's ~/.gitconfig or ~/.config/git/ passes at any time. A breach is refused
-where it happens and fails the test's phase (setup, call or teardown) even where the code under test
-caught the refusal.
+`sd`) or its module's (`module_store`); and no open of the machine's ~/.gitconfig or ~/.config/git/
+passes at any time. A breach is refused where it happens and fails the test's phase (setup, call or
+teardown) even where the code under test caught the refusal.
 
 Here too the isolation itself: `isolate` (what `isolated` and a module's `isolated_at` set) and
 `module_store`, a module's own store and HOME."""
