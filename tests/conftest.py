@@ -1,5 +1,11 @@
 """Fixtures: real git repositories in temp dirs, a fixed git identity, no use of the real home or cwd
-(what the tests share that is not a fixture is tests/support's)."""
+(what the tests share that is not a fixture is tests/support's).
+
+A test that touches git, the CLI or HOME asks for `isolated` (or `repo`, `sd`, which stand on it; a
+folder whose every test does so has it autouse in its own conftest, a module with a `pytestmark`);
+a pure test runs without. Whatever a test asks for, the session's own HOME stands in for the
+machine's, and tests/support/isolation's guard fails a test whose child process would see any HOME
+or git config but its own temp folder's."""
 from __future__ import annotations
 
 import os
@@ -23,7 +29,12 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 # The shared helpers' asserts rewritten as the tests' own are (a failed one shows its values).
 pytest.register_assert_rewrite("tests.support")
 
-from tests.support.util import _LARGE_COPIES, ROOT, copy_of, isolate  # noqa: E402 (after the two above)
+from tests.support.isolation import Guard, isolate, session_home  # noqa: E402 (after the two above)
+from tests.support.util import _LARGE_COPIES, ROOT, copy_of  # noqa: E402
+
+_SESSION = pytest.MonkeyPatch()  # what the session sets in its environment, undone when it ends
+_HOME: list[Path] = []  # the session's own HOME (in a folder made for it)
+_GUARD: list[Guard] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,7 +42,24 @@ def pytest_configure(config: pytest.Config) -> None:
     what it writes, and on a busy disk those waits, not the work, set the suite's pace (the fast
     subset took 126 s on this project's machine with them on disk, 67 s in /dev/shm). Only where
     nobody chose (no --basetemp, no TMPDIR) and /dev/shm is a tmpfs with 4 GiB free; the files are
-    real files either way, and a test process's children (the CLI, git) inherit the choice."""
+    real files either way, and a test process's children (the CLI, git) inherit the choice.
+    Then the session's own HOME set and the isolation guard installed (tests/support/isolation)."""
+    _in_memory(config)
+    _HOME.append(session_home(_SESSION))
+    guard = Guard(config.option.basetemp)
+    guard.install()
+    _GUARD.append(guard)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    _SESSION.undo()
+    for home in _HOME:
+        shutil.rmtree(home.parent, ignore_errors=True)
+
+
+def _in_memory(config: pytest.Config) -> None:
     if config.option.basetemp or os.environ.get("TMPDIR") or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     shm = Path("/dev/shm")
@@ -58,9 +86,40 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(str(ROOT / "statedir"), quiet=1)
 
 
-@pytest.fixture(autouse=True)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _GUARD[0].in_test = True
+    with _GUARD[0].phase():
+        yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _GUARD[0].phase():
+        yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    try:
+        with _GUARD[0].phase():
+            yield
+    finally:
+        _GUARD[0].in_test = False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cwd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A pure test's cwd: a folder of the session's, never the checkout (`isolated` moves to the test's)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
+
+
+@pytest.fixture
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Git identity and config from the test alone; cwd and HOME inside the temp dir."""
+    """Git identity and config from the test alone; cwd and HOME inside the temp dir: what a test that
+    touches git, the CLI or HOME asks for."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # every worker's (pre-commit locks it)
     isolate(tmp_path, monkeypatch, shared / "pre-commit-home")

@@ -23,6 +23,7 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.usefixtures("isolated")
 def test_each_layer_imports_only_the_layers_below_it() -> None:
     proc = _lint(ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -35,6 +36,7 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
     ("engine/rules/stage.py", "statedir.gitops"),  # a rule touching git: the rules are pure
     ("cli/read.py", "statedir.engine"),  # an entry point reaching below the API
 ])
+@pytest.mark.usefixtures("isolated")
 def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, imported: str) -> None:
     """The check can fail: an upward import between layers, or inside one, is reported."""
     shutil.copytree(PACKAGE, tmp_path / "statedir", ignore=shutil.ignore_patterns("__pycache__"))
@@ -103,6 +105,7 @@ def test_the_circle_finder_finds_a_circle() -> None:
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+@pytest.mark.usefixtures("isolated")
 def test_an_import_for_type_hints_only_counts(tmp_path: Path) -> None:
     """An import under TYPE_CHECKING is an edge of the graph too: the store's files on disk naming
     the opened store that builds on them, for a hint, close a circle; naming history from the bus
@@ -130,6 +133,7 @@ def test_each_package_says_what_it_holds(package: str) -> None:
     assert doc, f"statedir/{package}/__init__.py has no docstring"
 
 
+@pytest.mark.usefixtures("isolated")
 def test_the_command_table_names_each_command_with_the_module_that_registers_it() -> None:
     """`statedir CMD` loads CMD's module alone: the table must name the right one for each."""
     code = ("import importlib, json\nfrom statedir.cli import registry\nfound = {}\n"
@@ -147,6 +151,7 @@ def test_the_command_table_names_each_command_with_the_module_that_registers_it(
     assert found == TABLE
 
 
+@pytest.mark.usefixtures("isolated")
 def test_a_command_loads_only_its_own_module() -> None:
     code = ("import sys\nfrom statedir.cli import main\nmain(['status', '--help'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('statedir.cli.')))")

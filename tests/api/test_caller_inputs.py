@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from statedir import api
-from tests.support.ars import to_re_review
+from tests.support.runs import at_re_review
 from tests.support.util import cli_json, snapshot
 
 
@@ -22,7 +22,7 @@ def outside_link(repo: Path, tmp_path: Path) -> str:
 
 def test_a_link_to_a_file_outside_is_refused_by_every_command_that_hashes_a_file(
         repo: Path, sd: api.StateDir, outside_link: str) -> None:
-    to_re_review(sd, "r")
+    at_re_review(sd, "r")
     before = snapshot(repo)
     for args in (["material", "r", "re_review_report", "--file", outside_link],
                  ["contract", "r", "3p", "manifest", "--file", outside_link]):
@@ -45,7 +45,7 @@ def test_a_link_to_a_file_inside_the_repository_is_hashed_by_the_links_path(repo
 
 
 def test_a_contract_file_over_the_size_limit_is_refused_as_an_advisorys_is(repo: Path, sd: api.StateDir) -> None:
-    to_re_review(sd, "r")
+    at_re_review(sd, "r")
     (repo / "big.md").write_bytes(b"x" * ((1 << 20) + 1))
     (repo / "small.md").write_bytes(b"x" * (1 << 20))
     before = snapshot(repo)

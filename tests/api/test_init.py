@@ -129,6 +129,7 @@ def test_a_file_outside_the_repository_is_refused(sd: statedir.api.StateDir, rep
     assert snapshot(repo) == before
 
 
+@pytest.mark.usefixtures("isolated")
 def test_the_package_is_typed() -> None:
     assert (Path(statedir.__file__).parent / "py.typed").is_file()
     wheel_files = subprocess.run(["git", "ls-files", "statedir/py.typed"], cwd=Path(statedir.__file__).parent.parent,

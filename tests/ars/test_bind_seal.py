@@ -10,7 +10,8 @@ import pytest
 
 from statedir import api
 from statedir.errors import StatedirError
-from tests.support.ars import FAMILIES, check_sealed, finish, to_re_review
+from tests.support import runs
+from tests.support.ars import FAMILIES, RE_REVIEW, check_sealed, finish
 from tests.support.util import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
 
 RUN = "run-42"
@@ -51,9 +52,10 @@ def bind_all(sd: api.StateDir, root: Path, bindings: list[tuple[str, str, str, s
 
 @pytest.fixture
 def at_re_review(sd: api.StateDir, repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
-    """Run RUN with stages 1 to 4 done and stage 3' in progress (`to_re_review`): made once per
+    """Run RUN with stages 1 to 4 done and stage 3' in progress (`runs.at_re_review`): made once per
     process and copied."""
-    return copy_of("ars-to-re-review", lambda made: to_re_review(made, RUN), repo, tmp_path_factory)[0]
+    return copy_of("ars-to-re-review", lambda made: runs.at_re_review(made, RUN, **RE_REVIEW), repo,
+                   tmp_path_factory)[0]
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.usefixtures("isolated")
 def test_the_bus_group_and_every_verb_have_help_and_are_documented() -> None:
     from tests.support.docs_text import page
     from tests.support.util import call

@@ -8,6 +8,8 @@ import pytest
 from statedir import api
 from tests.support.util import cli, cli_json
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 def test_completion_script_and_options_at_the_top_level() -> None:
     assert "--show-completion" in cli("--help").stdout

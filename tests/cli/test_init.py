@@ -13,6 +13,8 @@ import pytest
 from statedir import api
 from tests.support.util import CLEAR_ARGS, ROOT, call, cli, cli_json, on_terminal, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 COMMANDS = ["init", "templates", "new", "runs", "show", "get", "status", "next", "stage", "output", "pipeline", "set",
             "bind", "material", "integrity", "revision", "loop", "prereq", "observe", "confirm", "redo", "log",
             "validate", "resume", "seal", "demo", "diff", "versions", "rollback", "verify", "doctor"]

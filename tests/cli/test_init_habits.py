@@ -14,6 +14,8 @@ import statedir
 from statedir import api
 from tests.support.util import cli, cli_json, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 STATUSES_OF_ACADEMIC = "pending in_progress completed skipped blocked"
 
 

@@ -9,17 +9,14 @@ import pytest
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.store import run_logs
-from tests.support.util import cli, cli_json, snapshot
+from tests.support.util import cli, cli_json, snapshot, stage_one_done
 
 RUN = "run-d"
 
 
 def at_stage_one(sd: api.StateDir) -> None:
     """Stage 1 completed: its FULL checkpoint open."""
-    sd.new(RUN, topic="dashboard")
-    sd.stage(RUN, "1", "in_progress")
-    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(RUN, "1", "completed")
+    stage_one_done(sd, RUN, "dashboard")
 
 
 def test_the_dashboard_is_recorded_with_the_answer(sd: api.StateDir, repo: Path) -> None:

@@ -10,9 +10,10 @@ from statedir import api
 from statedir.errors import StatedirError
 from statedir.files import schema
 from statedir.store import run_logs
-from tests.support.ars import to_re_review
+from tests.support.ars import RE_REVIEW
+from tests.support.runs import at_re_review
 from tests.support.sim import Sim
-from tests.support.util import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot
+from tests.support.util import CLEAR_ITEMS, cli, cli_json, contract_holds, copy_of, snapshot, stage_one_done
 
 RUN = "run-5"
 INTEGRITY = "integrity_verification"
@@ -20,7 +21,7 @@ INTEGRITY = "integrity_verification"
 
 def to_stage5_entry(sd: api.StateDir) -> None:
     """Stage 4.5 passed and completed: the Stage 5 entry checkpoint (MANDATORY) open."""
-    to_re_review(sd, RUN)
+    at_re_review(sd, RUN, **RE_REVIEW)
     sd.material(RUN, ["re_review_report"])
     contract_holds(sd, RUN)
     sd.stage(RUN, "3p", "completed", decision="accept")
@@ -97,10 +98,7 @@ def test_a_run_made_on_3_23_still_goes_on_without_the_format() -> None:
 
 
 def test_format_at_another_checkpoint_is_refused(sd: api.StateDir, repo: Path) -> None:
-    sd.new(RUN, topic="t")
-    sd.stage(RUN, "1", "in_progress")
-    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(RUN, "1", "completed")
+    stage_one_done(sd, RUN)
     before = snapshot(repo)
     with pytest.raises(StatedirError) as exc:
         sd.confirm(RUN, format="apa7")

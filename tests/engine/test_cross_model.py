@@ -8,17 +8,14 @@ import pytest
 
 from statedir import api
 from statedir.store import run_logs
-from tests.support.util import cli_json, snapshot
+from tests.support.util import cli_json, snapshot, stage_one_done
 
 RUN = "run-x"
 OBSERVER = "collaboration_depth_agent"
 
 
 def at_full(sd: api.StateDir, *settings: str) -> None:
-    sd.new(RUN, topic="t", settings=list(settings))
-    sd.stage(RUN, "1", "in_progress")
-    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(RUN, "1", "completed")
+    stage_one_done(sd, RUN, settings=list(settings))
 
 
 def observe(repo: Path, text: str) -> tuple[int, dict]:

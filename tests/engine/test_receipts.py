@@ -10,7 +10,7 @@ import pytest
 from statedir import api
 from statedir.errors import StatedirError
 from statedir.store import run_logs
-from tests.support.util import CLEAR_ITEMS, cli_json, past_stage_one, snapshot
+from tests.support.util import CLEAR_ITEMS, cli_json, past_stage_one, snapshot, stage_one_done
 
 RUN = "run-r"
 INTEGRITY = "integrity_verification"
@@ -85,10 +85,7 @@ def test_a_refused_skip_leaves_the_store_and_is_recorded_with_the_answer(sd: api
 
 
 def test_skip_refused_at_a_checkpoint_that_is_not_mandatory_is_refused(sd: api.StateDir, repo: Path) -> None:
-    sd.new(RUN, topic="t")
-    sd.stage(RUN, "1", "in_progress")
-    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(RUN, "1", "completed")
+    stage_one_done(sd, RUN)
     before = snapshot(repo)
     with pytest.raises(StatedirError) as exc:
         sd.confirm(RUN, response="continue", skip_refused=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from statedir import api
 from statedir.files import schema, yaml
 from tests.support.sim import Sim
-from tests.support.util import cli, cli_json, segment
+from tests.support.util import cli, cli_json, past_stage_one, segment
 
 RUN = "s1"
 
@@ -48,11 +48,7 @@ def test_a_file_lacking_a_required_field_is_a_fail_naming_it(repo: Path, sd: api
 
 
 def test_an_output_without_a_file_is_unchecked_never_a_pass(repo: Path, sd: api.StateDir) -> None:
-    sd.new(RUN, topic="t")
-    sd.stage(RUN, "1", "in_progress")
-    sd.material(RUN, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(RUN, "1", "completed")
-    sd.confirm(RUN, response="continue")
+    past_stage_one(sd, RUN)
     [entry] = _log(repo)
     assert entry["schemas_checked"] == [] and entry["missing_fields"] == []
     assert entry["unchecked"] == ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"]

@@ -23,7 +23,7 @@ def row(sd: api.StateDir, run: str = "r1") -> dict[str, object]:
 
 def test_the_traceability_file_is_bound_to_its_row_and_recommended_at_4_5(at3p: api.StateDir, repo: Path) -> None:
     untouched = row(at3p)
-    parts(repo)
+    parts(at3p)
     assert cli("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo).returncode == 0
     assert row(at3p) == untouched  # three roles of four: not bound yet, and never the check's report
     assert cli("stage", "r1", "3p", "completed", "--decision", "minor_revision", cwd=repo).returncode == 0
@@ -54,7 +54,7 @@ def test_the_traceability_file_is_bound_to_its_row_and_recommended_at_4_5(at3p: 
 def test_registered_before_the_check_it_is_bound_at_the_check(at3p: api.StateDir, repo: Path) -> None:
     (repo / "trace.json").write_text("{}\n")
     assert cli("material", "r1", "re_review_traceability", "--file", "trace.json", cwd=repo).returncode == 0
-    parts(repo)
+    parts(at3p)
     assert row(at3p)["capture_state"] != "captured"
     assert cli("contract", "r1", "3p", "check", "--exit-code", "0", "--file", "report.json", cwd=repo).returncode == 0
     assert [a["relative_path"] for a in row(at3p)["artifacts"]][-1] == "trace.json"  # type: ignore[union-attr]

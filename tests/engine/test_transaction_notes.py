@@ -9,6 +9,8 @@ import pytest
 from statedir import api
 from tests.support.util import cli, cli_json, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 @pytest.fixture
 def store(repo: Path, sd: api.StateDir) -> Path:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from statedir.gitops import store_commit
 from statedir.gitops.libgit import LibgitBackend
 from tests.support.gitops import sh, store_of
+
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
 
 
 def transition(repo: Path, objects: LibgitBackend) -> int:

@@ -11,6 +11,8 @@ import pytest
 from statedir.gitops import indexfile
 from tests.support.util import diverge
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 def sh(repo: Path, *args: str, index: Path | None = None, stdin: str | None = None) -> str:
     env = {**os.environ, **({"GIT_INDEX_FILE": str(index)} if index else {})}

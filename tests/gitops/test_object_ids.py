@@ -9,6 +9,8 @@ import pytest
 
 from statedir.gitops import object_ids
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 @pytest.mark.parametrize("size", [0, 1, 1000, (1 << 16) - 20, 1 << 16, 200_000])
 @pytest.mark.parametrize("object_format", ["sha1", "sha256"])

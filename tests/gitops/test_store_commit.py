@@ -10,6 +10,8 @@ import pytest
 from statedir.gitops import commit_message, git, store_commit
 from statedir.gitops.libgit import LibgitBackend
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 WAYS = ["porcelain", "plumbing", "libgit2"]
 
 

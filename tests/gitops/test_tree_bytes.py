@@ -12,6 +12,8 @@ import pytest
 from statedir.gitops import plumbing, store_commit, tree_bytes
 from tests.support.gitops import sh, store_of
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 NAMES = ["a", "a.b", "a-b", "a0", "ab", "a_b", "b", "r1", "r10", "r1.yaml", "r1-x", "z", "é", "日本",
          "a b", "x100644 r1", "40000 r1", "a+b", "(r1)", "[r", "r*", "\x01", "\x7f", "r1 ", " r1"]  # spaces, digits:
 # what an entry's own bytes hold (a mode, a space, a name) in a name, and what a pattern would read as its own

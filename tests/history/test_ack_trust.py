@@ -6,7 +6,6 @@ acknowledges the edit itself; the victim's clone is driven through the CLI."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,26 +13,19 @@ import pytest
 
 from statedir.history import acknowledgements
 from tests.support.history import forge
+from tests.support.signing import NEEDS_SSH_KEYGEN, keygen
 from tests.support.sync import git, network
 from tests.support.util import cli, cli_json
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
-                                reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")
+pytestmark = NEEDS_SSH_KEYGEN
 
 ORCH, REVIEWER = "pipeline_orchestrator", "reviewer"
 
 
 @pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
+def keys(isolated: Path) -> dict[str, Path]:
     """Private keys: alice's is the orchestrator's, bob's the reviewer's, mallory's nobody's."""
-    out = {}
-    for name in ("alice", "bob", "mallory"):
-        path = tmp_path / "keys" / name
-        path.parent.mkdir(exist_ok=True)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(path)],
-                       check=True)
-        out[name] = path
-    return out
+    return keygen(isolated.parent / "keys", ("alice", "bob", "mallory"))
 
 
 def run(clone: Path, *args: str, key: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -7,32 +7,23 @@ victim's through the CLI."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.support.signing import NEEDS_SSH_KEYGEN, keygen
 from tests.support.sync import git, network
 from tests.support.util import cli, cli_json
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
-                                reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")
+pytestmark = NEEDS_SSH_KEYGEN
 
 ORCH = "pipeline_orchestrator"
 
 
 @pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
+def keys(isolated: Path) -> dict[str, Path]:
     """Private keys: alice's is the orchestrator's; carol's was, until the victim removes it."""
-    out = {}
-    for name in ("alice", "carol"):
-        path = tmp_path / "keys" / name
-        path.parent.mkdir(exist_ok=True)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(path)],
-                       check=True)
-        out[name] = path
-    return out
+    return keygen(isolated.parent / "keys", ("alice", "carol"))
 
 
 def done(clone: Path, *args: str, key: Path | None = None) -> str:

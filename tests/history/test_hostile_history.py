@@ -3,6 +3,7 @@ history, give exit 0-3 with a clear message, never a traceback, and change nothi
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statedir import api
+from tests.support.isolation import module_store
 from tests.support.reliability import HOSTILE_FILES, NASTY
-from tests.support.util import call, module_store, snapshot, today
+from tests.support.util import call, snapshot, today
 
-pytestmark = pytest.mark.slow  # any arguments to the history commands, property-based
+pytestmark = [pytest.mark.slow,  # any arguments to the history commands, property-based
+              pytest.mark.usefixtures("isolated")]
 
 COMMANDS = ["diff", "versions", "rollback", "verify", "doctor", "show", "get", "log"]
 OPTIONS = ["--at", "--since", "--limit", "--to", "--reason", "--actor", "--action", "--fix", "--json", "HEAD",
@@ -21,13 +24,13 @@ OPTIONS = ["--at", "--since", "--limit", "--to", "--reason", "--actor", "--actio
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = module_store(tmp_path_factory, "hostile-history").parent
-    sd = api.StateDir(repo / "w" / "state")
-    sd.new("r1", topic="hostile")
-    sd.stage("r1", "1", "in_progress")
-    sd.material("r1", ["rq_brief"])
-    return repo / "w"
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with module_store(tmp_path_factory, "hostile-history") as work:
+        sd = api.StateDir(work / "state")
+        sd.new("r1", topic="hostile")
+        sd.stage("r1", "1", "in_progress")
+        sd.material("r1", ["rq_brief"])
+        yield work
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

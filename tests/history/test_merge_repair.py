@@ -15,6 +15,8 @@ from statedir.gitops import commit_message
 from tests.support.sync import clean, cli_in, entries, git, network, ok, store_files
 from tests.support.util import cli, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 def _keep_both_sides(clone: Path) -> str:
     """What a person does without the driver: `git pull`, a textual conflict, both sides' lines

@@ -18,14 +18,20 @@ def push(repo: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True, env=env)
 
 
-def test_pre_push_runs_verify(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
+def with_pre_push(sd: api.StateDir, repo: Path, remote: Path) -> Path:
+    """`repo` with the example pre-push hook and a new bare `remote` as origin, its run p1 three
+    transitions on: returns the remote."""
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     git(repo, "remote", "add", "origin", str(remote))
     hook = repo / ".git" / "hooks" / "pre-push"
     hook.parent.mkdir(exist_ok=True)
     shutil.copy(ROOT / "examples" / "pre-push", hook)
     drive(sd, repo / "draft.md", 3)
+    return remote
+
+
+def test_pre_push_runs_verify(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
+    remote = with_pre_push(sd, repo, tmp_path / "remote.git")
     first = push(repo)
     assert first.returncode == 0, first.stderr
     drive_more = sd.stage("p1", "1", "completed")
@@ -42,13 +48,7 @@ def test_pre_push_runs_verify(sd: api.StateDir, repo: Path, tmp_path: Path) -> N
 def test_a_reviewed_finding_is_acknowledged_once_and_then_pushes(sd: api.StateDir, repo: Path, tmp_path: Path) -> None:
     """The hand edit refused above, reviewed and acknowledged (one commit): the push goes through;
     a new branch then replays only what the remote lacks, not the acknowledged edit's history."""
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    git(repo, "remote", "add", "origin", str(remote))
-    hook = repo / ".git" / "hooks" / "pre-push"
-    hook.parent.mkdir(exist_ok=True)
-    shutil.copy(ROOT / "examples" / "pre-push", hook)
-    drive(sd, repo / "draft.md", 3)
+    with_pre_push(sd, repo, tmp_path / "remote.git")
     path = repo / "state/runs/p1/state.yaml"
     path.write_text(path.read_text().replace("topic: AI and QA", "topic: by hand"))
     edit = hand_commit(repo)

@@ -17,6 +17,8 @@ from statedir.store import layout
 from tests.support.sync import cli_in, git, network, ok
 from tests.support.util import cli, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 def evil(where: Path, name: str = "linear", version: str = "1") -> Path:
     """The shipped linear template, named and versioned as given, with a role of the collaborator's."""

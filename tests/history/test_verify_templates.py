@@ -9,19 +9,8 @@ from pathlib import Path
 import pytest
 
 from statedir import api
-from statedir.engine import template
 from tests.support.history import forge, git
-from tests.support.util import cli
-
-
-def own(tmp: Path, name: str, *edits: tuple[str, str]) -> Path:
-    text = template.shipped()["linear"].read_text().replace("name: linear", "name: mypipe")
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    path = tmp / name
-    path.write_text(text)
-    return path
+from tests.support.util import cli, own_template
 
 
 def new(repo: Path, run: str, path: Path) -> None:
@@ -40,8 +29,9 @@ def amend(repo: Path, files: dict[str, bytes]) -> str:
 
 @pytest.mark.slow  # a template's versions through the store's history
 def test_stored_template_versions_verify_clean(sd: api.StateDir, repo: Path) -> None:
-    v1 = own(repo.parent, "v1.yaml")
-    v2 = own(repo.parent, "v2.yaml", ("version: '1'", "version: '2'"), ("title: Linear Pipeline", "title: Mine"))
+    v1 = own_template(repo.parent, "v1.yaml")
+    v2 = own_template(repo.parent, "v2.yaml", ("version: '1'", "version: '2'"),
+                      ("title: Linear Pipeline", "title: Mine"))
     for run, path in (("a", v1), ("b", v2), ("c", v1), ("d", v1)):  # b keeps @1; c brings 1 back, keeps @2
         new(repo, run, path)
     assert sorted(p.name for p in (repo / "state" / "templates").iterdir()) == [
@@ -50,8 +40,8 @@ def test_stored_template_versions_verify_clean(sd: api.StateDir, repo: Path) -> 
 
 
 def test_a_stored_version_rewritten_in_a_new_is_illegal(sd: api.StateDir, repo: Path) -> None:
-    new(repo, "a", own(repo.parent, "v1.yaml"))
-    new(repo, "b", own(repo.parent, "v1.yaml"))
+    new(repo, "a", own_template(repo.parent, "v1.yaml"))
+    new(repo, "b", own_template(repo.parent, "v1.yaml"))
     stored = repo / "state" / "templates" / "mypipe.yaml"
     sha = amend(repo, {"templates/mypipe.yaml": stored.read_bytes().replace(b"Linear Pipeline", b"Other rules")})
     findings = sd.verify()["findings"]
@@ -60,7 +50,7 @@ def test_a_stored_version_rewritten_in_a_new_is_illegal(sd: api.StateDir, repo: 
 
 
 def test_a_made_up_templates_action_is_illegal(sd: api.StateDir, repo: Path) -> None:
-    text = own(repo.parent, "v1.yaml").read_bytes()
+    text = own_template(repo.parent, "v1.yaml").read_bytes()
     sha = forge(repo, {"templates/mypipe.yaml": text}, action="templates")
     findings = sd.verify()["findings"]
     assert [(f["commit"], f["kind"], f["file"]) for f in findings] == [(sha, "illegal", "templates/mypipe.yaml")]

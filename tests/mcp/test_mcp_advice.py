@@ -16,19 +16,13 @@ from statedir.mcp import catalog
 from statedir.mcp.host import mcp_host
 from statedir.mcp.server import build
 from tests.support.mcp_session import ToolError, User, agent
-from tests.support.util import clear_checklist, cli, to_integrity
+from tests.support.runs import at_major_revision
+from tests.support.util import cli
 
 
 def at_revision(sd: api.StateDir) -> None:
     """Run p at stage 4 (revision) in progress: 2.5 passed, 3 decided major_revision."""
-    to_integrity(sd, "p")
-    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, "p")
-    sd.stage("p", "2.5", "completed")
-    sd.confirm("p", response="continue")
-    sd.material("p", ["review_reports"])
-    sd.material("p", ["revision_roadmap"])
-    sd.stage("p", "3", "completed", decision="major_revision")
+    at_major_revision(sd, "p")
     sd.confirm("p", response="continue")
 
 
@@ -104,14 +98,7 @@ def test_a_required_argument_left_out_names_its_values(sd: api.StateDir, repo: P
 
 
 def test_a_review_checkpoint_shows_the_user_the_decision_they_approve(sd: api.StateDir, repo: Path) -> None:
-    to_integrity(sd, "p")
-    sd.integrity("p", "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, "p")
-    sd.stage("p", "2.5", "completed")
-    sd.confirm("p", response="continue")
-    sd.material("p", ["review_reports"])
-    sd.material("p", ["revision_roadmap"])
-    sd.stage("p", "3", "completed", decision="major_revision")  # stage 3's MANDATORY checkpoint open
+    at_major_revision(sd, "p")  # stage 3's MANDATORY checkpoint open
     user = User()
 
     async def main() -> None:

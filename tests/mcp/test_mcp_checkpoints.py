@@ -15,7 +15,7 @@ import pytest
 from statedir import api
 from statedir.gitops import git
 from tests.support.mcp_session import ToolError, User, agent
-from tests.support.util import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot, trailers
+from tests.support.util import CLEAR_ITEMS, at_mandatory_2_5, copy_of, snapshot, stage_one_done, trailers
 
 MODES = ["auto", "legacy"]
 
@@ -351,10 +351,7 @@ def test_a_client_that_cannot_ask_cannot_acknowledge(blocked: Path, repo: Path, 
 
 def test_a_held_checkpoint_is_asked_of_the_user(repo: Path, sd: api.StateDir) -> None:
     """A regressed quality holds the FULL checkpoint: over MCP its answer is the user's, as a MANDATORY one's."""
-    sd.new("p", topic="t")
-    sd.stage("p", "1", "in_progress")
-    sd.material("p", ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage("p", "1", "completed")
+    stage_one_done(sd, "p")
     user = User(response="review")
 
     async def main() -> dict[str, Any]:

@@ -21,6 +21,8 @@ from statedir.mcp.host import mcp_host
 from tests.support.mcp_session import AGENT_ROLES, Agent, ToolError, agent, document
 from tests.support.util import cli, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 
 @pytest.fixture
 def store(repo: Path, sd: api.StateDir) -> Path:

@@ -215,6 +215,7 @@ def test_an_optional_positional_left_out_never_takes_the_next_value() -> None:
     assert _call(served["pair"], {"first": None, "second": "b"}) == ("pair", None, "b")  # not shifted into first
 
 
+@pytest.mark.usefixtures("isolated")
 def test_the_generator_does_not_import_the_sdk() -> None:
     import subprocess
     import sys
@@ -227,6 +228,7 @@ def test_the_generator_does_not_import_the_sdk() -> None:
     assert tools_mod.__doc__ and "does not import the MCP SDK" in tools_mod.__doc__
 
 
+@pytest.mark.usefixtures("isolated")
 def test_the_server_calls_commands_without_typer(tmp_path: Path) -> None:
     """The command table drives the tools and their calls: a call (a write, a refusal of the
     research ledger's) loads neither typer nor click."""

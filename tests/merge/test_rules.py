@@ -161,6 +161,7 @@ def test_log_entries_keep_their_own_text() -> None:
     assert out.data == _log([first, a, b])
 
 
+@pytest.mark.usefixtures("isolated")
 def test_the_old_union_merge_breaks_what_the_driver_keeps(tmp_path: Path) -> None:
     """The issue's case at the file level: two transitions in the same second on one run.
     git's `merge=union` interleaves them into one entry holding `reason: from A` and `reason:
@@ -184,6 +185,7 @@ def test_the_old_union_merge_breaks_what_the_driver_keeps(tmp_path: Path) -> Non
     assert not schema.validate("log-transitions", _plain(out.data), rel)
 
 
+@pytest.mark.usefixtures("isolated")
 def test_a_file_statedir_does_not_own_gets_a_line_merge() -> None:
     out = driver.merge_file("notes/x.yaml", b"a\nb\nc\n", b"A\nb\nc\n", b"a\nb\nC\n")
     assert out.clean and out.data == b"A\nb\nC\n"
@@ -203,6 +205,7 @@ def test_bad_yaml_is_still_a_syntax_error_not_an_unresolved_merge() -> None:
     assert json.dumps(caught.value.as_json())
 
 
+@pytest.mark.usefixtures("isolated")
 def test_what_a_file_is_comes_from_the_store_schema_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
     """A file merges as a log as soon as the store's schema lookup names it one (a day segment,
     `history/<log>/<day>.yaml`, does): the driver has no path of its own."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.isolation import isolated_at
 from tests.support.util import call, cli
 
 SECRET = "S3CRET"
@@ -36,12 +37,13 @@ COMMANDS = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = tmp_path_factory.mktemp("disclosure")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    for args in (["init"], ["new", "r1", "--topic", "t"]):
-        proc = cli(*args, cwd=repo, env={"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-                                         "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
-        assert proc.returncode == 0, proc.stderr
+    root = tmp_path_factory.mktemp("disclosure")
+    repo = root / "work"
+    with isolated_at(root):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        for args in (["init"], ["new", "r1", "--topic", "t"]):
+            proc = cli(*args, cwd=repo)
+            assert proc.returncode == 0, proc.stderr
     return repo
 
 

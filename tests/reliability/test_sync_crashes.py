@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.isolation import isolated_at
 from tests.support.reliability import assert_store_equals_last_commit
 from tests.support.sync import git, network, ok, topics_apart
 from tests.support.util import cli
@@ -52,8 +53,9 @@ def _apart(base: Path) -> dict[str, Path]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each scenario made once through the CLI, copied into each trial."""
     root = tmp_path_factory.mktemp("sync-crashes")
-    return {"conflicting": _conflicting(root / "conflicting")["b"].parent,
-            "apart": _apart(root / "apart")["b"].parent}
+    with isolated_at(root):
+        return {"conflicting": _conflicting(root / "conflicting")["b"].parent,
+                "apart": _apart(root / "apart")["b"].parent}
 
 
 def _copy(source: Path, target: Path) -> Path:

@@ -51,6 +51,7 @@ def test_duplicates_group_by_doi_or_normalized_url_and_keep_the_earliest() -> No
 
 
 @pytest.mark.slow  # several clones and a remote, each step through the CLI
+@pytest.mark.usefixtures("isolated")
 def test_a_doi_registered_on_two_machines_is_one_source_and_an_alias_after_sync(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
     first = _register(c["a"], "Paper", doi="10.5/same")
@@ -74,6 +75,7 @@ def test_a_doi_registered_on_two_machines_is_one_source_and_an_alias_after_sync(
 
 
 @pytest.mark.slow  # several clones and a remote, each step through the CLI
+@pytest.mark.usefixtures("isolated")
 def test_after_a_plain_git_merge_validate_names_the_duplicate_and_doctor_records_the_alias(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
     first = _register(c["a"], "Paper", url="https://example.org/p?utm_source=feed")
@@ -97,6 +99,7 @@ def test_after_a_plain_git_merge_validate_names_the_duplicate_and_doctor_records
 
 
 @pytest.mark.slow  # several clones and a remote, each step through the CLI
+@pytest.mark.usefixtures("isolated")
 def test_an_alias_the_rules_do_not_allow_is_illegal_to_verify(tmp_path: Path) -> None:
     """An alias to another document, or to a later Source, written by hand in a research commit."""
     c = network(tmp_path, ("a",))
@@ -143,6 +146,7 @@ def _plant(clone: Path, victim: str, new_id: str, created_at: str, *, when: str 
 
 
 @pytest.mark.slow  # two clones and a remote, each step through the CLI
+@pytest.mark.usefixtures("isolated")
 def test_a_planted_source_claiming_1999_neither_passes_sync_nor_takes_the_doi(tmp_path: Path) -> None:
     """The collaborator's copy of the victim's Source, dated 1999: in a commit of today it is refused
     (its created_at is not its commit's), branch, index and work tree as they were; in a commit
@@ -173,6 +177,7 @@ def test_a_planted_source_claiming_1999_neither_passes_sync_nor_takes_the_doi(tm
 
 
 @pytest.mark.slow  # two clones and a remote, each step through the CLI
+@pytest.mark.usefixtures("isolated")
 def test_a_source_forked_in_from_before_the_victims_cannot_make_the_victims_an_alias(tmp_path: Path) -> None:
     """The collaborator forks from before the victim registered, plants the DOI dated (commit and all)
     in 1999, merges the remote in and pushes: the victim's sync keeps its own, already shared,

@@ -14,6 +14,8 @@ import pytest
 from tests.support.research import commits, files, git, research
 from tests.support.util import ROOT, cli, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 ACTION_FLAGS = ["--create-project", "--create-question", "--start-run", "--complete-run", "--answer-question",
                 "--abandon-question", "--record-result", "--record-claim", "--create-hypothesis",
                 "--set-hypothesis-status", "--create-experiment", "--set-experiment-status", "--create-source",

@@ -6,8 +6,6 @@ later commit to the signers as they were before them; sync refuses them)."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,26 +14,19 @@ from statedir import api
 from statedir.files.signers_file import Signers, fingerprint, parse, public_key
 from statedir.store import commit_keys as signing_keys
 from tests.support.history import forge, git
+from tests.support.signing import NEEDS_SSH_KEYGEN, keygen
 from tests.support.sync import network
 from tests.support.util import cli, cli_json
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
-                                reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")
+pytestmark = NEEDS_SSH_KEYGEN
 
 ORCH, REVIEWER = "pipeline_orchestrator", "reviewer"
 
 
 @pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
+def keys(isolated: Path) -> dict[str, Path]:
     """Private keys: alice's and carol's are the orchestrator's, bob's and mallory's the reviewer's."""
-    out = {}
-    for name in ("alice", "bob", "carol", "mallory"):
-        path = tmp_path / "keys" / name
-        path.parent.mkdir(exist_ok=True)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(path)],
-                       check=True)
-        out[name] = path
-    return out
+    return keygen(isolated.parent / "keys", ("alice", "bob", "carol", "mallory"))
 
 
 def pub(key: Path) -> str:

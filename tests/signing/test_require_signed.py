@@ -4,17 +4,16 @@ refused at the moment it is attempted unless signed by a key signers.yaml binds 
 that is not."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from statedir import api
+from tests.support.signing import NEEDS_SSH_KEYGEN, keygen
 from tests.support.util import cli, cli_json, snapshot
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
-                                reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")
+pytestmark = NEEDS_SSH_KEYGEN
 
 ORCH, INTEGRITY = "pipeline_orchestrator", "integrity_verification"
 VERDICT = ["integrity", "p", "2.5", "PASS", "--refs-total", "1", "--refs-verified", "1", "--actor", INTEGRITY]
@@ -40,11 +39,7 @@ def store(repo: Path) -> Path:
     """A store with run p at stage 2.5 in progress, the orchestrator's key (alice) and the integrity
     agent's (bob) in keys/ beside the repository, and statedir.yaml requiring integrity_verification
     to sign."""
-    keys = repo.parent / "keys"
-    keys.mkdir()
-    for name in ("alice", "bob"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f",
-                        str(keys / name)], check=True)
+    keygen(repo.parent / "keys", ("alice", "bob"))
     api.init(repo / "state")
     sd = api.StateDir(repo / "state")
     sd.new("p", topic="T", entry_point="2.5")

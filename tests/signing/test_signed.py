@@ -15,10 +15,11 @@ import pytest
 from statedir import api
 from statedir.history.signatures import split
 from tests.support.history import git
-from tests.support.util import call, cli, cli_json, isolate, snapshot
+from tests.support.isolation import isolated_at
+from tests.support.signing import NEEDS_SSH_KEYGEN, keygen
+from tests.support.util import call, cli, cli_json, snapshot
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
-                                reason="ssh-keygen (OpenSSH client tools) is not installed: no SSH keys to sign with")
+pytestmark = NEEDS_SSH_KEYGEN
 
 ORCH, INTEGRITY = "pipeline_orchestrator", "integrity_verification"
 
@@ -29,14 +30,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repository whose store binds the orchestrator to alice's key and the integrity agent to bob's
     (through the CLI, as a user binds them)."""
     root = tmp_path_factory.mktemp("signed")
-    for name in ("alice", "bob", "carol"):
-        path = root / "keys" / name
-        path.parent.mkdir(exist_ok=True)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(path)],
-                       check=True)
     repo = root / "work"
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        isolate(root, monkeypatch)
+    with isolated_at(root):
+        keygen(root / "keys", ("alice", "bob", "carol"))
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
         api.init(repo / "state")
         proc = cli("signers", "add", ORCH, f"{root / 'keys' / 'alice'}.pub", "--actor", ORCH, cwd=repo,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import statedir
-from tests.support.branch import B, git, user_repo
+from tests.support.branch import B, git, user_repo, with_remote
 from tests.support.docs_text import readme_example
 from tests.support.util import ROOT, cli, cli_json, shim, snapshot
 
@@ -148,11 +148,7 @@ def test_a_deleted_work_tree_is_named_and_made_again(repo: Path) -> None:
 
 @pytest.mark.slow  # two clones and five syncs through the real CLI
 def test_two_machines_share_the_store_branch_through_a_remote(repo: Path, tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    user_repo(repo)
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main")
+    remote = with_remote(repo, tmp_path / "remote.git")
     assert cli("init", "--branch", B, cwd=repo).returncode == 0
     cli_json("new", "a1", "--topic", "from A", cwd=repo)
     code, pushed = cli_json("sync", cwd=repo)
@@ -186,10 +182,7 @@ def test_two_machines_share_the_store_branch_through_a_remote(repo: Path, tmp_pa
 
 
 def test_the_pre_push_example_checks_the_store_branch_only(repo: Path, tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    user_repo(repo)
-    git(repo, "remote", "add", "origin", str(remote))
+    remote = with_remote(repo, tmp_path / "remote.git", push=False)
     hook = repo / ".git" / "hooks" / "pre-push"
     hook.parent.mkdir(exist_ok=True)
     shutil.copy(ROOT / "examples" / "pre-push", hook)
@@ -248,11 +241,7 @@ def test_the_docs_recipe_moves_a_store_with_its_history(repo: Path) -> None:
 
 @pytest.mark.slow  # two clones, two syncs
 def test_stores_made_apart_are_refused_by_sync_and_the_docs_recipe_takes_one(repo: Path, tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    user_repo(repo)
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main")
+    remote = with_remote(repo, tmp_path / "remote.git")
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(remote), str(other))
     for machine in (repo, other):  # each makes a store before either pushed

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.branch import B, git, user_repo
+from tests.support.branch import B, git, user_repo, with_remote
 from tests.support.util import cli, cli_json
 
 USERS_CONFIG = """\
@@ -158,11 +158,7 @@ def test_sync_reaches_a_remote_given_as_a_path_relative_to_the_users_work_tree(r
 @pytest.mark.slow  # two clones, a sync
 def test_init_branch_in_a_clone_made_before_the_store_was_pushed_takes_the_remotes(repo: Path,
                                                                                    tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    user_repo(repo)
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main")
+    remote = with_remote(repo, tmp_path / "remote.git")
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(remote), str(other))  # before the store's branch exists anywhere
     assert cli("init", "--branch", B, cwd=repo).returncode == 0
@@ -191,10 +187,7 @@ def test_init_branch_makes_a_store_with_a_warning_where_the_remote_cannot_be_ask
 
 
 def test_a_remote_branch_without_a_store_is_refused_and_forgotten(repo: Path, tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    user_repo(repo)
-    git(repo, "remote", "add", "origin", str(remote))
+    with_remote(repo, tmp_path / "remote.git", push=False)
     git(repo, "push", "-q", "origin", f"main:refs/heads/{B}")  # a branch NAME of code, not a store ...
     git(repo, "update-ref", "-d", f"refs/remotes/origin/{B}")  # ... that this clone has not fetched
     code, out = cli_json("init", "--branch", B, cwd=repo)

@@ -16,6 +16,8 @@ import pytest
 from tests.support.branch import B, git
 from tests.support.util import ROOT, cli, cli_json, snapshot
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
+
 HOOK_TYPES = ("pre-commit", "pre-push", "post-merge", "post-checkout", "commit-msg", "post-commit")
 
 

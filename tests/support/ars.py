@@ -1,4 +1,5 @@
-"""A real academic-pipeline run driven to its terminal state through the Python API, and the
+"""A real academic-pipeline run driven to its terminal state through the Python API (from stage 3',
+where runs.at_re_review leaves it, with RE_REVIEW's figures), and the
 upstream ARS tool's rules for a sealed inventory, re-stated as independent checks."""
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir import api
-from tests.support.util import CLEAR_ITEMS, contract_holds, past_stage_one
+from tests.support.util import CLEAR_ITEMS, contract_holds
 
 INTEGRITY = "integrity_verification"
 FAMILIES = ["revision_author_adjudication", "compliance_report", "re_review_traceability",
@@ -20,30 +21,12 @@ ROLES = {
     "explicit_user_request": ["explicit_user_request_log"],
     "mandatory_checkpoint_response": ["mandatory_checkpoint_response_log"],
 }
+# The run's figures up to stage 3' (runs.at_re_review's arguments)
+RE_REVIEW: dict[str, Any] = {"topic": "AI and quality assurance", "refs": 10, "issues": 0, "items": 2}
 UNAVAILABLE = {"source_not_provided", "source_unreadable", "source_invalid", "capture_not_supported"}
 TO_ARS = {"1": "pipeline_stage_1", "2": "pipeline_stage_2", "2.5": "pipeline_stage_2_5", "3": "pipeline_stage_3",
           "3p": "pipeline_stage_3_prime", "4": "pipeline_stage_4", "4p": "pipeline_stage_4_prime",
           "4.5": "pipeline_stage_4_5", "5": "pipeline_stage_5", "6": "pipeline_stage_6"}
-
-
-def to_re_review(sd: api.StateDir, run: str) -> None:
-    """Stages 1 to 4 done (major revision at 3); stage 3' in progress."""
-    past_stage_one(sd, run, "AI and quality assurance")
-    sd.material(run, ["paper_draft"])
-    sd.stage(run, "2", "completed")
-    sd.confirm(run, response="continue")
-    sd.integrity(run, "2.5", "PASS", refs_total=10, refs_verified=10, issues_found=0, issues_fixed=0, actor=INTEGRITY)
-    sd.checklist(run, "2.5", CLEAR_ITEMS, actor="integrity_verification")
-    sd.stage(run, "2.5", "completed")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["review_reports"])
-    sd.material(run, ["revision_roadmap"])
-    sd.stage(run, "3", "completed", decision="major_revision")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["revised_draft"])
-    sd.revision(run, items_total=2, items_addressed=2)
-    sd.stage(run, "4", "completed")
-    sd.confirm(run, response="continue")
 
 
 def finish(sd: api.StateDir, run: str) -> None:

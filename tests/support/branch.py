@@ -1,5 +1,5 @@
 """A store on a branch of its own (`init --branch`): the branch's name, git in a folder, and a user's
-repository with work of its own (a commit, a staged change and an unstaged one)."""
+repository with work of its own (a commit, a staged change and an unstaged one), and one with a remote."""
 from __future__ import annotations
 
 import subprocess
@@ -24,3 +24,14 @@ def user_repo(repo: Path) -> Path:
     git(repo, "add", "staged.md")
     (repo / "notes.md").write_text("mine, edited\n")
     return repo
+
+
+def with_remote(repo: Path, remote: Path, push: bool = True) -> Path:
+    """`repo` made a user_repo whose origin is a new bare repository at `remote`, its `main` pushed
+    there unless `push` is false: returns the remote."""
+    git(remote.parent, "init", "-q", "--bare", str(remote))
+    user_repo(repo)
+    git(repo, "remote", "add", "origin", str(remote))
+    if push:
+        git(repo, "push", "-q", "origin", "main")
+    return remote

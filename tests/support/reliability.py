@@ -6,6 +6,7 @@ from pathlib import Path
 
 from statedir import api
 from statedir.engine import validate
+from tests.support.util import call, snapshot
 
 
 def git(repo: Path, *args: str) -> str:
@@ -57,3 +58,17 @@ OPTIONS = ["--topic", "--template", "--entry-point", "--format", "--mode", "--ou
            "--choice", "--line", "--json", "--schema", "--artifact-root", "--artifact", "--role", "--group",
            "--group-stage", "--path", "--not-applicable", "--unavailable"]
 TARGETS = ["runs/r1/state.yaml", "runs/r1/stages/1.yaml", "runs/r1/history/transitions/{today}.yaml", "statedir.yaml"]
+
+
+def any_call(store: Path, args: list[str]) -> tuple[int, str, str]:
+    """The CLI in this process on arguments a property test made up, in the work tree `store`: an exit
+    status from 0 to 3 and never a traceback; a refusal says something and leaves the store
+    byte-identical. Returns the status and what it printed."""
+    before = snapshot(store)
+    code, out, err = call(args)
+    assert code in (0, 1, 2, 3), (args, code)
+    assert "Traceback" not in out + err
+    if code != 0:
+        assert snapshot(store) == before, args
+        assert err.strip() or out.strip(), args
+    return code, out, err

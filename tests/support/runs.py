@@ -4,16 +4,16 @@ re-review contract; and the Sim's run to stage 5 and the academic template befor
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from statedir import api
 from statedir.files import schema
 from tests.support.sim import Sim
-from tests.support.util import clear_checklist, cli, past_stage_one, to_integrity
+from tests.support.util import clear_checklist, to_integrity
 
 # The academic template as it was before its integrity gates (3.21: a free-text FAIL-loop decision
 # given as --reason); runs made on it keep these rules (tests/engine/rules/test_gates.py: the rules of 3.22 on).
 OLD_ACADEMIC = str(schema.data_dir("templates") / "academic-pipeline@3.21.yaml")
+DRAFT = "# Draft\n## Abstract\n## References\n"  # a paper draft's file, its headings all there
 
 
 def finish_to_five(sim: Sim) -> None:
@@ -41,24 +41,7 @@ def report(prisma: str = "pass", raise_: str = "pass", overall: str = "pass", mo
 def through_4_5(sd: api.StateDir, run: str = "r", settings: list[str] | None = None, mode: str | None = None) -> None:
     """A run whose draft (with its file) passed 2.5, was accepted at 3 and passed 4.5: the Stage 5
     entry checkpoint open."""
-    if settings or mode:
-        sd.new(run, topic="t", settings=settings or [])
-        sd.stage(run, "1", "in_progress", mode=mode)
-        sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-        sd.stage(run, "1", "completed")
-        sd.confirm(run, response="continue")
-    else:
-        past_stage_one(sd, run, "t")
-    sd.material(run, ["paper_draft"], files=[write_file(sd, "draft.md", "# Draft\n## Abstract\n## References\n")])
-    sd.stage(run, "2", "completed")
-    sd.confirm(run, response="continue")
-    sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    clear_checklist(sd, run)
-    sd.stage(run, "2.5", "completed")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["review_reports"])
-    sd.stage(run, "3", "completed", decision="accept")
-    sd.confirm(run, response="continue")
+    to_integrity(sd, run, "4.5", settings=settings, mode=mode, draft=[write_file(sd, "draft.md", DRAFT)])
     sd.integrity(run, "4.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
     clear_checklist(sd, run, "4.5")
     sd.stage(run, "4.5", "completed")
@@ -67,14 +50,7 @@ def through_4_5(sd: api.StateDir, run: str = "r", settings: list[str] | None = N
 
 
 def at_2_5(sd: api.StateDir, run: str = "r", mode: str | None = None) -> None:
-    sd.new(run, topic="t")
-    sd.stage(run, "1", "in_progress", mode=mode)
-    sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-    sd.stage(run, "1", "completed")
-    sd.confirm(run, response="continue")
-    sd.material(run, ["paper_draft"], files=[write_file(sd, "draft.md", "# Draft\n## Abstract\n## References\n")])
-    sd.stage(run, "2", "completed")
-    sd.confirm(run, response="continue")
+    to_integrity(sd, run, mode=mode, draft=[write_file(sd, "draft.md", DRAFT)])
     sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
     clear_checklist(sd, run)
     write_file(sd, "block.json", report(prisma="block", overall="block"))
@@ -85,36 +61,37 @@ def at_2_5(sd: api.StateDir, run: str = "r", mode: str | None = None) -> None:
 PARTS = ("manifest", "criteria", "evidence", "claims")
 
 
-def at_re_review(sd: api.StateDir, run: str = "r1", settings: list[str] | None = None) -> None:
-    """Stage 3' in progress after a major revision at 3 and its revision round."""
-    if settings:
-        sd.new(run, topic="t", settings=settings)
-        sd.stage(run, "1", "in_progress")
-        sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
-        sd.stage(run, "1", "completed")
-        sd.confirm(run, response="continue")
-        sd.material(run, ["paper_draft"])
-        sd.stage(run, "2", "completed")
-        sd.confirm(run, response="continue")
-    else:
-        to_integrity(sd, run)
-    sd.integrity(run, "2.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
+def at_major_revision(sd: api.StateDir, run: str = "r1", settings: list[str] | None = None, *, topic: str = "t",
+                      refs: int = 1, issues: int | None = None) -> None:
+    """Stage 3 completed with a major revision after 2.5 passed (`refs` references, all verified,
+    `issues` issues found, all fixed): its MANDATORY checkpoint open."""
+    to_integrity(sd, run, topic=topic, settings=settings)
+    sd.integrity(run, "2.5", "PASS", refs_total=refs, refs_verified=refs, issues_found=issues, issues_fixed=issues,
+                 actor="integrity_verification")
     clear_checklist(sd, run)
     sd.stage(run, "2.5", "completed")
     sd.confirm(run, response="continue")
     sd.material(run, ["review_reports"])
     sd.material(run, ["revision_roadmap"])
     sd.stage(run, "3", "completed", decision="major_revision")
+
+
+def at_re_review(sd: api.StateDir, run: str = "r1", settings: list[str] | None = None, *, topic: str = "t",
+                 refs: int = 1, issues: int | None = None, items: int = 1) -> None:
+    """Stage 3' in progress after a major revision at 3 (at_major_revision's checkpoint answered) and
+    its revision round (`items` revision items, all addressed)."""
+    at_major_revision(sd, run, settings, topic=topic, refs=refs, issues=issues)
     sd.confirm(run, response="continue")
     sd.material(run, ["revised_draft"])
-    sd.revision(run, items_total=1, items_addressed=1)
+    sd.revision(run, items_total=items, items_addressed=items)
     sd.stage(run, "4", "completed")
     sd.confirm(run, response="continue")
 
 
-def parts(repo: Path, upto: int = 4) -> None:
+def parts(sd: api.StateDir, upto: int = 4) -> None:
+    """Run r1's first `upto` parts of the re-review contract recorded, from their files in the work tree."""
     for part in PARTS[:upto]:
-        assert cli("contract", "r1", "3p", part, "--file", f"{part}.md", cwd=repo).returncode == 0
+        sd.contract("r1", "3p", part, file=str(sd.store.files_worktree / f"{part}.md"))
 
 
 def warned_then_blocked(sd: api.StateDir) -> None:

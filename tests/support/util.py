@@ -2,6 +2,7 @@
 bytes, repositories built once and copied, and the runs driven to a stage through the API."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,33 +15,11 @@ import pytest
 
 import statedir
 from statedir import api
+from tests.support.isolation import isolated_at
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-# pip's cache of downloaded wheels, taken before any test moves HOME: pre-commit installs statedir's hook
-# environment with pip, and a test's new HOME would make it download every dependency again.
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
-
-
-def isolate(root: Path, monkeypatch: pytest.MonkeyPatch, pre_commit_home: Path | None = None) -> None:
-    """HOME at root/home with the tests' git identity and config; nothing from the real one. The
-    caches that only save time are shared: pip's, and pre-commit's environments (`pre_commit_home`,
-    one per test session: a hook's environment is built once, not once per test)."""
-    home = root / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.invalid\n"
-                                     "[init]\n\tdefaultBranch = main\n\ttemplateDir =\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("PIP_CACHE_DIR", PIP_CACHE)
-    if pre_commit_home is not None:
-        monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
-    for var in ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_LOCK_TIMEOUT", "GIT_DIR", "GIT_INDEX_FILE",
-                "ARS_PASSPORT_RESET", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH"):
-        monkeypatch.delenv(var, raising=False)
-
 
 _BUILT: dict[str, tuple[Path, Any]] = {}
 
@@ -56,8 +35,7 @@ def copy_of(name: str, build: Callable[[api.StateDir], T], repo: Path,
 
     if name not in _BUILT:
         root = factory.mktemp(f"built-{name}")
-        with pytest.MonkeyPatch.context() as monkeypatch:
-            isolate(root, monkeypatch)
+        with isolated_at(root):
             subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
             api.init(root / "work" / "state")
             made = build(statedir.open(root / "work" / "state"))
@@ -140,7 +118,6 @@ def snapshot(root: Path, objects: bool = True) -> dict[str, bytes]:
 
 def call(args: list[str]) -> tuple[int, str, str]:
     """The CLI in this process (fast, for property tests over thousands of arguments)."""
-    import contextlib
     import io
 
     from statedir.cli import main
@@ -149,18 +126,6 @@ def call(args: list[str]) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(args)
     return code, out.getvalue(), err.getvalue()
-
-
-def module_store(factory: pytest.TempPathFactory, name: str) -> Path:
-    """A store shared by one test module (its own git identity): returns the work tree."""
-    repo = factory.mktemp(name)
-    home = repo / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
-    os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
-    subprocess.run(["git", "init", "-q", str(repo / "w")], check=True)
-    api.init(repo / "w" / "state")
-    return repo / "w"
 
 
 def today() -> str:
@@ -178,7 +143,6 @@ def segment(name: str) -> str:
 def on_terminal(args: list[str], cwd: Path, stream: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
     """The CLI with its `stream` ("stdout" or "stderr") on a pseudo-terminal: the process, and
     what the terminal showed; the other stream is captured."""
-    import contextlib
     import pty
 
     leader, follower = pty.openpty()
@@ -225,12 +189,20 @@ def stage_by_hand(repo: Path, run: str, stage: str, **fields: Any) -> Path:
     return path
 
 
-def past_stage_one(sd: api.StateDir, run: str, topic: str) -> None:
-    """A new academic run with stage 1 done and its checkpoint answered: stage 2 in progress."""
-    sd.new(run, topic=topic)
-    sd.stage(run, "1", "in_progress")
+def stage_one_done(sd: api.StateDir, run: str, topic: str = "t", *, settings: list[str] | None = None,
+                   mode: str | None = None) -> None:
+    """A new academic run (with `settings`) whose stage 1 (in `mode`) has its materials and is
+    completed: its FULL checkpoint open."""
+    sd.new(run, topic=topic, settings=settings)
+    sd.stage(run, "1", "in_progress", mode=mode)
     sd.material(run, ["rq_brief", "methodology_blueprint", "bibliography", "synthesis_report"])
     sd.stage(run, "1", "completed")
+
+
+def past_stage_one(sd: api.StateDir, run: str, topic: str = "t", *, settings: list[str] | None = None,
+                   mode: str | None = None) -> None:
+    """A new academic run with stage 1 done and its checkpoint answered: stage 2 in progress."""
+    stage_one_done(sd, run, topic, settings=settings, mode=mode)
     sd.confirm(run, response="continue")
 
 
@@ -243,10 +215,12 @@ def clear_checklist(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
     sd.checklist(run, stage, CLEAR_ITEMS, actor="integrity_verification")
 
 
-def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5") -> None:
-    """Stage 2 written and confirmed: stage 2.5 in progress (or, with "4.5", through an accept)."""
-    past_stage_one(sd, run, "t")
-    sd.material(run, ["paper_draft"])
+def to_integrity(sd: api.StateDir, run: str, stage: str = "2.5", *, topic: str = "t",
+                 settings: list[str] | None = None, mode: str | None = None, draft: list[str] | None = None) -> None:
+    """Stage 2 written (its draft with the `draft` files) and confirmed: stage 2.5 in progress (or,
+    with "4.5", through an accept)."""
+    past_stage_one(sd, run, topic, settings=settings, mode=mode)
+    sd.material(run, ["paper_draft"], files=draft)
     sd.stage(run, "2", "completed")
     sd.confirm(run, response="continue")
     if stage == "4.5":
@@ -305,6 +279,18 @@ def cli_refused(repo: Path, code: str, *args: str) -> dict[str, Any]:
     assert status == (2 if code == "INVALID_VALUE" else 1) and out["error"]["code"] == code, out  # type: ignore[index]
     assert snapshot(repo) == before
     return out["error"]  # type: ignore[index,no-any-return]
+
+
+def own_template(folder: Path, name: str, *edits: tuple[str, str]) -> Path:
+    """The shipped linear template renamed mypipe, with each (old, new) of `edits` made once (old must
+    be there), written to folder/name: a user's own template."""
+    text = (ROOT / "templates" / "linear.yaml").read_text().replace("name: linear", "name: mypipe")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path = folder / name
+    path.write_text(text)
+    return path
 
 
 def shim(repo: Path) -> Path:

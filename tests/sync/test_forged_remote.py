@@ -16,6 +16,7 @@ import pytest
 from statedir.files import yaml
 from statedir.store import layout
 from tests.support.history import forge
+from tests.support.isolation import isolated_at
 from tests.support.sync import git, network, ok
 from tests.support.util import cli
 
@@ -33,16 +34,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built once: a remote and clones a, b and c of a store with a run, a bus session whose
     phase is done, a research run with a claim and a result, and a run on a stored template."""
     root = tmp_path_factory.mktemp("forged-remote")
-    home = root / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n"
-                                     "[init]\n\tdefaultBranch = main\n\ttemplateDir =\n")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("HOME", str(home))
-        env.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-        env.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        for var in ("STATEDIR_STORE", "STATEDIR_ACTOR", "STATEDIR_SIGNING_KEY", "GIT_DIR", "GIT_INDEX_FILE"):
-            env.delenv(var, raising=False)
+    with isolated_at(root) as env:
         env.chdir(root)
         c = network(root / "net")
         a = c["a"]

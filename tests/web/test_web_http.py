@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,17 +19,20 @@ from statedir.web.app import build
 from statedir.web.guard import CSP
 from statedir.web.reading import PageReader
 from tests.support.history import listings_read, packed_without_graph
+from tests.support.isolation import module_store
 from tests.support.served import fill, serving
-from tests.support.util import cli_json, module_store, snapshot
+from tests.support.util import cli_json, snapshot
+
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
 
 
 @pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    work = module_store(tmp_path_factory, "web")
-    return work, fill(work / "state")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    with module_store(tmp_path_factory, "web") as work:
+        yield work, fill(work / "state")
 
 
 @pytest.fixture

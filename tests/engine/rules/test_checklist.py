@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from statedir import api, errors
+from tests.support.refusals import cli_words
 from tests.support.sim import INTEGRITY, ORCH, Sim
-from tests.support.util import CLEAR_ARGS, CLEAR_ITEMS, cli, cli_json, copy_of, snapshot, to_integrity
+from tests.support.util import CLEAR_ITEMS, cli, cli_json, copy_of, snapshot, to_integrity
 
 RUN = "c1"
 LONG = ("The user re-ran the analysis by hand, compared every reported number with the raw output and "
@@ -180,28 +181,30 @@ def blocked(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDi
 
 
 def test_bad_input_is_refused_naming_what_is_allowed_and_changes_nothing(repo: Path, blocked: api.StateDir) -> None:
-    before = snapshot(repo)
-    item = ["--actor", INTEGRITY]
+    sd, user = blocked, {"actor": "user"}
     cases = [
-        (["checklist", RUN, "2.5", "--item", "1=CLEAR", *item], 2, "INVALID_VALUE", "missing"),
-        (["checklist", RUN, "2.5", *CLEAR_ARGS, "--item", "8=CLEAR", *item], 2, "INVALID_VALUE", "the modes are"),
-        (["checklist", RUN, "2.5", "--item", "1=MAYBE", *CLEAR_ARGS[2:], *item], 2, "INVALID_VALUE", "CLEAR, SUSPECTED"),
-        (["checklist", RUN, "2.5", "--item", "1", *item], 2, "INVALID_VALUE", "MODE=VALUE"),
-        (["checklist", RUN, "3", *CLEAR_ARGS, *item], 2, "INVALID_VALUE", "taken at 2.5, 4.5"),
-        (["checklist", RUN, "2.5", *CLEAR_ARGS], 1, "PERMISSION_DENIED", "integrity_verification"),
-        (["checklist", RUN, "2.5", *CLEAR_ARGS, *item], 1, "FAILURE_MODE_BLOCK", "acknowledge"),
-        (["acknowledge", RUN, "2.5", "3", "skip", "--actor", "user"], 2, "INVALID_VALUE", "confirm, override, revise"),
-        (["acknowledge", RUN, "2.5", "9", "revise", "--actor", "user"], 2, "INVALID_VALUE", "the modes are"),
-        (["acknowledge", RUN, "2.5", "1", "override", "--reason", "r", "--actor", "user"], 1, "ILLEGAL_TRANSITION",
+        (lambda: sd.checklist(RUN, "2.5", ["1=CLEAR"], actor=INTEGRITY), "INVALID_VALUE", "missing"),
+        (lambda: sd.checklist(RUN, "2.5", [*CLEAR_ITEMS, "8=CLEAR"], actor=INTEGRITY), "INVALID_VALUE",
+         "the modes are"),
+        (lambda: sd.checklist(RUN, "2.5", ["1=MAYBE", *CLEAR_ITEMS[1:]], actor=INTEGRITY), "INVALID_VALUE",
+         "CLEAR, SUSPECTED"),
+        (lambda: sd.checklist(RUN, "2.5", ["1"], actor=INTEGRITY), "INVALID_VALUE", "MODE=VALUE"),
+        (lambda: sd.checklist(RUN, "3", CLEAR_ITEMS, actor=INTEGRITY), "INVALID_VALUE", "taken at 2.5, 4.5"),
+        (lambda: sd.checklist(RUN, "2.5", CLEAR_ITEMS), "PERMISSION_DENIED", "integrity_verification"),
+        (lambda: sd.checklist(RUN, "2.5", CLEAR_ITEMS, actor=INTEGRITY), "FAILURE_MODE_BLOCK", "acknowledge"),
+        (lambda: sd.acknowledge_mode(RUN, "2.5", "3", "skip", **user), "INVALID_VALUE", "confirm, override, revise"),
+        (lambda: sd.acknowledge_mode(RUN, "2.5", "9", "revise", **user), "INVALID_VALUE", "the modes are"),
+        (lambda: sd.acknowledge_mode(RUN, "2.5", "1", "override", reason="r", **user), "ILLEGAL_TRANSITION",
          "does not block"),
-        (["acknowledge", RUN, "2.5", "3", "override", "--actor", "user"], 2, "INVALID_VALUE", "needs a reason"),
-        (["acknowledge", RUN, "2.5", "3", "revise", "--actor", INTEGRITY], 1, "PERMISSION_DENIED", "relay"),
-        (["stage", RUN, "2.5", "completed"], 1, "FAILURE_MODE_BLOCK", "mode 3 (hallucinated result)"),
+        (lambda: sd.acknowledge_mode(RUN, "2.5", "3", "override", **user), "INVALID_VALUE", "needs a reason"),
+        (lambda: sd.acknowledge_mode(RUN, "2.5", "3", "revise", actor=INTEGRITY), "PERMISSION_DENIED", "relay"),
+        (lambda: sd.stage(RUN, "2.5", "completed"), "FAILURE_MODE_BLOCK", "mode 3 (hallucinated result)"),
     ]
-    for args, exit_code, code, said in cases:
-        rc, out = cli_json(*args, cwd=repo)
-        assert (rc, out["error"]["code"]) == (exit_code, code), (args, out)  # type: ignore[index]
-        assert said in out["error"]["message"], (args, out)  # type: ignore[index]
+    before = snapshot(repo)
+    for act, code, said in cases:  # each refused with its code, naming what is allowed
+        with cli_words(), pytest.raises(errors.StatedirError) as info:
+            act()
+        assert info.value.code == code and said in info.value.message, (code, said, info.value.message)
     assert snapshot(repo) == before
 
 

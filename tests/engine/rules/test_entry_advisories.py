@@ -1,5 +1,6 @@
 """The Stage 5 entry advisories bound to the accepted draft, the claim_audit setting's gate on
-4.5 -> 5, and compliance reports (PRISMA-trAIce + RAISE) (issue 33, points 2, 3 and 4 in part)."""
+4.5 -> 5, and compliance reports (PRISMA-trAIce + RAISE) (issue 33, points 2, 3 and 4 in part).
+Through the API store (its refusals in the CLI's words): the CLI's own contract is tests/cli's."""
 from __future__ import annotations
 
 import json
@@ -8,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from statedir import api
+from tests.support.refusals import api_refused
 from tests.support.runs import at_2_5, report, through_4_5, write_file
-from tests.support.util import clear_checklist, cli, cli_json, cli_refused, copy_of
+from tests.support.util import clear_checklist, copy_of
+
+COMPLIANCE = "compliance_agent"
 
 
 @pytest.fixture
@@ -17,22 +21,22 @@ def at5(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> api.StateDir:
     return copy_of("entry-gates-at-5", through_4_5, repo, tmp_path_factory)[0]
 
 
-refused = cli_refused
-
-
 def test_advisories_in_order_bound_to_the_same_draft(at5: api.StateDir, repo: Path) -> None:
-    error = refused(repo, "ILLEGAL_TRANSITION", "advisory", "r", "cross_document", "--file", "cd.json")
+    def refused(code: str, kind: str, **args: str) -> dict[str, str]:
+        return api_refused(repo, code, lambda: at5.advisory("r", kind, **args))
+
+    error = refused("ILLEGAL_TRANSITION", "cross_document", file="cd.json")
     assert "comes after tortured_phrase" in error["message"]
-    refused(repo, "INVALID_VALUE", "advisory", "r", "plagiarism", "--file", "tp.json")  # unknown kind
-    refused(repo, "INVALID_VALUE", "advisory", "r", "tortured_phrase", "--file", "../outside.json")
-    refused(repo, "INVALID_VALUE", "advisory", "r", "tortured_phrase", "--file", "missing.json")
-    refused(repo, "INVALID_VALUE", "advisory", "r", "tortured_phrase")  # neither --file nor --unavailable
-    refused(repo, "INVALID_VALUE", "advisory", "r", "tortured_phrase", "--file", "tp.json", "--unavailable", "X")
-    refused(repo, "INVALID_VALUE", "advisory", "r", "tortured_phrase", "--unavailable", "not a code")
-    assert cli("advisory", "r", "tortured_phrase", "--file", "tp.json", cwd=repo).returncode == 0
-    refused(repo, "ILLEGAL_TRANSITION", "advisory", "r", "tortured_phrase", "--file", "tp.json")  # once per draft
-    status, out = cli_json("advisory", "r", "cross_document", "--unavailable", "RUNTIME_FAILED", cwd=repo)
-    assert status == 0 and out["version_label"] == "paper_draft_v1", out  # type: ignore[index]
+    refused("INVALID_VALUE", "plagiarism", file="tp.json")  # unknown kind
+    refused("INVALID_VALUE", "tortured_phrase", file="../outside.json")
+    refused("INVALID_VALUE", "tortured_phrase", file="missing.json")
+    refused("INVALID_VALUE", "tortured_phrase")  # neither a file nor unavailable
+    refused("INVALID_VALUE", "tortured_phrase", file="tp.json", unavailable="X")
+    refused("INVALID_VALUE", "tortured_phrase", unavailable="not a code")
+    at5.advisory("r", "tortured_phrase", file="tp.json")
+    refused("ILLEGAL_TRANSITION", "tortured_phrase", file="tp.json")  # once per draft
+    out = at5.advisory("r", "cross_document", unavailable="RUNTIME_FAILED")
+    assert out["version_label"] == "paper_draft_v1", out
     shown = at5.next("r")
     assert [(a["kind"], a["binding"]) for a in shown["advisories"]] == [("tortured_phrase", "CURRENT"),
                                                                         ("cross_document", "CURRENT")]
@@ -51,18 +55,18 @@ def test_a_new_draft_makes_both_stale_until_it_passes_integrity_again(at5: api.S
     draft = write_file(at5, "draft2.md", "# Draft 2\n## Abstract\n## References\n")
     at5.material("r", ["revised_draft"], files=[draft])
     assert {a["binding"] for a in at5.next("r")["advisories"]} == {"STALE"}
-    ars = json.loads(cli("show", "r", "--format", "ars", cwd=repo).stdout)
+    ars = at5.show("r", format="ars")
     assert {a["binding"] for a in ars["stage5_advisories"]} == {"STALE"}
     assert "[STALE]" in at5.status("r")["dashboard"]
-    error = refused(repo, "ILLEGAL_TRANSITION", "advisory", "r", "tortured_phrase", "--file", "tp.json")
+    error = api_refused(repo, "ILLEGAL_TRANSITION", lambda: at5.advisory("r", "tortured_phrase", file="tp.json"))
     assert "passes integrity again" in error["message"]
     at5.integrity("r", "4.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
-    error = refused(repo, "ILLEGAL_TRANSITION", "advisory", "r", "cross_document", "--file", "cd.json")
+    error = api_refused(repo, "ILLEGAL_TRANSITION", lambda: at5.advisory("r", "cross_document", file="cd.json"))
     assert "names paper_draft_v1" in error["message"]  # a second advisory for another draft
     at5.advisory("r", "tortured_phrase", file=str(repo / "tp.json"))
     at5.advisory("r", "cross_document", file=str(repo / "cd.json"))
     assert {(a["version_label"], a["binding"]) for a in at5.next("r")["advisories"]} == {("paper_draft_v2", "CURRENT")}
-    assert cli("verify", cwd=repo).returncode == 0
+    assert at5.verify()["clean"]
 
 
 def test_after_a_new_draft_the_refusal_names_the_verdict_of_the_current_one(at5: api.StateDir, repo: Path) -> None:
@@ -91,15 +95,16 @@ def test_claim_audit_gates_4_5_to_5_where_the_setting_is_on(repo: Path,
                                                                   "uncited_assertions": "LOW-WARN"}}))
     (repo / "audit-ok.json").write_text(json.dumps({"classes": {"claim_drifts": "LOW-WARN"}}))
     (repo / "audit-none.json").write_text("{}\n")
-    error = refused(repo, "PREREQUISITES_MISSING", "confirm", "r", "--response", "continue")
+    error = api_refused(repo, "PREREQUISITES_MISSING", lambda: sd.confirm("r", response="continue"))
     assert "claim_audit result" in error["message"]
     blocked = [b for b in sd.next("r")["blocked"] if b["move"]["command"] == "confirm"]
     assert blocked and "claim_audit" in blocked[0]["needs"][0]
-    refused(repo, "INVALID_VALUE", "advisory", "r", "claim_audit", "--file", "audit-none.json")  # names no class
-    refused(repo, "INVALID_VALUE", "advisory", "r", "claim_audit", "--unavailable", "NO_AUDIT")
-    status, out = cli_json("advisory", "r", "claim_audit", "--file", "audit-high.json", cwd=repo)
-    assert status == 0 and out["refused_classes"] == ["claim_drifts"], out  # type: ignore[index]
-    assert "HIGH-WARN" in refused(repo, "PREREQUISITES_MISSING", "confirm", "r", "--response", "continue")["message"]
+    api_refused(repo, "INVALID_VALUE", lambda: sd.advisory("r", "claim_audit", file="audit-none.json"))  # no class
+    api_refused(repo, "INVALID_VALUE", lambda: sd.advisory("r", "claim_audit", unavailable="NO_AUDIT"))
+    out = sd.advisory("r", "claim_audit", file="audit-high.json")
+    assert out["refused_classes"] == ["claim_drifts"], out
+    assert "HIGH-WARN" in api_refused(repo, "PREREQUISITES_MISSING",
+                                      lambda: sd.confirm("r", response="continue"))["message"]
     sd.redo("r", "4.5", reason="the claim drift fixed in a new draft")
     sd.material("r", ["revised_draft"], files=[write_file(sd, "draft2.md", "# Draft 2\n## Abstract\n## References\n")])
     sd.integrity("r", "4.5", "PASS", refs_total=1, refs_verified=1, actor="integrity_verification")
@@ -111,21 +116,20 @@ def test_claim_audit_gates_4_5_to_5_where_the_setting_is_on(repo: Path,
 
 def test_claim_audit_needs_the_setting(at5: api.StateDir, repo: Path) -> None:
     (repo / "audit.json").write_text(json.dumps({"classes": {"claim_drifts": "LOW-WARN"}}))
-    assert "setting claim_audit" in refused(repo, "INVALID_VALUE", "advisory", "r", "claim_audit", "--file",
-                                            "audit.json")["message"]
+    assert "setting claim_audit" in api_refused(repo, "INVALID_VALUE",
+                                                lambda: at5.advisory("r", "claim_audit", file="audit.json"))["message"]
 
 
 def test_compliance_outside_systematic_review_is_capped_at_warn(repo: Path,
                                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
     sd = copy_of("compliance-standard", at_2_5, repo, tmp_path_factory)[0]
-    refused(repo, "PERMISSION_DENIED", "compliance", "r", "2.5", "--report", "block.json")  # the orchestrator
-    error = refused(repo, "INVALID_VALUE", "compliance", "r", "2.5", "--report", "bad.json",
-                    "--actor", "compliance_agent")
+    api_refused(repo, "PERMISSION_DENIED", lambda: sd.compliance("r", "2.5", report="block.json"))  # the orchestrator
+    error = api_refused(repo, "INVALID_VALUE", lambda: sd.compliance("r", "2.5", report="bad.json", actor=COMPLIANCE))
     assert "compliance-report.schema.json" in error["message"]
-    refused(repo, "INVALID_VALUE", "compliance", "r", "3", "--report", "block.json", "--actor", "compliance_agent")
-    refused(repo, "INVALID_VALUE", "compliance", "r", "2.5", "--report", "../x.json", "--actor", "compliance_agent")
-    status, out = cli_json("compliance", "r", "2.5", "--report", "block.json", "--actor", "compliance_agent", cwd=repo)
-    assert status == 0 and out["decision"] == "warn" and out["capped_from"] == "block", out  # type: ignore[index]
+    api_refused(repo, "INVALID_VALUE", lambda: sd.compliance("r", "3", report="block.json", actor=COMPLIANCE))
+    api_refused(repo, "INVALID_VALUE", lambda: sd.compliance("r", "2.5", report="../x.json", actor=COMPLIANCE))
+    out = sd.compliance("r", "2.5", report="block.json", actor=COMPLIANCE)
+    assert out["decision"] == "warn" and out["capped_from"] == "block", out
     passport = sd.show("r")["passports"]["paper_draft_v1"]
     assert passport["compliance_history"][0]["decision"] == "warn"
     row = next(r for r in sd.show("r")["pending_adjudication_activity_bindings"]
@@ -137,23 +141,22 @@ def test_compliance_outside_systematic_review_is_capped_at_warn(repo: Path,
 def test_a_block_needs_the_users_acknowledgement_under_the_ladder(repo: Path,
                                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
     sd = copy_of("compliance-systematic", lambda s: at_2_5(s, mode="systematic-review"), repo, tmp_path_factory)[0]
-    refused(repo, "ILLEGAL_TRANSITION", "compliance", "r", "2.5", "--override", "--actor", "user")  # nothing blocks
+    api_refused(repo, "ILLEGAL_TRANSITION", lambda: sd.compliance("r", "2.5", override=True, actor="user"))  # none
     for _ in range(3):
-        status, out = cli_json("compliance", "r", "2.5", "--report", "block.json", "--actor", "compliance_agent",
-                               cwd=repo)
-        assert status == 0 and out["decision"] == "block", out  # type: ignore[index]
+        out = sd.compliance("r", "2.5", report="block.json", actor=COMPLIANCE)
+        assert out["decision"] == "block", out
     history = sd.show("r")["passports"]["paper_draft_v1"]["compliance_history"]
     assert [e["round"] for e in history] == [1, 2, 3] and "resolution_path" not in history[1]
     assert history[2]["resolution_path"] == "user_override"
-    error = refused(repo, "ILLEGAL_TRANSITION", "stage", "r", "2.5", "completed")
+    error = api_refused(repo, "ILLEGAL_TRANSITION", lambda: sd.stage("r", "2.5", "completed"))
     assert "acknowledgement of the blocking compliance report" in error["message"]
     assert any(m["command"] == "compliance" and "override" in m["args"] for m in sd.next("r")["moves"])
-    refused(repo, "PERMISSION_DENIED", "compliance", "r", "2.5", "--override", "--actor", "compliance_agent")
-    assert cli("compliance", "r", "2.5", "--override", "--actor", "user", cwd=repo).returncode == 0  # round 1: no reason
+    api_refused(repo, "PERMISSION_DENIED", lambda: sd.compliance("r", "2.5", override=True, actor=COMPLIANCE))
+    sd.compliance("r", "2.5", override=True, actor="user")  # round 1: no reason
     sd.stage("r", "2.5", "completed")
     entry = sd.show("r")["passports"]["paper_draft_v1"]["compliance_history"][2]
     assert entry["user_override"]["override_round"] == 1 and entry["user_override"]["answered_by"] == "user"
-    assert cli("verify", cwd=repo).returncode == 0  # every report and the acknowledgement replay as recorded
+    assert sd.verify()["clean"]  # every report and the acknowledgement replay as recorded
 
 
 def test_the_compliance_report_schema_is_valid_and_every_property_merges() -> None:
@@ -167,8 +170,8 @@ def test_the_compliance_report_schema_is_valid_and_every_property_merges() -> No
 def test_compliance_comes_while_the_stage_is_at_work(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     sd = copy_of("compliance-standard", at_2_5, repo, tmp_path_factory)[0]
     sd.stage("r", "2.5", "completed")  # its checkpoint open: a report now could hold nothing back
-    assert "current and in_progress" in refused(repo, "ILLEGAL_TRANSITION", "compliance", "r", "2.5", "--report",
-                                                "warn.json", "--actor", "compliance_agent")["message"]
-    refused(repo, "INVALID_VALUE", "compliance", "r", "2.5", "--actor", "compliance_agent")  # neither report nor override
-    refused(repo, "INVALID_VALUE", "compliance", "r", "2.5", "--report", "warn.json", "--reason", "x",
-            "--actor", "compliance_agent")
+    assert "current and in_progress" in api_refused(
+        repo, "ILLEGAL_TRANSITION", lambda: sd.compliance("r", "2.5", report="warn.json", actor=COMPLIANCE))["message"]
+    api_refused(repo, "INVALID_VALUE", lambda: sd.compliance("r", "2.5", actor=COMPLIANCE))  # no report, no override
+    api_refused(repo, "INVALID_VALUE",
+                lambda: sd.compliance("r", "2.5", report="warn.json", reason="x", actor=COMPLIANCE))

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from statedir import api
-from tests.support.util import clear_checklist, cli_json, contract_holds, isolate, snapshot
+from tests.support.isolation import isolated_at
+from tests.support.util import clear_checklist, cli_json, contract_holds, snapshot
 
 INTEGRITY = "integrity_verification"
 
@@ -53,8 +54,7 @@ def at_each_stage(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         kept[stage] = root / f"at-{stage}"
         shutil.copytree(work, kept[stage], symlinks=True)
 
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        isolate(root, monkeypatch)
+    with isolated_at(root):
         subprocess.run(["git", "init", "-q", str(work)], check=True)
         api.init(work / "state")
         drive(api.StateDir(work / "state"), "5", keep)

@@ -11,7 +11,8 @@ import pytest
 
 import statedir
 from statedir import api
-from tests.support.util import call, cli, cli_json, isolate, past_stage_one, stage_by_hand, today
+from tests.support.isolation import isolated_at
+from tests.support.util import call, cli, cli_json, past_stage_one, stage_by_hand, today
 
 RUN = "r1"
 # (file in the run, text, replacement, the JSON path validate names)
@@ -35,8 +36,7 @@ VOCABULARY = [
 def at_stage_two(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository whose run is at stage 2 in progress, made once for this module."""
     root = tmp_path_factory.mktemp("at-stage-two")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        isolate(root, monkeypatch)
+    with isolated_at(root):
         subprocess.run(["git", "init", "-q", str(root / "work")], check=True)
         api.init(root / "work" / "state")
         past_stage_one(statedir.open(root / "work" / "state"), RUN, "t")

@@ -9,19 +9,7 @@ import pytest
 from statedir import api
 from statedir.engine.rules.decision import HANDLERS
 from statedir.engine.template import meaning as template_meaning
-from tests.support.util import ROOT, cli, cli_json, snapshot
-
-LINEAR = (ROOT / "templates" / "linear.yaml").read_text()
-
-
-def template(tmp: Path, *edits: tuple[str, str], name: str = "my.yaml") -> Path:
-    text = LINEAR.replace("name: linear", "name: mypipe")
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    path = tmp / name
-    path.write_text(text)
-    return path
+from tests.support.util import cli, cli_json, own_template, snapshot
 
 
 def line_of(path: Path, needle: str) -> int:
@@ -43,7 +31,7 @@ BROKEN = [
 @pytest.mark.parametrize(("edit", "needle", "words"), BROKEN)
 def test_a_template_that_means_nothing_is_refused_with_its_line(sd: api.StateDir, repo: Path,
                                                                 edit: tuple[str, str], needle: str, words: str) -> None:
-    path = template(repo, edit)
+    path = own_template(repo, "my.yaml", edit)
     line = line_of(path, needle)
     before = snapshot(repo)
     code, out = cli_json("new", "r1", "--topic", "t", "--template", str(path), cwd=repo)
@@ -58,7 +46,7 @@ def test_a_template_that_means_nothing_is_refused_with_its_line(sd: api.StateDir
 
 def test_every_meaning_problem_is_reported_at_once(repo: Path) -> None:
     """(Shape comes first: a template the schema refuses is not read for meaning.)"""
-    path = template(repo, *(edit for edit, needle, _ in BROKEN if needle not in ("HUGE", "nmae")))
+    path = own_template(repo, "my.yaml", *(edit for edit, needle, _ in BROKEN if needle not in ("HUGE", "nmae")))
     proc = cli("validate", "--schema", "template", str(path), cwd=repo)
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 4, proc.stdout
@@ -70,16 +58,16 @@ def test_the_action_vocabulary_is_what_the_engine_handles() -> None:
 
 @pytest.mark.slow  # a template's versions through the store's history
 def test_a_stored_template_evolves_by_version_and_runs_keep_theirs(sd: api.StateDir, repo: Path) -> None:
-    v1 = template(repo, name="v1.yaml")
+    v1 = own_template(repo, "v1.yaml")
     assert cli("new", "a", "--topic", "t", "--template", str(v1), cwd=repo).returncode == 0
-    edited = template(repo, ("title: Linear Pipeline", "title: My Pipeline"), name="edited.yaml")
+    edited = own_template(repo, "edited.yaml", ("title: Linear Pipeline", "title: My Pipeline"))
     before = snapshot(repo)
     code, out = cli_json("new", "b", "--topic", "t", "--template", str(edited), cwd=repo)
     assert code == 2 and "give your edited template a new version" in out["error"]["message"]  # type: ignore
     assert "version: '2'" in out["error"]["message"]  # type: ignore[index]
     assert snapshot(repo) == before
-    v2 = template(repo, ("title: Linear Pipeline", "title: My Pipeline"), ("version: '1'", "version: '2'"),
-                  ("{id: deliver, name: DELIVER,", "{id: deliver, name: SHIP,"), name="v2.yaml")
+    v2 = own_template(repo, "v2.yaml", ("title: Linear Pipeline", "title: My Pipeline"),
+                      ("version: '1'", "version: '2'"), ("{id: deliver, name: DELIVER,", "{id: deliver, name: SHIP,"))
     code, out = cli_json("new", "b", "--topic", "t", "--template", str(v2), cwd=repo)
     assert code == 0, out
     store = repo / "state"
@@ -94,8 +82,8 @@ def test_a_stored_template_evolves_by_version_and_runs_keep_theirs(sd: api.State
     assert cli("validate", cwd=repo).returncode == 0
     # version 1 again, unchanged, is fine; version 1 with other content is refused
     assert cli("new", "c", "--topic", "t", "--template", str(v1), cwd=repo).returncode == 0
-    other = template(repo, ("title: Linear Pipeline", "title: Other"), ("version: '1'", "version: '2'"),
-                     name="other.yaml")
+    other = own_template(repo, "other.yaml", ("title: Linear Pipeline", "title: Other"),
+                         ("version: '1'", "version: '2'"))
     code, out = cli_json("new", "d", "--topic", "t", "--template", str(other), cwd=repo)
     assert code == 2 and "never used before" in out["error"]["message"]  # type: ignore[index]
 
