@@ -10,6 +10,7 @@ from tests.support.util import cli
 
 
 @pytest.mark.slow  # the demo: a whole run
+@pytest.mark.usefixtures("isolated")
 def test_the_demo_binds_the_re_review_traceability_row(tmp_path: Path) -> None:
     kept = tmp_path / "demo"
     assert cli("demo", "--keep", str(kept)).returncode == 0

@@ -62,7 +62,7 @@ def test_the_parts_come_in_order_and_unchanged(at3p: api.StateDir, repo: Path) -
     assert criteria["manifest_sha256"] == at3p.get("r1", "stages.3p.contract.manifest.sha256")
     refused("INVALID_VALUE", "check", "report.json", 7)
     error = refused("INVALID_VALUE", "check", "report.json")
-    assert "needs its exit code: exit_code= N, one of 0, 1, 2" in str(error["message"])  # not "None is not one"
+    assert "needs its exit code: --exit-code N, one of 0, 1, 2" in str(error["message"])  # not "None is not one"; api_refused words it as the CLI does
     code, out, _ = call(["contract", "r1", "3p", "check", "--file", "report.json", "--json"])  # the CLI's words
     assert code == 2 and "needs its exit code: --exit-code N, one of 0, 1, 2" in out, out
     (repo / "evidence.md").write_text("rewritten after it was recorded\n")
