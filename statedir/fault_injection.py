@@ -9,6 +9,8 @@ from __future__ import annotations
 import errno
 import os
 
+from statedir.errors import GitError
+
 POINTS = ("before_write", "between_files", "after_write", "during_commit", "after_commit")
 _armed: dict[str, str] = {}
 
@@ -29,8 +31,6 @@ def point(name: str) -> None:
     if kind == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     if kind == "git":
-        from statedir.errors import GitError
-
         raise GitError(f"injected git failure at {name}")
     import signal
 

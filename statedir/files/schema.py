@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from statedir.files.parse_cache import digest
+
 PACKAGE = Path(__file__).resolve().parent.parent  # statedir/, the installed package
 
 
@@ -35,8 +37,6 @@ def register(name: str, doc: dict[str, Any]) -> None:
 @functools.cache
 def cache_kind(name: str) -> str:
     """The parse-cache kind for files valid under `name`: a new schema invalidates its entries."""
-    from statedir.files.parse_cache import digest
-
     raw = (json.dumps(_REGISTERED[name], sort_keys=True).encode() if name in _REGISTERED
            else schema_path(name).read_bytes())
     return f"{name}:{digest(raw)[:16]}"

@@ -13,7 +13,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Any
 
-from statedir.errors import BadFile, UnresolvedMerge
+from statedir.errors import BadFile, InvalidValue, UnresolvedMerge
 from statedir.files.yaml_emit import NotPlain, emit
 
 if TYPE_CHECKING:
@@ -96,8 +96,6 @@ def check_depth(data: Any, name: str) -> None:
         else:
             continue
         if children and depth + 1 > MAX_DEPTH:
-            from statedir.errors import InvalidValue
-
             raise InvalidValue(f"{name}: a value nested deeper than {MAX_DEPTH} levels cannot be read back", file=name)
         stack.extend((child, depth + 1) for child in children)
 

@@ -9,6 +9,7 @@ where a command needs a repository object and speed does not matter (`init`).
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from statedir.errors import GitError
@@ -45,8 +46,6 @@ def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: by
     A command that finds a lock of git's taken (the user's own git is writing the index or
     a ref) is tried again for a few seconds before that counts as a failure.
     """
-    import time
-
     deadline = time.monotonic() + LOCK_RETRY_SECONDS
     delay = 0.01
     while True:

@@ -2,7 +2,9 @@
 any commit, with nothing checked out and neither the index nor HEAD touched."""
 from __future__ import annotations
 
+import datetime
 import re
+import subprocess
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -33,8 +35,6 @@ class ObjectReader:
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
-            import subprocess  # a long-lived reader's process; a transition's git is statedir.gitops.process
-
             try:
                 self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.worktree,
                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -136,7 +136,5 @@ def commit_time(objs: ObjectReader, sha: str) -> datetime.datetime:
         for line in found[2].split(b"\n\n", 1)[0].splitlines():
             if line.startswith(b"committer "):
                 stamp = int(line.rsplit(b" ", 2)[1])
-                import datetime  # a commit's time is asked for rarely; a transition never asks
-
                 return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
     raise GitError(f"cannot read commit {sha}")
