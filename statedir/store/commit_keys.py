@@ -16,7 +16,7 @@ from statedir.errors import InvalidValue, MissingDependency, SigningKeyMismatch,
 from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
 from statedir.gitops import git, object_ids
-from statedir.store import last_commit
+from statedir.store import last_commit, layout
 from statedir.store.store import Store
 
 ENV = "STATEDIR_SIGNING_KEY"
@@ -162,6 +162,4 @@ def _public(text: str, source: str) -> str:
 
 def dump(signers: Signers) -> bytes:
     """The file's bytes, as statedir writes it."""
-    from statedir.store import layout
-
     return yaml.dump(signers.data(), layout.schema_ref(FILE)).encode()

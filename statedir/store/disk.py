@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statedir.errors import BadFile, CorruptStore
+from statedir.files import yaml
 from statedir.files.parse_cache import ParseCache, digest
 from statedir.gitops import git
 
@@ -82,8 +83,6 @@ class Disk:
 
     def load(self, rel: str) -> Any:
         """A store file as round-trip YAML data (None when missing)."""
-        from statedir.files import yaml
-
         raw = self.read_bytes(rel)
         return None if raw is None else yaml.load(raw, rel)
 
