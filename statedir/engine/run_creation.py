@@ -8,8 +8,9 @@ from typing import Any
 from statedir.engine import template as template_mod
 from statedir.engine import transaction
 from statedir.engine.template import Template
+from statedir.engine.template import versions as template_versions
 from statedir.engine.transaction import Sources, apply, missing_schemas, scope_of, stamped
-from statedir.engine.transition_data import Request
+from statedir.engine.transition_data import Request, require_permission
 from statedir.errors import RunExists
 from statedir.store import layout
 from statedir.store.store import Store
@@ -21,9 +22,6 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     first entry: a new run has only `history/transitions/<today>.yaml`)."""
     from statedir.engine import attribution, runs
     from statedir.engine.admission import refuse_writer
-    from statedir.engine.template import versions as template_versions
-    from statedir.engine.transition_data import require_permission
-
     layout.check_run_id(run_id)
     refuse_writer(t, req.actor)
     attribution.check(t, req)

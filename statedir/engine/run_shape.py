@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Container
 from typing import Any
 
+from statedir.engine import adjudication_rows as contract
 from statedir.engine.template import Template
+from statedir.engine.transition_data import plain_copy
+from statedir.files import schema
 
 PENDING = "pending_adjudication_activity_bindings"
 _NOTHING = (type(None), bool, int, list, dict)
@@ -70,8 +73,6 @@ def _defaults(t: Template) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
 
 def stage_default(t: Template, stage_id: str) -> dict[str, Any]:
     """The record of a stage that has no file (a fresh copy)."""
-    from statedir.engine.transition_data import plain_copy
-
     return plain_copy(_defaults(t)[0][stage_id])  # type: ignore[no-any-return]
 
 
@@ -116,8 +117,6 @@ def filled_state(t: Template, plain: dict[str, Any]) -> dict[str, Any]:
 def _filled_rows(rows: Any) -> list[dict[str, Any]] | None:
     """The five rows from the written ones (None: nothing to fill, or rows of another shape,
     which stay as written for the contract's checks to name)."""
-    from statedir.engine import adjudication_rows as contract
-
     if rows is None:
         return contract.initial_rows()
     if not isinstance(rows, list) or len(rows) >= len(contract.FAMILY_NAMES):
@@ -152,8 +151,6 @@ def says_nothing(t: Template, stage_id: str, record: dict[str, Any]) -> bool:
 def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
     """What state.yaml holds for `state`: its schema's order, less the fields at a default that says
     nothing, the unnamed team roles and the adjudication rows still not applicable."""
-    from statedir.engine import adjudication_rows as contract
-
     defaults = _defaults(t)[1]
     out: dict[str, Any] = {}
     order = _state_order()
@@ -176,8 +173,6 @@ def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
 def _state_order() -> dict[str, None]:
     """state.yaml's fields in the order its schema lists them (a new run's order)."""
     if not _ORDER:
-        from statedir.files import schema
-
         _ORDER.update(dict.fromkeys(schema.load_schema("run-state")["properties"]))
     return _ORDER
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import materials, mid_entry
+from statedir.engine import failure_modes, materials, mid_entry, run_settings
+from statedir.engine.adjudication_rows import initial_rows
+from statedir.engine.rules import compliance, entry_advisories, inquiry
 from statedir.engine.run_shape import new_stage  # noqa: F401 (a stage's record as it starts, named here too)
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
@@ -20,8 +22,6 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
     """The files of a new run, entering at `entry_point` (mid-entry skips what lies before), with
     the run settings `settings` gives (statedir.engine.run_settings; fixed from now on); `brought`,
     the files the user brings that the entry stage registers (statedir.engine.mid_entry)."""
-    from statedir.engine import run_settings
-
     recorded_settings = run_settings.initial(t, settings)
     if topic is None and "topic" in t.required_run_fields:
         raise InvalidValue(f"template {t.name} needs {opt('topic')} (what the run is about)", argument="topic")
@@ -169,23 +169,15 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
             {k: e.get(k) for k in ("at", "stage", "decision", "reason", "unresolved_items", "override_round",
                                    "answered_by")} for e in resolutions]
     if t.doc.get("failure_modes"):  # per mode its final status, its history and the user's answers
-        from statedir.engine import failure_modes
-
         doc["failure_mode_audit"] = failure_modes.audit(t, histories.get("failure_modes", []))
-    from statedir.engine import run_settings
-
     if run_settings.declared(t):  # the settings the run was made with, and the marks they put on it
         doc["settings"] = dict(state.get("settings") or {})
         marks = run_settings.marks(t, state)
         if marks:
             doc["marks"] = marks
     if t.doc.get("entry_advisories") or t.doc.get("compliance"):  # bound to the draft; STALE once it is not current
-        from statedir.engine.rules import compliance, entry_advisories
-
         doc["stage5_advisories"] = entry_advisories.shown(t, run)
         doc["compliance_history"] = compliance.history(t, run)
-    from statedir.engine.rules import inquiry
-
     branches = inquiry.published(t, state)
     if branches is not None:  # the branch ledger, published from its second branch on
         doc["inquiry_ledger"] = {"branches": branches, "entries": histories.get("inquiry_ledger", [])}
@@ -221,6 +213,4 @@ def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:
 
 def _initial_rows() -> list[dict[str, Any]]:
     """A new run's adjudication rows."""
-    from statedir.engine.adjudication_rows import initial_rows
-
     return initial_rows()

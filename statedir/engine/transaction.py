@@ -9,6 +9,7 @@ from statedir import request_ids
 from statedir.engine import run_settings, run_shape
 from statedir.engine import template as template_mod
 from statedir.engine.template import Template
+from statedir.engine.template import versions as template_versions
 from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_fast_reader
@@ -125,8 +126,6 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
 
 
 def run_template(store: Store, state: dict[str, Any]) -> Template:
-    from statedir.engine.template import versions as template_versions
-
     # A run names a template the store holds or statedir ships, never a path; and keeps its version.
     try:
         return template_versions.run_template(store, state)

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import validated_runs
+from statedir.engine import template, validated_runs
 from statedir.engine.run_files import Runs
+from statedir.engine.template import flow as template_flow
 from statedir.errors import BadFile
 from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.files.parse_cache import ParseCache
@@ -89,9 +90,6 @@ def _at_line(problem: Problem) -> Problem:
 
 
 def _template_meaning(raw: bytes, shown: str, quote: bool) -> list[Problem]:
-    from statedir.engine import template
-    from statedir.engine.template import flow as template_flow
-
     try:
         t = template.parse(raw, shown, quote=quote)
     except BadFile as exc:

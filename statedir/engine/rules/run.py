@@ -2,8 +2,9 @@
 way back from a completed stage. Pure, like every rule."""
 from __future__ import annotations
 
+from statedir.engine import run_settings
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 
 
@@ -37,8 +38,6 @@ def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -
 def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     draft = RunDraft(run)
     field, value = req.args["field"], req.args["value"]
-    from statedir.engine import run_settings
-
     run_settings.refuse_change(t, field)
     if field in ("run_id", "template", "created_at"):
         raise ImmutableField(f"{field} is set at creation and never changes", field=field)
