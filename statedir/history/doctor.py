@@ -17,9 +17,12 @@ from typing import Any
 
 from statedir.errors import StatedirError
 from statedir.files import schema
-from statedir.gitops import commit_message, git, git_owner, index_lock
-from statedir.history import migrate
-from statedir.store import layout, sync_journal
+from statedir.files.parse_cache import ParseCache
+from statedir.gitops import commit_message, git, git_owner, index_lock, maintenance
+from statedir.history import merge_repair, migrate
+from statedir.history.stored_files import parse
+from statedir.merge import checks
+from statedir.store import branch, layout, sync_journal
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -178,9 +181,6 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
 
 def parse_cache(store: Store) -> list[Finding]:
     """Parse-cache entries that are unreadable or disagree with the file they stand for."""
-    from statedir.files.parse_cache import ParseCache
-    from statedir.history.stored_files import parse
-
     cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
     bad: list[str] = []
     for directory, _, names in os.walk(store.root / "runs"):
@@ -217,8 +217,6 @@ def parse_cache(store: Store) -> list[Finding]:
 def object_database(store: Store) -> list[Finding]:
     """A pile of loose objects, too many packs, or no commit-graph to read history by path
     (statedir's maintenance keeps these in order as it writes: see gitops.maintenance)."""
-    from statedir.gitops import maintenance
-
     head = git.head(store.worktree)
     if head is None:
         return []
@@ -241,14 +239,8 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
             found += uncommitted(store, backup)
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
-        from statedir.merge import checks  # the merge driver's registration, unresolved merges, runs
-
         found += checks.findings(store, actor, timeout)
-        from statedir.history import merge_repair  # merges resolved by hand, re-merged by the driver
-
         found += merge_repair.findings(store, actor, timeout) + merge_repair.duplicate_sources(store, actor)
-        from statedir.store import branch  # a store on a branch of its own: its binding and exclusion
-
         found += [_finding(kind, None, message, what, repair)
                   for kind, message, what, repair in branch.problems(store.root)]
         return found + object_database(store)

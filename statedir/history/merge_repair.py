@@ -17,6 +17,8 @@ from statedir.gitops import commit_message, git, objects
 from statedir.history import merge_check
 from statedir.history.snapshot import CommitReader
 from statedir.merge.expected import fixed
+from statedir.research import Ledger, aliases, arrival, integrity
+from statedir.research.kinds import KINDS
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -125,9 +127,6 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[dict[str, 
 def duplicate_sources(store: Store, actor: str) -> list[dict[str, Any]]:
     """doctor's findings for research Sources two machines registered (the same DOI or URL)
     that a merge brought together and no alias records (statedir.research.aliases)."""
-    from statedir.research import Ledger, aliases, arrival, integrity
-    from statedir.research.kinds import KINDS
-
     if not (store.root / "research" / "sources").is_dir():
         return []
     sources = integrity.of_kind(store, KINDS["source"])
