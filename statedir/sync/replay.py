@@ -15,13 +15,16 @@ from collections.abc import Callable
 from typing import Any
 
 from statedir import fault_injection
-from statedir.engine import run_creation, transaction
+from statedir.bus import Bus, session
+from statedir.bus import replay as bus_replay
+from statedir.engine import run_creation, transaction, validate
+from statedir.engine import template as template_mod
 from statedir.engine.rules import decision
 from statedir.engine.transition_data import Request
 from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
 from statedir.history import rollback
-from statedir.history.verify import commits
+from statedir.history.verify import commits, verify
 from statedir.store import sync_journal, sync_start
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
@@ -97,9 +100,6 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused,
 def _require_legal(store: Store, name: str, branch: str, ours: str) -> None:
     """The remote's side as a plain sync holds it before it takes it: its new commits verify and
     the files that differ from ours validate (the merge was refused before it checked them)."""
-    from statedir.engine import validate
-    from statedir.history.verify import verify
-
     findings = verify(store, None, ours, taken=True)["findings"]
     if findings:
         raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
@@ -178,8 +178,6 @@ def _rollback(store: Store, commit: Commit) -> dict[str, Any]:
 
 
 def _new(store: Store, commit: Commit) -> dict[str, Any]:
-    from statedir.engine import template as template_mod
-
     req = _request(commit)
     t = template_mod.load(str(req.args.get("template")), store.root / "templates")
     return run_creation.create(store, commit.run_id, req, t)
@@ -188,9 +186,6 @@ def _new(store: Store, commit: Commit) -> dict[str, Any]:
 def _bus(store: Store, commit: Commit) -> dict[str, Any]:
     """A bus commit records no request: its one changed field is read from the original's two
     versions of the session (as verify does), then set or appended again through the bus."""
-    from statedir.bus import Bus, session
-    from statedir.bus import replay as bus_replay
-
     verb = commit.action.removeprefix("bus-")
     bus = Bus(store, commit.run_id)
     if verb == "init":
