@@ -4,7 +4,8 @@ A state commit's message and the log read back from it are `statedir.gitops.comm
 
 The transition path drives the git binary directly (one short process per step) rather than
 through GitPython, whose import alone costs about as much as a commit; GitPython is used
-where a command needs a repository object and speed does not matter (`init`).
+where a command needs a repository object and speed does not matter (`init`, in
+`statedir.gitops.repository_init`).
 """
 from __future__ import annotations
 
@@ -77,17 +78,6 @@ def find_worktree(start: Path) -> Path | None:
         if (directory / ".git").exists():
             return directory
     return None
-
-
-def init(directory: Path) -> Path:
-    from git import Repo  # GitPython: only `init` needs a repository object
-    from git.exc import GitError as GitPythonError
-
-    try:
-        Repo.init(directory, mkdir=True)
-    except (GitPythonError, OSError) as exc:
-        raise GitError(f"git init {directory} failed: {' '.join(str(exc).split())[:200]}") from None
-    return directory
 
 
 def git_dir(worktree: Path) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, hooks, merge_driver_config, worktrees
+from statedir.gitops import git, hooks, merge_driver_config, repository_init, worktrees
 from statedir.hints import HINT, Hint
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
@@ -44,7 +44,7 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
     ran_git_init = user_tree is None
     if user_tree is None:
         refuse_occupied(directory)
-        git.init(directory.parent)
+        repository_init.init(directory.parent)
         user_tree = directory.parent
     where = worktrees.checked_out(user_tree).get(branch)
     if where is not None and (where / layout.CONFIG).is_file():  # attached already, elsewhere: that is the store

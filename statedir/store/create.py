@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError, InvalidValue
-from statedir.gitops import git, worktrees
+from statedir.gitops import git, repository_init, worktrees
 from statedir.hints import HINT, HINT2, Hint, opt, said
 from statedir.store import branch as own_branch
 from statedir.store import layout
@@ -44,7 +44,7 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
     others = other_stores(worktree) if worktree is not None else []
     if worktree is None:
         try:
-            git.init(directory.parent)
+            repository_init.init(directory.parent)
         except BaseException:
             undo(directory, created)
             raise
