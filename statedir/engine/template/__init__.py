@@ -24,6 +24,7 @@ except ImportError:
         from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
     except ImportError:  # pragma: no cover - other Pythons
         from hashlib import sha256  # type: ignore[assignment]
+from statedir.engine.template import meaning as template_meaning
 from statedir.files import yaml
 from statedir.files.parse_cache import ParseCache
 
@@ -177,8 +178,6 @@ def parse(raw: bytes, source: str, *, quote: bool = True) -> Template:
         where = f"{source}:{first.line}" if first.line else source
         raise BadFile(f"{where}: invalid template at {first.path}: {first.message}", file=source,
                       line=first.line, errors=[_with_line(p) for p in problems])
-    from statedir.engine.template import meaning as template_meaning
-
     found = [schema.Problem(source, template_meaning.json_path(path), message, schema._line_of(doc, path))  # noqa: SLF001
              for path, message in template_meaning.problems(plain)]
     if found:
