@@ -4,6 +4,8 @@ The CLI arms a point from STATEDIR_FAULT (e.g. `between_files`, `between_files:e
 `during_commit:git`): plain names SIGKILL the process there, `:enospc` raises a disk-full
 error and `:git` a git failure, so tests can stop a transition at every step.
 """
+# Lazy imports: signal, to kill the process at an armed point (the tests arm them): no command pays for fault
+#   injection.
 from __future__ import annotations
 
 import errno

@@ -1,5 +1,7 @@
 """`new`: a run's first commit, through the one write path (statedir.engine.transaction): its files
 and its first log entry, with the template's files and compiled schemas the store lacks."""
+# Lazy imports: what making a run needs (attribution, statedir.engine.runs, admission, the template's flow): reading a
+#   run loads none of it; the flow's exploration alone is tens of ms.
 from __future__ import annotations
 
 from pathlib import Path

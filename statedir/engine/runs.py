@@ -1,4 +1,6 @@
 """Creating runs as plain data, and reading a run back as one document."""
+# Lazy imports: datetime, to date a passport where a run enters past a never-skipped stage: `next` loads no datetime
+#   (tests/test_architecture.py).
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,6 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
+# Lazy imports: the write path's modules (the rules' decision table, admission, attribution, crossfile checks, next
+#   moves, the compiled schemas): `status --line` and `next` read runs through this module and load none of them.
 from __future__ import annotations
 
 import time

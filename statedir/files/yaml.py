@@ -6,6 +6,9 @@ Files statedir writes from plain data go through a small emitter of its own
 imports ruamel. Documents that carry a user's comments are merged and dumped by ruamel's
 round-trip dumper.
 """
+# Lazy imports: ruamel.yaml (the full parser and emitter, where the fast reader cannot read a file or a comment must
+#   be kept) and datetime (a timestamp scalar): ruamel alone costs more than a transition's own work; a transition and
+#   `status --line` load neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import functools

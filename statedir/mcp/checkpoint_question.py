@@ -1,6 +1,8 @@
 """A MANDATORY checkpoint is the user's to answer, never the agent's: the question the server puts
 to the user (through the client's elicitation form) before `confirm` runs there, and their answer.
 No MCP SDK here."""
+# Lazy imports: engine.failure_modes, engine.rules.compliance, engine.rules.gates: the server's own dependencies load
+#   when it serves or a tool is called, not when the command table is read.
 from __future__ import annotations
 
 from dataclasses import dataclass

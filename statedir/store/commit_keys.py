@@ -7,6 +7,8 @@ STATEDIR_SIGNING_KEY (a private key's path, a public key's path with the private
 ssh-agent, or `key::<public key>` with ssh-agent, as git's user.signingKey takes), else git's
 own `user.signingKey` where `gpg.format` is ssh.
 """
+# Lazy imports: shutil and subprocess (ssh-keygen), where a signing key is checked: a transition in an unsigned store
+#   loads neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import os

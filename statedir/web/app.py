@@ -1,6 +1,7 @@
 """The web view's pages: a Starlette app of GET routes over `PageReader`, rendered server-side
 by Jinja2 templates shipped in the package, wrapped in `Guard`; with `answer`, also the POST
 of an answer (statedir.web.answers)."""
+# Lazy imports: json: the web server's dependencies load when it serves, not when the CLI reads its commands.
 from __future__ import annotations
 
 import asyncio

@@ -1,5 +1,6 @@
 """`stage RUN STAGE STATUS`: a stage's status moves as the template lists them, its details (mode,
 outputs, decision, turns), and completing it, which opens its checkpoint. Pure, like every rule."""
+# Lazy imports: reset_boundaries, for a stage that records a reset boundary only (hashlib, datetime; not on `next`).
 from __future__ import annotations
 
 import re

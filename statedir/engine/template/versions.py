@@ -1,6 +1,8 @@
 """Stored template versions: a user's template is kept in the store at `templates/<name>.yaml`
 (the newest); when a newer version replaces it, the older one stays as
 `templates/<name>@<version>.yaml`, so every run keeps the version it started with."""
+# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for a template
+#   version read from history only: a transition starts one git process.
 from __future__ import annotations
 
 from collections.abc import Callable
