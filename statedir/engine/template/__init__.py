@@ -4,6 +4,8 @@ This module holds `Template` and its loading; beside it: `compiled` (its JSON Sc
 (its declarative conditions), `meaning` and `flow` (what it means checked, its flow explored),
 `crossfile` (the checks across a run's files), `identity` and `versions` (its name, version and
 digest; the versions a store keeps), `catalog` (the templates a store can use)."""
+# Lazy imports: the template's meaning checks (meaning, with failure_modes_meaning), run when a template is parsed:
+#   one read from the parse cache is not, and a transition, `status --line` and `next` load neither.
 from __future__ import annotations
 
 import functools
@@ -24,7 +26,6 @@ except ImportError:
         from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
     except ImportError:  # pragma: no cover - other Pythons
         from hashlib import sha256  # type: ignore[assignment]
-from statedir.engine.template import meaning as template_meaning
 from statedir.files import yaml
 from statedir.files.parse_cache import ParseCache
 
@@ -178,6 +179,8 @@ def parse(raw: bytes, source: str, *, quote: bool = True) -> Template:
         where = f"{source}:{first.line}" if first.line else source
         raise BadFile(f"{where}: invalid template at {first.path}: {first.message}", file=source,
                       line=first.line, errors=[_with_line(p) for p in problems])
+    from statedir.engine.template import meaning as template_meaning
+
     found = [schema.Problem(source, template_meaning.json_path(path), message, schema._line_of(doc, path))  # noqa: SLF001
              for path, message in template_meaning.problems(plain)]
     if found:
