@@ -10,12 +10,13 @@ Files of the older shape (every field, every stage file, all five rows) read the
 Pure. A stage's record as it starts (`new_stage`) is made here; the run's defaults are those
 `runs.new_run` starts a run with.
 """
+# Lazy imports: statedir.engine.adjudication_rows, for a run whose template has adjudication rows: `bus set` and `log`
+#   read run shapes without them.
 from __future__ import annotations
 
 from collections.abc import Callable, Container
 from typing import Any
 
-from statedir.engine import adjudication_rows as contract
 from statedir.engine.template import Template
 from statedir.engine.transition_data import plain_copy
 from statedir.files import schema
@@ -117,6 +118,8 @@ def filled_state(t: Template, plain: dict[str, Any]) -> dict[str, Any]:
 def _filled_rows(rows: Any) -> list[dict[str, Any]] | None:
     """The five rows from the written ones (None: nothing to fill, or rows of another shape,
     which stay as written for the contract's checks to name)."""
+    from statedir.engine import adjudication_rows as contract
+
     if rows is None:
         return contract.initial_rows()
     if not isinstance(rows, list) or len(rows) >= len(contract.FAMILY_NAMES):
@@ -151,6 +154,8 @@ def says_nothing(t: Template, stage_id: str, record: dict[str, Any]) -> bool:
 def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
     """What state.yaml holds for `state`: its schema's order, less the fields at a default that says
     nothing, the unnamed team roles and the adjudication rows still not applicable."""
+    from statedir.engine import adjudication_rows as contract
+
     defaults = _defaults(t)[1]
     out: dict[str, Any] = {}
     order = _state_order()

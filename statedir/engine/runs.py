@@ -1,14 +1,14 @@
 """Creating runs as plain data, and reading a run back as one document."""
-# Lazy imports: datetime, to date a passport where a run enters past a never-skipped stage: `next` loads no datetime
-#   (tests/test_architecture.py).
+# Lazy imports: datetime (to date a passport where a run enters past a never-skipped stage) and the rules a run's
+#   ARS document reads where its template declares them (failure modes, compliance and entry advisories, the inquiry):
+#   `next` loads no datetime (tests/test_architecture.py), and a `stage` transition none of those rules.
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import failure_modes, materials, mid_entry, run_settings
+from statedir.engine import materials, mid_entry, run_settings
 from statedir.engine.adjudication_rows import initial_rows
-from statedir.engine.rules import compliance, entry_advisories, inquiry
 from statedir.engine.run_shape import new_stage  # noqa: F401 (a stage's record as it starts, named here too)
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
@@ -171,6 +171,8 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
             {k: e.get(k) for k in ("at", "stage", "decision", "reason", "unresolved_items", "override_round",
                                    "answered_by")} for e in resolutions]
     if t.doc.get("failure_modes"):  # per mode its final status, its history and the user's answers
+        from statedir.engine import failure_modes
+
         doc["failure_mode_audit"] = failure_modes.audit(t, histories.get("failure_modes", []))
     if run_settings.declared(t):  # the settings the run was made with, and the marks they put on it
         doc["settings"] = dict(state.get("settings") or {})
@@ -178,8 +180,12 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         if marks:
             doc["marks"] = marks
     if t.doc.get("entry_advisories") or t.doc.get("compliance"):  # bound to the draft; STALE once it is not current
+        from statedir.engine.rules import compliance, entry_advisories
+
         doc["stage5_advisories"] = entry_advisories.shown(t, run)
         doc["compliance_history"] = compliance.history(t, run)
+    from statedir.engine.rules import inquiry
+
     branches = inquiry.published(t, state)
     if branches is not None:  # the branch ledger, published from its second branch on
         doc["inquiry_ledger"] = {"branches": branches, "entries": histories.get("inquiry_ledger", [])}

@@ -1,6 +1,7 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
 # Lazy imports: the write path's modules (the rules' decision table, admission, attribution, crossfile checks, next
-#   moves, the compiled schemas): `status --line` and `next` read runs through this module and load none of them.
+#   moves, the compiled schemas) and template versions (a template not the shipped one): `status --line`, `next`, `bus
+#   set` and `log` read runs through this module and load none of them.
 from __future__ import annotations
 
 import time
@@ -11,7 +12,6 @@ from statedir import request_ids
 from statedir.engine import run_settings, run_shape
 from statedir.engine import template as template_mod
 from statedir.engine.template import Template
-from statedir.engine.template import versions as template_versions
 from statedir.engine.transition_data import Change, Request, RunData
 from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml, yaml_fast_reader
@@ -128,6 +128,8 @@ def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
 
 
 def run_template(store: Store, state: dict[str, Any]) -> Template:
+    from statedir.engine.template import versions as template_versions
+
     # A run names a template the store holds or statedir ships, never a path; and keeps its version.
     try:
         return template_versions.run_template(store, state)

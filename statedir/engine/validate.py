@@ -2,6 +2,8 @@
 
 A run's files are checked against its template's compiled schemas (so a value the template
 does not know is an error) and then against each other (statedir.engine.template.crossfile)."""
+# Lazy imports: the template and its flow's exploration (tens of ms), to validate a template file: validating a run
+#   file explores no flow.
 from __future__ import annotations
 
 import os
@@ -9,9 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import template, validated_runs
+from statedir.engine import validated_runs
 from statedir.engine.run_files import Runs
-from statedir.engine.template import flow as template_flow
 from statedir.errors import BadFile
 from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.files.parse_cache import ParseCache
@@ -90,6 +91,9 @@ def _at_line(problem: Problem) -> Problem:
 
 
 def _template_meaning(raw: bytes, shown: str, quote: bool) -> list[Problem]:
+    from statedir.engine import template
+    from statedir.engine.template import flow as template_flow
+
     try:
         t = template.parse(raw, shown, quote=quote)
     except BadFile as exc:

@@ -1,5 +1,6 @@
 """doctor: what a crash, a clone or a hand edit left behind, reported one line each with what
 `--fix` does, and repaired with `--fix` (store files only through the one write path)."""
+# Lazy imports: statedir.store.branch, for a store on a branch of its own (its binding and exclusion) only.
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,7 @@ from statedir.gitops import commit_message, git, git_owner, index_lock, maintena
 from statedir.history import merge_repair, migrate
 from statedir.history.stored_files import parse
 from statedir.merge import checks
-from statedir.store import branch, layout, sync_journal
+from statedir.store import layout, sync_journal
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -241,6 +242,8 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
         found += checks.findings(store, actor, timeout)
         found += merge_repair.findings(store, actor, timeout) + merge_repair.duplicate_sources(store, actor)
+        from statedir.store import branch  # a store on a branch of its own: its binding and exclusion
+
         found += [_finding(kind, None, message, what, repair)
                   for kind, message, what, repair in branch.problems(store.root)]
         return found + object_database(store)

@@ -5,6 +5,8 @@ trailer names the merge. History is not rewritten: verify replays the repair com
 re-merge) and from then on reports the old merge under `repaired`, not as a finding, so every
 clone's sync passes it again. A merge whose parents the rules refuse to merge is not repairable
 by doctor: it is named, and nothing is changed."""
+# Lazy imports: the research ledger (with sqlite3), for repairing a hand merge of research records: `verify` and
+#   `doctor` of a store without them load none of it (about 20 modules).
 from __future__ import annotations
 
 import re
@@ -17,8 +19,6 @@ from statedir.gitops import commit_message, git, objects
 from statedir.history import merge_check
 from statedir.history.snapshot import CommitReader
 from statedir.merge.expected import fixed
-from statedir.research import Ledger, aliases, arrival, integrity
-from statedir.research.kinds import KINDS
 from statedir.store.store import Store
 from statedir.store.write import persist
 
@@ -127,6 +127,9 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[dict[str, 
 def duplicate_sources(store: Store, actor: str) -> list[dict[str, Any]]:
     """doctor's findings for research Sources two machines registered (the same DOI or URL)
     that a merge brought together and no alias records (statedir.research.aliases)."""
+    from statedir.research import Ledger, aliases, arrival, integrity
+    from statedir.research.kinds import KINDS
+
     if not (store.root / "research" / "sources").is_dir():
         return []
     sources = integrity.of_kind(store, KINDS["source"])

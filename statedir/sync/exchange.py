@@ -4,20 +4,17 @@ A merge the driver refuses, or one whose result is not a legal store, is refused
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
 work tree are put back as they were when sync started (`statedir.store.sync_start`).
 """
+# Lazy imports: what a sync that gets past its checks needs (the replay, conflicts, versions, the research ledger,
+#   validation, subprocess): a sync refused at its checks loads none of it (about 75 modules).
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
-from statedir.engine import validate
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
-from statedir.research import Ledger, arrival
 from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
-from statedir.sync import conflicts as conflicts_mod
-from statedir.sync import refusal, verified, versions
-from statedir.sync import replay as replaying
+from statedir.sync import refusal, verified
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -116,6 +113,8 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         else:
             sync_journal.clear(store)
             return done
+        from statedir.sync import replay as replaying
+
         try:
             outcome = replaying.replay(store, name, branch, refused, start)
             sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
@@ -131,6 +130,8 @@ def _undo(store: Store, start: sync_start.SyncStart, failure: BaseException, *, 
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
+    from statedir.sync import replay as replaying
+
     entry = sync_journal.recorded(store)
     sync_start.put_back(store, start, failure)
     if entry and entry.get("kept"):
@@ -189,6 +190,8 @@ def _hooks(store: Store) -> str:
     verify; statedir.gitops.hooks), never the repository's, which could read a configuration the
     branch carries; for a store on your branch, the repository's own, as on your `git push`
     (statedir's other git calls run without hooks)."""
+    import subprocess
+
     bound = worktrees.binding(store.worktree)
     if bound is not None and bound[1].resolve() == store.worktree.resolve():
         return str(hooks.write(store.worktree)[0])
@@ -216,6 +219,9 @@ def _fetch(store: Store, name: str, branch: str) -> None:
 
 def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> str | None:
     """Bring `theirs` in: None when HEAD already has it, else fast_forward or merged."""
+    from statedir.sync import conflicts as conflicts_mod
+    from statedir.sync import versions
+
     if ours is not None and _git(store, "merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
         return None
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
@@ -269,6 +275,8 @@ def _record_aliases(store: Store, name: str, branch: str, ours: str | None, thei
     sources = store.git_path("research/sources")
     if not _git(store, "diff", "--name-only", ours, "HEAD", "--", sources).stdout.strip():
         return
+    from statedir.research import Ledger, arrival
+
     held = arrival.shared_first(store, ours, theirs)
     overruled = arrival.overruled(store, ours, held[0])
     if overruled:
@@ -302,6 +310,8 @@ def _reason(stderr: bytes) -> str:
 def _problems(store: Store, ours: str | None) -> list[str]:
     """What validate finds in the files the merge changed (and the runs they belong to): the
     rest of the store is as this branch had it."""
+    from statedir.engine import validate
+
     if ours is None:
         return [str(p) for p in validate.opened_store(store)]
     out = _git(store, "diff", "--cached", "--name-only", "--no-renames", "-z", ours, "--", store.git_path("."))

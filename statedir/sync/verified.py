@@ -4,6 +4,8 @@ commit verified last is recorded in the repository's config (`branch.<name>.stat
 which goes with the branch when git deletes it); commits this clone made itself are its own, and
 only what a remote holds is held against it.
 """
+# Lazy imports: statedir.history.verify, for a sync that replays commits: a sync refused at its checks loads none of
+#   it.
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +13,6 @@ from typing import Any
 
 from statedir.errors import MergeRefused
 from statedir.gitops import git, worktrees
-from statedir.history import verify
 from statedir.store.store import Store
 
 KEY = "statedirVerified"
@@ -68,6 +69,8 @@ def taken(store: Store, ours: str | None, theirs: str | None) -> list[dict[str, 
         (_commits(store, "HEAD", f"^{ours}") if ours else set())
     if not remote:
         return []
+    from statedir.history import verify  # loaded only where there is something to check
+
     return [f for f in verify.verify(store, None, since, taken=True)["findings"] if f["commit"] in remote]
 
 
@@ -79,6 +82,8 @@ def vet(directory: Path) -> None:
     tips = worktrees.remote_branches(store.worktree, branch) if branch else []
     head = git.head(store.worktree)
     if tips and head:
+        from statedir.history import verify
+
         since = recorded(store)
         found = verify.verify(store, None, since)["findings"]
         remote = set().union(*(_commits(store, f"refs/remotes/{tip}", *([f"^{since}"] if since else []))

@@ -1,13 +1,13 @@
 """`stage RUN STAGE STATUS`: a stage's status moves as the template lists them, its details (mode,
 outputs, decision, turns), and completing it, which opens its checkpoint. Pure, like every rule."""
-# Lazy imports: reset_boundaries, for a stage that records a reset boundary only (hashlib, datetime; not on `next`).
+# Lazy imports: the rules only some stages' changes need (a stage's start, a review contract, failure modes,
+#   compliance, the checkpoint dashboard and inquiry, a reset boundary): `set` and `stage X blocked` load none of them.
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from statedir.engine import checkpoint_dashboard, failure_modes, run_settings, schema_checks, stage_outputs
-from statedir.engine.rules import compliance, inquiry, review_contract, stage_graph
+from statedir.engine import run_settings, schema_checks, stage_outputs
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, Request, RunData, RunDraft
@@ -91,6 +91,8 @@ def stage(t: Template, run: RunData, req: Request, now: str, stage_id: str | Non
         if state["pipeline_state"] not in (t.pipeline["initial"], t.pipeline["running"]):
             raise IllegalTransition(f"the pipeline is {state['pipeline_state']}; answer the checkpoint with "
                                     "`{hint}` first", hint=Hint("confirm"))
+        from statedir.engine.rules import stage_graph
+
         warning = stage_graph.start(t, draft, stage_id, now)["warning"]
     elif target == t.status["done"]:
         _complete(t, draft, stage_id, req, now)
@@ -128,6 +130,8 @@ def _stage_details(t: Template, record: dict[str, Any], args: dict[str, Any], re
         if args["decision"] not in values:
             raise InvalidValue(f"decision {args['decision']!r} is not one of {', '.join(values)}")
         if t.doc.get("re_review_contract"):
+            from statedir.engine.rules import review_contract
+
             review_contract.require_check(t, state, record, args["decision"])
         record["decision"] = args["decision"]
     _set_turns(t, record, args.get("turns"))
@@ -155,10 +159,14 @@ def _complete(t: Template, draft: RunDraft, stage_id: str, req: Request, now: st
         raise IllegalTransition(f"stage {t.display(stage_id)} cannot complete: {needs}", stage=stage_id,
                                 needs=[needs.removeprefix("needs ")])
     if t.doc.get("failure_modes"):  # the run's own template: no setting, flag or actor silences a block
+        from statedir.engine import failure_modes
+
         block = failure_modes.completion_refusal(t, state, stage_id, record)
         if block is not None:
             raise block
     if t.doc.get("compliance"):  # a blocking compliance report: only the user's acknowledgement lifts it
+        from statedir.engine.rules import compliance
+
         refusal = compliance.completion_refusal(t, draft.run, stage_id)
         if refusal is not None:
             raise refusal
@@ -170,6 +178,9 @@ def _complete(t: Template, draft: RunDraft, stage_id: str, req: Request, now: st
                if template_conditions.all_hold(e.get("when", []), record, state)]
     defaults = [e["to"] for e in t.edges_from(stage_id) if e.get("default") and e["to"] in choices]
     default = choices[0] if len(choices) == 1 else (defaults[0] if defaults else None)
+    from statedir.engine import checkpoint_dashboard
+    from statedir.engine.rules import inquiry
+
     trip = checkpoint_dashboard.count_round_trip(t, state, stage_id)
     state.update(pipeline_state=t.pipeline["awaiting"], checkpoints_opened=state.get("checkpoints_opened", 0) + 1,
                  checkpoint={"stage": stage_id, "type": kind, "opened_at": now, "awareness_prompt": awareness,
