@@ -4,6 +4,8 @@
     statedir.init("state")           # make the store (git init first where needed); once
     sd = statedir.open("state")      # a StateDir: sd.new, sd.stage, sd.status, sd.validate, ...
 """
+# Lazy imports: statedir.api (StateDir, init): `import statedir` and `statedir --version` load nothing of the API
+#   until a caller asks for it (--version, about 20 ms in all, would double).
 # The annotations below are strings: `statedir --version` imports this module and loads nothing
 # more (no typing, no pathlib, no api); the errors module it re-exports imports nothing.
 from statedir.errors import (  # the typed errors, for `except statedir.IllegalTransition:`

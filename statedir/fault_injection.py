@@ -4,10 +4,14 @@ The CLI arms a point from STATEDIR_FAULT (e.g. `between_files`, `between_files:e
 `during_commit:git`): plain names SIGKILL the process there, `:enospc` raises a disk-full
 error and `:git` a git failure, so tests can stop a transition at every step.
 """
+# Lazy imports: signal, to kill the process at an armed point (the tests arm them): no command pays for fault
+#   injection.
 from __future__ import annotations
 
 import errno
 import os
+
+from statedir.errors import GitError
 
 POINTS = ("before_write", "between_files", "after_write", "during_commit", "after_commit")
 _armed: dict[str, str] = {}
@@ -29,8 +33,6 @@ def point(name: str) -> None:
     if kind == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     if kind == "git":
-        from statedir.errors import GitError
-
         raise GitError(f"injected git failure at {name}")
     import signal
 

@@ -1,6 +1,8 @@
 """A function's parameters read from its code object, and a call's arguments bound to them by
 name, as `inspect.signature` would give them without importing inspect (statedir.argument_checks
 checks every public API method's arguments with them)."""
+# Lazy imports: inspect, to word a call that does not fit: a call that fits is read off the code object (inspect with
+#   dataclasses, about 10 ms a transition).
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -16,11 +16,11 @@ it again from the template (`StatedirError.reword`). Imports nothing of statedir
 """
 from __future__ import annotations
 
+import re
 from contextvars import ContextVar
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (`statedir --version` loads nothing)
 if TYPE_CHECKING:
-    import re
     from collections.abc import Iterable, Mapping
     from typing import Any
 
@@ -103,8 +103,6 @@ class Words:
         if "{" not in template:
             return template
         if not _compiled:
-            import re
-
             _compiled.append(re.compile(_PLACEHOLDER))
 
         def said(found: re.Match[str]) -> str:

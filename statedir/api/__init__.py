@@ -6,6 +6,8 @@
     sd.new("run-1", topic="AI and QA")
     sd.stage("run-1", "1", "in_progress")
 """
+# Lazy imports: api.caller_inputs, api.making, api.state_dir, store.create: each method imports what its own call
+#   uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -1,4 +1,6 @@
 """The adjudication-activity methods of the Python API (`StateDir.bind`, `StateDir.seal`)."""
+# Lazy imports: api.caller_inputs, ars.flow: each method imports what its own call uses, so a call pays for its own
+#   path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

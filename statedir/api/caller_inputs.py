@@ -1,4 +1,6 @@
 """What callers hand the API besides plain values: files to hash or read, issue texts, dotted paths."""
+# Lazy imports: hashlib, json, api.material_fields: each method imports what its own call uses, so a call pays for its
+#   own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 import os

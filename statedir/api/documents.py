@@ -5,6 +5,10 @@ keyword arguments (its parameters but `store` and `json`); the command table nam
 words for a person), the MCP server hands it to the agent: both serialise it as `Document.text`
 does (statedir.commands.document), the one shape of each result. The reads and history are here, the writes in
 statedir.api.documents_writes, the research ledger in statedir.api.research_call."""
+# Lazy imports: api.documents_writes, api.making, api.research_call, engine.template, engine.template.catalog,
+#   engine.validate, files.schema, history.doctor, history.pushed, store.store, views.graph_drawing: each method imports
+#   what its own call uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-
+#   startup.md).
 from __future__ import annotations
 
 import os

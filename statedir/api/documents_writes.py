@@ -2,6 +2,8 @@
 the gates, the handoff bus, the signers and the adjudication activity, each one StateDir call
 with the command's keyword arguments (its parameters but `store` and `json`). `CALLS` names them
 by the command table's `Command.call`."""
+# Lazy imports: files.signers_file: each method imports what its own call uses, so a call pays for its own path only
+#   (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from collections.abc import Callable

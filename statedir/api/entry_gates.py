@@ -2,6 +2,8 @@
 `advisory` and `compliance`, each one commit or a refusal that changes nothing. Their files are
 read here (inside the repository, a regular file, within the size limit) and handed to the rules
 as their path, SHA-256 and, for a report the rules read, its parsed content."""
+# Lazy imports: json, api.caller_inputs, files.yaml: each method imports what its own call uses, so a call pays for
+#   its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,8 @@
 """The history methods of the Python API (mixed into StateDir): the audit trail, semantic
 diffs, versions, rollback, verify (replay) and doctor."""
+# Lazy imports: errors, gitops.git, gitops.objects, history.acknowledgements, history.diff, history.doctor,
+#   history.log, history.rollback, history.snapshot, history.verify, history.versions: each method imports what its own
+#   call uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Any

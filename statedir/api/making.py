@@ -1,5 +1,7 @@
 """Making a store, or checking one out (`statedir init`): the store layer's, with a branch taken
 from a remote verified before it is used (statedir.sync.verified.vet)."""
+# Lazy imports: sync.verified: each method imports what its own call uses, so a call pays for its own path only (every
+#   command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

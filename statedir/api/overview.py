@@ -1,6 +1,9 @@
 """The API's cheap reads for a viewer that looks at many runs at once (mixed into StateDir):
 run ids from one directory listing, one run's summary and last change, HEAD, bus sessions and
 every research record of a kind."""
+# Lazy imports: bus, bus.session, engine.template, engine.transaction, gitops.git, history.log, history.path_index,
+#   research.query, store.run_logs: each method imports what its own call uses, so a call pays for its own path only
+#   (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,7 @@
 """The people methods of the Python API (mixed into StateDir): who may act in which roles
 (statedir.yaml `people:`, statedir.engine.people), each change one commit made by the user."""
+# Lazy imports: engine.people, engine.template: each method imports what its own call uses, so a call pays for its own
+#   path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Any

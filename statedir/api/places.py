@@ -2,6 +2,10 @@
 to wait for its lock (and what to do meanwhile), a name checked, the merge driver's warning and
 the driver itself (what git runs). Each loads its module when called: `statedir --version` and a
 plain call load only what they use."""
+# Lazy imports: argument_checks, errors, fault_injection, files.schema, gitops.git, gitops.identity, gitops.libgit,
+#   gitops.merge_driver_config, gitops.repository_init, merge.driver, store.discovery, store.expectation, store.layout,
+#   store.locking, store.store: each method imports what its own call uses, so a call pays for its own path only (every
+#   command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -130,9 +134,9 @@ def merge_driver(base: str, ours: str, theirs: str, path: str) -> int:
 
 def git_init(directory: Path) -> None:
     """`git init` in `directory` (the demo's throwaway repository)."""
-    from statedir.gitops import git
+    from statedir.gitops import repository_init
 
-    git.init(directory)
+    repository_init.init(directory)
 
 
 def arm_faults(spec: str) -> None:

@@ -1,5 +1,9 @@
 """The read-only reports of the Python API that the CLI prints: status, next, prereq, validate,
 templates (mixed into StateDir)."""
+# Lazy imports: engine.failure_modes, engine.runs, engine.template, engine.template.catalog, engine.template.versions,
+#   engine.transaction, engine.validate, errors, files.schema, history.snapshot, views.dashboard: each method imports
+#   what its own call uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-
+#   startup.md).
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -2,6 +2,8 @@
 `state.py` action, exactly one action flag per call, on the store's research ledger; a refusal
 in `state.py`'s flat shape `{"error": "<CODE>", "message": ..., "type": ..., "details": ...}` with
 statedir's exit code."""
+# Lazy imports: research, research.actions: each method imports what its own call uses, so a call pays for its own
+#   path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,5 +1,9 @@
 """The open store of the Python API (`StateDir`): the mixins' methods on one Store, its lock and
 its actor (statedir.api re-exports it, loaded when first asked for)."""
+# Lazy imports: datetime, api.caller_inputs, bus, engine.materials, engine.renumbered, engine.runs, gitops.identity,
+#   gitops.libgit, gitops.merge_driver_config, history.snapshot, research, signing.manage, store.people, sync.exchange:
+#   each method imports what its own call uses, so a call pays for its own path only (every command imports
+#   statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 import contextlib

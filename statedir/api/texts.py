@@ -1,6 +1,9 @@
 """What a person reads, as text: the renderings the command line prints of the API's documents
 (the moves, a template's description, a diff, the dashboard, YAML, a progress bar, the
 template-flow notes). Each loads its view when called: a command loads only its own."""
+# Lazy imports: agents, engine.template.catalog, engine.template.flow, files.yaml, history.diff, views.dashboard,
+#   views.moves_text, views.progress: each method imports what its own call uses, so a call pays for its own path only
+#   (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

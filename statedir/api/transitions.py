@@ -1,5 +1,8 @@
 """The transition methods of the Python API (mixed into StateDir): each checks its request
 against the run's template and makes exactly one commit, or refuses and changes nothing."""
+# Lazy imports: os, api.caller_inputs, api.entry_gates, engine.rules.submissions, engine.run_settings,
+#   engine.template, gitops.git: each method imports what its own call uses, so a call pays for its own path only (every
+#   command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

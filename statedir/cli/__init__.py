@@ -1,4 +1,7 @@
 """The `statedir` command line: thin typer callbacks over statedir.api; one error handler."""
+# Lazy imports: statedir, api.places, cli.direct, cli.registry, cli.render, cli.words, commands.table, hints, typer:
+#   imported by the command that uses them: `statedir COMMAND` loads this module for any of its commands, and a plain
+#   call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import os

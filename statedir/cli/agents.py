@@ -1,4 +1,7 @@
 """Commands for agent hosts: the MCP server and the instructions agents follow."""
+# Lazy imports: api.places, api.texts, cli.render, errors, mcp.catalog, mcp.roles, mcp.server: imported by the command
+#   that uses them: `statedir COMMAND` loads this module for any of its commands, and a plain call loads no typer
+#   (docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

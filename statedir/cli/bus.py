@@ -1,5 +1,7 @@
 """`statedir bus init|set|append|get|clear SESSION [FIELD] [VALUE]`: hasbrains-agent-kit's pipeline-state.sh,
 same argument order and output, on the store. Callbacks parse, call one Bus method, print."""
+# Lazy imports: cli.render, sys, typer.core: imported by the command that uses them: `statedir COMMAND` loads this
+#   module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import json as json_mod

@@ -1,4 +1,7 @@
 """Options every command takes, and discovery of the default store (the only cwd/env reader)."""
+# Lazy imports: api, api.documents, api.places, cli.registry, cli.render, mcp.calls: imported by the command that uses
+#   them: `statedir COMMAND` loads this module for any of its commands, and a plain call loads no typer (docs/cli-
+#   startup.md).
 from __future__ import annotations
 
 import os

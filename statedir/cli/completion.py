@@ -1,5 +1,7 @@
 """Shell completion of run ids, stage ids and statuses: read from the store's folder names and the
 compiled schemas its files point at, never through git, so a tab press stays instant."""
+# Lazy imports: api.places, errors: imported by the command that uses them: `statedir COMMAND` loads this module for
+#   any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import json

@@ -1,4 +1,6 @@
 """`statedir graph`: the stage graph of a template, or of a run with where it stands."""
+# Lazy imports: api.documents, cli.common, cli.render, errors: imported by the command that uses them: `statedir
+#   COMMAND` loads this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

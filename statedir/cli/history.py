@@ -1,5 +1,7 @@
 """History commands: diff, versions, rollback, verify, doctor (show/get --at and log's filters
 live with their commands in read.py)."""
+# Lazy imports: os, api.documents, api.texts, cli.common: imported by the command that uses them: `statedir COMMAND`
+#   loads this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Annotated, Optional

@@ -1,4 +1,6 @@
 """Reading commands: runs, templates, show, get, status, next, prereq, log."""
+# Lazy imports: api, api.documents, api.texts, cli.common, cli.render, errors: imported by the command that uses them:
+#   `statedir COMMAND` loads this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path

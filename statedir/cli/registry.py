@@ -1,6 +1,8 @@
 """The CLI's command registry: each command module registers its typer callbacks here, and
 `build` makes a Typer app of the ones a call needs. Loads typer only when it builds one:
 a command module (its parameters are `statedir.commands.params`) loads without it."""
+# Lazy imports: functools, importlib, inspect, statedir, typer, typer.core: imported by the command that uses them:
+#   `statedir COMMAND` loads this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import os

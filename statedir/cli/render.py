@@ -5,6 +5,8 @@ call, its stderr always): a topic, a reason or a file name from another machine 
 a terminal command, so control characters (ESC, CSI, BEL, CR, ...) and bidi overrides arrive as
 escapes. statedir's own terminal codes (colour, a progress bar's redraw) go to `unescaped`.
 """
+# Lazy imports: commands.document: imported by the command that uses them: `statedir COMMAND` loads this module for
+#   any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import json

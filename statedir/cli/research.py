@@ -5,6 +5,9 @@ statedir.cli.research_text), a failure included, in `state.py`'s flat
 shape `{"error": "<CODE>", "message": ...}` with statedir's exit codes: flag errors that
 click finds before the callback runs are caught by the command class below.
 """
+# Lazy imports: api.research_call, cli.common, cli.render, cli.research_text, typer, typer.core: imported by the
+#   command that uses them: `statedir COMMAND` loads this module for any of its commands, and a plain call loads no
+#   typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import sys

@@ -1,5 +1,7 @@
 """`statedir signers add|remove|list`: bind actors to SSH signing keys (signers.yaml); each
 change one signed commit (a binding by a key of the actor it binds)."""
+# Lazy imports: api.documents_writes: imported by the command that uses them: `statedir COMMAND` loads this module for
+#   any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Optional

@@ -1,4 +1,6 @@
 """Store-level commands: init, validate, demo."""
+# Lazy imports: os, api.documents, api.texts, cli.common, cli.demo: imported by the command that uses them: `statedir
+#   COMMAND` loads this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,6 @@
 """`statedir sync` (fetch, merge, validate, verify, push) and `statedir merge-driver` (what git runs)."""
+# Lazy imports: api.places, cli.render, errors: imported by the command that uses them: `statedir COMMAND` loads this
+#   module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Annotated, Optional

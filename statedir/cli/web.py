@@ -1,4 +1,6 @@
 """`statedir serve`: the read-only web view (statedir.web, loaded only here)."""
+# Lazy imports: errors, web.serve: imported by the command that uses them: `statedir COMMAND` loads this module for
+#   any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Annotated, Optional

@@ -1,5 +1,7 @@
 """The command line's words for a refusal's next step (statedir.hints): `statedir doctor --fix`,
 an option as its flag (`--file`). Set for the whole of a call (`statedir.cli.main`)."""
+# Lazy imports: shlex, cli.registry, commands.table: imported by the command that uses them: `statedir COMMAND` loads
+#   this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from statedir.hints import Hint, Placeholder, Words

@@ -1,4 +1,6 @@
 """Mutating commands: each parses its options, calls one StateDir method, prints the result."""
+# Lazy imports: sys, typer: imported by the command that uses them: `statedir COMMAND` loads this module for any of
+#   its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
 from typing import Annotated, Optional

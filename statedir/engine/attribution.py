@@ -7,6 +7,8 @@ agent (`Statedir-Via: <role>`), never as the agent's.
 `users_answer` is the one place a request becomes the user's answer (every command whose answer is
 the user's calls it through the write path); `check` is the rule `verify` holds a recorded request's
 identity to, and the write path holds each new one to. Pure functions over plain data."""
+# Lazy imports: statedir.engine.rules.stage_graph, for attributing a stage's start only: `set` does not load it
+#   (tests/test_architecture.py).
 from __future__ import annotations
 
 from statedir.engine import wording

@@ -1,4 +1,6 @@
 """Material versions and Material Passports (Schema 9): labels, registration, staleness."""
+# Lazy imports: hashlib (OpenSSL) and datetime, to register a material and to date a passport's integrity pass: `next`
+#   loads neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import copy

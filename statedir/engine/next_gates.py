@@ -7,7 +7,7 @@ from typing import Any
 
 from statedir.engine import failure_modes
 from statedir.engine.move_candidates import REASON, Candidate, actor_for
-from statedir.engine.rules import gates
+from statedir.engine.rules import compliance, entry_advisories, gates
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunData
 from statedir.hints import opt, said
@@ -91,8 +91,6 @@ _FILE = {"path": "-", "content_hash": "0" * 64}
 def entry_candidates(t: Template, run: RunData) -> list[Candidate]:
     """The Stage 5 entry advisories (each kind with a report) and compliance at the current stage:
     a report, and the user's acknowledgement of a standing block."""
-    from statedir.engine.rules import compliance, entry_advisories
-
     out: list[Candidate] = []
     for kind in entry_advisories.kinds(t):
         actor = actor_for(t, "advisory")
@@ -118,7 +116,5 @@ def entry_candidates(t: Template, run: RunData) -> list[Candidate]:
 
 def advisories_shown(t: Template, run: RunData) -> dict[str, Any]:
     """`next`'s word on the recorded Stage 5 entry advisories (each CURRENT or STALE), where any are."""
-    from statedir.engine.rules import entry_advisories
-
     shown = [{k: e[k] for k in ("kind", "version_label", "binding")} for e in entry_advisories.shown(t, run)]
     return {"advisories": shown} if shown else {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine import template as template_mod
 from statedir.engine.admission import WRITER
 from statedir.engine.template import USER
 from statedir.errors import InvalidValue, PermissionDenied, ValidationFailed
@@ -84,8 +85,6 @@ def may_change(before: dict[str, list[str]], actor: str, person: str | None) -> 
 
 def known_roles(store: Store) -> set[str]:
     """Every role a template of the store (its own, and those statedir ships) declares, and the user."""
-    from statedir.engine import template as template_mod
-
     names = {*template_mod.shipped(), *(p.stem for p in (store.root / "templates").glob("*.yaml"))}
     roles = {USER}
     for name in sorted(names):

@@ -8,6 +8,8 @@ A refused attempt to skip a MANDATORY checkpoint writes nothing (every refusal l
 byte-identical); the answer that follows it says so (`skip_refused`), and its receipt records
 `outcome: skip_refused`. Pure, like rules.py: no family or stage is chosen here.
 """
+# Lazy imports: statedir.engine.adjudication_contract, for a receipt's adjudication rows only: `next` does not load
+#   the contract (tests/test_architecture.py).
 from __future__ import annotations
 
 from typing import Any

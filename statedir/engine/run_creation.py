@@ -1,5 +1,7 @@
 """`new`: a run's first commit, through the one write path (statedir.engine.transaction): its files
 and its first log entry, with the template's files and compiled schemas the store lacks."""
+# Lazy imports: what making a run needs (attribution, statedir.engine.runs, admission, template versions, the
+#   template's flow): reading a run loads none of it; the flow's exploration alone is tens of ms.
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +11,7 @@ from statedir.engine import template as template_mod
 from statedir.engine import transaction
 from statedir.engine.template import Template
 from statedir.engine.transaction import Sources, apply, missing_schemas, scope_of, stamped
-from statedir.engine.transition_data import Request
+from statedir.engine.transition_data import Request, require_permission
 from statedir.errors import RunExists
 from statedir.store import layout
 from statedir.store.store import Store
@@ -22,8 +24,6 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     from statedir.engine import attribution, runs
     from statedir.engine.admission import refuse_writer
     from statedir.engine.template import versions as template_versions
-    from statedir.engine.transition_data import require_permission
-
     layout.check_run_id(run_id)
     refuse_writer(t, req.actor)
     attribution.check(t, req)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine.template import compiled as compile_mod
+from statedir.engine.template import crossfile as template_crossfile
+from statedir.engine.template import versions as template_versions
 from statedir.errors import BadFile, StatedirError
 from statedir.files import yaml, yaml_fast_reader
 from statedir.files.schema import Problem
@@ -47,8 +50,6 @@ class Runs:
         return self.context[run_id]
 
     def _read(self, run_id: str) -> tuple[Any, dict[str, Any]] | None:
-        from statedir.engine.template import versions as template_versions
-
         try:
             state = self.read(f"runs/{run_id}/state.yaml")
         except StatedirError:
@@ -64,8 +65,6 @@ class Runs:
 
     def schemas(self, run_id: str) -> dict[str, str] | None:
         """Generic schema name -> the run's compiled one."""
-        from statedir.engine.template import compiled as compile_mod
-
         found = self.of(run_id)
         if found is None:
             return None
@@ -88,8 +87,6 @@ class Runs:
             return []  # what cannot be read is reported file by file
 
     def _cross_file(self, run_id: str, t: Any, state: dict[str, Any]) -> list[Problem]:
-        from statedir.engine.template import crossfile as template_crossfile
-
         base = f"runs/{run_id}"
         logs: dict[str, list[Any]] = {}
         for name in ("checkpoints", "integrity"):

@@ -10,12 +10,16 @@ Files of the older shape (every field, every stage file, all five rows) read the
 Pure. A stage's record as it starts (`new_stage`) is made here; the run's defaults are those
 `runs.new_run` starts a run with.
 """
+# Lazy imports: statedir.engine.adjudication_rows, for a run whose template has adjudication rows: `bus set` and `log`
+#   read run shapes without them.
 from __future__ import annotations
 
 from collections.abc import Callable, Container
 from typing import Any
 
 from statedir.engine.template import Template
+from statedir.engine.transition_data import plain_copy
+from statedir.files import schema
 
 PENDING = "pending_adjudication_activity_bindings"
 _NOTHING = (type(None), bool, int, list, dict)
@@ -70,8 +74,6 @@ def _defaults(t: Template) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
 
 def stage_default(t: Template, stage_id: str) -> dict[str, Any]:
     """The record of a stage that has no file (a fresh copy)."""
-    from statedir.engine.transition_data import plain_copy
-
     return plain_copy(_defaults(t)[0][stage_id])  # type: ignore[no-any-return]
 
 
@@ -176,8 +178,6 @@ def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
 def _state_order() -> dict[str, None]:
     """state.yaml's fields in the order its schema lists them (a new run's order)."""
     if not _ORDER:
-        from statedir.files import schema
-
         _ORDER.update(dict.fromkeys(schema.load_schema("run-state")["properties"]))
     return _ORDER
 

@@ -1,10 +1,14 @@
 """Creating runs as plain data, and reading a run back as one document."""
+# Lazy imports: datetime (to date a passport where a run enters past a never-skipped stage) and the rules a run's
+#   ARS document reads where its template declares them (failure modes, compliance and entry advisories, the inquiry):
+#   `next` loads no datetime (tests/test_architecture.py), and a `stage` transition none of those rules.
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from statedir.engine import materials, mid_entry
+from statedir.engine import materials, mid_entry, run_settings
+from statedir.engine.adjudication_rows import initial_rows
 from statedir.engine.run_shape import new_stage  # noqa: F401 (a stage's record as it starts, named here too)
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
@@ -20,8 +24,6 @@ def new_run(t: Template, run_id: str, topic: str | None, language: str, entry_po
     """The files of a new run, entering at `entry_point` (mid-entry skips what lies before), with
     the run settings `settings` gives (statedir.engine.run_settings; fixed from now on); `brought`,
     the files the user brings that the entry stage registers (statedir.engine.mid_entry)."""
-    from statedir.engine import run_settings
-
     recorded_settings = run_settings.initial(t, settings)
     if topic is None and "topic" in t.required_run_fields:
         raise InvalidValue(f"template {t.name} needs {opt('topic')} (what the run is about)", argument="topic")
@@ -172,8 +174,6 @@ def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -
         from statedir.engine import failure_modes
 
         doc["failure_mode_audit"] = failure_modes.audit(t, histories.get("failure_modes", []))
-    from statedir.engine import run_settings
-
     if run_settings.declared(t):  # the settings the run was made with, and the marks they put on it
         doc["settings"] = dict(state.get("settings") or {})
         marks = run_settings.marks(t, state)
@@ -221,6 +221,4 @@ def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:
 
 def _initial_rows() -> list[dict[str, Any]]:
     """A new run's adjudication rows."""
-    from statedir.engine.adjudication_rows import initial_rows
-
     return initial_rows()

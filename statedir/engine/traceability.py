@@ -4,6 +4,8 @@ itself (`re_review_contract.binds`): each part's file in the role the template g
 traceability file, a material of its own registered with its file. Bound once every role of the
 row has its file (best effort: a binding the row would refuse is left out). Pure: no stage, part
 or material is named here."""
+# Lazy imports: statedir.engine.adjudication_contract, for a traceability matrix with adjudication rows: `next` does
+#   not load the contract.
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,7 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once."""
+# Lazy imports: the write path's modules (the rules' decision table, admission, attribution, crossfile checks, next
+#   moves, the compiled schemas) and template versions (a template not the shipped one): `status --line`, `next`, `bus
+#   set` and `log` read runs through this module and load none of them.
 from __future__ import annotations
 
 import time

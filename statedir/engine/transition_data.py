@@ -1,5 +1,7 @@
 """The plain data a transition is decided on (a run, a request), the change a yes decision describes
 and the draft a decision edits into it; with the guards every decision shares (permission, liveness)."""
+# Lazy imports: copy, for a copy of a value that is not plain data: a transition loads no copy
+#   (tests/test_architecture.py).
 from __future__ import annotations
 
 from typing import Any

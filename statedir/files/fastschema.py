@@ -6,6 +6,7 @@ messages, so the fast path never needs jsonschema's import. The tests check both
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -128,8 +129,6 @@ def compile_schema(root: dict[str, Any]) -> Check:
 
 def _unique(values: list[object]) -> bool:
     """JSON Schema's uniqueItems: no two items equal as JSON values (1 and true differ)."""
-    import json
-
     seen = set()
     for value in values:
         key = json.dumps(value, sort_keys=True)

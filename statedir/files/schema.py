@@ -1,10 +1,15 @@
 """Loading the JSON Schemas and validating plain data against them, errors collected as data."""
+# Lazy imports: jsonschema, for a schema the fast validator (statedir.files.fastschema) does not support: jsonschema's
+#   import is tens of ms; no transition loads it (tests/test_architecture.py).
 from __future__ import annotations
 
 import functools
 import json
 from pathlib import Path
 from typing import Any
+
+from statedir.files.fastschema import Unsupported, compile_schema
+from statedir.files.parse_cache import digest
 
 PACKAGE = Path(__file__).resolve().parent.parent  # statedir/, the installed package
 
@@ -35,8 +40,6 @@ def register(name: str, doc: dict[str, Any]) -> None:
 @functools.cache
 def cache_kind(name: str) -> str:
     """The parse-cache kind for files valid under `name`: a new schema invalidates its entries."""
-    from statedir.files.parse_cache import digest
-
     raw = (json.dumps(_REGISTERED[name], sort_keys=True).encode() if name in _REGISTERED
            else schema_path(name).read_bytes())
     return f"{name}:{digest(raw)[:16]}"
@@ -121,8 +124,6 @@ def _line_of(doc: Any, path: list[Any]) -> int | None:
 
 @functools.cache
 def _fast(name: str, pointer: str) -> Any:
-    from statedir.files.fastschema import Unsupported, compile_schema
-
     schema = load_schema(name)
     if pointer:
         schema = {"$defs": schema["$defs"], "$ref": f"#/{pointer}"}

@@ -4,6 +4,8 @@
 binding in their own allowed-signers format, which `allowed_signers()` renders from it (the
 actor is the principal, the namespace is git's).
 """
+# Lazy imports: base64 and hashlib (OpenSSL, about 3 ms), to read a signing key: only a signed store's checks read
+#   one; a transition loads neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import binascii

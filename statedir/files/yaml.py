@@ -6,6 +6,9 @@ Files statedir writes from plain data go through a small emitter of its own
 imports ruamel. Documents that carry a user's comments are merged and dumped by ruamel's
 round-trip dumper.
 """
+# Lazy imports: ruamel.yaml (the full parser and emitter, where the fast reader cannot read a file or a comment must
+#   be kept) and datetime (a timestamp scalar): ruamel alone costs more than a transition's own work; a transition and
+#   `status --line` load neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import functools
@@ -13,7 +16,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Any
 
-from statedir.errors import BadFile, UnresolvedMerge
+from statedir.errors import BadFile, InvalidValue, UnresolvedMerge
 from statedir.files.yaml_emit import NotPlain, emit
 
 if TYPE_CHECKING:
@@ -96,8 +99,6 @@ def check_depth(data: Any, name: str) -> None:
         else:
             continue
         if children and depth + 1 > MAX_DEPTH:
-            from statedir.errors import InvalidValue
-
             raise InvalidValue(f"{name}: a value nested deeper than {MAX_DEPTH} levels cannot be read back", file=name)
         stack.extend((child, depth + 1) for child in children)
 

@@ -4,11 +4,13 @@ A state commit's message and the log read back from it are `statedir.gitops.comm
 
 The transition path drives the git binary directly (one short process per step) rather than
 through GitPython, whose import alone costs about as much as a commit; GitPython is used
-where a command needs a repository object and speed does not matter (`init`).
+where a command needs a repository object and speed does not matter (`init`, in
+`statedir.gitops.repository_init`).
 """
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from statedir.errors import GitError
@@ -45,8 +47,6 @@ def run(worktree: Path, *args: str, env: dict[str, str] | None = None, stdin: by
     A command that finds a lock of git's taken (the user's own git is writing the index or
     a ref) is tried again for a few seconds before that counts as a failure.
     """
-    import time
-
     deadline = time.monotonic() + LOCK_RETRY_SECONDS
     delay = 0.01
     while True:
@@ -78,17 +78,6 @@ def find_worktree(start: Path) -> Path | None:
         if (directory / ".git").exists():
             return directory
     return None
-
-
-def init(directory: Path) -> Path:
-    from git import Repo  # GitPython: only `init` needs a repository object
-    from git.exc import GitError as GitPythonError
-
-    try:
-        Repo.init(directory, mkdir=True)
-    except (GitPythonError, OSError) as exc:
-        raise GitError(f"git init {directory} failed: {' '.join(str(exc).split())[:200]}") from None
-    return directory
 
 
 def git_dir(worktree: Path) -> Path:

@@ -11,6 +11,8 @@ writer from the moment it exists (it is made by linking a file holding the mark 
 so a lock left by a statedir process that died, killed at any point, is recognised and
 released, with the locks a git it ran left when killed with it.
 """
+# Lazy imports: shutil (with bz2 and lzma), to copy the index where a hard link to it cannot be made: a transition
+#   loads none (tests/test_architecture.py).
 from __future__ import annotations
 
 import contextlib

@@ -8,6 +8,8 @@ and then commits without any process. git's own commands stay in charge of the u
 and of everything libgit2 should not do: a signed commit, dates set in the environment
 (`GIT_COMMITTER_DATE`), a group-shared repository; those commits go through git's plumbing.
 """
+# Lazy imports: pygit2, an optional dependency (statedir[mcp]): a missing binding is refused with the way to install
+#   it.
 from __future__ import annotations
 
 import contextlib

@@ -5,6 +5,8 @@ Small inputs (a transition's few files, a small repository's index) are hashed b
 SHA-1 module: hashlib loads OpenSSL's libcrypto first, about 3 ms on every command, for
 hashing that takes microseconds. Larger ones go to hashlib, several times faster per byte.
 """
+# Lazy imports: CPython's own SHA-1 (_sha1) at the first id, hashlib (OpenSSL, about 3 ms) only for inputs over 64 KiB
+#   and SHA-256 repositories.
 from __future__ import annotations
 
 from typing import Any

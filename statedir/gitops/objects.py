@@ -1,5 +1,7 @@
 """git's object store read through one long-lived `git cat-file --batch`: blobs and trees of
 any commit, with nothing checked out and neither the index nor HEAD touched."""
+# Lazy imports: subprocess and datetime, for the long-lived `git cat-file --batch` reader and a commit's date: `log`
+#   and a research query load this module and start no reader (subprocess, with selectors and signal, about 6 ms).
 from __future__ import annotations
 
 import re

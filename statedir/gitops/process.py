@@ -11,6 +11,8 @@ made inheritable for another child) is closed in the child, as subprocess's clos
 posix_spawn keeps them, and Linux has no POSIX_SPAWN_CLOEXEC_DEFAULT, so the open ones are
 listed from /proc/self/fd (or /dev/fd) and each gets a close action.
 """
+# Lazy imports: subprocess, the fallback where posix_spawn cannot start git as asked: subprocess (with threading,
+#   selectors, signal) costs about 6 ms; a transition's git is posix_spawn.
 from __future__ import annotations
 
 import contextlib

@@ -12,11 +12,13 @@ libgit2, and hold the lock only for the ref update; small ones commit with one
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from statedir import fault_injection
 from statedir.errors import GitError
 from statedir.gitops import git, index_lock, indexfile
 from statedir.gitops.git import git_dir, head, update_index
@@ -133,8 +135,6 @@ def _author(actor: str) -> dict[str, str]:
 def _signing(key: str) -> dict[str, str]:
     """The configuration, as environment variables (after any the caller's environment set),
     that makes git sign with an SSH key: gpg.format=ssh, user.signingKey=KEY."""
-    import os
-
     first = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
     pairs = (("gpg.format", "ssh"), ("user.signingKey", key))
     env = {"GIT_CONFIG_COUNT": str(first + len(pairs))}
@@ -144,8 +144,6 @@ def _signing(key: str) -> dict[str, str]:
 
 
 def _fault(name: str) -> None:
-    from statedir import fault_injection
-
     fault_injection.point(name)
 
 

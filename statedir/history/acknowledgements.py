@@ -8,10 +8,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from statedir import request_ids
-from statedir.errors import InvalidValue, ValidationFailed
+from statedir.engine.transaction import utc_now
+from statedir.errors import InvalidValue, StatedirError, ValidationFailed
 from statedir.files import schema, yaml
 from statedir.gitops import commit_message
 from statedir.history import ack_local
+from statedir.history.stored_files import parse
 from statedir.store import layout
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -91,16 +93,12 @@ def record(store: Store, commit: str, findings: list[dict[str, Any]], reason: st
 
 
 def _now() -> str:
-    from statedir.engine.transaction import utc_now
-
     return utc_now()
 
 
 def _parsed(raw: bytes | None) -> list[Any]:
     if raw is None:
         return []
-    from statedir.history.stored_files import parse
-
     data, _ = parse(FILE, raw)
     return data if isinstance(data, list) else []
 
@@ -111,8 +109,6 @@ _AT_HEAD: dict[str, list[dict[str, Any]]] = {}  # blob id -> its entries (a blob
 def entries_at_head(reader: Any) -> list[dict[str, Any]]:
     """The file's entries as of HEAD (an unreadable file acknowledges nothing), parsed once per
     content: a long file (a sample store's thousands of entries) is not parsed again by every verify."""
-    from statedir.errors import StatedirError
-
     found = reader.objects.read(reader.spec("HEAD", FILE))
     if not found:
         return []

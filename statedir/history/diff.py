@@ -6,7 +6,11 @@ deepdiff's report into `{path, from, to}` rows.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from deepdiff import DeepDiff
+from deepdiff.helper import notpresent
 
 # Lists of records whose items carry one of these keys are compared as mappings keyed by it,
 # so a record is matched by its id, not by its position. Append-only logs stay lists: an
@@ -31,9 +35,6 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     """[{path, from, to, change}] from `old` to `new`; added and removed values are None on
     their missing side, `change` says which (added, removed, changed). Paths are dotted keys
     into the document (`stages.2.5.status`)."""
-    from deepdiff import DeepDiff
-    from deepdiff.helper import notpresent
-
     report = DeepDiff(keyed(old), keyed(new), view="tree", verbose_level=2)
     rows = []
     for kind in report:
@@ -52,8 +53,6 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
 
 def render(rows: list[dict[str, Any]]) -> str:
     """One line a change: `~ path: old -> new`, `+ path: new`, `- path: old`."""
-    import json
-
     def show(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
         return text if len(text) <= 100 else text[:97] + "..."

@@ -1,5 +1,6 @@
 """doctor: what a crash, a clone or a hand edit left behind, reported one line each with what
 `--fix` does, and repaired with `--fix` (store files only through the one write path)."""
+# Lazy imports: statedir.store.branch, for a store on a branch of its own (its binding and exclusion) only.
 from __future__ import annotations
 
 import contextlib
@@ -17,8 +18,11 @@ from typing import Any
 
 from statedir.errors import StatedirError
 from statedir.files import schema
-from statedir.gitops import commit_message, git, git_owner, index_lock
-from statedir.history import migrate
+from statedir.files.parse_cache import ParseCache
+from statedir.gitops import commit_message, git, git_owner, index_lock, maintenance
+from statedir.history import merge_repair, migrate
+from statedir.history.stored_files import parse
+from statedir.merge import checks
 from statedir.store import layout, sync_journal
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
@@ -178,9 +182,6 @@ def schema_copies(store: Store, actor: str, timeout: float | None) -> list[Findi
 
 def parse_cache(store: Store) -> list[Finding]:
     """Parse-cache entries that are unreadable or disagree with the file they stand for."""
-    from statedir.files.parse_cache import ParseCache
-    from statedir.history.stored_files import parse
-
     cache = ParseCache(store.cache_dir / "parsed")  # its own: nothing remembered in memory
     bad: list[str] = []
     for directory, _, names in os.walk(store.root / "runs"):
@@ -217,8 +218,6 @@ def parse_cache(store: Store) -> list[Finding]:
 def object_database(store: Store) -> list[Finding]:
     """A pile of loose objects, too many packs, or no commit-graph to read history by path
     (statedir's maintenance keeps these in order as it writes: see gitops.maintenance)."""
-    from statedir.gitops import maintenance
-
     head = git.head(store.worktree)
     if head is None:
         return []
@@ -241,11 +240,7 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
         if not any(f["kind"] == "journal" for f in found):  # a journal's files are rolled back first
             found += uncommitted(store, backup)
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
-        from statedir.merge import checks  # the merge driver's registration, unresolved merges, runs
-
         found += checks.findings(store, actor, timeout)
-        from statedir.history import merge_repair  # merges resolved by hand, re-merged by the driver
-
         found += merge_repair.findings(store, actor, timeout) + merge_repair.duplicate_sources(store, actor)
         from statedir.store import branch  # a store on a branch of its own: its binding and exclusion
 

@@ -1,5 +1,6 @@
 """The audit trail read from git in one process: every commit that touched the store (or one
 run), statedir's own transitions and anyone else's, filtered by actor, action, time and count."""
+# Lazy imports: statedir.engine.renumbered, for an entry whose passport's label changed since it was written.
 from __future__ import annotations
 
 import datetime
@@ -7,10 +8,12 @@ import json
 import re
 from typing import Any
 
-from statedir.errors import InvalidValue
+from statedir.errors import InvalidValue, StatedirError
+from statedir.files import yaml
 from statedir.gitops import commit_message, git, identity, objects
 from statedir.hints import opt
 from statedir.history import path_index
+from statedir.store import layout
 from statedir.store.store import Store
 
 _FIELDS = ("%H", "%cd", "%an", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
@@ -134,9 +137,6 @@ _REQUEST_ID = re.compile(rb"^request_id: '?([0-9A-Za-z]+)'?$", re.M)
 
 def _made_by(store: Store, run: str, label: str, request_id: str) -> bool:
     """Whether the passport `label` of `run` is the one `request_id` registered (read as written)."""
-    from statedir.errors import StatedirError
-    from statedir.store import layout
-
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}", label):
         return False
     try:
@@ -153,10 +153,6 @@ def _relabelled(store: Store, entry: dict[str, Any], request_id: str | None,
     """The entry naming the label its version has now (statedir.engine.renumbered), the run's
     passports read once per call of `entries`."""
     from statedir.engine import renumbered
-    from statedir.errors import StatedirError
-    from statedir.files import yaml
-    from statedir.store import layout
-
     run = entry.get("run_id")
     if not request_id or not isinstance(run, str):
         return entry

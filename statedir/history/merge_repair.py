@@ -5,6 +5,8 @@ trailer names the merge. History is not rewritten: verify replays the repair com
 re-merge) and from then on reports the old merge under `repaired`, not as a finding, so every
 clone's sync passes it again. A merge whose parents the rules refuse to merge is not repairable
 by doctor: it is named, and nothing is changed."""
+# Lazy imports: the research ledger (with sqlite3), for repairing a hand merge of research records: `verify` and
+#   `doctor` of a store without them load none of it (about 20 modules).
 from __future__ import annotations
 
 import re

@@ -5,6 +5,9 @@ rules, on the parent commit's files, and render the files that decision writes
 `expected()` returns store-relative path -> the exact bytes the transition must have left
 there; verify compares them with the commit's own blobs (by object id, without reading them).
 """
+# Lazy imports: the replayers the history replayed needs (merge repair, migrations, signers, people, acknowledgements,
+#   the bus's and the research ledger's replays): `verify` of a store without bus or research records loads none of
+#   them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping

@@ -7,6 +7,7 @@ from typing import Any
 
 from statedir import request_ids
 from statedir.engine import run_shape
+from statedir.engine.template import compiled as compile_mod
 from statedir.engine.transaction import LOGS, planned, scope_of
 from statedir.engine.transition_data import Change, Request
 from statedir.errors import ValidationFailed
@@ -37,8 +38,6 @@ def request(commit: Commit) -> tuple[Request, str]:
 def _compiled(t: Any, commit: Commit) -> dict[str, bytes]:
     """The template's compiled schemas a transition's commit wrote (derived data: they must be
     exactly what the template compiles to)."""
-    from statedir.engine.template import compiled as compile_mod
-
     return {rel: text.encode() for rel, text in compile_mod.schema_files(t).items()
             if rel in commit.changed}
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import attribution, runs
+from statedir.engine import template as template_mod
+from statedir.engine.template import versions as template_versions
 from statedir.engine.transaction import LOGS, scope_of
 from statedir.engine.transition_data import require_permission
 from statedir.errors import RunExists, StatedirError, ValidationFailed
@@ -64,8 +66,6 @@ def _shipped_then(reader: CommitReader, commit: Commit, t: Any, made_on: str | N
     statedir ships beside the newer one (academic-pipeline@3.22.yaml), where the run's digest is
     that file's and no run on the parent was made on a newer one (a statedir that took a newer
     version never takes an older again). Else `t`, which the digest check then refuses."""
-    from statedir.engine import template as template_mod
-
     older = template_mod.shipped_version(t.name, made_on) if made_on and template_mod.shipped().get(t.name) else None
     if older is None or older.digest != digest or commit.parent is None:
         return t
@@ -88,8 +88,6 @@ def _shipped_then(reader: CommitReader, commit: Commit, t: Any, made_on: str | N
 
 def _kept_versions(name: str) -> list[str]:
     """The older versions of template `name` statedir ships beside its newest."""
-    from statedir.engine import template as template_mod
-
     return [p.stem.partition("@")[2] for p in template_mod.shipped_files() if p.stem.startswith(f"{name}@")]
 
 
@@ -101,8 +99,6 @@ def _order(version: str) -> tuple[int, ...]:
 def _by_name(reader: CommitReader, commit: str, name: str) -> Any:
     """What `new --template NAME` takes at `commit` (statedir.engine.template.load): the store's
     copy, unless statedir ships that name and version with other content."""
-    from statedir.engine import template as template_mod
-
     t = reader.template(commit, name)
     ships = template_mod.shipped().get(name)
     if ships is not None and t.source.startswith("templates/"):
@@ -138,8 +134,6 @@ def _templates(reader: CommitReader, commit: Commit, t: Any) -> dict[str, bytes]
     """The template files `new --template FILE` writes, by `versions.stored_files` on the
     parent's: the file as the newest `templates/<name>.yaml`, a different version it replaces
     kept beside it, never a version's content changed. A `new` touching no template writes none."""
-    from statedir.engine.template import versions as template_versions
-
     stored = f"templates/{t.name}.yaml"
     if not any(rel.startswith("templates/") for rel in commit.changed):
         return {}

@@ -6,8 +6,11 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from statedir.engine import renumbered, run_shape
+from statedir.engine import materials, renumbered, run_settings, run_shape
+from statedir.engine import template as template_mod
 from statedir.engine.template import Template
+from statedir.engine.template import identity as template_identity
+from statedir.engine.template import versions as template_versions
 from statedir.engine.transition_data import RunData
 from statedir.errors import CorruptStore, UnknownRun
 from statedir.gitops import objects
@@ -159,9 +162,6 @@ class CommitReader:
         if version is not None and str(t.doc.get("version")) != version:
             key = f"{name}@{version}@{commit}"
             if key not in self._templates:
-                from statedir.engine import template as template_mod
-                from statedir.engine.template import versions as template_versions
-
                 older = self._kept(commit, name, version) or template_mod.shipped_version(name, version) or \
                     template_versions.from_history(
                     self.store, name, version, commit)
@@ -171,9 +171,6 @@ class CommitReader:
             return t
         key = f"{name}@{version}#{digest}@{commit}"
         if key not in self._templates:
-            from statedir.engine.template import identity as template_identity
-            from statedir.engine.template import versions as template_versions
-
             at_hand = [self._kept(commit, name, str(version)), self._stored(commit, name),
                        *template_identity.shipped_with(name, version)]
             found = next((c for c in at_hand if c is not None and c.digest == digest), None)
@@ -186,9 +183,6 @@ class CommitReader:
         return self._templates[key]
 
     def _kept(self, commit: str, name: str, version: str) -> Template | None:
-        from statedir.engine import template as template_mod
-        from statedir.engine.template import versions as template_versions
-
         rel = template_versions.kept_rel(name, version)
         kept = self.blob(commit, rel)
         return template_mod.parse(kept, rel) if kept is not None else None
@@ -202,8 +196,6 @@ class CommitReader:
         return t if t.source.startswith("templates/") else None
 
     def _template(self, commit: str, name: str) -> Template:
-        from statedir.engine import template as template_mod
-
         rel = f"templates/{name}.yaml"
         if commit in self._held:  # listed with the run's files
             oid = self._held[commit].get(name)
@@ -246,8 +238,6 @@ class CommitReader:
         passports = {label: need(f"{base}/materials/{label}.yaml")
                      for label in state.get("current_version", {}).values()}
         run = RunData(run_id, state, stages, passports)
-        from statedir.engine import run_settings
-
         if boundary_log or run_settings.effect_on(t, state, "reset_boundaries"):
             run.boundary_log = self.log(files, base, "reset_boundary")
         return t, run
@@ -261,8 +251,6 @@ class CommitReader:
 
     def snapshot(self, commit: str, run_id: str, clock: datetime.datetime) -> Snapshot:
         """The run at `commit` with every passport (status as read at `clock`) and every log."""
-        from statedir.engine import materials
-
         base = f"runs/{layout.check_run_id(run_id)}"
         files = self.files(commit, base)
         t, run = self.run(commit, run_id, files, boundary_log=True)

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from statedir.engine import validate
 from statedir.gitops import commit_message, merge_driver_config
 from statedir.hints import Hint, said
 from statedir.store import layout
@@ -71,8 +72,6 @@ def unresolved(store: Store) -> list[Finding]:
 
 def inconsistent(store: Store) -> list[Finding]:
     """Runs whose files disagree (validate's cross-file checks), e.g. after a hand-resolved merge."""
-    from statedir.engine import validate
-
     if (store.root / JOURNAL).exists():  # a dead writer's half transition: doctor reports that first
         return []
     problems = [p for p in validate.opened_store(store) if "<<<<<<<" not in p.message

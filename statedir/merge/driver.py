@@ -9,11 +9,13 @@ sides, so nothing of either is lost) and exits 1: git then shows the file as con
 from __future__ import annotations
 
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from statedir.engine import run_shape, template
 from statedir.errors import StatedirError
 from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.hints import HINT, Hint, said
@@ -59,8 +61,6 @@ def _template(root: Path | None, rel: str, state_raw: bytes | None) -> Any:
     if root is None or len(parts) < 3 or parts[0] != "runs":
         return None
     try:
-        from statedir.engine import template
-
         state_rel = f"runs/{parts[1]}/state.yaml"
         state = read_plain(state_raw if state_raw is not None else (root / state_rel).read_bytes(), state_rel)
         return template.load(state["template"], root / "templates", allow_path=False)
@@ -72,8 +72,6 @@ def _filled(t: Any, kind: str, rel: str, sides: list[Any]) -> tuple[list[Any], b
     """The three sides with what each leaves out at its defaults filled in (a stage file made on
     both sides merges over the stage as it starts), and whether a side was in the written shape
     (statedir.engine.run_shape): the merge is then written in it too."""
-    from statedir.engine import run_shape
-
     stage_id = rel.rpartition("/")[2][:-5]
     if t is None or (kind == "stage" and stage_id not in t.stage_ids):
         return sides, False
@@ -118,8 +116,6 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     if merged is rules.MISSING:  # deleted on both sides, or on one side and unchanged on the other
         return Outcome(b"", note=None) if ours is None or theirs is None else Outcome(ours)
     if shaped and isinstance(merged, dict):
-        from statedir.engine import run_shape
-
         merged = run_shape.written(t, rel, merged)
     ref_side = ours if ours is not None else theirs
     return Outcome(yaml.dump(merged, layout.own_ref(rel, ref_side)).encode("utf-8"))
@@ -200,8 +196,6 @@ def run(base_path: str, ours_path: str, theirs_path: str, repo_path: str) -> int
 def main(args: list[str]) -> int:
     """`python -m statedir merge-driver %O %A %B %P` without the CLI around it: 0 merged,
     1 refused (the conflict report is in %A), 2 when the files cannot be read."""
-    import sys
-
     try:
         code = run(*args)
     except (OSError, StatedirError) as exc:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from statedir.gitops import git
+from statedir.research import records
 from statedir.research.kinds import KINDS
 from statedir.store.store import Store
 
@@ -130,8 +131,6 @@ def overruled(store: Store, ours: str, shared: list[str], head: str = "HEAD") ->
     """Each Source this clone already shared (`shared`) that what came in made an alias of one it
     had not: {commit, file, message}. The remote cannot say a Source known here came after one it
     brings; history holds the other order."""
-    from statedir.research import records
-
     known = set(shared)
     folder = store.git_path(SOURCE.rel("x"))[: -len("x.yaml")]
     changed = git.run(store.worktree, "-c", "core.quotePath=false", "diff", "--name-only", "--diff-filter=M", ours,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.research import dedup
+from statedir.research import aliases, arrival, dedup, integrity
 from statedir.research.chain import HYPOTHESIS, QUESTION, one_of, project_for, required, running_run
 from statedir.research.kinds import KINDS, SCHEMA_VERSION, SCREENING, check_id, iso
 from statedir.research.writes import ResearchDraft
@@ -55,8 +55,6 @@ def create_source(draft: ResearchDraft, title: str, *, authors: str | None = Non
 def _standing(draft: ResearchDraft, ids: list[str]) -> dict[str, Any] | None:
     """The Source that stands for these (one document's): an alias answered by what it names,
     two not yet recorded as one by the earlier in history (never by the date one claims)."""
-    from statedir.research import arrival
-
     found: dict[str, dict[str, Any]] = {}
     for source_id in ids:
         record = draft.get(SOURCE, source_id)
@@ -75,8 +73,6 @@ def record_aliases(draft: ResearchDraft, held: list[set[str]] | None = None) -> 
     """Each Source that names the same document as an earlier one (two machines registered it,
     a merge brought both) recorded as that one's alias: {aliases: [{id, alias_of, key}]}.
     `held`: sets of Source ids that, in order, come first where history cannot order two."""
-    from statedir.research import aliases, arrival, integrity
-
     sources = integrity.of_kind(draft.store, SOURCE)
     found = aliases.duplicates(sources, arrival.earliest(draft.store, sources, held))
     for duplicate in found:

@@ -5,6 +5,7 @@ written once and never again, so two machines adding entities never touch the sa
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -116,9 +117,7 @@ def iso(moment: datetime) -> str:
 
 def mint_id(kind: Kind, moment: datetime, taken: Any) -> str:
     """`<prefix>_<YYYYMMDD>_<6hex>`, unused: `taken(id)` says whether an id exists already."""
-    import secrets  # here: a query mints nothing (secrets loads hashlib and hmac)
-
     while True:
-        candidate = f"{kind.prefix}_{moment:%Y%m%d}_{secrets.token_hex(3)}"
+        candidate = f"{kind.prefix}_{moment:%Y%m%d}_{os.urandom(3).hex()}"  # secrets.token_hex, without hashlib
         if not taken(candidate):
             return candidate

@@ -4,6 +4,8 @@ A decision reads the files it needs (the truth), refuses with a StatedirError or
 records it makes or changes on the ResearchDraft; only then are they validated, written and
 committed together, and the index told what the commit holds.
 """
+# Lazy imports: statedir.research.index (the sqlite index, with the git object reader and subprocess), for the writes
+#   that touch the index.
 from __future__ import annotations
 
 import contextlib

@@ -4,6 +4,8 @@ NAME, checked out in a linked work tree at DIR that the user's work tree ignores
 discovery finds it from anywhere in the user's work trees. The user's branch, index and work
 tree are never touched: NAME starts as an orphan branch holding only the store.
 """
+# Lazy imports: statedir.gitops.repository_init (GitPython, whose import costs about as much as a commit), where a
+#   branch store's repository must be made: `doctor` reads branches through this module.
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -44,7 +46,9 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
     ran_git_init = user_tree is None
     if user_tree is None:
         refuse_occupied(directory)
-        git.init(directory.parent)
+        from statedir.gitops import repository_init
+
+        repository_init.init(directory.parent)
         user_tree = directory.parent
     where = worktrees.checked_out(user_tree).get(branch)
     if where is not None and (where / layout.CONFIG).is_file():  # attached already, elsewhere: that is the store

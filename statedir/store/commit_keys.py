@@ -7,6 +7,8 @@ STATEDIR_SIGNING_KEY (a private key's path, a public key's path with the private
 ssh-agent, or `key::<public key>` with ssh-agent, as git's user.signingKey takes), else git's
 own `user.signingKey` where `gpg.format` is ssh.
 """
+# Lazy imports: shutil and subprocess (ssh-keygen), where a signing key is checked: a transition in an unsigned store
+#   loads neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import os
@@ -16,7 +18,7 @@ from statedir.errors import InvalidValue, MissingDependency, SigningKeyMismatch,
 from statedir.files import yaml
 from statedir.files.signers_file import FILE, Signers, fingerprint, parse, public_key
 from statedir.gitops import git, object_ids
-from statedir.store import last_commit
+from statedir.store import last_commit, layout
 from statedir.store.store import Store
 
 ENV = "STATEDIR_SIGNING_KEY"
@@ -162,6 +164,4 @@ def _public(text: str, source: str) -> str:
 
 def dump(signers: Signers) -> bytes:
     """The file's bytes, as statedir writes it."""
-    from statedir.store import layout
-
     return yaml.dump(signers.data(), layout.schema_ref(FILE)).encode()

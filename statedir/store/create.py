@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError, InvalidValue
-from statedir.gitops import git
+from statedir.gitops import git, repository_init, worktrees
 from statedir.hints import HINT, HINT2, Hint, opt, said
+from statedir.store import branch as own_branch
 from statedir.store import layout
 from statedir.store.skeleton import CONFIG_DEFAULTS, populate, refuse_occupied, undo
 
@@ -32,8 +33,6 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
         raise InvalidValue(f"init(): branch must be a branch name, not {type(branch).__name__}", argument="branch")
     directory = Path(directory).resolve()
     if branch is not None:
-        from statedir.store import branch as own_branch
-
         return own_branch.init(directory, branch, vet)
     if (directory / layout.CONFIG).is_file():
         return {"store": str(directory), "created": False, "commit": None}
@@ -45,7 +44,7 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
     others = other_stores(worktree) if worktree is not None else []
     if worktree is None:
         try:
-            git.init(directory.parent)
+            repository_init.init(directory.parent)
         except BaseException:
             undo(directory, created)
             raise
@@ -61,8 +60,6 @@ def init(directory: str | Path, branch: str | None = None, new_store: bool = Fal
 
 
 def _refuse_beside_a_pushed_store(worktree: Path, directory: Path) -> None:
-    from statedir.gitops import worktrees
-
     pushed = worktrees.remote_stores(worktree, layout.CONFIG)
     if pushed:
         raise InvalidValue(f"this repository's store is on branch {pushed[0]} (a remote holds it): run "

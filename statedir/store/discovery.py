@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statedir.errors import NotAStore
+from statedir.gitops import git, worktrees
 from statedir.hints import HINT, Hint, opt
 from statedir.store.layout import CONFIG
 
@@ -80,8 +81,6 @@ def locate(start: Path) -> Path:
 
 def _remote_stores(start: Path) -> list[str]:
     """The store branches the remotes of the repository holding `start` have (only on the error path)."""
-    from statedir.gitops import git, worktrees
-
     tree = git.find_worktree(start)
     return worktrees.remote_stores(tree, CONFIG) if tree is not None else []
 
@@ -99,8 +98,6 @@ def given_or_nearest(store: Path | None) -> Path:
 def _bound(start: Path) -> Path | None:
     """The store the repository holding `start` keeps on a branch of its own; NotAStore where its
     linked work tree is gone (deleted, or a clone that has not checked it out yet)."""
-    from statedir.gitops import git, worktrees
-
     tree = git.find_worktree(start)
     if tree is None:
         return None

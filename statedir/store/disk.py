@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statedir.errors import BadFile, CorruptStore
+from statedir.files import yaml
 from statedir.files.parse_cache import ParseCache, digest
-from statedir.gitops import git
+from statedir.gitops import git, worktrees
 
 if TYPE_CHECKING:
     from statedir.gitops.libgit import LibgitBackend
@@ -49,8 +50,6 @@ class Disk:
         """The work tree of the files runs talk about (`--file`, bus evidence): the store's own,
         but the user's where the store is on a branch of its own (`init --branch`)."""
         if self.worktree == self.root and (self.root / ".git").is_file():
-            from statedir.gitops import worktrees
-
             bound = worktrees.binding(self.worktree)
             if bound is not None and bound[1].resolve() == self.root:
                 return git.find_worktree(self.root.parent) or worktrees.main_worktree(self.worktree)
@@ -82,8 +81,6 @@ class Disk:
 
     def load(self, rel: str) -> Any:
         """A store file as round-trip YAML data (None when missing)."""
-        from statedir.files import yaml
-
         raw = self.read_bytes(rel)
         return None if raw is None else yaml.load(raw, rel)
 

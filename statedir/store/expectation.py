@@ -6,6 +6,8 @@ REV. Commits elsewhere (another run, a bus session, the user's own files) never 
 The store checks it as a writer takes the lock (`Store.locked`), so the check, the decision and
 the commit are one critical section; a refusal has changed nothing.
 """
+# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for an expectation
+#   not answered from the index: a transition starts one git process.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

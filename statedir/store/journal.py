@@ -6,6 +6,8 @@ that died: where its commit landed the files stay, and the user's index is broug
 them; where it did not, every touched file is put back from what was saved. Nothing is ever
 inferred from a git command failing, and the journal goes only once recovery has succeeded.
 """
+# Lazy imports: base64, to read a journal back, which happens only after a writer died: a transition loads no base64
+#   (tests/test_architecture.py).
 from __future__ import annotations
 
 import binascii

@@ -1,5 +1,7 @@
 """The store's layout: its fixed files, how runs are named, which schema checks which file and
 the `$schema` reference on a file's first line, and the schema copies in `.schemas/`."""
+# Lazy imports: shutil (with bz2 and lzma), to copy the schemas into a new store: a transition loads none
+#   (tests/test_architecture.py).
 from __future__ import annotations
 
 import re

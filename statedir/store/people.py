@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from statedir.errors import InvalidValue, PermissionDenied
+from statedir.files import yaml
 from statedir.gitops import git, identity, object_ids
 from statedir.hints import HINT, Hint, Placeholder, opt
 from statedir.store import last_commit
@@ -52,8 +53,6 @@ def at_head(store: Store, head: str | None) -> dict[str, list[str]]:
     last_commit.remember(store, head, head, {path: [object_ids.blob_id(proc.stdout, len(head)), len(proc.stdout)]})
     if proc.stdout == raw:
         return of(store.config)
-    from statedir.files import yaml
-
     return of(yaml.to_plain(yaml.load(proc.stdout, CONFIG)))
 
 

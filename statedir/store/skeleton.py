@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir.errors import InvalidValue, WriteFailed
 from statedir.files import yaml
-from statedir.gitops import commit_message, git, store_commit
+from statedir.gitops import commit_message, git, merge_driver_config, store_commit
 from statedir.store import layout
 from statedir.store.store import Store
 
@@ -34,8 +34,6 @@ def populate(directory: Path, created: bool, extra: dict[str, str] | None = None
             written = layout.copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             warnings = git.preflight(store.worktree)
-            from statedir.gitops import merge_driver_config
-
             merge_driver_config.register(store.worktree)
             message = commit_message.message("init statedir store", "-", "state_tracker", "init")
             sha = store_commit.commit(store.worktree, paths, message, author="state_tracker")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import CorruptStore, InvalidValue, NotAStore, StatedirError, UnknownRun, WriteFailed
-from statedir.files import schema
+from statedir.files import schema, yaml, yaml_fast_reader
 from statedir.gitops import git, maintenance
 from statedir.hints import HINT, Hint
 from statedir.store import expectation, journal, locking, sync_journal
@@ -70,8 +70,6 @@ class Store(Disk):
     def config(self) -> dict[str, Any]:
         if self._config is None:
             def parse() -> tuple[Any, bool]:
-                from statedir.files import yaml, yaml_fast_reader
-
                 config = yaml_fast_reader.read_own(self._config_bytes, schema_ref(CONFIG))
                 if config is yaml_fast_reader.FOREIGN:  # edited by hand: ruamel reads it
                     config = yaml.to_plain(yaml.load(self._config_bytes, CONFIG))

@@ -8,6 +8,8 @@ a finished replay. The next command that takes the store lock (and `doctor --fix
 replay that was pushing (the next sync pushes it) and otherwise puts everything back (`recover`).
 Every lock checks for the journal; only a dead sync's recovery loads what it needs.
 """
+# Lazy imports: statedir.store.sync_start, to finish or undo a sync that died: every write runs the recovery check,
+#   and only a dead sync needs sync_start.
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +23,8 @@ from statedir.errors import CorruptStore, GitError
 from statedir.gitops import git, index_lock
 
 if TYPE_CHECKING:
-    from statedir.store.sync_start import SyncStart
     from statedir.store.disk import Disk
+    from statedir.store.sync_start import SyncStart
 
 JOURNAL = "sync.json"  # in .git/statedir/: where a running sync started and what it is doing
 SAVED_INDEX = "sync.index"  # beside it: the index as it was

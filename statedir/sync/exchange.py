@@ -4,6 +4,8 @@ A merge the driver refuses, or one whose result is not a legal store, is refused
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
 work tree are put back as they were when sync started (`statedir.store.sync_start`).
 """
+# Lazy imports: what a sync that gets past its checks needs (the replay, conflicts, versions, the research ledger,
+#   validation, subprocess): a sync refused at its checks loads none of it (about 75 modules).
 from __future__ import annotations
 
 from typing import Any

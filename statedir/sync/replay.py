@@ -8,6 +8,8 @@ where they were if anything here fails, this ref included. The ref is written, a
 recorded in the sync's journal (statedir.store.sync_start), before the branch moves: a replay
 killed at any moment is put back by the next command, the originals on the branch again.
 """
+# Lazy imports: what replaying the other side's commits needs (validation, verify, the template, the bus): a sync with
+#   nothing to replay loads none of it.
 from __future__ import annotations
 
 import datetime

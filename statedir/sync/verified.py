@@ -4,6 +4,8 @@ commit verified last is recorded in the repository's config (`branch.<name>.stat
 which goes with the branch when git deletes it); commits this clone made itself are its own, and
 only what a remote holds is held against it.
 """
+# Lazy imports: statedir.history.verify, for a sync that replays commits: a sync refused at its checks loads none of
+#   it.
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,8 +1,10 @@
 """The Progress Dashboard and its one-line form, in the State Tracker's format."""
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
+from statedir.engine.rules import compliance, entry_advisories
 from statedir.engine.rules.gates import unverified_note
 from statedir.engine.run_settings import marks as run_settings_marks
 from statedir.engine.run_settings import shown as settings_on
@@ -52,8 +54,6 @@ def _boxed(text: str) -> str:
 def _wrapped(text: str) -> list[str]:
     if len(text) <= WIDTH - 2 and text.isprintable() and text == text.strip():
         return [_boxed(text)]  # what textwrap makes of it, without loading textwrap
-    import textwrap
-
     return [_boxed(part) for part in textwrap.wrap(text, WIDTH - 2, subsequent_indent="  ") or [""]]
 
 
@@ -157,8 +157,6 @@ def advisory_rows(t: Template, run: RunData) -> list[str]:
     current one (STALE once a new draft version exists)."""
     if not t.doc.get("entry_advisories"):
         return []
-    from statedir.engine.rules import entry_advisories
-
     return [f"{e['kind']}: {e.get('code') or 'recorded'} for {e['version_label']} [{e['binding']}]"
             + (f", refused classes: {', '.join(e['refused'])}" if e.get("refused") else "")
             for e in entry_advisories.shown(t, run)]
@@ -168,8 +166,6 @@ def compliance_rows(t: Template, run: RunData) -> list[str]:
     """The current draft's compliance reports: stage, round, decision (and what the cap lowered)."""
     if not t.doc.get("compliance"):
         return []
-    from statedir.engine.rules import compliance
-
     return [f"{t.display(e['stage'])} round {e['round']}: {e['decision']}"
             + (f" (capped from {e['capped_from']})" if e.get("capped_from") else "")
             + (", acknowledged by the user" if e.get("user_override") else "")

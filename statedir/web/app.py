@@ -2,6 +2,7 @@
 by Jinja2 templates shipped in the package, wrapped in `Guard`; with `answer`, also the POST
 of an answer (statedir.web.answers). A refusal's next step (statedir.hints) is said in the words
 the view is given for each request (`statedir serve` gives the command line's)."""
+# Lazy imports: json: the web server's dependencies load when it serves, not when the CLI reads its commands.
 from __future__ import annotations
 
 import asyncio

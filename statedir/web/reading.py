@@ -1,6 +1,8 @@
 """What the pages show, read through statedir.api: one StateDir kept open, read one request
 at a time, and the runs listing paged over run ids so 10,000 runs never open at once (a
 run's summary is remembered until a commit changes the run)."""
+# Lazy imports: web.stage_svg, time: the web server's dependencies load when it serves, not when the CLI reads its
+#   commands.
 from __future__ import annotations
 
 import bisect

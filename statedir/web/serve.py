@@ -1,5 +1,7 @@
 """Running the web view: check where it may listen, pick the port, start uvicorn, and print
 the address (with the token, where one is needed) before the first request."""
+# Lazy imports: json, errors, webbrowser: the web server's dependencies load when it serves, not when the CLI reads
+#   its commands.
 from __future__ import annotations
 
 import socket

@@ -8,8 +8,10 @@ from typing import Any
 
 from statedir.engine import failure_modes as fm
 from statedir.engine.rules import gates
+from statedir.engine.rules.stage_graph import start
+from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft, active_current
 from statedir.errors import FailureModeBlock, IllegalTransition, InvalidValue
 from statedir.hints import opt
 
@@ -142,9 +144,6 @@ def acknowledge_mode(t: Template, run: RunData, req: Request, now: str, stage_id
 
 def _send_back(t: Template, draft: RunDraft, target: str, current: str, now: str) -> None:
     """Every stage from `target` to `current` reset, as a reject's edge resets them; `target` starts."""
-    from statedir.engine.rules.stage_graph import start
-    from statedir.engine.runs import new_stage
-
     for stage_id in t.stage_ids[t.index(target):t.index(current) + 1]:
         draft.stages[stage_id] = new_stage(t, stage_id)
     start(t, draft, target, now)

@@ -6,6 +6,8 @@ from completing until the user acknowledges it under the override ladder; from t
 round on, an entry records its resolution path. The report is bound to the template's adjudication
 row by statedir itself, and the user's acknowledgement of a block is appended to the template's
 `override_receipt` log and bound beside it, as the group's action receipt. Pure; no framework, stage or decision is named here."""
+# Lazy imports: statedir.engine.adjudication_contract and receipts, for a compliance report with adjudication rows:
+#   `status --line` and `next` load neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import copy

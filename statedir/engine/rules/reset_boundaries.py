@@ -1,12 +1,16 @@
 """Reset boundaries: the passport ledger of `boundary` and `resume` entries and its hash."""
 from __future__ import annotations
 
+import datetime
+import hashlib
 import json
 from typing import Any
 
+from statedir.engine import materials
+from statedir.engine.rules import stage_graph
 from statedir.engine.runs import awaiting_resume
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.hints import opt
 
@@ -27,8 +31,6 @@ def jcs(value: Any) -> str:
 
 def boundary_hash(prior: list[dict[str, Any]], entry: dict[str, Any]) -> str:
     """First 12 hex of SHA-256 over every prior boundary and the new one (hash zeroed), LF-terminated."""
-    import hashlib
-
     lines = [jcs(e) for e in prior if e.get("kind") == "boundary"]
     lines.append(jcs({**entry, "hash": ZERO}))
     return hashlib.sha256("".join(f"{line}\n" for line in lines).encode("utf-8")).hexdigest()[:12]
@@ -102,10 +104,6 @@ def current_draft(t: Template, run: RunData, state: dict[str, Any]) -> tuple[str
 
 
 def _status(t: Template, passport: dict[str, Any], now: str) -> str:
-    import datetime
-
-    from statedir.engine import materials
-
     clock = datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
     return materials.effective_status(passport, clock, t.doc.get("passport_stale_hours", 24))
 
@@ -119,8 +117,6 @@ def consumed(entry: dict[str, Any]) -> str | None:
 
 def resume(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     """Consume one boundary; a pending decision must be answered; then continue as `confirm` would."""
-    from statedir.engine.rules import stage_graph
-
     boundary_log = run.boundary_log or []
     wanted = req.args["hash"]
     matches = [e for e in boundary_log if e.get("kind") == "boundary" and e.get("hash") == wanted]

@@ -1,9 +1,13 @@
 """The run-level actions: `pipeline RUN STATE`, `set RUN FIELD VALUE` and `redo RUN STAGE`, the one
 way back from a completed stage. Pure, like every rule."""
+# Lazy imports: the rules a run's rarer changes need (submissions, new stages from statedir.engine.runs, stage
+#   fields): `set` loads none of them (tests/test_architecture.py).
 from __future__ import annotations
 
+from statedir.engine import run_settings
+from statedir.engine.rules.stage_fields import set_stage_field
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 
 
@@ -37,8 +41,6 @@ def pipeline(t: Template, run: RunData, req: Request, now: str, _: str | None) -
 def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     draft = RunDraft(run)
     field, value = req.args["field"], req.args["value"]
-    from statedir.engine import run_settings
-
     run_settings.refuse_change(t, field)
     if field in ("run_id", "template", "created_at"):
         raise ImmutableField(f"{field} is set at creation and never changes", field=field)
@@ -53,8 +55,6 @@ def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) 
             raise InvalidValue("settings.reset_boundaries takes true or false")
         draft.state.setdefault("settings", {})["reset_boundaries"] = value.lower() == "true"
     elif field.startswith("stages."):
-        from statedir.engine.rules.stage_fields import set_stage_field
-
         return set_stage_field(t, run, draft, field, value, now)
     else:
         team = ", ".join(f"team.{r}" for r in draft.state.get("team", {}))

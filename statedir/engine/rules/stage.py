@@ -1,15 +1,17 @@
 """`stage RUN STAGE STATUS`: a stage's status moves as the template lists them, its details (mode,
 outputs, decision, turns), and completing it, which opens its checkpoint. Pure, like every rule."""
+# Lazy imports: the rules only some stages' changes need (a stage's start, a review contract, failure modes,
+#   compliance, the checkpoint dashboard and inquiry, a reset boundary): `set` and `stage X blocked` load none of them.
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from statedir.engine import schema_checks, stage_outputs
+from statedir.engine import run_settings, schema_checks, stage_outputs
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.template import prose as template_prose
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft
 from statedir.errors import IllegalTransition, ImmutableField, InvalidValue
 from statedir.hints import HINT, HINT2, Hint, Placeholder, opt
 
@@ -191,8 +193,6 @@ def _complete(t: Template, draft: RunDraft, stage_id: str, req: Request, now: st
         state["checkpoint"]["inquiry_summary"] = summary
     draft.log("checkpoints", {"at": now, "event": "opened", "stage": stage_id, "type": kind,
                               "awareness_prompt": awareness, "response": None, "next": default})
-    from statedir.engine import run_settings
-
     if run_settings.effect_on(t, state, "reset_boundaries", req.args):
         from statedir.engine.rules import reset_boundaries
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import checkpoint_dashboard, checkpoint_decisions, receipts, schema_checks
+from statedir.engine.rules import entry_advisories
 from statedir.engine.runs import new_stage
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft
 from statedir.errors import IllegalTransition, InvalidValue, PrerequisitesMissing
 from statedir.hints import opt
 
@@ -21,8 +22,6 @@ def start(t: Template, draft: RunDraft, stage_id: str, now: str) -> dict[str, An
                                    **report, needs=report["missing_required"],
                                    materials=[names for _, names in unmet])
     if t.doc.get("entry_advisories"):  # a gated advisory (a run setting's) on entering its stage
-        from statedir.engine.rules import entry_advisories
-
         entry_advisories.require_entry(t, RunData(draft.run.run_id, draft.state, draft.all_stages(),
                                                   draft.run.passports), stage_id)
     record = draft.stage(stage_id)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from statedir.engine import materials, mid_entry, schema_checks, stage_outputs, traceability, wording
+from statedir.engine import cross_model, materials, mid_entry, schema_checks, stage_outputs, traceability, wording
+from statedir.engine.rules import gates
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
-from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current
+from statedir.engine.transition_data import Change, Request, RunData, RunDraft, active_current
 from statedir.errors import IllegalTransition, InvalidValue, LimitReached, PermissionDenied
 from statedir.hints import Hint, said
 
@@ -107,8 +108,6 @@ def integrity(t: Template, run: RunData, req: Request, now: str, stage_id: str |
     decision = record.get("fail_loop_decision")
     gated = bool(t.doc.get("fail_loop"))  # the user's resolution is `resolve`'s, a decision the template lists
     if gated:
-        from statedir.engine.rules import gates
-
         refusal = gates.limit(t, stage_id, record, spec)
         if refusal is not None:
             raise refusal
@@ -254,8 +253,6 @@ def observe(t: Template, run: RunData, req: Request, now: str, stage_id: str | N
                  run.stages[stage_id].get("dialogue_log_ref") if stage_id else None),
              "zone": report.get("zone"), "scores": report.get("scores") or {},
              "cross_model_divergence": report.get("cross_model_divergence"), "advisory_only": True}
-    from statedir.engine import cross_model
-
     entry.update(cross_model.entry_fields(t, run.state, report))  # one score set per model, never averaged
     draft.log("collaboration_depth", entry)
     flagged = [f["dimension"] for f in (entry.get("cross_model_divergence") or {}).get("flagged", [])] \

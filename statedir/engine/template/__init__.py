@@ -4,6 +4,8 @@ This module holds `Template` and its loading; beside it: `compiled` (its JSON Sc
 (its declarative conditions), `meaning` and `flow` (what it means checked, its flow explored),
 `crossfile` (the checks across a run's files), `identity` and `versions` (its name, version and
 digest; the versions a store keeps), `catalog` (the templates a store can use)."""
+# Lazy imports: the template's meaning checks (meaning, with failure_modes_meaning), run when a template is parsed:
+#   one read from the parse cache is not, and a transition, `status --line` and `next` load neither.
 from __future__ import annotations
 
 import functools
@@ -24,6 +26,8 @@ except ImportError:
         from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
     except ImportError:  # pragma: no cover - other Pythons
         from hashlib import sha256  # type: ignore[assignment]
+from statedir.files import yaml
+from statedir.files.parse_cache import ParseCache
 
 # Every append-only log statedir knows is listed with its layout (statedir.store.run_logs); a
 # template declares which of them its runs hold, and every run holds statedir's own two.
@@ -165,8 +169,6 @@ def parse(raw: bytes, source: str, *, quote: bool = True) -> Template:
     """Validate a template file's bytes; a bad template is BAD_FILE naming the line. With
     quote=False (a file the caller named: it may be any file) no message quotes the text of a
     file that is no template."""
-    from statedir.files import yaml
-
     doc = yaml.load(raw, source, quote=quote)
     plain = yaml.to_plain(doc)
     if not isinstance(plain, dict):
@@ -225,8 +227,6 @@ def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) ->
 def _parsed_file(raw: bytes, path: Path, cache_dir: Path | None, quote: bool) -> Template:
     if cache_dir is None:
         return _parsed(raw, str(path), quote)
-    from statedir.files.parse_cache import ParseCache
-
     doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
                                                       lambda: (_parsed(raw, str(path), quote).doc, True))
     return Template(doc, str(path))

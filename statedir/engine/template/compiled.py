@@ -2,6 +2,8 @@
 vocabularies as enums (stage ids, statuses, pipeline states, verdicts, decisions, checkpoint
 types, material names, version-series labels), stored under `.schemas/<template>/<version>/`
 so an editor completes and flags values offline, and registered for `validate`."""
+# Lazy imports: copy, to copy a compiled schema that is changed: a transition loads no copy
+#   (tests/test_architecture.py).
 from __future__ import annotations
 
 import json

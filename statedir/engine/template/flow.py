@@ -20,7 +20,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from statedir.engine import flow_state, mid_entry, next_moves, runs
+from statedir.engine import flow_state, mid_entry, next_moves, runs, template
 from statedir.engine.next_moves import Candidate
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
@@ -223,8 +223,6 @@ def require_no_dead_end(t: Template) -> None:
 def notes(paths: list[tuple[Path, str]]) -> list[str]:
     """For each valid template among `paths` (path, name shown), how much of its flow the
     check explored: a line for people (`validate -v`)."""
-    from statedir.engine import template
-
     out = []
     for path, shown in paths:
         try:

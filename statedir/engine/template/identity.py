@@ -2,6 +2,8 @@
 name and version once seen (shipped with statedir, stored in the store, or anywhere in the
 store's history) have that one content for good: `new --template` refuses to store other
 content under them, and verify reports a commit that does as `illegal`."""
+# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for a template read
+#   from history only: a transition starts one git process.
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,8 @@
 """Stored template versions: a user's template is kept in the store at `templates/<name>.yaml`
 (the newest); when a newer version replaces it, the older one stays as
 `templates/<name>@<version>.yaml`, so every run keeps the version it started with."""
+# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for a template
+#   version read from history only: a transition starts one git process.
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,6 +11,7 @@ from typing import Any
 
 from statedir.engine import template
 from statedir.engine.template import Template
+from statedir.engine.template import identity as template_identity
 from statedir.engine.template.identity import next_version
 from statedir.errors import CorruptStore, InvalidValue, StatedirError
 from statedir.files import yaml
@@ -76,8 +79,6 @@ def _shipped_newest(name: str, version: str) -> Template | None:
 
 def _candidates(store: Store, name: str, version: str | None) -> list[Template]:
     """Every template at hand claiming `name` in `version`: kept, the store's copy, shipped."""
-    from statedir.engine.template import identity as template_identity
-
     folder = store.root / "templates"
     found = [template.load(str(p), cache_dir=store.cache_dir)
              for p in (folder / f"{name}@{version}.yaml", folder / f"{name}.yaml") if p.is_file()]
@@ -88,7 +89,6 @@ def _candidates(store: Store, name: str, version: str | None) -> list[Template]:
 def made_with(store: Store, run_id: str, name: str, version: str | None) -> str | None:
     """The digest of the template run `run_id` was made with: as the commit that added its
     state.yaml held it (kept, the store's copy, else shipped), or None."""
-    from statedir.errors import StatedirError
     from statedir.gitops import git, objects
 
     try:
@@ -108,8 +108,6 @@ def made_with(store: Store, run_id: str, name: str, version: str | None) -> str 
                     return t.digest
     except StatedirError:
         return None
-    from statedir.engine.template import identity as template_identity
-
     shipped = template_identity.shipped_with(name, version)
     return shipped[0].digest if shipped else None
 
@@ -119,7 +117,6 @@ def from_history(store: Store, name: str, version: str, rev: str, digest: str | 
     `templates/<name>.yaml` or kept it beside (the newest such commit; with `digest`, the newest
     with that content), or None. Read only where the kept file is missing, so no other command
     pays for it."""
-    from statedir.errors import StatedirError
     from statedir.gitops import git, objects
 
     paths = [store.git_path(f"templates/{name}.yaml"), store.git_path(kept_rel(name, version))]
@@ -146,8 +143,6 @@ def store_files(store: Store, t: Template, path: Path) -> dict[str, str]:
     """The template files a run on the user's template file `path` adds to the store: the
     newest at `templates/<name>.yaml`, and the version it replaces kept beside it; refused
     where its name and version were ever seen with other content (statedir.engine.template.identity)."""
-    from statedir.engine.template import identity as template_identity
-
     kept = template.shipped_version(t.name, str(t.doc.get("version")))
     if kept is not None and kept.digest == t.digest:  # statedir's own older version, kept for its runs
         newest = template.load(t.name)

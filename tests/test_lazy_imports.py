@@ -1,0 +1,154 @@
+"""Imports sit at the top of the module, so that what a module touches reads off its head and the
+import graph (tests/test_architecture.py) is the whole picture. An import inside a function (a lazy
+import, run on first use) is kept where start-up needs it: in the entry points and the layer right
+under them (cli, mcp, web, api), and below the API only in the modules ALLOWED names, each for the
+imports it lists. Every module with one says at its head what it defers and why (`# Lazy imports:`);
+docs/cli-startup.md has the figures."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "statedir"
+ENTRY = ("api", "cli", "mcp", "web")  # the entry points and the API: lazy imports are theirs to keep
+MARK = "# Lazy imports:"
+
+# Below the API: module -> what its functions may import. Each one would cost a measured path
+# (a transition, `status --line`, `next`, `--version`) an import it does not use; the module's
+# own comment says which and how much.
+ALLOWED: dict[str, set[str]] = {
+    # the package's entry: `import statedir` (and so `statedir --version`) loads no API
+    "__init__.py": {"statedir.api", "statedir.api.making"},
+    # inspect (with dataclasses), about 10 ms: only help and a call that does not fit
+    "commands/table.py": {"inspect"},
+    "function_parameters.py": {"inspect"},
+    "fault_injection.py": {"signal"},
+    # third-party libraries a transition does without (tests/test_architecture.py)
+    "files/yaml.py": {"ruamel.yaml", "ruamel.yaml.error", "datetime"},
+    "files/schema.py": {"jsonschema"},
+    "gitops/libgit.py": {"pygit2"},
+    # the standard library a transition does without (docs/cli-startup.md)
+    "files/signers_file.py": {"base64", "hashlib"},
+    "gitops/object_ids.py": {"_sha1", "hashlib"},
+    "gitops/process.py": {"subprocess"},
+    "gitops/plumbing.py": {"subprocess"},
+    "gitops/maintenance.py": {"subprocess"},
+    "gitops/index_lock.py": {"shutil"},
+    "store/layout.py": {"shutil"},
+    "store/commit_keys.py": {"shutil", "subprocess"},
+    "store/journal.py": {"base64"},
+    "engine/runs.py": {"datetime", "statedir.engine.failure_modes", "statedir.engine.rules.compliance",
+                       "statedir.engine.rules.entry_advisories", "statedir.engine.rules.inquiry"},
+    "engine/materials.py": {"datetime", "hashlib"},
+    "engine/template/compiled.py": {"copy"},
+    "engine/template/__init__.py": {"statedir.engine.template.meaning"},
+    "engine/transition_data.py": {"copy"},
+    # statedir modules only some paths need (the long-lived git reader, a dead sync's recovery)
+    "store/expectation.py": {"statedir.gitops.objects"},
+    "engine/template/identity.py": {"statedir.gitops.git", "statedir.gitops.objects"},
+    "engine/template/versions.py": {"statedir.gitops.git", "statedir.gitops.objects"},
+    "store/sync_journal.py": {"statedir.store.sync_start"},
+    # the rules: each action's own (the HANDLERS table, issue 36 point 3), and what only some need
+    "engine/rules/decision.py": {f"statedir.engine.rules.{name}" for name in (
+        "stage", "run", "stage_graph", "submissions", "adjudication", "reset_boundaries", "gates", "checklist",
+        "review_contract", "entry_advisories", "compliance", "inquiry")},
+    "engine/rules/run.py": {"statedir.engine.rules.submissions", "statedir.engine.runs"},
+    "engine/rules/stage.py": {"statedir.engine.rules.reset_boundaries", "statedir.engine.rules.review_contract",
+                              "statedir.engine.failure_modes", "statedir.engine.rules.compliance",
+                              "statedir.engine.rules.inquiry", "statedir.engine.checkpoint_dashboard",
+                              "statedir.engine.rules.stage_graph"},
+    "engine/attribution.py": {"statedir.engine.rules.stage_graph"},
+    "engine/rules/compliance.py": {"statedir.engine.adjudication_contract", "statedir.engine.receipts"},
+    "engine/receipts.py": {"statedir.engine.adjudication_contract"},
+    "engine/traceability.py": {"statedir.engine.adjudication_contract"},
+    # what only some calls of a command need (`log`, `verify`, `doctor`, `sync` and research calls)
+    "gitops/objects.py": {"subprocess", "datetime"},
+    "history/doctor.py": {"statedir.store.branch"},
+    "history/log.py": {"statedir.engine.renumbered"},
+    "history/merge_repair.py": {"statedir.research", "statedir.research.aliases", "statedir.research.arrival",
+                                "statedir.research.integrity", "statedir.research.kinds"},
+    "history/replay.py": {"statedir.bus.replay", "statedir.engine.people", "statedir.history.acknowledgements",
+                          "statedir.history.merge_repair", "statedir.history.migrate", "statedir.research.replay",
+                          "statedir.signing.manage"},
+    "research/writes.py": {"statedir.research.index"},
+    "store/branch.py": {"statedir.gitops.repository_init"},
+    "sync/exchange.py": {"statedir.engine.validate", "statedir.research", "statedir.research.arrival",
+                         "statedir.sync.conflicts", "statedir.sync.replay", "statedir.sync.versions", "subprocess"},
+    "sync/replay.py": {"statedir.bus", "statedir.bus.replay", "statedir.bus.session", "statedir.engine.template",
+                       "statedir.engine.validate", "statedir.history.verify"},
+    "sync/verified.py": {"statedir.history.verify"},
+    "engine/validate.py": {"statedir.engine.template", "statedir.engine.template.flow"},
+    "engine/run_shape.py": {"statedir.engine.adjudication_rows"},
+    # the write path, off the readers' (`status --line`, `next` read runs through these modules)
+    "engine/transaction.py": {"statedir.engine.admission", "statedir.engine.attribution",
+                              "statedir.engine.rules.decision", "statedir.engine.template.crossfile",
+                              "statedir.engine.next_moves", "statedir.engine.template.compiled",
+                              "statedir.engine.template.versions"},
+    "engine/run_creation.py": {"statedir.engine.attribution", "statedir.engine.runs", "statedir.engine.admission",
+                               "statedir.engine.template.flow", "statedir.engine.template.versions"},
+}
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def function_imports(source: str) -> dict[str, int]:
+    """What the functions of a module's source import (a module, or a statedir module's submodule
+    named in a `from` import) -> the first line that does."""
+    found: dict[str, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Import):
+                names = [alias.name for alias in inner.names]
+            elif isinstance(inner, ast.ImportFrom) and inner.module:
+                names = [f"{inner.module}.{alias.name}" if inner.module.startswith("statedir")
+                         and _is_module(f"{inner.module}.{alias.name}") else inner.module for alias in inner.names]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name, inner.lineno)
+    return found
+
+
+def _modules() -> dict[str, str]:
+    return {path.relative_to(PACKAGE).as_posix(): path.read_text() for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _below_the_api(rel: str) -> bool:
+    return rel.split("/")[0] not in ENTRY
+
+
+def test_below_the_api_a_function_imports_only_what_the_allowlist_names() -> None:
+    extra = {f"statedir/{rel}:{line} imports {name}"
+             for rel, source in _modules().items() if _below_the_api(rel)
+             for name, line in function_imports(source).items() if name not in ALLOWED.get(rel, set())}
+    assert not extra, "import it at the top of the module (or split the module): " + "; ".join(sorted(extra))
+
+
+def test_each_allowed_import_is_still_made_inside_a_function() -> None:
+    modules = _modules()
+    stale = {f"{rel}: {name}" for rel, names in ALLOWED.items() for name in names
+             if name not in function_imports(modules[rel])}
+    assert not stale, stale
+
+
+def test_each_module_with_lazy_imports_says_what_it_defers_and_why() -> None:
+    silent = [rel for rel, source in _modules().items() if function_imports(source)
+              and not any(line.startswith(MARK) for line in source.splitlines())]
+    assert not silent, f"a module-level `{MARK} WHAT: WHY` comment is missing in {silent}"
+
+
+def test_the_allowlist_is_short() -> None:
+    assert len(ALLOWED) <= 46  # 46 modules at issue 36; it shrinks as modules split; it does not grow
+
+
+def test_an_import_inside_a_function_is_found_and_a_top_level_one_is_not() -> None:
+    source = ("import json\nfrom statedir.files import yaml\n\n"
+              "def f():\n    import shutil\n    from statedir.store import layout\n    from git import Repo\n\n"
+              "class C:\n    def m(self):\n        if True:\n            import base64\n")
+    assert function_imports(source) == {"shutil": 5, "statedir.store.layout": 6, "git": 7, "base64": 12}
