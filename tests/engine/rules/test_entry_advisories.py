@@ -11,7 +11,7 @@ import pytest
 from statedir import api
 from tests.support.refusals import api_refused
 from tests.support.runs import at_2_5, report, through_4_5, write_file
-from tests.support.util import clear_checklist, copy_of
+from tests.support.util import clear_checklist, cli_refused, copy_of
 
 COMPLIANCE = "compliance_agent"
 
@@ -72,17 +72,17 @@ def test_a_new_draft_makes_both_stale_until_it_passes_integrity_again(at5: api.S
 def test_after_a_new_draft_the_refusal_names_the_verdict_of_the_current_one(at5: api.StateDir, repo: Path) -> None:
     draft = write_file(at5, "draft2.md", "# Draft 2\n## Abstract\n## References\n")
     at5.material("r", ["revised_draft"], files=[draft])  # registered at the open checkpoint, not yet checked
-    message = refused(repo, "ILLEGAL_TRANSITION", "advisory", "r", "tortured_phrase", "--file", "tp.json")["message"]
+    message = cli_refused(repo, "ILLEGAL_TRANSITION", "advisory", "r", "tortured_phrase", "--file", "tp.json")["message"]
     assert "verdict PASS" not in message  # the PASS was on the draft before: none stands for this one yet
     assert "paper_draft_v2, UNVERIFIED, has no stage 4.5 verdict yet: the last, PASS, was on paper_draft_v1" in message
 
 
 def test_the_unknown_advisory_refusal_lists_the_kinds_the_run_accepts(at5: api.StateDir, repo: Path) -> None:
-    error = refused(repo, "INVALID_VALUE", "advisory", "r", "plagiarism", "--file", "tp.json")
+    error = cli_refused(repo, "INVALID_VALUE", "advisory", "r", "plagiarism", "--file", "tp.json")
     assert error["details"]["allowed"] == ["tortured_phrase", "cross_document"]  # no claim_audit setting
     assert "claim_audit" not in error["message"]
     at5.new("r2", topic="t", settings=["claim_audit=true"])
-    error = refused(repo, "INVALID_VALUE", "advisory", "r2", "plagiarism", "--file", "tp.json")
+    error = cli_refused(repo, "INVALID_VALUE", "advisory", "r2", "plagiarism", "--file", "tp.json")
     assert error["details"]["allowed"] == ["tortured_phrase", "cross_document", "claim_audit"]
     assert "use one of tortured_phrase, cross_document, claim_audit" in error["message"]
 
