@@ -183,16 +183,16 @@ def _kept(path: Path) -> Flow | None:
 def checked(t: Template, cache: Path | None = None) -> Flow:
     """`explore`, remembered per template content in this process and, with `cache` (a store's
     disposable cache folder, under .git/statedir/), on disk: `flows/<digest>.json`, addressed
-    by the template's content and this statedir's version (its rules), so a template brought by
-    `new --template` is explored on its first use only. A missing or unreadable file is
-    explored again and written anew."""
+    by the template's content and the statedir at hand (statedir.files.rules_identity: its code,
+    schemas and shipped templates), so a template brought by `new --template` is explored on
+    its first use only. A missing or unreadable file is explored again and written anew."""
     doc_json = json.dumps(t.doc, sort_keys=True, default=str)
     if cache is None:
         return _explored(doc_json)
-    from statedir import __version__
+    from statedir.files import rules_identity
     from statedir.files.parse_cache import digest
 
-    key = digest(f"flow 1 {__version__}\n{doc_json}".encode())
+    key = digest(f"{rules_identity.key('flow 1')}\n{doc_json}".encode())
     path = cache / "flows" / f"{key}.json"
     flow = _kept(path)
     if flow is not None:
