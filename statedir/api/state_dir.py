@@ -25,7 +25,6 @@ from statedir.engine import transaction
 from statedir.engine.template import Template
 from statedir.errors import StatedirError
 from statedir.store import layout
-from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
 
 if TYPE_CHECKING:
@@ -65,14 +64,9 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
         self.reset_boundaries = reset_boundaries  # ARS_PASSPORT_RESET=1: FULL checkpoints are boundaries
         self.actor = actor or os.environ.get("STATEDIR_ACTOR") or None
         self.roles_only = False  # `actor` names a role only, never a person (an MCP server's callers)
-        from statedir.gitops import merge_driver_config
+        from statedir.api import syncing
 
-        missing = merge_driver_config.warning(self.store.root, self.store.worktree)
-        self.store.standing = [missing] if missing else []
-        if (self.store.root / JOURNAL).exists():
-            # A writer died mid-transition: roll it back before anyone reads its half.
-            with self.store.locked(lock_timeout):
-                pass
+        syncing.prepared(self.store, lock_timeout)  # the merge driver's warning, a dead writer's half rolled back
 
     def _actor(self, actor: str | None, default: str = "pipeline_orchestrator") -> str:
         from statedir.gitops.identity import check_name
@@ -270,11 +264,10 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
         """Fetch, merge with the statedir driver, validate and verify, push (see statedir.sync); with
         `replay`, a refused merge is resolved by deciding this branch's unpublished transitions again
         on top of the remote's state (statedir.sync.replay)."""
-        from statedir.sync import exchange
+        from statedir.api import syncing
 
-        with self.store.expecting(expect):  # about the whole store
-            return exchange.sync(self.store, remote, actor=self._actor(actor, "state_tracker"),
-                                 timeout=self.lock_timeout, replay=replay)
+        return syncing.sync(self.store, remote, actor=self._actor(actor, "state_tracker"), expect=expect,
+                            replay=replay, lock_timeout=self.lock_timeout)
 
     def bus(self, session: str) -> Bus:
         """The handoff-bus session `session` (a statedir.bus.Bus: init, set, append, get, clear; its

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from statedir.cli.common import DEFAULT_ACTOR, JsonOpt, StoreOpt, open_store
+from statedir.cli.common import DEFAULT_ACTOR, JsonOpt, StoreOpt, env_lock_timeout, store_path
 from statedir.cli.registry import app
 from statedir.cli.render import done
 from statedir.commands.params import Argument, Option
@@ -32,11 +32,16 @@ def sync(remote: Annotated[Optional[str], Option(
     """Fetch, merge (never rebase) with the statedir merge driver, validate and verify, push.
 
     A refused merge changes nothing and names the next step: `statedir sync --replay`."""
+    from statedir.api import syncing
     from statedir.cli import render
     from statedir.errors import MergeRefused
 
-    try:
-        result = open_store(store).sync(remote, actor=actor, expect=expect, replay=replay)
+    try:  # a Store, not a StateDir: a sync uses none of the engine StateDir's import loads
+        opened = syncing.opened(store_path(store), env_lock_timeout())
+        for message in opened.standing:
+            render.warn(message)
+        result = syncing.sync(opened, remote, actor=actor, expect=expect, replay=replay,
+                              lock_timeout=env_lock_timeout())
     except MergeRefused as exc:
         if not json:  # the conflict report is the command's output; the error line goes to stderr
             for item in exc.details.get("conflicts", []):

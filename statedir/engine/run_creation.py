@@ -31,7 +31,7 @@ def create(store: Store, run_id: str, req: Request, t: Template, *, timeout: flo
     if t.source not in {str(path) for path in template_mod.shipped().values()}:  # the shipped are tested
         from statedir.engine.template import flow as template_flow
 
-        template_flow.require_no_dead_end(t)
+        template_flow.require_no_dead_end(t, store.cache_dir)  # explored on a template's first use only
     with store.locked(timeout, scope=store.run_dir(run_id)):
         base = store.run_dir(run_id)
         if store.path(f"{base}/state.yaml").exists():

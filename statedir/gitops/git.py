@@ -101,19 +101,26 @@ def common_dir(gitdir: Path) -> Path:
     return gitdir
 
 
+def _object_id(text: str) -> str | None:
+    return text if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else None
+
+
+def _ref_file(refs: Path, ref: str) -> str | None:
+    """What a full ref name's loose file, else `packed-refs`, names (an object id), or None."""
+    loose = refs / ref
+    if loose.is_file():
+        return _object_id(loose.read_text().strip())
+    return _packed_ref(refs, ref)  # packed by `git gc` (or by a commit that started an auto gc)
+
+
 def head(worktree: Path) -> str | None:
     """HEAD's commit, read from the ref files where that is plain; git answers otherwise."""
     gitdir = git_dir(worktree)
     try:
         content = (gitdir / "HEAD").read_text().strip()
-        if content.startswith("ref: "):
-            refs = common_dir(gitdir)  # a linked work tree keeps its HEAD, the branches are shared
-            loose = refs / content[5:]
-            if loose.is_file():
-                content = loose.read_text().strip()
-            else:  # packed by `git gc` (or by a commit that started an auto gc)
-                content = _packed_ref(refs, content[5:]) or content
-        if len(content) == 40 and all(c in "0123456789abcdef" for c in content):
+        if content.startswith("ref: "):  # a linked work tree keeps its HEAD, the branches are shared
+            content = _ref_file(common_dir(gitdir), content[5:]) or content
+        if _object_id(content):
             return content
     except OSError:
         pass
@@ -121,6 +128,32 @@ def head(worktree: Path) -> str | None:
     if proc.returncode not in (0, 1) or (proc.returncode == 1 and proc.stderr.strip()):
         raise GitError(f"git rev-parse failed: {gist(proc.stderr)}", stderr=proc.stderr.decode(errors="replace"))
     return proc.stdout.decode().strip() or None
+
+
+def head_branch(worktree: Path) -> str | None | bool:
+    """The branch HEAD names (`main` of `ref: refs/heads/main`, born or not), False on a
+    detached HEAD, None where the HEAD file does not say plainly (ask git)."""
+    try:
+        content = (git_dir(worktree) / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    if content.startswith("ref: refs/heads/") and len(content) > 16 and content.isprintable():
+        return content[16:]
+    return False if _object_id(content) else None
+
+
+def ref_commit(worktree: Path, ref: str) -> str | None:
+    """The commit a branch's or remote-tracking branch's full ref name (`refs/remotes/origin/main`)
+    points at: read from the ref files where they name an object (git writes only commits
+    there), else asked of git (None: no such ref)."""
+    try:
+        found = _ref_file(common_dir(git_dir(worktree)), ref)
+    except OSError:
+        found = None
+    if found is not None:
+        return found
+    proc = run(worktree, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
 def _packed_ref(gitdir: Path, ref: str) -> str | None:
@@ -132,7 +165,7 @@ def _packed_ref(gitdir: Path, ref: str) -> str | None:
     for line in lines:
         sha, _, name = line.partition(" ")
         if name == ref:
-            return sha
+            return _object_id(sha)
     return None
 
 

@@ -1,4 +1,5 @@
-"""`statedir sync`: fetch, merge (never rebase), validate and verify, push — under the store lock.
+"""`statedir sync`: fetch, merge (never rebase), validate and verify, push — under the store lock,
+which statedir.sync.entry takes (and answers a sync where nothing moved without this module).
 
 A merge the driver refuses, or one whose result is not a legal store, is refused with a conflict
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
@@ -11,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
-from statedir.gitops import commit_message, git, git_owner, hooks, merge_driver_config, worktrees
+from statedir.gitops import commit_message, git, hooks, merge_driver_config, worktrees
 from statedir.hints import HINT, SYNC_REPLAY, Hint
 from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
 from statedir.sync import refusal, verified
+from statedir.sync.remote import remote_dir, result
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
 
@@ -33,99 +35,54 @@ def _rev(store: Store, ref: str) -> str | None:
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
-def _remote_dir(store: Store, name: str) -> Any:
-    """Where git runs to reach remote `name`: the store's work tree, except where the remote is a
-    relative path and the store is a linked work tree (`init --branch`). git takes such a path from
-    the work tree it runs in, and the user added it from the main one: that is where it is meant."""
-    url = _git(store, "remote", "get-url", name, check=False).stdout.decode().strip()
-    local_path = "://" not in url and ("/" in url.partition(":")[0] or ":" not in url)  # git's test, not scp-like
-    bound = worktrees.binding(store.worktree) if url and local_path and not url.startswith("/") else None
-    if bound is None or bound[1].resolve() != store.worktree.resolve():
-        return store.worktree
-    return worktrees.main_worktree(store.worktree)
-
-
-def target(store: Store, remote: str | None) -> tuple[str, str]:
-    """(remote, branch): the branch's upstream, else `origin` and the branch's own name."""
-    head = _git(store, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    if head.returncode != 0:
-        raise GitError("HEAD is detached: sync merges into and pushes a branch; `git switch BRANCH` first")
-    branch = head.stdout.decode().strip()
-    upstream_remote = _git(store, "config", "--get", f"branch.{branch}.remote", check=False).stdout.decode().strip()
-    merge_ref = _git(store, "config", "--get", f"branch.{branch}.merge", check=False).stdout.decode().strip()
-    name = remote or upstream_remote or "origin"
-    remote_branch = merge_ref.removeprefix("refs/heads/") if merge_ref and name == upstream_remote else branch
-    if _git(store, "remote", "get-url", name, check=False).returncode != 0:
-        raise GitError(f"no git remote {name!r} in {store.worktree}; add one (`git remote add {name} URL`) "
-                       "or name another with {opt:remote}", remote=name)
-    return name, remote_branch
-
-
 def _dirty_store(store: Store) -> list[str]:
     out = _git(store, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", store.git_path("."))
     return [entry[3:] for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0") if len(entry) > 3]
 
 
-def _nothing_to_exchange(store: Store, name: str, branch: str) -> bool:
-    """Whether the remote's branch is this one's HEAD and its remote-tracking ref already: asked
-    of the remote with `git ls-remote` (it fetches nothing and writes no ref), so a sync with
-    nothing to merge or push changes nothing and neither scans the work tree nor takes a
-    checkpoint (each reads every tracked file's status: most of a no-op's time in a large store)."""
-    ours = git.head(store.worktree)
-    if ours is None or _rev(store, f"refs/remotes/{name}/{branch}") != ours:
-        return False
-    proc = git.run(_remote_dir(store, name), "ls-remote", "--heads", name, f"refs/heads/{branch}", check=False)
-    listed = [line.split("\t") for line in proc.stdout.decode(errors="replace").splitlines()]
-    return proc.returncode == 0 and listed == [[ours, f"refs/heads/{branch}"]]
+def check_taken(store: Store, name: str, branch: str, head: str) -> None:
+    """A sync that exchanged nothing: what a plain `git pull` took since the commit verified last,
+    verified (and refused); HEAD recorded as verified."""
+    if verified.recorded(store) != head:
+        _refuse_taken(store, name, branch, verified.taken(store, head, head))
+        verified.record(store, head)
 
 
-def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None,
-         replay: bool = False) -> dict[str, Any]:
-    """{remote, branch, status: up_to_date|pushed|fast_forward|merged|replayed, pushed, commit, attempts,
-    summary}; with `replay`, a refused merge is resolved by replaying (statedir.sync.replay), and
-    the result says what was replayed, refused and skipped, and where the originals are kept."""
-    name, branch = target(store, remote)
-    with store.locked(timeout), git_owner.running(git.git_dir(store.worktree), store.worktree):
-        for marker, operation in git.IN_PROGRESS:
-            if (git.git_dir(store.worktree) / marker).exists():
-                raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
-        if _nothing_to_exchange(store, name, branch):  # no fetch, no scan of the work tree: nothing changes
-            head = _rev(store, "HEAD")
-            if verified.recorded(store) != head:  # what a plain `git pull` took since the last check
-                _refuse_taken(store, name, branch, verified.taken(store, head, head))
-                verified.record(store, head)
-            return _result(name, branch, "up_to_date", head, 1, pushed=False)
-        dirty = _dirty_store(store)
-        if dirty:
-            raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
-                                  f"transition or restore them (`{HINT}`) before sync", hint=Hint("doctor"),
-                                  files=dirty)
-        start = sync_start.take(store)
-        sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
-        try:
-            done = _exchange(store, name, branch, actor)
-        except MergeRefused as refusal:
-            _undo(store, start, refusal, final=not replay or bool(refusal.details.get("findings")))
-            if not replay or refusal.details.get("findings"):  # the remote's own history is not legal
-                raise
-            refused = refusal
-        except BaseException as failure:  # a refusal, a rejected push, an interrupt: put everything back
-            _undo(store, start, failure)
+def exchange(store: Store, name: str, branch: str, url: str, *, actor: str, replay: bool) -> dict[str, Any]:
+    """The whole sync under the store lock (statedir.sync.entry holds it), where the remote's
+    branch or this one moved: the work tree checked, a checkpoint taken, the exchange made, and
+    on a refusal or failure everything put back (or, with `replay`, the refused merge replayed)."""
+    dirty = _dirty_store(store)
+    if dirty:
+        raise UncommittedEdit(f"store files differ from HEAD ({', '.join(dirty[:3])}); commit them with a "
+                              f"transition or restore them (`{HINT}`) before sync", hint=Hint("doctor"),
+                              files=dirty)
+    start = sync_start.take(store)
+    sync_journal.record(store, start, "sync")  # a kill from here on is put back by the next command
+    try:
+        done = _exchange(store, name, branch, url, actor)
+    except MergeRefused as refusal:
+        _undo(store, start, refusal, final=not replay or bool(refusal.details.get("findings")))
+        if not replay or refusal.details.get("findings"):  # the remote's own history is not legal
             raise
-        else:
-            sync_journal.clear(store)
-            return done
-        from statedir.sync import replay as replaying
-
-        try:
-            outcome = replaying.replay(store, name, branch, refused, start)
-            sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
-            done = _publish(store, name, branch, outcome)
-        except BaseException as failure:  # the replay undone whole: the originals are the branch again
-            _undo(store, start, failure)
-            raise
+        refused = refusal
+    except BaseException as failure:  # a refusal, a rejected push, an interrupt: put everything back
+        _undo(store, start, failure)
+        raise
+    else:
         sync_journal.clear(store)
         return done
+    from statedir.sync import replay as replaying
+
+    try:
+        outcome = replaying.replay(store, name, branch, refused, start)
+        sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
+        done = _publish(store, name, branch, outcome)
+    except BaseException as failure:  # the replay undone whole: the originals are the branch again
+        _undo(store, start, failure)
+        raise
+    sync_journal.clear(store)
+    return done
 
 
 def _undo(store: Store, start: sync_start.SyncStart, failure: BaseException, *, final: bool = True) -> None:
@@ -153,15 +110,15 @@ def _publish(store: Store, name: str, branch: str, outcome: dict[str, Any]) -> d
     verified.record(store, head)
     counts = f"{len(outcome['replayed'])} replayed, {len(outcome['refused'])} refused by the rules, " \
              f"{len(outcome['skipped'])} skipped"
-    return {**_result(name, branch, "replayed", head, 1, pushed=True),
+    return {**result(name, branch, "replayed", head, 1, pushed=True),
             "summary": f"replayed this branch's unpublished transitions onto {name}/{branch} and pushed "
                        f"({counts}); the originals are kept under {outcome['kept']}", **outcome}
 
 
-def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any]:
+def _exchange(store: Store, name: str, branch: str, url: str, actor: str) -> dict[str, Any]:
     """Fetch, merge and push until the push lands (or the remote kept moving)."""
     status = "up_to_date"
-    _fetch(store, name, branch)
+    _fetch(store, name, url)
     for attempt in range(1, RETRIES + 1):
         theirs = _rev(store, f"refs/remotes/{name}/{branch}")
         ours = _rev(store, "HEAD")
@@ -172,15 +129,16 @@ def _exchange(store: Store, name: str, branch: str, actor: str) -> dict[str, Any
         head = _rev(store, "HEAD")
         if head is None or head == theirs:
             verified.record(store, head)
-            return _result(name, branch, status, head, attempt, pushed=False)
+            return result(name, branch, status, head, attempt, pushed=False)
         local = _out(store, "symbolic-ref", "HEAD")  # named, not HEAD: git may run in another work tree
-        push = git.run(_remote_dir(store, name), "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain", name,
-                       f"{local}:refs/heads/{branch}", check=False)  # the user's pre-push hooks run, as on git push
+        # the user's pre-push hooks run, as on git push
+        push = git.run(remote_dir(store, name, url), "-c", f"core.hooksPath={_hooks(store)}", "push", "--porcelain",
+                       name, f"{local}:refs/heads/{branch}", check=False)
         if push.returncode == 0:
             verified.record(store, head)
-            return _result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
+            return result(name, branch, "pushed" if status == "up_to_date" else status, head, attempt,
                            pushed=True)
-        _fetch(store, name, branch)  # the remote moved meanwhile: merge again
+        _fetch(store, name, url)  # the remote moved meanwhile: merge again
         if _rev(store, f"refs/remotes/{name}/{branch}") == theirs:  # refused for another reason than a move
             raise refusal.push_failed(name, push, "nothing was changed")
     raise GitError(f"{name} kept moving: the push was rejected {RETRIES} times; nothing was changed, "
@@ -203,18 +161,8 @@ def _hooks(store: Store) -> str:
     return proc.stdout.decode().strip() or "/dev/null"
 
 
-def _result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:
-    summary = {"replayed": f"replayed onto {name}/{branch}",
-               "up_to_date": f"up to date with {name}/{branch}", "pushed": f"pushed to {name}/{branch}",
-               "fast_forward": f"fast-forwarded to {name}/{branch}", "merged": f"merged {name}/{branch}"}[status]
-    if pushed and status != "pushed":
-        summary += " and pushed"
-    return {"remote": name, "branch": branch, "status": status, "pushed": pushed, "commit": head,
-            "attempts": attempts, "summary": summary}
-
-
-def _fetch(store: Store, name: str, branch: str) -> None:
-    proc = git.run(_remote_dir(store, name), "fetch", "--quiet", name, check=False)
+def _fetch(store: Store, name: str, url: str) -> None:
+    proc = git.run(remote_dir(store, name, url), "fetch", "--quiet", name, check=False)
     if proc.returncode != 0:
         raise GitError(f"git fetch {name} failed: {git.gist(proc.stderr)}", remote=name)
 

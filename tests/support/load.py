@@ -21,12 +21,14 @@ def prepare(repo: Path, writers: int) -> None:
         sd.stage(run_id, "1", "in_progress")
 
 
-def writer(repo: Path, number: int, transitions: int, timeout: float) -> list[dict[str, Any]]:
-    """One writer process after another: alternately on the shared run and on its own."""
+def writer(repo: Path, number: int, transitions: int, timeout: float, runs: str = "both") -> list[dict[str, Any]]:
+    """One writer process after another: alternately on the shared run and on its own (`runs`
+    "both"), or only on the shared run ("one"), or only on its own ("own")."""
     results = []
     env = {**os.environ, "STATEDIR_LOCK_TIMEOUT": str(timeout)}
     for i in range(transitions):
-        run_id = "shared" if i % 2 == 0 else f"own-{number}"
+        shared = runs == "one" or (runs == "both" and i % 2 == 0)
+        run_id = "shared" if shared else f"own-{number}"
         proc = subprocess.run([sys.executable, "-m", "statedir", "material", run_id, "paper_draft", "--json",
                                "--actor", "pipeline_orchestrator"], cwd=repo, capture_output=True, text=True,
                               env=env)
@@ -35,9 +37,11 @@ def writer(repo: Path, number: int, transitions: int, timeout: float) -> list[di
     return results
 
 
-def hammer(repo: Path, writers: int, transitions: int, timeout: float = 120.0) -> list[dict[str, Any]]:
+def hammer(repo: Path, writers: int, transitions: int, timeout: float = 120.0,
+           runs: str = "both") -> list[dict[str, Any]]:
+    """`writers` writers at once, each making `transitions` (writer's `runs`)."""
     with ThreadPoolExecutor(max_workers=writers) as pool:
-        futures = [pool.submit(writer, repo, w, transitions, timeout) for w in range(writers)]
+        futures = [pool.submit(writer, repo, w, transitions, timeout, runs) for w in range(writers)]
         return [r for f in futures for r in f.result()]
 
 

@@ -15,6 +15,40 @@ def commands(trace: Path) -> list[str]:
     return [e["name"] for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "cmd_name"]
 
 
+def processes(trace: Path) -> list[list[str]]:
+    """The argv of every git process started (each `start` event: ls-remote's upload-pack too)."""
+    return [e["argv"] for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "start"]
+
+
+def noop(clone: Path, trace: Path) -> list[list[str]]:
+    trace.unlink(missing_ok=True)
+    proc = cli("sync", "--json", cwd=clone, env={"GIT_TRACE2_EVENT": str(trace)})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "up_to_date"
+    return processes(trace)
+
+
+def test_a_no_op_sync_runs_one_git_ls_remote_and_nothing_else(tmp_path: Path) -> None:
+    """The branch, its upstream, the remote's URL, the remote-tracking ref and the commit verified
+    last are read from the repository's files: git runs `ls-remote` (and the remote's
+    upload-pack) alone, whether the refs are loose or packed."""
+    c = network(tmp_path, ("a", "b"))
+    ok(c["b"], "sync")
+    trace = tmp_path / "trace.json"
+    before = snapshot(c["b"])
+    ran = noop(c["b"], trace)
+    assert len(ran) <= 2 and [argv for argv in ran if "ls-remote" in argv], ran
+    assert snapshot(c["b"]) == before
+    git(c["b"], "pack-refs", "--all")  # HEAD's branch and origin/main in packed-refs now
+    before = snapshot(c["b"])
+    assert len(noop(c["b"], trace)) <= 2
+    assert snapshot(c["b"]) == before
+    config = c["b"] / ".git/config"  # a config the file cannot answer alone: git is asked, the answer the same
+    config.write_text(config.read_text() + "[include]\n\tpath = nothing-here\n")
+    asked = noop(c["b"], trace)
+    assert len(asked) > 2 and any("config" in argv for argv in asked)
+
+
 def test_a_no_op_sync_fetches_nothing_and_scans_no_work_tree(tmp_path: Path) -> None:
     c = network(tmp_path, ("a", "b"))
     ok(c["b"], "sync")

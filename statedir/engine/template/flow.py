@@ -13,9 +13,11 @@ condition's input (outputs, observer reports, run fields, skipping or blocking o
 States are told apart as statedir.engine.flow_state says."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
+import os
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -168,14 +170,45 @@ def _explored(doc_json: str) -> Flow:
     return explore(Template(json.loads(doc_json), "flow check"))
 
 
-def checked(t: Template) -> Flow:
-    """`explore`, remembered per template content in this process."""
-    return _explored(json.dumps(t.doc, sort_keys=True, default=str))
+def _kept(path: Path) -> Flow | None:
+    """A remembered flow, where its file holds one."""
+    try:
+        data = json.loads(path.read_bytes())
+        flow = Flow(int(data["states"]), list(data["dead_ends"]), bool(data["complete"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return flow if all(isinstance(d, dict) for d in flow.dead_ends) else None
 
 
-def problems(t: Template) -> list[tuple[list[Any], str]]:
+def checked(t: Template, cache: Path | None = None) -> Flow:
+    """`explore`, remembered per template content in this process and, with `cache` (a store's
+    disposable cache folder, under .git/statedir/), on disk: `flows/<digest>.json`, addressed
+    by the template's content and the statedir at hand (statedir.files.rules_identity: its code,
+    schemas and shipped templates), so a template brought by `new --template` is explored on
+    its first use only. A missing or unreadable file is explored again and written anew."""
+    doc_json = json.dumps(t.doc, sort_keys=True, default=str)
+    if cache is None:
+        return _explored(doc_json)
+    from statedir.files import rules_identity
+    from statedir.files.parse_cache import digest
+
+    key = digest(f"{rules_identity.key('flow 1')}\n{doc_json}".encode())
+    path = cache / "flows" / f"{key}.json"
+    flow = _kept(path)
+    if flow is not None:
+        return flow
+    flow = _explored(doc_json)
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dataclasses.asdict(flow), sort_keys=True))
+        os.replace(tmp, path)
+    return flow
+
+
+def problems(t: Template, cache: Path | None = None) -> list[tuple[list[Any], str]]:
     """The dead ends as meaning problems, each at its stage's id (JSON path and message)."""
-    flow = checked(t)
+    flow = checked(t, cache)
     out: list[tuple[list[Any], str]] = []
     ends = f"{t.pipeline['completed']} or {t.pipeline['aborted']}"
     reported: set[str | None] = set()
@@ -190,10 +223,10 @@ def problems(t: Template) -> list[tuple[list[Any], str]]:
     return out
 
 
-def found(t: Template, raw: bytes | None = None) -> list[schema.Problem]:
+def found(t: Template, raw: bytes | None = None, cache: Path | None = None) -> list[schema.Problem]:
     """The dead ends as validation problems naming their lines (read from `raw`, the
     template's bytes, or its source file)."""
-    listed = problems(t)
+    listed = problems(t, cache)
     if not listed:
         return []
     doc = None
@@ -209,9 +242,9 @@ def found(t: Template, raw: bytes | None = None) -> list[schema.Problem]:
             for path, message in listed]
 
 
-def require_no_dead_end(t: Template) -> None:
-    """Refuse (BAD_FILE, naming the line) a template a run could get stuck in."""
-    listed = found(t)
+def require_no_dead_end(t: Template, cache: Path | None = None) -> None:
+    """Refuse (BAD_FILE, naming the line) a template a run could get stuck in (`cache`: checked())."""
+    listed = found(t, cache=cache)
     if listed:
         first = listed[0]
         where = f"{t.source}:{first.line}" if first.line else t.source

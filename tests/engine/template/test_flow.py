@@ -80,3 +80,64 @@ def test_a_flow_larger_than_the_limit_is_reported_unexplored_not_refused() -> No
     t = template.parse(edited(LINEAR, STUCK).encode(), "stuck.yaml")
     flow = template_flow.explore(t, limit=3)
     assert not flow.complete and flow.dead_ends == [] and flow.states == 3
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each exploration of a flow counted (the real one runs); the process's own memory of
+    flows forgotten, as in a new command."""
+    calls: list[int] = []
+    explore = template_flow.explore
+
+    def counted(t: template.Template, limit: int = template_flow.LIMIT) -> template_flow.Flow:
+        calls.append(1)
+        return explore(t, limit)
+    monkeypatch.setattr(template_flow, "explore", counted)
+    template_flow._explored.cache_clear()  # noqa: SLF001
+    return calls
+
+
+def _first_use_then_second(sd: api.StateDir, repo: Path, path: Path, monkeypatch: pytest.MonkeyPatch,
+                           ) -> tuple[list[int], object, object]:
+    """`new --template FILE` twice (two runs), each as a new process would: the count of
+    explorations after each, and each outcome (the run's template, or the refusal's code and message)."""
+    outcomes = []
+    calls = _counting(monkeypatch)
+    counts = []
+    for run in ("r1", "r2"):
+        template_flow._explored.cache_clear()  # noqa: SLF001
+        try:
+            sd.new(run, topic="t", template=str(path))
+            outcomes.append(sd.show(run)["template"])
+        except Exception as exc:  # noqa: BLE001 - the refusal is the outcome compared
+            outcomes.append((type(exc).__name__, str(exc)))
+        counts.append(len(calls))
+    return counts, outcomes[0], outcomes[1]
+
+
+def test_a_template_brought_by_new_is_explored_on_its_first_use_only(
+        sd: api.StateDir, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = repo / "stuck.yaml"
+    path.write_text(edited(LINEAR, STUCK))
+    counts, first, second = _first_use_then_second(sd, repo, path, monkeypatch)
+    assert counts == [1, 1] and first == second and "dead end" in str(first)  # the refusal remembered too
+    (cached,) = (sd.store.cache_dir / "flows").iterdir()
+    cached.unlink()  # disposable: explored again and written anew
+    counts, _, again = _first_use_then_second(sd, repo, path, monkeypatch)
+    assert counts == [1, 1] and again == first and [p.name for p in (sd.store.cache_dir / "flows").iterdir()] == [
+        cached.name]
+    path.write_text(edited(LINEAR, [("name: linear", "name: my-linear")]))  # other content: its own entry
+    counts, made, made_again = _first_use_then_second(sd, repo, path, monkeypatch)
+    assert counts == [1, 1] and made == made_again == "my-linear"
+    assert len(list((sd.store.cache_dir / "flows").iterdir())) == 2
+
+
+@pytest.mark.slow  # the academic template's whole flow, explored once (about 30 s alone)
+def test_a_copy_of_the_academic_template_is_explored_once_and_answers_the_same(
+        sd: api.StateDir, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = repo / "my-academic.yaml"  # a user's copy, its name and version changed (docs/templates.md)
+    path.write_text(edited(ACADEMIC, [("\nname: academic-pipeline\n", "\nname: my-academic\n"),
+                                      ("\nversion: ", "\nversion: '1' # was ")]))
+    counts, first, second = _first_use_then_second(sd, repo, path, monkeypatch)
+    assert counts == [1, 1] and first == second == "my-academic"
+    flow = template_flow.checked(template.parse(path.read_bytes(), "my-academic.yaml"), sd.store.cache_dir)
+    assert counts == [1, 1] and flow.complete and flow.dead_ends == [] and flow.states > 5  # read, not explored
