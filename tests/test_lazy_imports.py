@@ -73,8 +73,7 @@ ALLOWED: dict[str, set[str]] = {
                           "statedir.signing.manage"},
     "research/writes.py": {"statedir.research.index"},
     "store/branch.py": {"statedir.gitops.repository_init"},
-    "sync/exchange.py": {"statedir.engine.validate", "statedir.research", "statedir.research.arrival",
-                         "statedir.sync.conflicts", "statedir.sync.replay", "statedir.sync.versions", "subprocess"},
+    "sync/entry.py": {"statedir.sync.exchange"},  # the exchange: only where the remote's branch or this one moved
     "sync/replay.py": {"statedir.bus", "statedir.bus.replay", "statedir.bus.session", "statedir.engine.template",
                        "statedir.engine.validate", "statedir.history.verify"},
     "sync/verified.py": {"statedir.history.verify"},

@@ -1,5 +1,7 @@
 """`sync` through a Store alone: the CLI's `statedir sync` (and StateDir.sync) without StateDir,
 whose import loads the engine and the rules a sync that exchanges nothing never uses."""
+# Lazy imports: gitops.merge_driver_config, gitops.identity, sync.entry: loaded by the call that opens the store
+#   for a sync, not when `statedir.api` is imported.
 from __future__ import annotations
 
 from pathlib import Path

@@ -7,6 +7,8 @@ ref): the branch, its upstream, the remote's URL, the remote-tracking ref and th
 verified last are read from the repository's files where they say it plainly
 (statedir.gitops.config_file, git.head_branch, git.ref_commit), and git is asked otherwise.
 """
+# Lazy imports: statedir.sync.exchange (with the merge, the replay, validation and the research ledger, about
+#   75 modules): loaded only where the remote's branch or this one moved; a no-op sync never loads it.
 from __future__ import annotations
 
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 from statedir.errors import GitError
 from statedir.gitops import config_file, git, git_owner
 from statedir.store.store import Store
+from statedir.sync import verified
 from statedir.sync.remote import current_branch, remote_dir, result, target
 
 VERIFIED = "statedirVerified"  # branch.<name>.statedirVerified: statedir.sync.verified
@@ -44,11 +47,9 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
                 raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
         head = _nothing_to_exchange(store, name, branch, url)
         if head is not None:  # no fetch, no scan of the work tree: nothing changes
-            verified = config_file.value(store.worktree, f"branch.{current_branch(store)}.{VERIFIED}", own=True)
-            if verified != head:  # what a plain `git pull` took since the commit verified last is checked
-                from statedir.sync import exchange
-
-                exchange.check_taken(store, name, branch, head)
+            last = config_file.value(store.worktree, f"branch.{current_branch(store)}.{VERIFIED}", own=True)
+            if last != head:  # what a plain `git pull` took since the commit verified last is checked
+                verified.check_taken(store, name, branch, head)
             return result(name, branch, "up_to_date", head, 1, pushed=False)
         from statedir.sync import exchange
 

@@ -5,18 +5,21 @@ A merge the driver refuses, or one whose result is not a legal store, is refused
 report; on any failure (a rejected push after a first merge too) the branch, the index and the
 work tree are put back as they were when sync started (`statedir.store.sync_start`).
 """
-# Lazy imports: what a sync that gets past its checks needs (the replay, conflicts, versions, the research ledger,
-#   validation, subprocess): a sync refused at its checks loads none of it (about 75 modules).
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
+from statedir.engine import validate
 from statedir.errors import GitError, MergeRefused, UncommittedEdit
 from statedir.gitops import commit_message, git, hooks, merge_driver_config, worktrees
 from statedir.hints import HINT, SYNC_REPLAY, Hint
+from statedir.research import Ledger, arrival
 from statedir.store import sync_journal, sync_start
 from statedir.store.store import Store
-from statedir.sync import refusal, verified
+from statedir.sync import conflicts as conflicts_mod
+from statedir.sync import refusal, verified, versions
+from statedir.sync import replay as replaying
 from statedir.sync.remote import remote_dir, result
 
 RETRIES = 5  # pushes rejected because the remote moved meanwhile
@@ -39,13 +42,6 @@ def _dirty_store(store: Store) -> list[str]:
     out = _git(store, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", store.git_path("."))
     return [entry[3:] for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0") if len(entry) > 3]
 
-
-def check_taken(store: Store, name: str, branch: str, head: str) -> None:
-    """A sync that exchanged nothing: what a plain `git pull` took since the commit verified last,
-    verified (and refused); HEAD recorded as verified."""
-    if verified.recorded(store) != head:
-        _refuse_taken(store, name, branch, verified.taken(store, head, head))
-        verified.record(store, head)
 
 
 def exchange(store: Store, name: str, branch: str, url: str, *, actor: str, replay: bool) -> dict[str, Any]:
@@ -72,8 +68,6 @@ def exchange(store: Store, name: str, branch: str, url: str, *, actor: str, repl
     else:
         sync_journal.clear(store)
         return done
-    from statedir.sync import replay as replaying
-
     try:
         outcome = replaying.replay(store, name, branch, refused, start)
         sync_journal.record(store, start, "pushing", kept=outcome["kept"], replayed=git.head(store.worktree))
@@ -89,8 +83,6 @@ def _undo(store: Store, start: sync_start.SyncStart, failure: BaseException, *, 
     """Put the branch, index and work tree back where the sync started, then drop the replay's ref
     of the originals (they are the branch again) and, when `final`, the sync's record. If putting
     back fails, both stay for the next command to finish."""
-    from statedir.sync import replay as replaying
-
     entry = sync_journal.recorded(store)
     sync_start.put_back(store, start, failure)
     if entry and entry.get("kept"):
@@ -125,7 +117,7 @@ def _exchange(store: Store, name: str, branch: str, url: str, actor: str) -> dic
         if theirs is not None and theirs != ours:
             status = _merge(store, name, branch, ours, theirs, actor) or status
         if status == "up_to_date":  # nothing merged: what a plain `git pull` took since the last check
-            _refuse_taken(store, name, branch, verified.taken(store, ours, theirs))
+            verified.refuse_taken(store, name, branch, verified.taken(store, ours, theirs))
         head = _rev(store, "HEAD")
         if head is None or head == theirs:
             verified.record(store, head)
@@ -150,8 +142,6 @@ def _hooks(store: Store) -> str:
     verify; statedir.gitops.hooks), never the repository's, which could read a configuration the
     branch carries; for a store on your branch, the repository's own, as on your `git push`
     (statedir's other git calls run without hooks)."""
-    import subprocess
-
     bound = worktrees.binding(store.worktree)
     if bound is not None and bound[1].resolve() == store.worktree.resolve():
         return str(hooks.write(store.worktree)[0])
@@ -169,9 +159,6 @@ def _fetch(store: Store, name: str, url: str) -> None:
 
 def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> str | None:
     """Bring `theirs` in: None when HEAD already has it, else fast_forward or merged."""
-    from statedir.sync import conflicts as conflicts_mod
-    from statedir.sync import versions
-
     if ours is not None and _git(store, "merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
         return None
     fast = ours is None or _git(store, "merge-base", "--is-ancestor", ours, theirs, check=False).returncode == 0
@@ -204,16 +191,11 @@ def _merge(store: Store, name: str, branch: str, ours: str | None, theirs: str, 
                            hint=conflicts_mod.next_hints([]), conflicts=[], problems=problems)
     if not fast:
         _git(store, "commit", "--quiet", "--no-edit", "-m", message)
-    _refuse_taken(store, name, branch, verified.taken(store, ours, theirs))
+    verified.refuse_taken(store, name, branch, verified.taken(store, ours, theirs))
     _record_aliases(store, name, branch, ours, theirs, actor)
     return "fast_forward" if fast else "merged"
 
 
-def _refuse_taken(store: Store, name: str, branch: str, findings: list[dict[str, Any]]) -> None:
-    if findings:
-        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['commit'][:10]} "
-                           f"{findings[0]['kind']} {findings[0]['file'] or '-'}: {findings[0]['message']}; "
-                           "nothing was changed", conflicts=[], findings=findings)
 
 
 def _record_aliases(store: Store, name: str, branch: str, ours: str | None, theirs: str, actor: str) -> None:
@@ -226,8 +208,6 @@ def _record_aliases(store: Store, name: str, branch: str, ours: str | None, thei
     sources = store.git_path("research/sources")
     if not _git(store, "diff", "--name-only", ours, "HEAD", "--", sources).stdout.strip():
         return
-    from statedir.research import Ledger, arrival
-
     held = arrival.shared_first(store, ours, theirs)
     overruled = arrival.overruled(store, ours, held[0])
     if overruled:
@@ -261,8 +241,6 @@ def _reason(stderr: bytes) -> str:
 def _problems(store: Store, ours: str | None) -> list[str]:
     """What validate finds in the files the merge changed (and the runs they belong to): the
     rest of the store is as this branch had it."""
-    from statedir.engine import validate
-
     if ours is None:
         return [str(p) for p in validate.opened_store(store)]
     out = _git(store, "diff", "--cached", "--name-only", "--no-renames", "-z", ours, "--", store.git_path("."))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError
-from statedir.gitops import config_file, git
+from statedir.gitops import config_file, git, worktrees
 from statedir.store.store import Store
 
 
@@ -45,8 +45,6 @@ def remote_dir(store: Store, name: str, url: str | None = None) -> Path:
     local_path = "://" not in url and ("/" in url.partition(":")[0] or ":" not in url)  # git's test, not scp-like
     if not url or not local_path or url.startswith("/"):
         return store.worktree
-    from statedir.gitops import worktrees
-
     bound = worktrees.binding(store.worktree)
     if bound is None or bound[1].resolve() != store.worktree.resolve():
         return store.worktree

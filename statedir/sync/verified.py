@@ -98,3 +98,17 @@ def vet(directory: Path) -> None:
                                f"was not checked out). `{HINT}` in a clone of it lists every finding",
                                hint=Hint("verify"), conflicts=[], findings=found, branch=branch)
     record(store, head)
+
+def check_taken(store: Store, name: str, branch: str, head: str) -> None:
+    """A sync that exchanged nothing: what a plain `git pull` took since the commit verified last,
+    verified (and refused); HEAD recorded as verified."""
+    if recorded(store) != head:
+        refuse_taken(store, name, branch, taken(store, head, head))
+        record(store, head)
+
+
+def refuse_taken(store: Store, name: str, branch: str, findings: list[dict[str, Any]]) -> None:
+    if findings:
+        raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['commit'][:10]} "
+                           f"{findings[0]['kind']} {findings[0]['file'] or '-'}: {findings[0]['message']}; "
+                           "nothing was changed", conflicts=[], findings=findings)

@@ -29,7 +29,8 @@ from statedir.engine.template import conditions as template_conditions
 from statedir.engine.template.meaning import json_path
 from statedir.engine.transition_data import RunData, applied
 from statedir.errors import BadFile, StatedirError
-from statedir.files import schema, yaml
+from statedir.files import rules_identity, schema, yaml
+from statedir.files.parse_cache import digest
 
 NOW = "2000-01-01T00:00:00Z"  # the explored runs' clock: any fixed time
 LIMIT = 50_000  # states; a flow larger than this is reported unexplored, never refused
@@ -189,9 +190,6 @@ def checked(t: Template, cache: Path | None = None) -> Flow:
     doc_json = json.dumps(t.doc, sort_keys=True, default=str)
     if cache is None:
         return _explored(doc_json)
-    from statedir.files import rules_identity
-    from statedir.files.parse_cache import digest
-
     key = digest(f"{rules_identity.key('flow 1')}\n{doc_json}".encode())
     path = cache / "flows" / f"{key}.json"
     flow = _kept(path)
