@@ -3,8 +3,8 @@
 A lower layer never writes a command line into a message. It names the step as a `Hint` (the
 command by its words, its arguments by the command's parameter names) and leaves a placeholder
 where the step is said: `{hint}` (the first hint; `{hint:2}` the second), and `{opt:NAME}` for an
-option of the command being run (`--file` on the command line, `files=` in Python, `file` over
-MCP):
+option of the command being run (`--file` on the command line, `file=` in Python, `file` over
+MCP; `{opt:files}` is `material`'s repeatable `--file`, `files=` in Python):
 
     raise GitError("the merge driver is missing: run `{hint}`", hint=Hint("doctor", {"fix": True}))
 
@@ -67,7 +67,7 @@ def hints_of(hint: Hint | Iterable[Hint] | None) -> tuple[Hint, ...]:
 
 # The Python API's own names where they differ from the command line's: a repeatable option is a
 # list argument, a command another method (`statedir people add` is `sd.add_person`).
-ARGUMENT_OF_FLAG = {"file": "files", "output": "outputs", "issue": "issues", "upstream": "upstream",
+ARGUMENT_OF_FLAG = {"entry-material": "entry_materials", "output": "outputs", "issue": "issues", "upstream": "upstream",
                     "start-run": "start_run()", "query": "query()", "create-evidence": "create_evidence()"}
 _METHODS = {"people add": "add_person", "people remove": "remove_person", "signers add": "add_signer",
             "signers remove": "remove_signer", "init": "statedir.init"}
@@ -75,7 +75,7 @@ _METHODS = {"people add": "add_person", "people remove": "remove_person", "signe
 
 class Words:
     """How an entry point says a step and an option. This one is the Python API's (the default):
-    `sd.doctor(fix=True)`, `files=`."""
+    `sd.doctor(fix=True)`, `file=`."""
 
     def hint(self, hint: Hint) -> str:
         args = dict(hint.args)
@@ -92,7 +92,7 @@ class Words:
         return named.removesuffix("()")
 
     def option(self, name: str) -> str:
-        """An option of the command being run: `files=` (`start_run()` where it is a method)."""
+        """An option of the command being run: `file=` (`start_run()` where it is a method)."""
         if name == "store":  # the command line's --store is the path a Python caller opens
             return "statedir.open()'s path"
         named = ARGUMENT_OF_FLAG.get(name.replace("_", "-"), name)

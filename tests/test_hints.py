@@ -35,7 +35,7 @@ def test_a_hint_is_data_on_the_exception_and_in_its_json() -> None:
 
 
 def test_the_python_api_words_are_the_default() -> None:
-    exc = InvalidValue("say which with {opt:role}, or register it with {opt:file}; then `{hint}`",
+    exc = InvalidValue("say which with {opt:role}, or register it with {opt:files}; then `{hint}`",
                        hint=Hint("sync", {"replay": True, "remote": "origin"}))
     assert exc.message == ("say which with role=, or register it with files=; then "
                            "`sd.sync(replay=True, remote='origin')`")
@@ -45,6 +45,8 @@ def test_the_python_api_words_are_the_default() -> None:
     assert PYTHON.hint(Hint("bus set", {"session": "s1", "field": Placeholder("f.NAME"), "value": Placeholder("V")})) \
         == "sd.bus('s1').set(field=f.NAME, value=V)"
     assert PYTHON.option("store") == "statedir.open()'s path" and PYTHON.option("start_run") == "start_run()"
+    # `file=` is the one file of advisory, contract and new; `files=` material's list, both --file on the command line
+    assert PYTHON.option("file") == "file=" and PYTHON.option("files") == "files="
 
 
 def test_an_entry_point_words_the_same_data_its_own_way() -> None:
@@ -56,7 +58,7 @@ def test_an_entry_point_words_the_same_data_its_own_way() -> None:
         WORDS.reset(token)
     assert exc.message == "run `DOCTOR!['fix']` then `SYNC![]` with <file>" and warning == "run `DOCTOR!['fix']`"
     exc.reword(PYTHON)  # said again from the template, in other words
-    assert exc.message == "run `sd.doctor(fix=True)` then `sd.sync()` with files=" and exc.args == (exc.message,)
+    assert exc.message == "run `sd.doctor(fix=True)` then `sd.sync()` with file=" and exc.args == (exc.message,)
 
 
 def test_placeholders_without_a_hint_and_other_braces_stay() -> None:

@@ -110,8 +110,8 @@ class Transitions(Opened):
         if entry_materials:  # hashed, with their fields for the schema checks, as `material --file` does
             from statedir.api.caller_inputs import file_hash
 
-            args["entry_materials"] = [file_hash(f, self.store.files_worktree, with_fields=True)
-                                       for f in entry_materials]
+            args["entry_materials"] = [file_hash(f, self.store.files_worktree, with_fields=True,
+                                                 what="{opt:entry_material}") for f in entry_materials]
         chosen = _settings(t, settings, self.reset_boundaries)
         if chosen:
             args["settings"] = chosen
@@ -149,7 +149,7 @@ class Transitions(Opened):
         from statedir.api.caller_inputs import file_hash
         from statedir.gitops import git
 
-        hashed = [file_hash(f, self.store.files_worktree, with_fields=True) for f in files or []]
+        hashed = [file_hash(f, self.store.files_worktree, with_fields=True, what="{opt:files}") for f in files or []]
         untracked = [] if allow_untracked else git.untracked(self.store.files_worktree, [h["path"] for h in hashed])
         result = self._do(run_id, "material", actor, expect=expect, role=role, names=names, files=hashed,
                           origin_skill=origin_skill, origin_mode=origin_mode, upstream=upstream or [])

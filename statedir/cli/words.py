@@ -44,6 +44,9 @@ def _word(value: Any) -> str:
     return quoted
 
 
+_FLAG_OF = {"files": "file"}  # an option a message names by its Python name: material's repeatable --file
+
+
 class CliWords(Words):
     """`statedir COMMAND POSITIONALS --flag VALUE`: positionals in the command's order, then the
     options as the hint gives them (a switch alone, a list's values each after its flag)."""
@@ -66,7 +69,7 @@ class CliWords(Words):
         return " ".join(["statedir", hint.command, *(w for _, ws in sorted(positional) for w in ws), *options])
 
     def option(self, name: str) -> str:
-        return "--" + name.replace("_", "-")
+        return "--" + _FLAG_OF.get(name, name).replace("_", "-")
 
 
 CLI = CliWords()

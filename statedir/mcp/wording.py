@@ -195,7 +195,7 @@ class McpWords(Words):
     def option(self, name: str) -> str:
         """The argument an option is; a flag that is a tool of its own (the research ledger's action
         flags: `--start-run` is `research_start_run`) that tool."""
-        flag = "--" + name.replace("_", "-")
+        flag = "--" + ("file" if name == "files" else name).replace("_", "-")  # material's repeatable --file
         own = self.wording.tools.get(("research", flag))
         if own is not None:
             return own

@@ -114,7 +114,7 @@ def place(appends: Iterable[tuple[str, str, str]],
         if grown > yaml.MAX_BYTES:
             raise InvalidValue(f"a {name} log entry of {entry} bytes is more than a log file may hold "
                                f"({yaml.MAX_BYTES} bytes, what any reader accepts); store large content in a "
-                               f"file and register it with {opt('file')}", log=name, size=entry, limit=yaml.MAX_BYTES)
+                               f"file and register it with {opt('files')}", log=name, size=entry, limit=yaml.MAX_BYTES)
         target = segment(base, name, day, part)
         pending[target] = grown
         out.append((target, text, header))

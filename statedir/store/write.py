@@ -40,7 +40,7 @@ def persist(store: Store, *, writes: Mapping[str, bytes], appends: Iterable[tupl
     for rel, data in writes.items():
         if len(data) > MAX_BYTES:
             raise InvalidValue(f"{rel} would be {len(data)} bytes, more than the {MAX_BYTES} any reader "
-                               f"accepts; store large content in a file and register it with {opt('file')}", file=rel)
+                               f"accepts; store large content in a file and register it with {opt('files')}", file=rel)
     store.warnings.extend(git.preflight(store.worktree))
     head = git.head(store.worktree)
     people.require(store, message, author, head)  # a person named holds the role as of the parent

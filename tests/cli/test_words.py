@@ -22,6 +22,11 @@ def test_a_hint_is_the_command_a_person_types() -> None:
     assert CLI.option("file") == "--file" and CLI.option("entry_point") == "--entry-point"
 
 
+def test_an_option_is_its_flag_material_files_included() -> None:
+    assert CLI.option("file") == CLI.option("files") == "--file"  # files: material's repeatable --file, by its Python name
+    assert CLI.option("entry_material") == "--entry-material" and CLI.option("exit_code") == "--exit-code"
+
+
 def test_the_command_line_words_a_refusal_from_its_data(sd: api.StateDir, repo: Path) -> None:
     proc = cli("show", "nope", cwd=repo)
     assert proc.returncode == 2 and "no run 'nope' in this store; see `statedir runs`" in proc.stderr

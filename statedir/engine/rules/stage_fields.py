@@ -21,7 +21,7 @@ def set_stage_field(t: Template, run: RunData, draft: RunDraft, field: str, valu
     stage_id = t.resolve_stage(raw_stage)  # an unknown stage: UNKNOWN_STAGE naming the stages
     if len(value) > MAX_TEXT:
         raise InvalidValue(f"{field} takes at most {MAX_TEXT} characters ({len(value)} given); "
-                           "keep longer notes in a file (material {opt:file})", field=field)
+                           "keep longer notes in a file (material {opt:files})", field=field)
     if any(ord(c) < 32 and c not in "\n\t" for c in value):
         raise InvalidValue(f"{field} holds a control character", field=field)
     record = draft.stage(stage_id)
