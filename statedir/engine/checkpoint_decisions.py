@@ -31,7 +31,7 @@ def applying(t: Template, stage_id: str, stages: dict[str, dict[str, Any]],
 
 
 def _allowed(here: dict[str, Any]) -> str:
-    return f"--{here['option']} " + "|".join(str(o) for o in here["options"])
+    return f"{opt(here['option'])} " + "|".join(str(o) for o in here["options"])
 
 
 def parse(t: Template, checkpoint: dict[str, Any], args: dict[str, Any], stages: dict[str, dict[str, Any]],

@@ -355,12 +355,12 @@ def test_the_index_lock_is_held_only_to_publish_the_index_and_move_head(
         steps.append(("indexfile", lock.exists()))
         return real_update(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(subprocess, "Popen", popen)
-    monkeypatch.setattr(process, "run", run)
-    monkeypatch.setattr(indexfile, "update", update)
-    (repo / "s" / "a.yaml").write_text("a: 2\n")
-    sha = commit_by(way, repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # undone alone: the test's isolation (HOME, git config) stays
+        patched.setattr(subprocess, "Popen", popen)
+        patched.setattr(process, "run", run)
+        patched.setattr(indexfile, "update", update)
+        (repo / "s" / "a.yaml").write_text("a: 2\n")
+        sha = commit_by(way, repo, ["s/a.yaml"], commit_message.message("two", "r1", "me", "stage"))
     held = [step for step, locked in steps if locked]
     assert held == {"porcelain": ["commit"], "plumbing": ["update-ref"], "libgit2": []}[way], steps
     assert any(not locked for _, locked in steps), steps  # the rest was done before

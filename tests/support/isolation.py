@@ -30,6 +30,7 @@ from statedir import api
 
 REAL_HOME = "STATEDIR_TESTS_REAL_HOME"  # the machine's HOME, as the first test process found it
 SESSION_PREFIX = "statedir-tests-home-"  # a session's shared HOME: not a test's own
+BROWSER_DRIVER = "/playwright/driver/node"  # the web tests' browser driver (playwright), started for a whole module
 GITCONFIG = ("[user]\n\tname = Test User\n\temail = test@example.invalid\n"
              "[init]\n\tdefaultBranch = main\n\ttemplateDir =\n")
 # What the machine's environment may hold that would steer a test's statedir or git.
@@ -92,12 +93,14 @@ class Guard:
             self.child(args[1], args[3] if event == "subprocess.Popen" else args[2])
 
     def child(self, argv: Any, env: Mapping[Any, Any] | None) -> None:
+        words = argv if isinstance(argv, (str, bytes)) else " ".join(map(os.fsdecode, argv))
+        if os.fsdecode(words).split(" ", 1)[0].endswith(BROWSER_DRIVER):
+            return  # playwright's driver and the browser it starts read no git config and write no store
         given = os.environ if env is None else env
         seen = {os.fsdecode(key): os.fsdecode(value) for key, value in given.items()}
         wrong = [f"{var}={seen[var]!r}" for var in ("HOME", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")
                  if var in seen and not self.own(var, seen[var])]
         if wrong:
-            words = argv if isinstance(argv, (str, bytes)) else " ".join(map(os.fsdecode, argv))
             self.breach(f"started {words!r} with {', '.join(wrong)}: not the test's own temp folder "
                         "(ask for the `isolated` fixture, or `repo`/`sd`, or a module's `module_store`)")
 
