@@ -4,7 +4,7 @@ What is asked is the API's (statedir.api.users_questions); the form's refusals a
 answer makes are the server's. No MCP SDK here."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from statedir.api import users_questions
@@ -14,39 +14,19 @@ from statedir.mcp.tools import EXPECT_HEAD
 
 
 @dataclass(frozen=True)
-class Question:
-    """What the user is asked: the message, the responses the checkpoint takes and the stages
-    `next` may name (the template's default stage preset, never anything the agent proposed: the
-    form is the user's), HEAD when it was asked and the run's state then (its folder's tree): the
-    answer is written only on the run as the user saw it."""
+class Question(Asked):
+    """What the user is asked (the API's `Asked`: the message, the responses the checkpoint takes,
+    the stages `next` may name, with the template's default stage preset, never anything the agent
+    proposed: the form is the user's), with HEAD when it was asked and the run's state then (its
+    folder's tree): the answer is written only on the run as the user saw it."""
 
-    run_id: str
-    stage: str
-    message: str
-    responses: tuple[str, ...]
-    choices: tuple[str, ...]
-    next_default: str | None
-    head: str | None
+    head: str | None = None
     state: str | None = None
-    # What the form asks besides: the name of the argument the chosen response fills (a checkpoint's
-    # `response`, a resolution's `decision`), free-text fields the user may fill (a `reason`), and
-    # what the question is about in the messages.
-    answers: str = "response"
-    free: tuple[str, ...] = ()
-    about: str = "checkpoint"
-    # What each response puts in the call's `answers` argument, where not the response itself (a
-    # compliance block's `acknowledge`: override true).
-    values: tuple[tuple[str, Any], ...] = ()
-    # The decisions the answer takes besides (the template's `checkpoint_decisions`: the Stage 5
-    # entry's citation style, `format`): each the argument it fills, its options and its question.
-    picks: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
     @classmethod
     def of(cls, asked: Asked, head: str | None, state: str | None = None) -> Question:
         """The question the API says the user is asked, as asked at HEAD `head` on the run's state `state`."""
-        return cls(asked.run_id, asked.stage, asked.message, asked.responses, asked.choices, asked.next_default,
-                   head, state, answers=asked.answers, free=asked.free, about=asked.about, values=asked.values,
-                   picks=asked.picks)
+        return cls(**{f.name: getattr(asked, f.name) for f in fields(Asked)}, head=head, state=state)
 
     @property
     def title(self) -> str:
