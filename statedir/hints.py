@@ -69,6 +69,7 @@ def hints_of(hint: Hint | Iterable[Hint] | None) -> tuple[Hint, ...]:
 # list argument, a command another method (`statedir people add` is `sd.add_person`).
 ARGUMENT_OF_FLAG = {"entry-material": "entry_materials", "output": "outputs", "issue": "issues", "upstream": "upstream",
                     "start-run": "start_run()", "query": "query()", "create-evidence": "create_evidence()"}
+FLAG_OF_OPTION = {"files": "file"}  # an option a message names by its Python name: material's repeatable --file
 _METHODS = {"people add": "add_person", "people remove": "remove_person", "signers add": "add_signer",
             "signers remove": "remove_signer", "init": "statedir.init"}
 

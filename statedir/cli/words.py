@@ -4,7 +4,7 @@ an option as its flag (`--file`). Set for the whole of a call (`statedir.cli.mai
 #   this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
-from statedir.hints import Hint, Placeholder, Words
+from statedir.hints import FLAG_OF_OPTION, Hint, Placeholder, Words
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -44,9 +44,6 @@ def _word(value: Any) -> str:
     return quoted
 
 
-_FLAG_OF = {"files": "file"}  # an option a message names by its Python name: material's repeatable --file
-
-
 class CliWords(Words):
     """`statedir COMMAND POSITIONALS --flag VALUE`: positionals in the command's order, then the
     options as the hint gives them (a switch alone, a list's values each after its flag)."""
@@ -69,7 +66,7 @@ class CliWords(Words):
         return " ".join(["statedir", hint.command, *(w for _, ws in sorted(positional) for w in ws), *options])
 
     def option(self, name: str) -> str:
-        return "--" + _FLAG_OF.get(name, name).replace("_", "-")
+        return "--" + FLAG_OF_OPTION.get(name, name).replace("_", "-")
 
 
 CLI = CliWords()

@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Mapping
 
 from statedir.commands.table import Command, Parameter
-from statedir.hints import Hint, Words
+from statedir.hints import FLAG_OF_OPTION, Hint, Words
 
 EXPECT, EXPECT_HEAD = "expect", "expect_head"
 _SPAN = re.compile(r"`statedir ([^`]*)`")
@@ -195,7 +195,7 @@ class McpWords(Words):
     def option(self, name: str) -> str:
         """The argument an option is; a flag that is a tool of its own (the research ledger's action
         flags: `--start-run` is `research_start_run`) that tool."""
-        flag = "--" + ("file" if name == "files" else name).replace("_", "-")  # material's repeatable --file
+        flag = "--" + FLAG_OF_OPTION.get(name, name).replace("_", "-")
         own = self.wording.tools.get(("research", flag))
         if own is not None:
             return own
