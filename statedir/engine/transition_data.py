@@ -143,13 +143,28 @@ def require_live(t: Template, state: dict[str, Any]) -> None:
                           pipeline_state=state["pipeline_state"])
 
 
+# The actions whose rules take a stage only while it is at work (`at_work`): each calls active_current on it
+# before it accepts anything, and refuses nothing before that with a need. By the argument naming the stage
+# (None: the current stage). `statedir next` and the flow check leave out a request of one for a stage not
+# at work: the rules would refuse it, needing nothing.
+AT_WORK = {"output": "stage", "integrity": "stage", "revision": None, "contract": "stage", "resolve": "stage",
+           "checklist": "stage", "acknowledge_mode": "stage", "compliance": "stage"}
+
+
+def at_work(t: Template, run: RunData, stage_id: str | None) -> bool:
+    """Whether `stage_id` is the current, active stage of a running pipeline (what active_current holds)."""
+    state = run.state
+    return (stage_id is not None and stage_id == state["current_stage"]
+            and run.stages[stage_id]["status"] == t.status["active"] and state["pipeline_state"] == t.pipeline["running"])
+
+
 def active_current(t: Template, run: RunData, stage_id: str, what: str) -> dict[str, Any]:
     """The record of `stage_id`, refusing `what` unless it is the current, active stage of a running pipeline."""
     record = run.stages[stage_id]
+    if at_work(t, run, stage_id):
+        return record
     if stage_id != run.state["current_stage"] or record["status"] != t.status["active"]:
         raise IllegalTransition(f"{what} needs stage {t.display(stage_id)} current and {t.status['active']} "
                                 f"(it is {record['status']}; current stage {run.state['current_stage']})",
                                 stage=stage_id)
-    if run.state["pipeline_state"] != t.pipeline["running"]:
-        raise IllegalTransition(f"{what} needs the pipeline running (it is {run.state['pipeline_state']})")
-    return record
+    raise IllegalTransition(f"{what} needs the pipeline running (it is {run.state['pipeline_state']})")
