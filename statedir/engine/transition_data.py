@@ -87,10 +87,21 @@ class RunDraft:
 
     def __init__(self, run: RunData) -> None:
         self.run = run
-        self.state = plain_copy(run.state)
+        self._state: dict[str, Any] | None = None  # copied when first read: many a decision refuses first
         self.stages: dict[str, dict[str, Any]] = {}
         self.passports: dict[str, dict[str, Any]] = {}
         self.logs: list[tuple[str, dict[str, Any]]] = []
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The copy of the run's state.yaml the decision edits."""
+        if self._state is None:
+            self._state = plain_copy(self.run.state)
+        return self._state
+
+    @state.setter
+    def state(self, value: dict[str, Any]) -> None:
+        self._state = value
 
     def stage(self, stage_id: str) -> dict[str, Any]:
         if stage_id not in self.stages:
@@ -108,7 +119,7 @@ class RunDraft:
 
     def change(self, summary: str, now: str, **result: Any) -> Change:
         state = None
-        if self.state != self.run.state:
+        if self._state is not None and self._state != self.run.state:
             self.state["updated_at"] = now
             state = self.state
         stages = {k: v for k, v in self.stages.items() if v != self.run.stages.get(k)}
