@@ -55,5 +55,5 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
         if last != head:  # what a plain `git pull` took since the commit verified last is checked
             verified.check_taken(store, name, branch, head)
     # the next plain sync answers from what this one read, while it still holds (statedir.sync.unmoved)
-    unmoved_record.remember(store, name, branch, str(remote_dir(store, name, url)), head)
+    unmoved_record.remember(store, name, branch, url, head)
     return result(name, branch, "up_to_date", head, 1, pushed=False)

@@ -9,6 +9,7 @@ from _sha1 import sha1
 from statedir.gitops import config_file
 from statedir.store.store import Store
 from statedir.sync import unmoved
+from statedir.sync.remote import remote_dir
 
 VERIFIED = "statedirVerified"  # branch.<name>.statedirVerified: statedir.sync.verified
 
@@ -25,9 +26,9 @@ def _plain(values: dict[str, str | object] | None, local: str, name: str, branch
             and config_file.get(values, f"branch.{local}.{VERIFIED}", own=True) == head)
 
 
-def remember(store: Store, name: str, branch: str, where: str, head: str) -> None:
-    """After a sync found `head` to be the remote `name`'s `branch` and verified: the record, where
-    the files say so plainly (`where`: the folder git reached the remote from); else none."""
+def remember(store: Store, name: str, branch: str, url: str, head: str) -> None:
+    """After a sync found `head` to be the remote `name`'s `branch` (at `url`) and verified: the
+    record, where the files say so plainly; else none."""
     now = unmoved.state(str(store.root))
     if now is None:
         return
@@ -37,7 +38,7 @@ def remember(store: Store, name: str, branch: str, where: str, head: str) -> Non
         values = config_file.parse(config.decode("utf-8")) if sha1(config).hexdigest() == now[7] else None
     except (OSError, UnicodeDecodeError):
         values = None
-    words = [name, branch, where]
+    words = [name, branch, str(remote_dir(store, name, url))]  # where git reaches the remote from
     if (store.standing or now[6] != head or unmoved.tracked(now[4], name, branch) != head
             or not _plain(values, now[5], name, branch, head) or any("\n" in word or not word for word in words)):
         unmoved.discard(now[3])
