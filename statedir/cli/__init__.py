@@ -56,11 +56,6 @@ def _main(args: list[str]) -> int:
     as_json = "--json" in args
     # The except clauses below name typer's errors through _typer(), evaluated only when an exception
     # gets that far: a call read without typer never loads it.
-    if sys.stderr.isatty():  # a person watching: a wait for the store lock must not look like a hang
-        from statedir.api import places
-
-        places.on_lock_wait(lambda limit: sys.stderr.write(
-            f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     stdout = sys.stdout
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
@@ -96,6 +91,12 @@ def _run(args: list[str]) -> object:
 
             render.done(found, "--json" in args)
             return 0
+    # A person watching: a wait for the store lock must not look like a hang (the short path above takes none).
+    if sys.stderr.isatty():
+        from statedir.api import places
+
+        places.on_lock_wait(lambda limit: sys.stderr.write(
+            f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     from statedir.cli.registry import TABLE, build, load
 
     named = [a for a in args[:1] if a in TABLE]
