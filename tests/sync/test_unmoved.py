@@ -15,6 +15,7 @@ import pytest
 from statedir.gitops import git_owner
 from statedir.store import discovery, layout, sync_journal
 from statedir.sync import unmoved
+from tests.support.branch import B, with_remote
 from tests.support.history import forge
 from tests.support.sync import git, network, ok
 from tests.support.util import cli, snapshot
@@ -181,3 +182,15 @@ def test_the_store_it_finds_is_the_one_discovery_finds(tmp_path: Path, monkeypat
         expected = discovery.given_or_nearest(Path(given))
         assert unmoved.store_root(given, str(tmp_path)) == str((tmp_path / expected).resolve())
     assert unmoved.store_root(None, str(tmp_path)) is None
+
+
+def test_a_store_on_a_branch_of_its_own_goes_the_whole_way(repo: Path, tmp_path: Path) -> None:
+    """`init --branch`: its hooks are per-worktree config (extensions.worktreeConfig), which the config
+    file alone cannot answer for: no record, and every sync the whole one, as before."""
+    with_remote(repo, tmp_path / "remote.git")
+    assert cli("init", "--branch", B, cwd=repo).returncode == 0
+    assert ok(repo, "sync")["status"] == "pushed"
+    assert ok(repo, "sync")["status"] == "up_to_date"
+    assert not list(repo.glob(".git/**/synced"))
+    whole = probe(repo, "sync", "--json")
+    assert not short(whole) and json.loads(whole["stdout"])["status"] == "up_to_date", whole
