@@ -74,7 +74,7 @@ ALLOWED: dict[str, set[str]] = {
     "sync/replay.py": {"statedir.bus", "statedir.bus.replay", "statedir.bus.session", "statedir.engine.template",
                        "statedir.engine.validate", "statedir.history.verify"},
     "sync/verified.py": {"statedir.history.verify"},
-    "engine/validate.py": {"statedir.engine.template", "statedir.engine.template.flow"},
+    "engine/validate.py": {"statedir.engine.template.flow"},
     # the write path: a refusal's moves (`next`'s, every action's rules), a template's flow (not a shipped one's)
     "engine/transaction.py": {"statedir.engine.next_moves"},
     "engine/run_creation.py": {"statedir.engine.template.flow"},
