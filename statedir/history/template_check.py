@@ -19,7 +19,7 @@ class Identities:
         if seen is None:  # shipped, and what history held before `since`
             self.known = template_identity.known(store, since)
         else:  # shipped, and what history held, as a verify up to `since` remembered it (verified_cache)
-            self.known = template_identity.shipped_known()
+            self.known = template_identity.shipped_known(store.cache_dir)
             for key, first in seen:
                 self.known.setdefault(key, first)
 
@@ -32,7 +32,7 @@ class Identities:
         for rel, (status, _, new) in sorted(commit.changed.items()):
             if status == "D" or not rel.startswith("templates/") or not rel.endswith(".yaml"):
                 continue
-            found = template_identity.identity(reader.raw(new))
+            found = template_identity.identity(reader.raw(new), reader.store.cache_dir)
             if found is None:
                 continue
             name, version, digest = found
