@@ -6,27 +6,30 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import identity as template_identity
-from statedir.history import verified_cache
 from statedir.history.snapshot import CommitReader
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
 
 
 class Identities:
-    """The names and versions seen so far in verify's walk, with their content."""
+    """The names and versions seen so far in verify's walk, with their content; read when first
+    asked (a merge, a stored template), so a span that stores none walks no history for them."""
 
     def __init__(self, store: Store, since: str | None,
                  seen: list[tuple[tuple[str, str], template_identity.Seen]] | None = None) -> None:
-        if seen is None and since is not None:  # as the last verify --since `since` found them (verified_cache)
-            seen = verified_cache.templates_up_to(store, since)
-            if seen is None:  # shipped, and what history held up to `since`: its whole history walked
-                self.known = template_identity.known(store, since)
-                verified_cache.remember_templates(store, since, self.stored())
-                return
-        # shipped, and what history held up to `since`, as a verify remembered it (none: no history before)
-        self.known = template_identity.shipped_known(store.cache_dir)
-        for key, first in seen or ():
-            self.known.setdefault(key, first)
+        self._store, self._since, self._seen = store, since, seen
+        self._known: template_identity.Known | None = None
+
+    @property
+    def known(self) -> template_identity.Known:
+        if self._known is None:
+            if self._seen is None:  # shipped, and what history held before `since` (a walk of it)
+                self._known = template_identity.known(self._store, self._since)
+            else:  # shipped, and what history held, as a verify up to `since` remembered it (verified_cache)
+                self._known = template_identity.shipped_known(self._store.cache_dir)
+                for key, first in self._seen:
+                    self._known.setdefault(key, first)
+        return self._known
 
     def stored(self) -> list[tuple[tuple[str, str], template_identity.Seen]]:
         """The names and versions seen in history (not shipped), in the order first seen."""

@@ -15,10 +15,8 @@ findings file whose bytes are not its name's digest, a rewritten history, a sign
 the whole history again. Only a result with nothing acknowledged, repaired or left uncounted, over
 a history with no merge commit (a hand merge changes how every later commit is replayed, a repair
 commit how an earlier merge counts) is remembered: so no later commit changes how a remembered
-finding stands, while those files are the same. `verified-templates.json` holds, for the commit the
-last `verify --since` began after, the template names and versions history stored up to it (what
-its check of templates needs, else walked from the whole history). The files are local to this
-clone (never pushed or fetched).
+finding stands, while those files are the same. The files are local to this clone (never pushed or
+fetched).
 """
 from __future__ import annotations
 
@@ -31,7 +29,6 @@ from typing import Any, NamedTuple
 from statedir.engine.template.identity import Seen
 from statedir.files import rules_identity
 from statedir.gitops import git, objects
-from statedir.history import path_index
 from statedir.store.store import Store
 
 FORMAT = 6  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
@@ -171,38 +168,6 @@ def remember(store: Store, head: str, result: dict[str, Any], merges: bool, earl
             for other in _findings_file(store, digest).parent.glob("*.json"):
                 if other.name != f"{digest}.json":
                     other.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
-def _known_file(store: Store) -> Any:
-    return store.cache_dir / "verified-templates.json"
-
-
-def templates_up_to(store: Store, commit: str) -> list[tuple[tuple[str, str], Seen]] | None:
-    """The template names and versions history stored up to `commit` (a full id), in the order
-    first seen, as the last verify --since `commit` found them; None where it is not remembered.
-    A commit's id names its history for good: never under grafts or replace refs."""
-    if not _SHA.match(commit) or not path_index.plain_ancestry(store):
-        return None
-    try:
-        saved = json.loads(_known_file(store).read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(saved, dict) or saved.get("format") != FORMAT or saved.get("rules") != rules_key() \
-            or saved.get("commit") != commit:
-        return None
-    return _templates(saved.get("templates"))
-
-
-def remember_templates(store: Store, commit: str, templates: list[tuple[tuple[str, str], Seen]]) -> None:
-    """Keep what templates_up_to(`commit`) answers (one commit's: the last `--since` asked)."""
-    if not _SHA.match(commit) or not path_index.plain_ancestry(store):
-        return
-    record = {"format": FORMAT, "rules": rules_key(), "commit": commit,
-              "templates": [[*key, *first] for key, first in templates if first.commit is not None]}
-    try:
-        _write(_known_file(store), json.dumps(record).encode())
     except OSError:
         pass
 

@@ -180,27 +180,3 @@ def test_the_second_verify_parses_no_template_and_reads_a_commits_findings_as_on
     again, loaded = _verify_loading(repo)
     assert "ruamel" in loaded and again == second
 
-
-def test_a_verify_since_the_same_commit_again_reads_the_template_versions_back(sd: api.StateDir, repo: Path) -> None:
-    """`verify --since REV` needs the template names and versions history stored up to REV (a walk
-    of the whole history before it); asked again for the same REV (a pre-push hook's remote tip),
-    it reads them back from .git/statedir instead, and a template stored after REV with other
-    content is still found, as with the walk."""
-    own = repo.parent / "mine.yaml"
-    own.write_text(template.shipped()["linear"].read_text().replace("name: linear", "name: mypipe"))
-    assert cli("new", "a", "--topic", "t", "--template", str(own), cwd=repo).returncode == 0
-    sd.set("a", "topic", "t2", reason="r")
-    since = head(repo)
-    stored = repo / "state" / "templates" / "mypipe.yaml"
-    stored.write_text(stored.read_text().replace("Linear Pipeline", "Other rules"))
-    subprocess.run(["git", "commit", "-q", "--no-verify", "-am", "other rules"], cwd=repo, check=True)
-    trace = repo.parent / "trace.json"
-    first, logs = verify(repo, trace, "--since", since)
-    assert any(argv[-1] == "state/templates" for argv in logs)  # walked
-    forged = [f["kind"] for f in first["findings"] if f["file"] == "templates/mypipe.yaml"]  # type: ignore[union-attr,index]
-    assert forged == ["illegal"]
-    second, logs = verify(repo, trace, "--since", since)
-    assert not any(argv[-1] == "state/templates" for argv in logs) and second == first  # read back
-    [remembered] = (repo / ".git").rglob("verified-templates.json")
-    remembered.unlink()
-    assert verify(repo, trace, "--since", since)[0] == first
