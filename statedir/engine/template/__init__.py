@@ -5,7 +5,8 @@ This module holds `Template` and its loading; beside it: `compiled` (its JSON Sc
 `crossfile` (the checks across a run's files), `identity` and `versions` (its name, version and
 digest; the versions a store keeps), `catalog` (the templates a store can use)."""
 # Lazy imports: the template's meaning checks (meaning, with failure_modes_meaning), run when a template is parsed:
-#   one read from the parse cache is not, and a transition, `status --line` and `next` load neither.
+#   one read from the parse cache is not, and a transition, `doctor` and `validate` load neither (`status --line`
+#   and `next` load failure_modes_meaning only, through failure_modes).
 from __future__ import annotations
 
 import functools
@@ -227,9 +228,15 @@ def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) ->
 def _parsed_file(raw: bytes, path: Path, cache_dir: Path | None, quote: bool) -> Template:
     if cache_dir is None:
         return _parsed(raw, str(path), quote)
+    return parse_cached(raw, str(path), cache_dir, quote=quote)
+
+
+def parse_cached(raw: bytes, source: str, cache_dir: Path, *, quote: bool = True) -> Template:
+    """parse(), its document remembered by content in the store's parse cache under `cache_dir`:
+    a template read again (a transition's, a replay's) is read as JSON, not parsed with ruamel."""
     doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
-                                                      lambda: (_parsed(raw, str(path), quote).doc, True))
-    return Template(doc, str(path))
+                                                      lambda: (_parsed(raw, source, quote).doc, True))
+    return Template(doc, source)
 
 
 @functools.lru_cache(maxsize=64)
