@@ -4,11 +4,12 @@ one run. Run from the repository root:
     .venv/bin/python bench/scale.py [--runs 10000] [--commits 100000] [--repeat 9] [--writers 1,4,16]
 
 Builds two stores with bench/scale_store.py (a big one of RUNS runs and COMMITS commits, a small
-one of 10 runs and 100 commits), each with a bare remote, and times every row in both, in turn
-(big, small, big, small ...): the ratio printed is the median of the pair-by-pair ratios, which
-keeps the shared machine's drift out of it. Rows starting `git:` are git's own commands in the
-same stores, context rather than targets. Then the concurrency table: W writers at once in the
-big store, each making K CLI transitions (on runs of their own, then all on one run).
+one of 10 runs and 100 commits; in both, r3 made by 250 transitions of its own before the rest,
+whose history page shows the newest 200), each with a bare remote, and times every row in both,
+in turn (big, small, big, small ...): the ratio printed is the median of the pair-by-pair
+ratios, which keeps the shared machine's drift out of it. Rows starting `git:` are git's own
+commands in the same stores, context rather than targets. Then the concurrency table: W writers
+at once in the big store, each making K CLI transitions (on runs of their own, then all on one run).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import statedir  # noqa: E402
 from scale_store import build, sh  # noqa: E402
 
 BIN = str(Path(sys.executable).parent / "statedir")
+LONG = 250  # r3's commits in both stores, all older than the big store's synthetic ones: its page shows the newest 200
 Action = Callable[[int], object]
 
 
@@ -130,6 +132,7 @@ def rows(big: Path, small: Path) -> list[tuple[str, Callable[[Path], Action], st
         ("git: git log -- state/runs/RUN",
          lambda r: lambda i: sh(["git", "log", "--format=%H %s", "--", "state/runs/r1"], cwd=r), "-"),
         ("web: a run's history page", lambda r: lambda i: server(r).get("/runs/r1/history"), "<= 2"),
+        (f"web: history page, {LONG} commits", lambda r: lambda i: server(r).get("/runs/r3/history"), "<= 2"),
         ("no-op sync (local bare remote)", lambda r: lambda i: run(r, "sync"), "-"),
         ("git: git fetch (same remote)", lambda r: lambda i: sh(["git", "fetch", "-q", "origin"], cwd=r), "-"),
         ("git: git add + git commit", git_commit, "-"),
@@ -177,14 +180,14 @@ def main() -> None:
     only = [part for part in args.only.split(",") if part]
     tmp = Path(tempfile.mkdtemp(prefix="statedir-scale-"))
     start = time.perf_counter()
-    big = build(tmp / "big", args.runs, args.commits)
-    small = build(tmp / "small", 10, 100)
+    big = build(tmp / "big", args.runs, args.commits, long=LONG)
+    small = build(tmp / "small", 10, 100, long=LONG)
     for repo in (big, small):
         with_remote(repo)
         for n in range(10):  # statedir commits for verify --since HEAD~10
             run(repo, "set", "r1", "topic", f"warm {n}", "--reason", "bench")
     print(f"stores built in {time.perf_counter() - start:.0f} s ({args.runs} runs / {args.commits} commits "
-          f"against 10 / 100) in {tmp}\n")
+          f"against 10 / 100; r3's {LONG} commits in both) in {tmp}\n")
     print(f"{'operation':34} {'big':>10} {'small':>10} {'big/small':>9}  target")
     table = rows(big, small)
     try:
