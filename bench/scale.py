@@ -8,8 +8,10 @@ one of 10 runs and 100 commits; in both, r3 made by 250 transitions of its own b
 whose history page shows the newest 200), each with a bare remote, and times every row in both,
 in turn (big, small, big, small ...): the ratio printed is the median of the pair-by-pair
 ratios, which keeps the shared machine's drift out of it. Rows starting `git:` are git's own
-commands in the same stores, context rather than targets. Then the concurrency table: W writers
-at once in the big store, each making K CLI transitions (on runs of their own, then all on one run).
+commands in the same stores, context rather than targets. Then the no-op sync against `git
+fetch` in its own store (in turn, the ratio the median of the pairs': issue 37's target is the
+big store's), and the concurrency table: W writers at once in the big store, each making K CLI
+transitions (on runs of their own, then all on one run).
 """
 from __future__ import annotations
 
@@ -200,6 +202,13 @@ def main() -> None:
     finally:
         for server in getattr(rows, "servers", {}).values():
             server.stop()
+    if not only or any(part in "no-op sync against git fetch" for part in only):
+        print(f"\n{'no-op sync against git fetch':34} {'sync':>10} {'git fetch':>10} {'ratio':>9}  target")
+        for label, repo in (("big", big), ("small", small)):
+            a, b, ratio = paired(lambda i, r=repo: run(r, "sync"),
+                                 lambda i, r=repo: sh(["git", "fetch", "-q", "origin"], cwd=r), args.repeat)
+            met = "  met" if ratio <= 2 else "  NOT MET"
+            print(f"{label:34} {a * 1000:8.1f}ms {b * 1000:8.1f}ms {ratio:8.2f}x  <= 2{met}", flush=True)
     if only and "concurrency" not in only:
         return
     print(f"\n{'writers (x ' + str(args.each) + ' CLI sets)':26} {'runs':>8} {'per s':>7} {'p95':>8} {'max':>8} "

@@ -16,7 +16,7 @@ from typing import Any
 from statedir.errors import GitError
 from statedir.gitops import config_file, git, git_owner
 from statedir.store.store import Store
-from statedir.sync import verified
+from statedir.sync import unmoved_record, verified
 from statedir.sync.remote import current_branch, remote_dir, result, target
 
 VERIFIED = "statedirVerified"  # branch.<name>.statedirVerified: statedir.sync.verified
@@ -46,11 +46,14 @@ def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None 
             if (git.git_dir(store.worktree) / marker).exists():
                 raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
         head = _nothing_to_exchange(store, name, branch, url)
-        if head is not None:  # no fetch, no scan of the work tree: nothing changes
-            last = config_file.value(store.worktree, f"branch.{current_branch(store)}.{VERIFIED}", own=True)
-            if last != head:  # what a plain `git pull` took since the commit verified last is checked
-                verified.check_taken(store, name, branch, head)
-            return result(name, branch, "up_to_date", head, 1, pushed=False)
-        from statedir.sync import exchange
+        if head is None:
+            from statedir.sync import exchange
 
-        return exchange.exchange(store, name, branch, url, actor=actor, replay=replay)
+            return exchange.exchange(store, name, branch, url, actor=actor, replay=replay)
+        # no fetch, no scan of the work tree: nothing changes
+        last = config_file.value(store.worktree, f"branch.{current_branch(store)}.{VERIFIED}", own=True)
+        if last != head:  # what a plain `git pull` took since the commit verified last is checked
+            verified.check_taken(store, name, branch, head)
+    # the next plain sync answers from what this one read, while it still holds (statedir.sync.unmoved)
+    unmoved_record.remember(store, name, branch, url, head)
+    return result(name, branch, "up_to_date", head, 1, pushed=False)
