@@ -185,7 +185,7 @@ class CommitReader:
     def _kept(self, commit: str, name: str, version: str) -> Template | None:
         rel = template_versions.kept_rel(name, version)
         kept = self.blob(commit, rel)
-        return template_mod.parse(kept, rel) if kept is not None else None
+        return template_mod.parse_cached(kept, rel, self.store.cache_dir) if kept is not None else None
 
     def _stored(self, commit: str, name: str) -> Template | None:
         """The store's own `templates/<name>.yaml` at `commit`, or None."""
@@ -204,9 +204,10 @@ class CommitReader:
         key = oid or f"shipped:{name}"
         if key not in self._templates:
             if oid:
-                self._templates[key] = template_mod.parse(self.raw(oid), f"{rel}@{commit[:10]}")
+                self._templates[key] = template_mod.parse_cached(self.raw(oid), f"{rel}@{commit[:10]}",
+                                                                 self.store.cache_dir)
             elif name in template_mod.shipped():
-                self._templates[key] = template_mod.load(name)
+                self._templates[key] = template_mod.load(name, cache_dir=self.store.cache_dir)
             else:
                 raise CorruptStore(f"template {name!r} is neither in the store at {commit[:10]} nor shipped",
                                    template=name)
