@@ -2,8 +2,6 @@
 name and version once seen (shipped with statedir, stored in the store, or anywhere in the
 store's history) have that one content for good: `new --template` refuses to store other
 content under them, and verify reports a commit that does as `illegal`."""
-# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for a template read
-#   from history only: a transition starts one git process.
 from __future__ import annotations
 
 import functools
@@ -16,6 +14,7 @@ from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError
 from statedir.files import yaml
 from statedir.files.parse_cache import ParseCache
+from statedir.gitops import git, objects
 from statedir.store.store import Store
 
 _KIND = "template-identity:1"  # what an entry of the identities cache holds: [name, version, digest] or null
@@ -78,8 +77,6 @@ def shipped_with(name: str, version: str | None) -> list[Template]:
 def known(store: Store, rev: str | None = "HEAD") -> Known:
     """Every name and version seen: shipped, then stored anywhere in the store's history up
     to `rev` (the first content each was stored with; None: no history)."""
-    from statedir.gitops import git, objects
-
     out = shipped_known(store.cache_dir)
     if rev is None or not git.head(store.worktree):
         return out
