@@ -3,14 +3,12 @@ left (statedir.sync.unmoved) with one `git ls-remote`, before the CLI loads the 
 the store or the sync; None sends the call the whole way (statedir.api.syncing)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from statedir.errors import InvalidId
 from statedir.gitops.identity import check_name
 from statedir.sync import unmoved
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (this path loads none)
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
 
 # What the whole sync reads of its environment and this path does not: where one is set, it decides.
 _WHOLE_WAY = ("STATEDIR_LOCK_TIMEOUT", "STATEDIR_FAULT")

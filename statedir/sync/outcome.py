@@ -2,9 +2,7 @@
 without the store."""
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (the no-op's short path loads none)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 
 def result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:

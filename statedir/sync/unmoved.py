@@ -13,7 +13,7 @@ lock and writes nothing. Anything else (no record, another statedir, a ref or fi
 given through the environment, the remote moved) is None: the whole sync runs, every check as
 before.
 
-It reads the repository's files with `os.path` (no pathlib, typing, json or the store: the short
+It reads the repository's files with `os.path` (no pathlib, json or the store: the short
 path's start-up is most of its cost), so the few names it shares with the store are written here
 too; tests/sync/test_unmoved.py holds them equal to the store's.
 """
@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import os
 from _sha1 import sha1
+from collections.abc import Mapping
+from typing import Any
 
 from statedir.gitops import process
 from statedir.gitops.git_options import CONFIG_ENVIRONMENT, IN_PROGRESS, QUIET, REDIRECTS
 from statedir.sync.outcome import result
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
 
 RECORD = "synced"  # in .git/statedir/
 FORMAT = "statedir-synced 1"  # the next number where what is recorded, or what it means, changes

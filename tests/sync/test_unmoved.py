@@ -1,6 +1,6 @@
 """A plain sync where nothing moved since the last (statedir.sync.unmoved): one `git ls-remote`
 (and the remote's upload-pack), the record and a few of git's small files read, no run's file,
-neither the store, the sync nor pathlib and typing loaded; anything moved, and the whole sync
+neither the store, the sync nor pathlib loaded; anything moved, and the whole sync
 runs with every check."""
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_a_no_op_sync_after_one_runs_one_git_and_reads_no_run(synced: Path) -> N
         ".git/HEAD", ".git/refs/heads/main", ".git/refs/remotes/origin/main", ".git/packed-refs", ".git/config",
         "state/.gitattributes", ".git/statedir/synced", ".git/commondir"}, opened
     modules = set(found["modules"])  # type: ignore[arg-type]
-    assert not {"pathlib", "typing", "statedir.store.store", "statedir.sync.entry", "statedir.cli.sync"} & modules
+    assert not {"pathlib", "statedir.store.store", "statedir.sync.entry", "statedir.cli.sync"} & modules
     assert snapshot(synced) == before and (synced / ".git/statedir/synced").read_bytes() == record  # nothing written
 
 
