@@ -4,11 +4,14 @@ one run. Run from the repository root:
     .venv/bin/python bench/scale.py [--runs 10000] [--commits 100000] [--repeat 9] [--writers 1,4,16]
 
 Builds two stores with bench/scale_store.py (a big one of RUNS runs and COMMITS commits, a small
-one of 10 runs and 100 commits), each with a bare remote, and times every row in both, in turn
-(big, small, big, small ...): the ratio printed is the median of the pair-by-pair ratios, which
-keeps the shared machine's drift out of it. Rows starting `git:` are git's own commands in the
-same stores, context rather than targets. Then the concurrency table: W writers at once in the
-big store, each making K CLI transitions (on runs of their own, then all on one run).
+one of 10 runs and 100 commits; in both, r3 made by 250 transitions of its own before the rest,
+whose history page shows the newest 200), each with a bare remote, and times every row in both,
+in turn (big, small, big, small ...): the ratio printed is the median of the pair-by-pair
+ratios, which keeps the shared machine's drift out of it. Rows starting `git:` are git's own
+commands in the same stores, context rather than targets. Then the no-op sync against `git
+fetch` in its own store (in turn, the ratio the median of the pairs': issue 37's target is the
+big store's), and the concurrency table: W writers at once in the big store, each making K CLI
+transitions (on runs of their own, then all on one run).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ import statedir  # noqa: E402
 from scale_store import build, sh  # noqa: E402
 
 BIN = str(Path(sys.executable).parent / "statedir")
+LONG = 250  # r3's commits in both stores, all older than the big store's synthetic ones: its page shows the newest 200
 Action = Callable[[int], object]
 
 
@@ -130,6 +134,7 @@ def rows(big: Path, small: Path) -> list[tuple[str, Callable[[Path], Action], st
         ("git: git log -- state/runs/RUN",
          lambda r: lambda i: sh(["git", "log", "--format=%H %s", "--", "state/runs/r1"], cwd=r), "-"),
         ("web: a run's history page", lambda r: lambda i: server(r).get("/runs/r1/history"), "<= 2"),
+        (f"web: history page, {LONG} commits", lambda r: lambda i: server(r).get("/runs/r3/history"), "<= 2"),
         ("no-op sync (local bare remote)", lambda r: lambda i: run(r, "sync"), "-"),
         ("git: git fetch (same remote)", lambda r: lambda i: sh(["git", "fetch", "-q", "origin"], cwd=r), "-"),
         ("git: git add + git commit", git_commit, "-"),
@@ -177,14 +182,14 @@ def main() -> None:
     only = [part for part in args.only.split(",") if part]
     tmp = Path(tempfile.mkdtemp(prefix="statedir-scale-"))
     start = time.perf_counter()
-    big = build(tmp / "big", args.runs, args.commits)
-    small = build(tmp / "small", 10, 100)
+    big = build(tmp / "big", args.runs, args.commits, long=LONG)
+    small = build(tmp / "small", 10, 100, long=LONG)
     for repo in (big, small):
         with_remote(repo)
         for n in range(10):  # statedir commits for verify --since HEAD~10
             run(repo, "set", "r1", "topic", f"warm {n}", "--reason", "bench")
     print(f"stores built in {time.perf_counter() - start:.0f} s ({args.runs} runs / {args.commits} commits "
-          f"against 10 / 100) in {tmp}\n")
+          f"against 10 / 100; r3's {LONG} commits in both) in {tmp}\n")
     print(f"{'operation':34} {'big':>10} {'small':>10} {'big/small':>9}  target")
     table = rows(big, small)
     try:
@@ -197,6 +202,13 @@ def main() -> None:
     finally:
         for server in getattr(rows, "servers", {}).values():
             server.stop()
+    if not only or any(part in "no-op sync against git fetch" for part in only):
+        print(f"\n{'no-op sync against git fetch':34} {'sync':>10} {'git fetch':>10} {'ratio':>9}  target")
+        for label, repo in (("big", big), ("small", small)):
+            a, b, ratio = paired(lambda i, r=repo: run(r, "sync"),
+                                 lambda i, r=repo: sh(["git", "fetch", "-q", "origin"], cwd=r), args.repeat)
+            met = "  met" if ratio <= 2 else "  NOT MET"
+            print(f"{label:34} {a * 1000:8.1f}ms {b * 1000:8.1f}ms {ratio:8.2f}x  <= 2{met}", flush=True)
     if only and "concurrency" not in only:
         return
     print(f"\n{'writers (x ' + str(args.each) + ' CLI sets)':26} {'runs':>8} {'per s':>7} {'p95':>8} {'max':>8} "

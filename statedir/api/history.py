@@ -77,13 +77,19 @@ class History(Opened):
         with self.store.expecting(expect):
             return rollback.rollback(self.store, run_id, to, reason, acted, timeout=self.lock_timeout, who=who)
 
-    def verify(self, run_id: str | None = None, *, since: str | None = None) -> dict[str, Any]:
-        """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}."""
+    def verify(self, run_id: str | None = None, *, since: str | None = None,
+               newest: int | None = None) -> dict[str, Any]:
+        """Replay history: {clean, checked, findings: [{commit, kind, file, message}]}; `newest`
+        (with `run_id`, no `since`): only the run's newest that many commits, as `log` lists them."""
+        from statedir.errors import InvalidValue
         from statedir.history import verify
 
         if run_id is not None:
             layout.check_run_id(run_id)
-        return verify.verify(self.store, run_id, since)
+        if newest is not None and (run_id is None or since is not None or newest < 1):
+            raise InvalidValue("{opt:newest} is a count of at least 1 of one run's newest commits: it needs a run "
+                               "and no {opt:since}", newest=newest)
+        return verify.verify(self.store, run_id, since, newest=newest)
 
     def acknowledge(self, commit: str, *, reason: str, actor: str | None = None) -> dict[str, Any]:
         """Record, in one commit, that `commit`'s verify findings were reviewed and are accepted

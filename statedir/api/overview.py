@@ -1,7 +1,7 @@
 """The API's cheap reads for a viewer that looks at many runs at once (mixed into StateDir):
 run ids from one directory listing, one run's summary and last change, HEAD, bus sessions and
 every research record of a kind."""
-# Lazy imports: bus, bus.session, engine.template, engine.transaction, gitops.git, history.log, history.path_index,
+# Lazy imports: bus, bus.session, engine.template, engine.run_reading, gitops.git, history.log, history.path_index,
 #   research.query, store.run_logs: each method imports what its own call uses, so a call pays for its own path only
 #   (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
@@ -54,14 +54,14 @@ class Overview(Opened):
 
     def run_summaries(self, run_ids: list[str]) -> list[dict[str, Any]]:
         """`run_summary` of each run, read under one hold of the shared lock."""
-        from statedir.engine import transaction
+        from statedir.engine import run_reading
         from statedir.store import run_logs
 
         for run_id in run_ids:
             layout.check_run_id(run_id)
         out = []
         with self.store.reading(self.lock_timeout):
-            sources = transaction.Sources(self.store)
+            sources = run_reading.Sources(self.store)
             for run_id in run_ids:
                 try:
                     base = self.store.require_run(run_id)

@@ -1,9 +1,9 @@
 """The read-only reports of the Python API that the CLI prints: status, next, prereq, validate,
 templates (mixed into StateDir)."""
-# Lazy imports: engine.failure_modes, engine.runs, engine.template, engine.template.catalog, engine.template.versions,
-#   engine.transaction, engine.validate, errors, files.schema, history.snapshot, views.dashboard: each method imports
-#   what its own call uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-
-#   startup.md).
+# Lazy imports: engine.failure_modes, engine.template, engine.template.catalog, engine.template.conditions,
+#   engine.template.versions, engine.run_reading, engine.transaction, engine.validate, errors, files.schema,
+#   history.snapshot, views.dashboard: each method imports what its own call uses, so a call pays for its own path
+#   only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -44,22 +44,22 @@ class Reports(Opened):
 
     def _failed_schema_checks(self, t: Any, run_id: str) -> list[dict[str, Any]]:
         """The schema checks of the run that failed and stand (templates naming material_schemas)."""
-        from statedir.engine import transaction
+        from statedir.engine import run_reading
         from statedir.views import dashboard
 
         if not t.doc.get("material_schemas"):
             return []
-        return dashboard.failed_schema_checks(transaction.read_log(self.store, run_id, "schema_validation"))
+        return dashboard.failed_schema_checks(run_reading.read_log(self.store, run_id, "schema_validation"))
 
     def _audit(self, t: Any, run: Any, run_id: str) -> dict[str, Any] | None:
         """The failure-mode audit the Stage 6 summary shows: at the template's last stage (the
         process summary) or once the run ended, where the template has the checklist (else None)."""
-        from statedir.engine import failure_modes, transaction
+        from statedir.engine import failure_modes, run_reading
 
         if not failure_modes.declared(t) or (run.state.get("current_stage") != t.stage_ids[-1]
                                              and run.state["pipeline_state"] not in t.terminal_targets):
             return None
-        return failure_modes.audit(t, transaction.read_log(self.store, run_id, "failure_modes"))
+        return failure_modes.audit(t, run_reading.read_log(self.store, run_id, "failure_modes"))
 
     def next(self, run_id: str) -> dict[str, Any]:
         """The legal moves from the run's state, found by asking the rules, and what blocks the
@@ -75,10 +75,10 @@ class Reports(Opened):
 
     def prereq(self, run_id: str, stage: str) -> dict[str, Any]:
         """check_prerequisites: {prerequisites_met, missing_required, missing_recommended, warning}."""
-        from statedir.engine import runs
+        from statedir.engine.template import conditions
 
         t, run, _ = self.load(run_id)
-        return runs.prereq_report(t, run, stage)
+        return conditions.prerequisites(t, run.state, run.stages, t.resolve_stage(stage))
 
     def validate(self, files: list[str] | None = None, *, schema: str | None = None,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """The open store of the Python API (`StateDir`): the mixins' methods on one Store, its lock and
 its actor (statedir.api re-exports it, loaded when first asked for)."""
-# Lazy imports: datetime, api.caller_inputs, bus, engine.materials, engine.renumbered, engine.runs, gitops.identity,
-#   gitops.libgit, gitops.merge_driver_config, history.snapshot, research, signing.manage, store.people, sync.exchange:
-#   each method imports what its own call uses, so a call pays for its own path only (every command imports
-#   statedir.api: docs/cli-startup.md).
+# Lazy imports: datetime, api.caller_inputs, bus, engine.materials, engine.renumbered, engine.run_document,
+#   engine.run_reading, engine.tracker_document, gitops.identity, gitops.libgit, gitops.merge_driver_config,
+#   history.snapshot, research, signing.manage, store.people, sync.exchange: each method imports what its own call
+#   uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 import contextlib
@@ -21,7 +21,6 @@ from statedir.api.people import People
 from statedir.api.reports import Reports
 from statedir.api.transitions import Transitions
 from statedir.argument_checks import checked
-from statedir.engine import transaction
 from statedir.engine.template import Template
 from statedir.errors import StatedirError
 from statedir.store import layout
@@ -112,8 +111,10 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
     def runs(self) -> list[dict[str, Any]]:
         """Every run's id, template, pipeline_state and current_stage; a run whose state
         cannot be read is listed with its `error` ({code, message, details}) instead."""
+        from statedir.engine import run_reading
+
         out = []
-        sources = transaction.Sources(self.store)
+        sources = run_reading.Sources(self.store)
         for run_id in self.store.run_ids():
             try:
                 state = sources.read(f"runs/{run_id}/state.yaml")
@@ -125,8 +126,10 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
 
     @_reads
     def load(self, run_id: str, *, ledger: bool = False) -> Any:
+        from statedir.engine import run_reading
+
         layout.check_run_id(run_id)
-        return transaction.load_run(self.store, run_id, ledger=ledger)
+        return run_reading.load_run(self.store, run_id, ledger=ledger)
 
     @_reads
     def passports(self, run_id: str, t: Template | None = None) -> dict[str, Any]:
@@ -134,14 +137,14 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
         integrity pass is older than the template's window reads as STALE."""
         import datetime
 
-        from statedir.engine import materials
+        from statedir.engine import materials, run_reading
 
         if t is None:
             t, _, _ = self.load(run_id)
         base = self.store.require_run(run_id)
         folder = self.store.path(f"{base}/materials")
         labels = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
-        sources = transaction.Sources(self.store)
+        sources = run_reading.Sources(self.store)
         now = datetime.datetime.now(datetime.timezone.utc)
         hours = float(t.doc.get("passport_stale_hours", 24))
         out = {}
@@ -155,38 +158,47 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
     def show(self, run_id: str, *, at: str | None = None, format: str = "json", history: bool = True) -> dict[str, Any]:
         """The whole run as one document (`format` json or ars), now or as of commit `at`;
         `history` False: without the histories (they grow with every transition)."""
-        from statedir.engine import runs
+        from statedir.engine import run_document
 
         doc = self._show(run_id, at, format)
-        return doc if history else runs.without_histories(doc)
+        return doc if history else run_document.without_histories(doc)
 
     def _show(self, run_id: str, at: str | None, format: str) -> dict[str, Any]:
-        from statedir.engine import runs
+        from statedir.engine import run_document
+
+        if format == "ars":
+            return self._show_ars(run_id, at)
+        if at is not None:
+            from statedir.history import snapshot
+
+            snap = snapshot.read_at(self.store, run_id, at)
+            return run_document.document(snap.template, snap.run, snap.passports, snap.histories)
+        t, run, _ = self.load(run_id)
+        histories = self.histories(run_id, t)
+        return run_document.document(t, run, self.passports(run_id, t), histories)
+
+    def _show_ars(self, run_id: str, at: str | None) -> dict[str, Any]:
+        from statedir.engine import tracker_document
 
         if at is not None:
             from statedir.history import snapshot
 
             snap = snapshot.read_at(self.store, run_id, at)
-            if format == "ars":
-                return runs.ars(snap.template, snap.run, snap.histories)
-            return runs.document(snap.template, snap.run, snap.passports, snap.histories)
+            return tracker_document.ars(snap.template, snap.run, snap.histories)
         t, run, _ = self.load(run_id)
-        histories = self.histories(run_id, t)
-        if format == "ars":
-            return runs.ars(t, run, histories)
-        return runs.document(t, run, self.passports(run_id, t), histories)
+        return tracker_document.ars(t, run, self.histories(run_id, t))
 
     @_reads
     def get(self, run_id: str, path: str, *, at: str | None = None) -> Any:
         """One value of the run document by dotted path; a key holding a dot matches whole."""
         from statedir.api.caller_inputs import resolve
-        from statedir.engine import runs
+        from statedir.engine import run_document
 
         if at is not None:
             return resolve(self.show(run_id, at=at), path)
         t, run, _ = self.load(run_id)
         head = path.split(".", 1)[0]
-        doc = runs.document(t, run, self.passports(run_id, t) if head == "passports" else {},
+        doc = run_document.document(t, run, self.passports(run_id, t) if head == "passports" else {},
                             self.histories(run_id, t) if head == "history" else {})
         return resolve(doc, path)
 
@@ -201,11 +213,11 @@ class StateDir(Transitions, EntryGates, Reports, History, Overview, Adjudication
     def histories(self, run_id: str, t: Any = None) -> dict[str, list[dict[str, Any]]]:
         """Every log the run's template declares, whole (a log with no entry yet: []); an entry
         written before a merge renumbered the version it made names the label it has now."""
-        from statedir.engine import renumbered
+        from statedir.engine import renumbered, run_reading
 
         if t is None:
             t = self.load(run_id)[0]
-        logs = {name: transaction.read_log(self.store, run_id, name) for name in t.logs}
+        logs = {name: run_reading.read_log(self.store, run_id, name) for name in t.logs}
         return renumbered.histories(logs, self.passports(run_id, t))
 
     def signers(self) -> list[dict[str, Any]]:

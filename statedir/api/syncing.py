@@ -33,14 +33,18 @@ def opened(path: Path, lock_timeout: float | None = None) -> Store:
 def sync(store: Store, remote: str | None, *, actor: str, expect: str | None = None, replay: bool = False,
          lock_timeout: float | None = None) -> dict[str, Any]:
     """statedir.sync.moved.sync under the lock statedir.sync.entry takes, `expect` (about the whole
-    store) checked as it takes it; where nothing moved, `up_to_date` without it."""
+    store) checked as it takes it; where nothing moved (or a plain `git pull`'s commits verify),
+    `up_to_date`."""
     from statedir.gitops.identity import check_name
     from statedir.sync import entry
 
     checked = check_name(actor, "actor")
-    with store.expecting(expect), entry.started(store, remote, lock_timeout) as start:
-        if start.still:  # no fetch, no scan of the work tree: nothing changes
-            return entry.up_to_date(start)
-        from statedir.sync import moved
+    with store.expecting(expect):
+        with entry.started(store, remote, lock_timeout) as start:
+            if not start.still:  # no fetch and no scan of the work tree where nothing moved
+                from statedir.sync import moved
 
-        return moved.sync(store, start, actor=checked, replay=replay)
+                exchanged = moved.sync(store, start, actor=checked, replay=replay)
+                if exchanged is not None:
+                    return exchanged
+        return entry.up_to_date(store, start)

@@ -1,8 +1,8 @@
 """The transition methods of the Python API (mixed into StateDir): each checks its request
 against the run's template and makes exactly one commit, or refuses and changes nothing."""
-# Lazy imports: os, api.caller_inputs, api.entry_gates, engine.rules.submissions, engine.run_settings,
-#   engine.template, gitops.git: each method imports what its own call uses, so a call pays for its own path only (every
-#   command imports statedir.api: docs/cli-startup.md).
+# Lazy imports: os, api.caller_inputs, api.entry_gates, engine.rules.submissions, engine.run_creation,
+#   engine.run_reading, engine.run_settings, engine.template, engine.transaction, gitops.git: each method imports what
+#   its own call uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,6 @@ from typing import Any
 
 from statedir.api.opened import Opened
 from statedir.argument_checks import check_size, checked
-from statedir.engine import run_creation, transaction
 from statedir.engine.transition_data import Request
 from statedir.errors import InvalidValue
 from statedir.hints import Hint, Placeholder, said
@@ -76,6 +75,8 @@ class Transitions(Opened):
             args["answered_by"] = acted
         req = Request(action, acted, args, reason, who={**person, **(who or {})})
         with self.store.expecting(expect):
+            from statedir.engine import transaction
+
             return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
@@ -118,6 +119,8 @@ class Transitions(Opened):
         acted, who = self._acting(actor, role, t.default_actor())
         req = Request("new", acted, args, who=who)
         with self.store.expecting(expect):
+            from statedir.engine import run_creation
+
             return run_creation.create(self.store, run_id, req, t, timeout=self.lock_timeout,
                                       template_file=Path(name) if is_file else None)
 
@@ -272,7 +275,9 @@ class Transitions(Opened):
         args: dict[str, Any] = {"stage": stage, "part": part,
                                 "file": caller_inputs.file_hash(file, self.store.files_worktree, limit=REPORT_LIMIT)}
         if part == "check":
-            t, run, _ = transaction.load_run(self.store, run_id)
+            from statedir.engine import run_reading
+
+            t, run, _ = run_reading.load_run(self.store, run_id)
             recorded = run.stages.get(t.resolve_stage(stage), {}).get("contract") or {}
             args.update(exit_code=exit_code, report_manifest=caller_inputs.named_manifest(file),
                         current=caller_inputs.current_hashes(self.store.files_worktree,

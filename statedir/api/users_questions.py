@@ -144,8 +144,7 @@ def acknowledgement_of(t: Template, run: RunData, arguments: dict[str, Any]) -> 
     if evidence:
         lines.append(f"Evidence: {evidence}")
     lines.append("Answer: " + "; ".join(f"{a}: {meaning.get(e, e)}" for a, e in spec["answers"].items()) + ".")
-    lines.append(f"Reason: an override is override round {number} of this stage; it needs "
-                 + ("one." if least <= 1 else f"at least {least} characters."))
+    lines.append(f"Reason: override round {number} of this stage; {_needed(least)}")
     return Asked(run.run_id, t.display(stage_id), "\n".join(lines), tuple(spec["answers"]), (), None,
                  answers="answer", free=("reason",), about="failure-mode acknowledgement")
 
@@ -169,7 +168,7 @@ def compliance_override_of(t: Template, run: RunData, arguments: dict[str, Any])
              "does is yours to decide, not the agent's.", dashboard.line(t, run),
              "Answer: acknowledge: the block stands acknowledged, with your reason, and the stage may complete "
              "(decline to leave it blocking).",
-             f"Reason: an acknowledgement is override round {number} of this stage; {_needed(least)}"]
+             f"Reason: override round {number} of this stage; {_needed(least)}"]
     return Asked(run.run_id, t.display(stage_id), "\n".join(lines), ("acknowledge",), (), None,
                  answers="override", free=("reason",), about="compliance acknowledgement",
                  values=(("acknowledge", True),))

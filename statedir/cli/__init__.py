@@ -1,5 +1,5 @@
 """The `statedir` command line: thin typer callbacks over statedir.api; one error handler."""
-# Lazy imports: statedir, api.places, cli.direct, cli.registry, cli.render, cli.words, commands.table, hints, typer:
+# Lazy imports: statedir, api.places, api.sync_unmoved, cli.direct, cli.registry, cli.render, cli.words, commands.table, hints, typer:
 #   imported by the command that uses them: `statedir COMMAND` loads this module for any of its commands, and a plain
 #   call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
@@ -56,11 +56,6 @@ def _main(args: list[str]) -> int:
     as_json = "--json" in args
     # The except clauses below name typer's errors through _typer(), evaluated only when an exception
     # gets that far: a call read without typer never loads it.
-    if sys.stderr.isatty():  # a person watching: a wait for the store lock must not look like a hang
-        from statedir.api import places
-
-        places.on_lock_wait(lambda limit: sys.stderr.write(
-            f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     stdout = sys.stdout
     try:
         if any("\x00" in a for a in args):  # argv never holds NUL; callers of main() might
@@ -89,6 +84,19 @@ def _main(args: list[str]) -> int:
 def _run(args: list[str]) -> object:
     """The named command called straight from argv where `direct` reads the call (no typer),
     else the app typer builds of the commands the call needs."""
+    if args[:1] == ["sync"] and args[1:] in ([], ["--json"]):
+        found = _unmoved_sync()
+        if found is not None:  # nothing moved since the last sync: its module, the store and the sync stay unloaded
+            from statedir.cli import render
+
+            render.done(found, "--json" in args)
+            return 0
+    # A person watching: a wait for the store lock must not look like a hang (the short path above takes none).
+    if sys.stderr.isatty():
+        from statedir.api import places
+
+        places.on_lock_wait(lambda limit: sys.stderr.write(
+            f"waiting for the store lock (another statedir command is writing; giving up after {limit:g} s)\n"))
     from statedir.cli.registry import TABLE, build, load
 
     named = [a for a in args[:1] if a in TABLE]
@@ -105,6 +113,19 @@ def _run(args: list[str]) -> object:
     # help, --show-completion, a shell asking through _STATEDIR_COMPLETE): a command's
     # start-up stays the cost of that one command.
     return build(named or None, completion=not named)(args=args, prog_name="statedir", standalone_mode=False)
+
+
+def _unmoved_sync() -> dict[str, Any] | None:
+    """A plain `sync`'s result where nothing moved since the last one (statedir.api.sync_unmoved), else None."""
+    from statedir.api import sync_unmoved
+
+    if "_STATEDIR_COMPLETE" in os.environ:
+        return None
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the current folder is gone: the whole command says so
+        return None
+    return sync_unmoved.answer(os.environ.get("STATEDIR_STORE"), cwd, os.environ)
 
 
 def _plain(name: str, rest: list[str]) -> tuple[Any, list[str]]:

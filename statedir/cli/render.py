@@ -5,16 +5,18 @@ call, its stderr always): a topic, a reason or a file name from another machine 
 a terminal command, so control characters (ESC, CSI, BEL, CR, ...) and bidi overrides arrive as
 escapes. statedir's own terminal codes (colour, a progress bar's redraw) go to `unescaped`.
 """
-# Lazy imports: commands.document: imported by the command that uses them: `statedir COMMAND` loads this module for
-#   any of its commands, and a plain call loads no typer (docs/cli-startup.md).
+# Lazy imports: commands.document, json: imported by the command that uses them: `statedir COMMAND` loads this module
+#   for any of its commands, and a plain call loads no typer (docs/cli-startup.md); a no-op `sync`'s line loads no json.
 from __future__ import annotations
 
-import json
 import os
 import sys
-from typing import Any
 
 from statedir.errors import StatedirError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a no-op `sync` loads none)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 # C0 but tab and newline, DEL, C1, and the marks that reorder or hide text (bidi embeddings,
@@ -62,6 +64,8 @@ def emit_json(value: Any) -> None:
     """One JSON document: indented for a person at a terminal; one compact line for a program
     reading a pipe (statedir.commands.document.compact: the line the MCP server hands an agent)."""
     if sys.stdout.isatty():
+        import json
+
         text = json.dumps(value, ensure_ascii=False, indent=2)
     else:
         from statedir.commands.document import compact

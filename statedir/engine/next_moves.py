@@ -15,7 +15,7 @@ from statedir.engine.next_grouping import Found, grouped, grouped_blocked, ident
 from statedir.engine.rules import submissions
 from statedir.engine.rules.decision import decide
 from statedir.engine.rules.stage import move_listed
-from statedir.engine.runs import awaiting_resume
+from statedir.engine.run_document import awaiting_resume
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, RunData, require_live

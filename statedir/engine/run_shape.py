@@ -10,13 +10,12 @@ Files of the older shape (every field, every stage file, all five rows) read the
 Pure. A stage's record as it starts (`new_stage`) is made here; the run's defaults are those
 `runs.new_run` starts a run with.
 """
-# Lazy imports: statedir.engine.adjudication_rows, for a run whose template has adjudication rows: `bus set` and `log`
-#   read run shapes without them.
 from __future__ import annotations
 
 from collections.abc import Callable, Container
 from typing import Any
 
+from statedir.engine import adjudication_rows
 from statedir.engine.template import Template
 from statedir.engine.transition_data import plain_copy
 from statedir.files import schema
@@ -118,18 +117,16 @@ def filled_state(t: Template, plain: dict[str, Any]) -> dict[str, Any]:
 def _filled_rows(rows: Any) -> list[dict[str, Any]] | None:
     """The five rows from the written ones (None: nothing to fill, or rows of another shape,
     which stay as written for the contract's checks to name)."""
-    from statedir.engine import adjudication_rows as contract
-
     if rows is None:
-        return contract.initial_rows()
-    if not isinstance(rows, list) or len(rows) >= len(contract.FAMILY_NAMES):
+        return adjudication_rows.initial_rows()
+    if not isinstance(rows, list) or len(rows) >= len(adjudication_rows.FAMILY_NAMES):
         return None
     families = [r.get("source_family") if isinstance(r, dict) and "capture_state" in r else None for r in rows]
-    order = [name for name in contract.FAMILY_NAMES if name in families]
+    order = [name for name in adjudication_rows.FAMILY_NAMES if name in families]
     if None in families or families != order:
         return None
     written = dict(zip(families, rows, strict=True))
-    return [written.get(row["source_family"], row) for row in contract.initial_rows()]
+    return [written.get(row["source_family"], row) for row in adjudication_rows.initial_rows()]
 
 
 def written_stage(t: Template, stage_id: str, record: dict[str, Any]) -> dict[str, Any]:
@@ -154,8 +151,6 @@ def says_nothing(t: Template, stage_id: str, record: dict[str, Any]) -> bool:
 def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
     """What state.yaml holds for `state`: its schema's order, less the fields at a default that says
     nothing, the unnamed team roles and the adjudication rows still not applicable."""
-    from statedir.engine import adjudication_rows as contract
-
     defaults = _defaults(t)[1]
     out: dict[str, Any] = {}
     order = _state_order()
@@ -165,8 +160,8 @@ def written_state(t: Template, state: dict[str, Any]) -> dict[str, Any]:
             named = {role: person for role, person in value.items() if person is not None}
             if named:
                 out[key] = named
-        elif key == PENDING and t.doc.get("adjudication_activity") and contract.canonical(value):
-            initial = contract.initial_rows()
+        elif key == PENDING and t.doc.get("adjudication_activity") and adjudication_rows.canonical(value):
+            initial = adjudication_rows.initial_rows()
             rows = [row for row, start in zip(value, initial, strict=True) if row != start]
             if rows:
                 out[key] = rows

@@ -1,9 +1,8 @@
-"""Creating runs as plain data, and reading a run back as one document."""
-# Lazy imports: datetime (to date a passport where a run enters past a never-skipped stage) and the rules a run's
-#   ARS document reads where its template declares them (failure modes, compliance and entry advisories, the inquiry):
-#   `next` loads no datetime (tests/test_architecture.py), and a `stage` transition none of those rules.
+"""Creating runs as plain data: a new run's state and stages, entering where it enters (reading a run
+back as one document is statedir.engine.run_document's)."""
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +10,6 @@ from statedir.engine import materials, mid_entry, run_settings
 from statedir.engine.adjudication_rows import initial_rows
 from statedir.engine.run_shape import new_stage  # noqa: F401 (a stage's record as it starts, named here too)
 from statedir.engine.template import Template
-from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, RunData
 from statedir.errors import IllegalTransition, InvalidValue
 from statedir.hints import opt
@@ -81,8 +79,6 @@ def _carry_over(t: Template, state: dict[str, Any], stages: dict[str, dict[str, 
                                 "never skipped; pass {opt:passport} FILE (VERIFIED, integrity pass within "
                                 f"{t.doc.get('passport_stale_hours', 24)} h) and {opt('confirm_skip')}")
     hours = t.doc.get("passport_stale_hours", 24)
-    import datetime  # here: `next` and `status` never need it
-
     clock = datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
     status = materials.effective_status(passport, clock, hours)
     if status != "VERIFIED":
@@ -125,98 +121,6 @@ def _what_it_stands_for(t: Template, state: dict[str, Any], guarded: list[str], 
     if passport.get("content_hash"):
         mid_entry.same_content(passport, file)
     mid_entry.register_reports(t, state, guarded)
-
-
-def awaiting_resume(boundary_log: list[dict[str, Any]]) -> list[str]:
-    """Boundary hashes no resume has consumed yet (computed, never stored; the reset-boundary log's
-    rules are in statedir.engine.rules.reset_boundaries)."""
-    consumed = {e.get("consumes_hash") or e.get("hash") for e in boundary_log if e.get("kind") == "resume"}
-    return [e["hash"] for e in boundary_log if e.get("kind") == "boundary" and e["hash"] not in consumed]
-
-
-def document(t: Template, run: RunData, passports: dict[str, dict[str, Any]],
-             histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The whole run as one document (show yaml|json, get); `awaiting_resume` is computed from
-    the reset-boundary log when it was read, never stored."""
-    doc = {**run.state, "stages": run.stages, "passports": passports, "history": histories}
-    if "reset_boundary" in histories:
-        doc["awaiting_resume"] = awaiting_resume(histories["reset_boundary"])
-    return doc
-
-
-def ars(t: Template, run: RunData, histories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The State Tracker example's single-JSON shape: stages keyed by raw id, histories inline.
-    Strict JSON as the ARS tools read it: integers, never floats (a float an observer report
-    carries is written as its decimal text)."""
-    state = run.state
-    keep = ("run_id", "topic", "language")
-    doc: dict[str, Any] = {k: state[k] for k in keep}
-    doc.update(
-        pipeline_version=state.get("template_version"), entry_point=state["entry_point"],
-        current_stage=state["current_stage"], pipeline_state=state["pipeline_state"],
-        consecutive_continue_count=state.get("consecutive_continue_count", 0),
-        stages={sid: {k: v for k, v in rec.items() if k != "id"} for sid, rec in run.stages.items()},
-        revision_history=histories.get("revisions", []),
-        integrity_history=histories.get("integrity", []),
-        schema_validation_log=histories.get("schema_validation", []),
-        materials=state.get("materials", {}), current_version=state.get("current_version", {}),
-        team=state.get("team", {}), loop_count=state.get("loop_count", 0),
-        collaboration_depth_history=histories.get("collaboration_depth", []),
-        # who made each transition: the role, and the person, the user's answer, the agent relaying it
-        transition_history=histories.get("transitions", []),
-    )
-    resolutions = [e for e in doc["integrity_history"] if e.get("event") == "resolution"]
-    if resolutions:  # the user's FAIL-loop decisions, each with the items it went on with
-        doc["fail_loop_resolutions"] = [
-            {k: e.get(k) for k in ("at", "stage", "decision", "reason", "unresolved_items", "override_round",
-                                   "answered_by")} for e in resolutions]
-    if t.doc.get("failure_modes"):  # per mode its final status, its history and the user's answers
-        from statedir.engine import failure_modes
-
-        doc["failure_mode_audit"] = failure_modes.audit(t, histories.get("failure_modes", []))
-    if run_settings.declared(t):  # the settings the run was made with, and the marks they put on it
-        doc["settings"] = dict(state.get("settings") or {})
-        marks = run_settings.marks(t, state)
-        if marks:
-            doc["marks"] = marks
-    if t.doc.get("entry_advisories") or t.doc.get("compliance"):  # bound to the draft; STALE once it is not current
-        from statedir.engine.rules import compliance, entry_advisories
-
-        doc["stage5_advisories"] = entry_advisories.shown(t, run)
-        doc["compliance_history"] = compliance.history(t, run)
-    from statedir.engine.rules import inquiry
-
-    branches = inquiry.published(t, state)
-    if branches is not None:  # the branch ledger, published from its second branch on
-        doc["inquiry_ledger"] = {"branches": branches, "entries": histories.get("inquiry_ledger", [])}
-    for key in ("pending_adjudication_activity_bindings", "adjudication_activity_sources"):
-        if key in state:
-            doc[key] = state[key]
-    return _strict(doc)  # type: ignore[no-any-return]
-
-
-# The keys of a run document (json and ars shapes) that hold its histories.
-HISTORY_KEYS = ("history", "revision_history", "integrity_history", "schema_validation_log",
-                "collaboration_depth_history", "transition_history")
-
-
-def without_histories(doc: dict[str, Any]) -> dict[str, Any]:
-    """The run document without its histories: what a reader of the run's state needs."""
-    return {key: value for key, value in doc.items() if key not in HISTORY_KEYS}
-
-
-def _strict(value: Any) -> Any:
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else repr(value)
-    if isinstance(value, dict):
-        return {str(k): _strict(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strict(v) for v in value]
-    return value
-
-
-def prereq_report(t: Template, run: RunData, stage_id: str) -> dict[str, Any]:
-    return template_conditions.prerequisites(t, run.state, run.stages, t.resolve_stage(stage_id))
 
 
 def _initial_rows() -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
-"""The one write path: lock, load, decide, validate, write atomically, commit once."""
-# Lazy imports: the write path's modules (the rules' decision table, admission, attribution, crossfile checks, next
-#   moves, the compiled schemas) and template versions (a template not the shipped one): `status --line`, `next`, `bus
-#   set` and `log` read runs through this module and load none of them.
+"""The one write path: lock, load, decide, validate, write atomically, commit once (a run is read
+through statedir.engine.run_reading, which `status` and `next` use alone)."""
+# Lazy imports: statedir.engine.next_moves, for the moves a refusal names (`next`'s, which loads every action's rules
+#   and statedir.engine.runs): an accepted transition loads none of them (tests/test_architecture.py).
 from __future__ import annotations
 
 import time
@@ -9,12 +9,16 @@ from collections.abc import Container
 from typing import Any
 
 from statedir import request_ids
-from statedir.engine import run_settings, run_shape
+from statedir.engine import admission, attribution, run_shape
 from statedir.engine import template as template_mod
+from statedir.engine.rules import decision
+from statedir.engine.run_reading import Sources, load_run, read_log
 from statedir.engine.template import Template
+from statedir.engine.template import compiled as compile_mod
+from statedir.engine.template import crossfile as template_crossfile
 from statedir.engine.transition_data import Change, Request, RunData
-from statedir.errors import CorruptStore, IllegalTransition, InvalidValue, StatedirError, ValidationFailed
-from statedir.files import schema, yaml, yaml_fast_reader
+from statedir.errors import IllegalTransition, InvalidValue, StatedirError, ValidationFailed
+from statedir.files import schema, yaml
 from statedir.gitops import commit_message, identity
 from statedir.hints import Hint, said
 from statedir.store import layout, run_logs
@@ -39,103 +43,6 @@ def stamped(req: Request) -> Request:
     if req.request_id is not None:
         return req
     return Request(req.action, req.actor, req.args, req.reason, request_ids.new(), req.who)
-
-
-def _problems(rel: str, plain: Any, doc: Any = None) -> list[schema.Problem]:
-    name = layout.schema_for(rel)
-    return schema.validate(name, plain, rel, source=doc) if name else []
-
-
-def _checked(rel: str, doc: Any) -> dict[str, Any]:
-    plain = yaml.to_plain(doc)
-    problems = _problems(rel, plain, doc)
-    if problems or not isinstance(plain, dict):
-        raise CorruptStore(f"{problems[0] if problems else rel + ': not a mapping'}; "
-                           "fix the file or `git checkout` it", file=rel,
-                           errors=[p.as_dict() for p in problems])
-    return plain
-
-
-class Sources:
-    """The files a command read: plain data (through the parse cache), and on demand the
-    round-trip documents that edits are merged into so hand comments survive."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.cache = store.cache()
-        self.raw: dict[str, bytes] = {}
-        self.docs: dict[str, Any] = {}
-        self.canonical: dict[str, bool] = {}
-
-    def read_optional(self, rel: str) -> dict[str, Any] | None:
-        """A file's plain data, None where it is absent (a stage without a file)."""
-        raw = self.store.read_bytes(rel)
-        return None if raw is None else self._parsed(rel, raw)
-
-    def read(self, rel: str) -> dict[str, Any]:
-        return self._parsed(rel, self.store.read_bytes(rel))
-
-    def _parsed(self, rel: str, raw: bytes | None) -> dict[str, Any]:
-        if not raw:
-            raise CorruptStore(f"{rel} is missing or empty", file=rel)
-        self.raw[rel] = raw
-
-        def parse() -> tuple[Any, bool]:
-            ref = layout.own_ref(rel, raw)
-            own = yaml_fast_reader.read_own(raw, ref)
-            if isinstance(own, dict) and not _problems(rel, own):
-                return own, True
-            doc = self.docs[rel] = yaml.load(raw, rel)  # ruamel: hand-edited text, or errors with lines
-            plain = _checked(rel, doc)
-            return plain, yaml.dump(plain, ref).encode() == raw
-
-        plain, self.canonical[rel] = self.cache.through(schema.cache_kind(layout.schema_for(rel) or ""), raw, parse)
-        return plain  # type: ignore[no-any-return]
-
-    def round_trip(self, rel: str) -> Any:
-        """The round-trip document to merge into, or None where a plain dump is identical."""
-        if rel not in self.raw or self.canonical.get(rel):
-            return None
-        if rel not in self.docs:
-            self.docs[rel] = yaml.load(self.raw[rel], rel)
-        return self.docs[rel]
-
-
-def load_run(store: Store, run_id: str, *, ledger: bool = False) -> tuple[Template, RunData, Sources]:
-    """A run as plain data, its template, and the sources its files came from; with `ledger` (the
-    keyword of the API's StateDir.load), its reset-boundary log (RunData.boundary_log) whatever the
-    run settings say."""
-    base = store.require_run(run_id)
-    sources = Sources(store)
-    state = sources.read(f"{base}/state.yaml")
-    if state.get("run_id") != run_id:
-        raise CorruptStore(f"{base}/state.yaml holds run_id {state.get('run_id')!r}", file=f"{base}/state.yaml")
-    t = run_template(store, state)
-    state = run_shape.filled_state(t, state)  # what the file leaves out at its defaults (statedir.engine.run_shape)
-    stages = {sid: run_shape.filled_stage(t, sid, sources.read_optional(f"{base}/stages/{sid}.yaml"))
-              for sid in t.stage_ids}
-    passports = {label: sources.read(f"{base}/materials/{label}.yaml")
-                 for label in state.get("current_version", {}).values()}
-    run = RunData(run_id, state, stages, passports)
-    if ledger or run_settings.effect_on(t, state, "reset_boundaries"):
-        run.boundary_log = read_log(store, run_id, "reset_boundary")
-    return t, run, sources
-
-
-def read_log(store: Store, run_id: str, name: str) -> list[dict[str, Any]]:
-    """A run's whole log, every segment in order ([] before its first entry)."""
-    return run_logs.read(store, store.run_dir(run_id), name)
-
-
-def run_template(store: Store, state: dict[str, Any]) -> Template:
-    from statedir.engine.template import versions as template_versions
-
-    # A run names a template the store holds or statedir ships, never a path; and keeps its version.
-    try:
-        return template_versions.run_template(store, state)
-    except InvalidValue:
-        raise CorruptStore(f"run {state['run_id']} uses template {state['template']!r}, which the store "
-                           "does not hold", template=state["template"]) from None
 
 
 def planned(base: str, change: Change, req: Request, now: str,
@@ -212,9 +119,6 @@ def apply(store: Store, run_id: str, change: Change, req: Request, now: str,
 
 def transition(store: Store, run_id: str, req: Request, *, timeout: float | None = None) -> dict[str, Any]:
     """Lock -> load -> decide -> write -> commit, for every mutating command on a run."""
-    from statedir.engine import admission, attribution
-    from statedir.engine.rules import decision
-
     layout.check_run_id(run_id)
     with store.locked(timeout, scope=store.run_dir(run_id)):
         t, run, sources = load_run(store, run_id,
@@ -256,8 +160,6 @@ def _opened_checkpoint(t: Template, before: dict[str, Any], after: dict[str, Any
 def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, Any]) -> dict[str, Any]:
     """A run whose files break a rule (a hand edit committed with --no-verify) is still moved
     only by the rules; the result says what was wrong, which file, and how to look further."""
-    from statedir.engine.template import crossfile as template_crossfile
-
     found = template_crossfile.loaded_run(t, base, run.state, run.stages)
     if found:
         result.setdefault("warnings", []).extend(
@@ -278,8 +180,6 @@ def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, 
 
 
 def scope_of(t: Template) -> str | None:
-    from statedir.engine.template import compiled as compile_mod
-
     return compile_mod.scope(t)
 
 
@@ -293,7 +193,5 @@ def schemas_if_missing(store: Store, t: Template) -> dict[str, str]:
 
 def missing_schemas(store: Store, t: Template) -> dict[str, str]:
     """The template's compiled schemas the store lacks (or holds stale), for editors offline."""
-    from statedir.engine.template import compiled as compile_mod
-
     files = compile_mod.schema_files(t)
     return {rel: text for rel, text in files.items() if store.read_bytes(rel) != text.encode("utf-8")}

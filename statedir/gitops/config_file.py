@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 
 from statedir.gitops import git
+from statedir.gitops.git_options import CONFIG_ENVIRONMENT as _ENVIRONMENT  # config that outranks the file
 
 ASK = object()  # the file cannot answer: ask git
-_ENVIRONMENT = ("GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")  # config that outranks the file
 _HEADER = re.compile(r'\[([A-Za-z0-9-]+)(?: "([^"\n]*)")?\]')
 _LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=(.*))?")
 

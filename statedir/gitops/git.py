@@ -15,23 +15,9 @@ from pathlib import Path
 
 from statedir.errors import GitError
 from statedir.gitops import process
-
-# State commits are ours alone: no user hooks, no signing prompts, no auto-gc or auto-maintenance
-# (`git commit` would start `git maintenance run --auto`, a process per commit).
-QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
-          "-c", "maintenance.auto=false", "-c", "core.quotepath=false")
-
+from statedir.gitops.git_options import IN_PROGRESS, QUIET, REDIRECTS  # noqa: F401 (git.IN_PROGRESS: the callers')
 
 LOCK_RETRY_SECONDS = 5.0
-# Variables that point git at another repository, work tree or index. statedir works on the
-# repository that holds the store: every git it runs has them removed, and a write refuses to
-# start while one points elsewhere (inside a git hook, say), rather than commit to one
-# repository and write files in another.
-REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
-# Operations in progress that a commit of statedir's would slip into (and `--abort` discard).
-IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
-               ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"), ("BISECT_LOG", "a bisect"))
 
 
 def environment(extra: dict[str, str] | None) -> dict[str, str]:

@@ -20,10 +20,12 @@ _FIELDS = ("%H", "%P", "%(trailers:key=Statedir-Run,valueonly,separator=%x2C)",
            "%(trailers:key=Statedir-Repairs-Merge,valueonly,separator=%x2C)",
            *(f"%(trailers:key={trailer},valueonly,separator=%x2C)" for trailer in identity.TRAILERS.values()))
 
-def commits(store: Store, pathspec: str, since: str | None, *, reader: CommitReader | None = None) -> list[Commit]:
-    """The commits touching `pathspec`, oldest first, with their store files' changes. With
-    `reader`, a run's commits have their changes read from the run's trees (statedir.history.path_trees),
-    which the reader then reads the run's files by."""
+def commits(store: Store, pathspec: str, since: str | None, *, reader: CommitReader | None = None,
+            newest: int | None = None) -> list[Commit]:
+    """The commits touching `pathspec`, oldest first, with their store files' changes; `newest`
+    (no `since`; a run's or a file's): only the newest that many as `git log -- PATHSPEC` lists
+    them. With `reader`, a run's commits have their changes read from the run's trees
+    (statedir.history.path_trees), which the reader then reads the run's files by."""
     if not git.head(store.worktree):
         return []
     fields = ["--no-renames", "--no-abbrev", "-z", "--format=%x1e" + "%x1f".join(_FIELDS)]
@@ -34,6 +36,9 @@ def commits(store: Store, pathspec: str, since: str | None, *, reader: CommitRea
         return _parsed(store, raw)
     # a run's (a file's) commits as remembered (statedir.history.path_index): only those are read
     listed = path_index.commits(store, pathspec, order="topo")[::-1]
+    if newest is not None:  # the newest as the log shows them (date order), replayed parents first all the same
+        shown = set(path_index.commits(store, pathspec)[:max(newest, 0)])
+        listed = [sha for sha in listed if sha in shown]
     if reader is not None and pathspec.startswith(store.git_path("runs") + "/"):
         # No pathspec: git would diff each commit against its parents under it only to keep the
         # listed commits it keeps anyway (through every `runs/` entry: most of a read at 10,000 runs).

@@ -12,16 +12,24 @@ from statedir.store.store import Store
 
 
 class Identities:
-    """The names and versions seen so far in verify's walk, with their content."""
+    """The names and versions seen so far in verify's walk, with their content; read when first
+    asked (a merge, a stored template), so a span that stores none walks no history for them."""
 
     def __init__(self, store: Store, since: str | None,
                  seen: list[tuple[tuple[str, str], template_identity.Seen]] | None = None) -> None:
-        if seen is None:  # shipped, and what history held before `since`
-            self.known = template_identity.known(store, since)
-        else:  # shipped, and what history held, as a verify up to `since` remembered it (verified_cache)
-            self.known = template_identity.shipped_known()
-            for key, first in seen:
-                self.known.setdefault(key, first)
+        self._store, self._since, self._seen = store, since, seen
+        self._known: template_identity.Known | None = None
+
+    @property
+    def known(self) -> template_identity.Known:
+        if self._known is None:
+            if self._seen is None:  # shipped, and what history held before `since` (a walk of it)
+                self._known = template_identity.known(self._store, self._since)
+            else:  # shipped, and what history held, as a verify up to `since` remembered it (verified_cache)
+                self._known = template_identity.shipped_known()
+                for key, first in self._seen:
+                    self._known.setdefault(key, first)
+        return self._known
 
     def stored(self) -> list[tuple[tuple[str, str], template_identity.Seen]]:
         """The names and versions seen in history (not shipped), in the order first seen."""

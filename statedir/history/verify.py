@@ -38,7 +38,7 @@ _OWN_STEERING = {"init": tuple(steering.INIT_TEXTS), "doctor": (".gitattributes"
 
 
 def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
-           taken: bool = False) -> dict[str, Any]:
+           taken: bool = False, newest: int | None = None) -> dict[str, Any]:
     """{clean, checked, findings: [{commit, kind, file, message}], repaired, acknowledged}: hand_edit,
     illegal, log_rewritten, label_reused, signature, illegal_merge (statedir.history.merge_check), in
     history order. A hand merge a later doctor repair commit re-merged is listed in `repaired` (each
@@ -47,7 +47,9 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     signed by an acknowledger: statedir.history.ack_trust); one that does not is listed in
     `not_counted` with the reason, its finding left standing; each key only where it has an entry.
     With `taken` (a sync's check of what it took onto `since`), the commits after `since` are held
-    to the signers trusted at `since` too (statedir.history.entry)."""
+    to the signers trusted at `since` too (statedir.history.entry). With `run_id` and `newest`
+    (no `since`), only the run's newest that many commits, as `log RUN` lists them, are replayed:
+    read from the run's remembered listing (statedir.history.path_index), not by a walk."""
     rel = store.run_dir(run_id) if run_id else "."
     since_sha = objects.resolve(store.worktree, since) if since else None
     whole = run_id is None and since is None and not taken
@@ -59,7 +61,8 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = CommitReader(store, objs)
-        history = commits(store, store.git_path(rel), since_sha, reader=reader)
+        history = commits(store, store.git_path(rel), since_sha, reader=reader,
+                          newest=newest if run_id and not since_sha else None)
         templates = template_check.Identities(store, since_sha, earlier.templates if earlier else None)
         for commit in history:
             if len(commit.parents) > 1:  # a merge (by sync or a plain git pull): the merge driver's result

@@ -1,8 +1,8 @@
 """`statedir sync`'s start: which remote and branch, the store lock, and whether anything moved.
-Where nothing did, this is the whole sync (statedir.api.syncing answers `up_to_date`); where the
-remote's branch or this one moved, statedir.sync.moved runs under the same hold of the lock, and
-it alone imports the exchange (fetch, merge, validate, verify, push, and its undo: about 75
-modules a no-op sync never loads).
+Where nothing did, this is the whole sync (statedir.api.syncing answers `up_to_date` and leaves
+the record the next plain sync answers from); where the remote's branch or this one moved,
+statedir.sync.moved runs under the same hold of the lock, and it alone imports the exchange
+(fetch, merge, validate, verify, push, and its undo: about 75 modules a no-op sync never loads).
 
 "Did anything move" costs one git process, `git ls-remote` (which fetches nothing and writes no
 ref): the branch, its upstream, the remote's URL, the remote-tracking ref and the commit
@@ -18,6 +18,7 @@ from typing import Any
 from statedir.errors import GitError
 from statedir.gitops import config_file, git, git_owner
 from statedir.store.store import Store
+from statedir.sync import unmoved_record
 from statedir.sync.remote import current_branch, remote_dir, result, target
 
 VERIFIED = "statedirVerified"  # branch.<name>.statedirVerified: statedir.sync.verified.KEY, read without it
@@ -65,6 +66,9 @@ def started(store: Store, remote: str | None, timeout: float | None = None) -> I
         yield Start(name, branch, url, head, last)
 
 
-def up_to_date(start: Start) -> dict[str, Any]:
-    """The result of a sync that exchanged nothing (statedir.sync.remote.result)."""
+def up_to_date(store: Store, start: Start) -> dict[str, Any]:
+    """The answer of a sync that exchanged nothing, once the lock is released; the next plain sync
+    answers from what this one read, while it still holds (statedir.sync.unmoved)."""
+    assert start.head is not None
+    unmoved_record.remember(store, start.name, start.branch, start.url, start.head)
     return result(start.name, start.branch, "up_to_date", start.head, 1, pushed=False)

@@ -1,5 +1,5 @@
-"""Which remote and branch a sync exchanges with, where git runs to reach it, and the result a
-sync reports: read from the repository's files where they say it plainly
+"""Which remote and branch a sync exchanges with and where git runs to reach it (the result a sync
+reports is statedir.sync.outcome's): read from the repository's files where they say it plainly
 (statedir.gitops.config_file, git.head_branch), asked of git otherwise."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from statedir.errors import GitError
 from statedir.gitops import config_file, git, worktrees
 from statedir.store.store import Store
+from statedir.sync.outcome import result  # noqa: F401 (the sync's result: entry's and exchange's)
 
 
 def _config(store: Store, name: str, values: Any, *, own: bool = False) -> str:
@@ -64,13 +65,3 @@ def target(store: Store, remote: str | None) -> tuple[str, str, str]:
         raise GitError(f"no git remote {name!r} in {store.worktree}; add one (`git remote add {name} URL`) "
                        "or name another with {opt:remote}", remote=name)
     return name, remote_branch, url
-
-
-def result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:
-    summary = {"replayed": f"replayed onto {name}/{branch}",
-               "up_to_date": f"up to date with {name}/{branch}", "pushed": f"pushed to {name}/{branch}",
-               "fast_forward": f"fast-forwarded to {name}/{branch}", "merged": f"merged {name}/{branch}"}[status]
-    if pushed and status != "pushed":
-        summary += " and pushed"
-    return {"remote": name, "branch": branch, "status": status, "pushed": pushed, "commit": head,
-            "attempts": attempts, "summary": summary}

@@ -210,9 +210,9 @@ class PageReader:
         places.checked_run_id(run_id)
         with self.lock:
             entries = self.sd.log(run_id, limit=HISTORY + 1)
-            older = entries[HISTORY]["commit"] if len(entries) > HISTORY else None
+            truncated = len(entries) > HISTORY
             entries = entries[:HISTORY]
-            checked = self.sd.verify(run_id, since=older)
+            checked = self.sd.verify(run_id, newest=HISTORY)  # the commits shown, from the run's own listing
             signed = self.sd.signed(run_id, limit=HISTORY)
             signing = bool(self.sd.signers())  # "not signed" says something only where someone is bound
         findings: dict[str, list[dict[str, Any]]] = {}
@@ -223,7 +223,7 @@ class PageReader:
         for entry in entries:
             entry["findings"] = findings.get(entry["commit"], [])
             entry["signed"] = entry["commit"] in signed
-        return {"entries": entries, "verify": checked, "truncated": older is not None, "signing": signing}
+        return {"entries": entries, "verify": checked, "truncated": truncated, "signing": signing}
 
     def diff(self, run_id: str, commit: str) -> dict[str, Any]:
         """What `commit` changed in the run (from its parent; a run's first commit: from nothing)."""

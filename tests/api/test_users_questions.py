@@ -3,6 +3,7 @@ question read off the run, nothing where no answer of the user's is open, and a 
 carry the user's answer refused before anyone is asked."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from statedir import api
 from statedir.api import users_questions
 from statedir.errors import PermissionDenied
-from tests.support.util import at_mandatory_2_5, copy_of
+from tests.support.runs import warned_then_blocked
+from tests.support.util import at_mandatory_2_5, copy_of, to_integrity
 
 
 def test_an_open_mandatory_checkpoint_is_the_users_question(
@@ -43,3 +45,25 @@ def test_a_role_that_may_not_carry_the_users_answer_is_refused(
     with pytest.raises(PermissionDenied) as refused:
         users_questions.carried("confirm", t, run, "integrity_verification", "mcp-elicitation")
     assert "a server started for that role asks the user" in refused.value.message
+
+
+def _blocked_by_mode_1(sd: api.StateDir) -> None:
+    to_integrity(sd, "b", "2.5")
+    sd.checklist("b", "2.5", ["1=SUSPECTED", *(f"{m}=CLEAR" for m in range(2, 8))], actor="integrity_verification")
+
+
+def test_every_override_question_says_what_its_reason_needs_in_one_way(
+        repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A failure-mode acknowledgement and a compliance acknowledgement both name their override
+    round and the reason's least length in the FAIL-loop resolution's words."""
+    sd = copy_of("users-questions-mode-1", _blocked_by_mode_1, repo, tmp_path_factory)[0]
+    t, run, _ = sd.load("b")
+    mode = users_questions.asked("acknowledge", t, run, {"stage": "2.5", "mode": "1"})
+    sd = copy_of("users-questions-compliance", warned_then_blocked, repo, tmp_path_factory)[0]
+    t, run, _ = sd.load("r")
+    report = users_questions.asked("compliance", t, run, {"stage": "2.5", "override": True})
+    assert mode is not None and report is not None
+    reasons = [line for asked in (mode, report) for line in asked.message.splitlines() if line.startswith("Reason:")]
+    assert len(reasons) == 2
+    assert all(re.fullmatch(r"Reason: override round \d+ of this stage; it (may be left out|is needed|needs at least \d+ characters)\.",
+                            line) for line in reasons), reasons

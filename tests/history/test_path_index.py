@@ -151,3 +151,22 @@ def test_replace_refs_are_walked_never_remembered(sd: api.StateDir, repo: Path) 
     git(repo, "replace", "--graft", second, first)  # HEAD's ancestry changes, no commit id does
     assert path_index.commits(sd.store, SPEC) == walked(repo, "date")
     assert len(walked(repo, "date")) == 2
+
+
+def test_a_merge_that_brought_only_other_runs_extends_the_listing(sd: api.StateDir, repo: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    sd.new("r1", topic="mine")
+    sd.new("r2", topic="other")
+    for order in path_index.ORDERS:
+        path_index.commits(sd.store, SPEC, order=order)  # remembered at this tip
+    git(repo, "checkout", "-q", "-b", "side")
+    sd.set("r2", "topic", "other, on the side", reason="t")
+    git(repo, "checkout", "-q", "-")
+    sd.set("r1", "topic", "mine, set", reason="t")
+    git(repo, "merge", "-q", "--no-edit", "side")  # r1's folder as our side had it: git's log follows ours
+    extended = []
+    since = path_index._since
+    monkeypatch.setattr(path_index, "_since", lambda *a: extended.append(since(*a)) or extended[-1])
+    for order in path_index.ORDERS:
+        assert path_index.commits(sd.store, SPEC, order=order) == walked(repo, order)
+    assert len(extended) == 2 and all(found is not None for found in extended)  # no walk of the history

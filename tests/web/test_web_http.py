@@ -18,7 +18,7 @@ from statedir import api
 from statedir.web.app import build
 from statedir.web.guard import CSP
 from statedir.web.reading import PageReader
-from tests.support.history import listings_read, packed_without_graph
+from tests.support.history import listings_read, other_commits, packed_without_graph
 from tests.support.isolation import module_store
 from tests.support.served import fill, serving
 from tests.support.util import cli_json, snapshot
@@ -206,6 +206,31 @@ def test_the_history_page_reads_no_listing_of_runs_once_the_runs_trees_are_remem
     assert again == first and len(first["entries"]) == 4 and first["verify"]["clean"]
     assert first_reads >= 4  # the run's commits and their parents looked up through runs/ once
     assert listings_read(repo, trace) == 0  # then read by the run's trees alone
+
+
+def test_a_long_runs_history_page_verifies_the_commits_shown_not_the_history_since(
+        repo: Path, sd: api.StateDir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from statedir.web import reading
+
+    monkeypatch.setattr(reading, "HISTORY", 3)
+    sd.new("r1", topic="T")
+    for n in range(3):
+        sd.set("r1", "topic", f"old {n}", reason="t")
+    other_commits(repo, 1000)
+    sd.set("r1", "topic", "new", reason="t")
+    reader = PageReader(repo / "state")
+    reader.history("r1")  # the run's listings and trees remembered (one walk each)
+    sd.set("r1", "topic", "newer", reason="t")
+    packed_without_graph(repo)
+    trace = repo.parent / "pack-access.txt"
+    monkeypatch.setenv("GIT_TRACE_PACK_ACCESS", str(trace))
+    page = reader.history("r1")
+    reads = len(trace.read_text().splitlines())
+    shown = [e["commit"] for e in page["entries"]]
+    assert shown == _commits(repo, "r1")[:3] and page["truncated"]
+    assert page["verify"] == sd.verify("r1", since=_commits(repo, "r1")[3])  # verify since the oldest left out
+    assert page["verify"]["checked"] == 3 and page["verify"]["clean"]
+    assert reads <= 250, reads  # the new commit, the three shown and their files: not the 1,000 commits since
 
 
 def test_an_acknowledged_finding_is_marked_as_acknowledged_on_the_timeline(repo: Path, sd: api.StateDir) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from statedir.engine import failure_modes as fm
 from statedir.engine.rules import gates
 from statedir.engine.rules.stage_graph import start
-from statedir.engine.runs import new_stage
+from statedir.engine.run_shape import new_stage
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Request, RunData, RunDraft, active_current
 from statedir.errors import FailureModeBlock, IllegalTransition, InvalidValue

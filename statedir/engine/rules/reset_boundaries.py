@@ -8,7 +8,7 @@ from typing import Any
 
 from statedir.engine import materials
 from statedir.engine.rules import stage_graph
-from statedir.engine.runs import awaiting_resume
+from statedir.engine.run_document import awaiting_resume
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, Request, RunData, RunDraft
 from statedir.errors import IllegalTransition, InvalidValue

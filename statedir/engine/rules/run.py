@@ -1,7 +1,5 @@
-"""The run-level actions: `pipeline RUN STATE`, `set RUN FIELD VALUE` and `redo RUN STAGE`, the one
-way back from a completed stage. Pure, like every rule."""
-# Lazy imports: the rules a run's rarer changes need (submissions, new stages from statedir.engine.runs, stage
-#   fields): `set` loads none of them (tests/test_architecture.py).
+"""The run-level actions: `pipeline RUN STATE` and `set RUN FIELD VALUE` (`redo RUN STAGE`, the one
+way back from a completed stage, is statedir.engine.rules.redo's). Pure, like every rule."""
 from __future__ import annotations
 
 from statedir.engine import run_settings
@@ -65,31 +63,3 @@ def set_field(t: Template, run: RunData, req: Request, now: str, _: str | None) 
     if draft.state == run.state:
         raise IllegalTransition(f"{field} already has that value")
     return draft.change(f"set {field}", now)
-
-
-# --- redo: the one way back from completed -------------------------------------------------------
-def redo(t: Template, run: RunData, req: Request, now: str, stage_id: str | None) -> Change:
-    from statedir.engine.rules import submissions
-    from statedir.engine.runs import new_stage
-
-    assert stage_id is not None
-    draft = RunDraft(run)
-    if run.stages[stage_id]["status"] != t.status["done"]:
-        raise IllegalTransition(f"stage {t.display(stage_id)} is {run.stages[stage_id]['status']}; "
-                                "redo reopens a completed stage")
-    reset = []
-    for later in t.stage_ids[t.index(stage_id) + 1:]:
-        if run.stages[later]["status"] != t.status["initial"]:
-            reset.append({"stage": later, "was": run.stages[later]["status"]})
-            draft.stages[later] = new_stage(t, later)
-    draft.stages[stage_id] = {**new_stage(t, stage_id), "reason": req.reason,
-                              "started_at": now, "status": t.status["active"]}
-    draft.state.update(current_stage=stage_id, pipeline_state=t.pipeline["running"], checkpoint=None,
-                       paused_from=None)
-    bumped = submissions.bump_versions(t, draft, t.stage(stage_id).get("produces", []), now, req.actor,
-                                       req.request_id)
-    summary = f"redo stage {t.display(stage_id)}"
-    if reset:  # say what went back, or an in-progress later stage silently becomes initial
-        summary += "; reset to " + t.status["initial"] + ": " + ", ".join(
-            f"stage {t.display(r['stage'])} (was {r['was']})" for r in reset)
-    return draft.change(summary, now, bumped=bumped, reset=reset)

@@ -5,7 +5,7 @@ from typing import Any
 
 from statedir.engine import checkpoint_dashboard, checkpoint_decisions, receipts, schema_checks
 from statedir.engine.rules import entry_advisories
-from statedir.engine.runs import new_stage
+from statedir.engine.run_shape import new_stage
 from statedir.engine.template import Template
 from statedir.engine.template import conditions as template_conditions
 from statedir.engine.transition_data import Change, Request, RunData, RunDraft

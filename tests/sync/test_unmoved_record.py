@@ -1,0 +1,45 @@
+"""The record a sync with nothing to exchange leaves (statedir.sync.unmoved_record): written only
+where the files said everything plainly, so that the next sync may answer from them; else none."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.sync import git, network, ok
+
+
+def _record(clone: Path) -> Path:
+    return clone / ".git/statedir/synced"
+
+
+def test_a_sync_with_nothing_to_exchange_leaves_the_record_of_what_it_read(tmp_path: Path) -> None:
+    c = network(tmp_path, ("a", "b"))
+    head = git(c["b"], "rev-parse", "HEAD")
+    assert ok(c["b"], "sync")["status"] == "up_to_date"
+    lines = _record(c["b"]).read_text().splitlines()
+    assert lines[1] == str((c["b"] / "state").resolve()) and lines[5] == "main" and lines[6] == head
+    assert lines[-3:] == ["origin", "main", str(c["b"].resolve())]
+    ok(c["b"], "set", "r1", "topic", "moved", "--reason", "r")
+    assert ok(c["b"], "sync")["status"] == "pushed"  # an exchange leaves the record as it was: it no longer holds
+    assert _record(c["b"]).read_text().splitlines()[6] == head
+    assert ok(c["b"], "sync")["status"] == "up_to_date"
+    assert _record(c["b"]).read_text().splitlines()[6] == git(c["b"], "rev-parse", "HEAD")
+
+
+def test_no_record_where_git_was_asked_or_a_warning_stands(tmp_path: Path) -> None:
+    """Each change below is made on a record left by the sync before it, and the sync after it removes it."""
+    c = network(tmp_path, ("a", "b"))
+    config = c["b"] / ".git/config"
+    plain = config.read_text()
+    changes = [
+        lambda: config.write_text(plain + "[include]\n\tpath = nothing-here\n"),  # the file no longer answers alone
+        lambda: git(c["b"], "config", "--unset", "branch.main.remote"),  # no upstream: git would be asked for one
+        lambda: git(c["b"], "config", "--remove-section", "merge.statedir"),  # the merge driver's warning stands
+        lambda: git(c["b"], "config", "url./elsewhere/.insteadOf", "nowhere:"),  # URLs rewritten (not this one)
+    ]
+    for change in changes:
+        config.write_text(plain)
+        ok(c["b"], "sync")
+        assert _record(c["b"]).exists()
+        change()
+        assert ok(c["b"], "sync", "--remote", "origin")["status"] == "up_to_date"
+        assert not _record(c["b"]).exists(), change
