@@ -220,11 +220,10 @@ def test_a_research_call_loads_no_typer_and_a_query_no_hashing(repo: Path) -> No
 
 
 def test_next_loads_no_dataclasses_nor_datetime(repo: Path) -> None:
-    """`next` costs about what `status` does: none of inspect and dataclasses (its candidates are
-    plain classes), datetime or the adjudication contract (used by `new` and passports only)."""
+    """`next` costs about what `status` does: none of inspect and dataclasses (its candidates, and
+    the adjudication contract's families its rules import, are plain classes) nor datetime."""
     statedir.init(repo / "state")
     statedir.open(repo / "state").new("r1", topic="t")
     loaded = _loaded_by(repo, ["next", "r1"])
     assert "statedir.engine.next_moves" in loaded
-    assert not {"inspect", "dataclasses", "datetime", "statedir.engine.adjudication_contract"} & loaded, \
-        {"inspect", "dataclasses", "datetime", "statedir.engine.adjudication_contract"} & loaded
+    assert not {"inspect", "dataclasses", "datetime"} & loaded, {"inspect", "dataclasses", "datetime"} & loaded

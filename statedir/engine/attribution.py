@@ -7,9 +7,9 @@ agent (`Statedir-Via: <role>`), never as the agent's.
 `users_answer` is the one place a request becomes the user's answer (every command whose answer is
 the user's calls it through the write path); `check` is the rule `verify` holds a recorded request's
 identity to, and the write path holds each new one to. Pure functions over plain data."""
-# Lazy imports: statedir.engine.rules.stage_graph, for attributing a stage's start only: `set` does not load it
-#   (tests/test_architecture.py).
 from __future__ import annotations
+
+from typing import Any
 
 from statedir.engine import wording
 from statedir.engine.template import USER, Template
@@ -28,11 +28,18 @@ def is_users_answer(t: Template, run: RunData, req: Request) -> bool:
     """Whether the request carries the user's answer rather than the agent's own decision."""
     if req.actor == USER or req.action in USERS_ACTIONS or req.who.get("answered_by") == USER:
         return True
-    if req.action != "confirm":
-        return False
-    from statedir.engine.rules import stage_graph  # deferred: a transition loads only its own action's rules
+    return req.action == "confirm" and users_checkpoint(t, run) is not None
 
-    return stage_graph.users_question(t, run) is not None
+
+def users_checkpoint(t: Template, run: RunData) -> dict[str, Any] | None:
+    """The open checkpoint only the user may answer: a MANDATORY one, or one held by a regressed
+    quality until the user answers (the pipeline paused); None where none is open."""
+    state, checkpoint = run.state, run.state.get("checkpoint")
+    held = bool(checkpoint and checkpoint.get("held"))
+    if not held and (state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint
+                     or checkpoint["type"] != "MANDATORY"):
+        return None
+    return checkpoint
 
 
 def users_answer(t: Template, run: RunData, req: Request) -> Request:

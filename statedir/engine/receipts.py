@@ -8,12 +8,11 @@ A refused attempt to skip a MANDATORY checkpoint writes nothing (every refusal l
 byte-identical); the answer that follows it says so (`skip_refused`), and its receipt records
 `outcome: skip_refused`. Pure, like rules.py: no family or stage is chosen here.
 """
-# Lazy imports: statedir.engine.adjudication_contract, for a receipt's adjudication rows only: `next` does not load
-#   the contract (tests/test_architecture.py).
 from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine import adjudication_contract as contract
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunDraft, Request
 from statedir.errors import InvalidValue
@@ -67,8 +66,6 @@ def log_path(run_id: str, family: str, day: str, prefix: str | None) -> str:
 
 
 def _bind(draft: RunDraft, family: str, run_id: str, day: str, prefix: str | None) -> None:
-    from statedir.engine import adjudication_contract as contract  # here: `next` and `status` never bind (dataclasses)
-
     rows = draft.state.get(PENDING)
     if not isinstance(rows, list) or family not in contract.BY_NAME:
         return

@@ -4,12 +4,11 @@ itself (`re_review_contract.binds`): each part's file in the role the template g
 traceability file, a material of its own registered with its file. Bound once every role of the
 row has its file (best effort: a binding the row would refuse is left out). Pure: no stage, part
 or material is named here."""
-# Lazy imports: statedir.engine.adjudication_contract, for a traceability matrix with adjudication rows: `next` does
-#   not load the contract.
 from __future__ import annotations
 
 from typing import Any
 
+from statedir.engine import adjudication_contract as contract_mod
 from statedir.engine.template import Template
 from statedir.engine.transition_data import RunDraft
 
@@ -54,8 +53,6 @@ def bind(t: Template, draft: RunDraft) -> None:
             return
         artifacts.append({"artifact_id": f"re_review_{extra['material']}", "artifact_role": extra["role"],
                           "artifact_group_id": GROUP, "artifact_group_stage": None, "relative_path": path})
-    from statedir.engine import adjudication_contract as contract_mod  # its dataclasses: not on `next`'s path
-
     needed = contract_mod.BY_NAME[family]
     if extra and {a["artifact_role"] for a in artifacts} != set(needed.roles) - set(needed.optional):
         return  # a role without its file yet: bound when the last one is recorded

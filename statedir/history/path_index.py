@@ -1,15 +1,17 @@
 """The commits that touched one path (a run's folder), newest first, remembered so that `log RUN`,
-the web history page and `verify RUN` do not walk the whole history each time (issue 37): a
-disposable file per path and order under `.git/statedir/`, rebuilt when absent.
+the web history page, `verify RUN` and `versions` do not walk the whole history each time (issue
+37): a disposable file per path and order under `.git/statedir/`, rebuilt when absent.
 
 History stays the one source of truth. A file holds the commit it was read at (its tip) and the
-list `git log --format=%H TIP -- PATH` printed there (or with `--topo-order`). A later read at
-HEAD takes it only where HEAD is the tip, or descends from it by a line of commits with one
-parent each (git is asked for that line and what each of its commits changed under PATH: a cost
-of the commits since, not of the history); a commit's history never changes (its id names it),
-so the listing up to the tip still holds, and on a line of single-parent commits git's walk from
-HEAD prints the line's commits that touched PATH, then exactly the walk from the tip. Anything
-else (no file, a file this version did not write, a merge since, a rewritten or reset branch, a
+list `git log --format=%H TIP -- PATH` printed there (or with `--topo-order`, or
+`--full-history`). A later read at HEAD takes it only where HEAD is the tip, or descends from it
+by a line of commits with one parent each (git is asked for that line and what each of its
+commits changed under PATH: a cost of the commits since, not of the history); a commit's history
+never changes (its id names it), so the listing up to the tip still holds, and on a line of
+single-parent commits git's walk from HEAD prints the line's commits that touched PATH, then
+exactly the walk from the tip. A merge PATH is the same in as in one of its parents is on that
+line as git's log follows it, along that parent (not with `--full-history`). Anything else (no
+file, a file this version did not write, another merge since, a rewritten or reset branch, a
 tip git no longer has) walks the whole history again, as git itself would, and remembers that.
 A repository whose history git reads through grafts, replace refs or a shallow boundary is
 always walked (those change a commit's ancestry without changing its id). The file is local to
@@ -29,7 +31,9 @@ from statedir.gitops import git
 from statedir.store.store import Store
 
 FORMAT = 1
-ORDERS = {"date": (), "topo": ("--topo-order",)}  # git log's default order, and --topo-order
+# git log's default order, --topo-order, and --full-history (every commit that changed the path, merges' sides
+# included: `versions`)
+ORDERS = {"date": (), "topo": ("--topo-order",), "full": ("--full-history",)}
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
@@ -48,7 +52,7 @@ def commits(store: Store, spec: str, *, order: str = "date", start: str | None =
             tip, listed = saved
             if tip == at:
                 return listed
-            newer = _since(store, tip, at, spec)
+            newer = _since(store, tip, at, spec, order)
             if newer is not None:
                 listed = newer + listed
                 _save(file, spec, order, at, listed)
@@ -59,10 +63,12 @@ def commits(store: Store, spec: str, *, order: str = "date", start: str | None =
     return listed
 
 
-def _since(store: Store, tip: str, head: str, spec: str) -> list[str] | None:
+def _since(store: Store, tip: str, head: str, spec: str, order: str = "date") -> list[str] | None:
     """The commits after `tip` up to `head` that touched `spec`, newest first, where `head`
-    descends from `tip` by single-parent commits only; None otherwise."""
-    proc = git.run(store.worktree, "log", "--sparse", "--no-renames", "--name-only", "-z",
+    descends from `tip` by single-parent commits only (as git's log of `order` follows them: a
+    merge the path is the same in as in one parent is followed along that one, but with
+    `--full-history`); None otherwise."""
+    proc = git.run(store.worktree, "log", *ORDERS[order], "--sparse", "--no-renames", "--name-only", "-z",
                    "--format=%x1e%H %P", f"{tip}..{head}", "--", spec, check=False)
     if proc.returncode != 0:
         return None

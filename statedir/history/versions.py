@@ -9,6 +9,7 @@ from typing import Any
 from statedir.engine import materials
 from statedir.engine.template import Template
 from statedir.gitops import git
+from statedir.history import path_index
 from statedir.store.store import Store
 
 
@@ -26,9 +27,10 @@ def adding_commits(store: Store, run_id: str) -> tuple[dict[str, str], dict[str,
     folder = store.git_path(f"{store.run_dir(run_id)}/materials")
     if not git.head(store.worktree):
         return {}, {}
-    out = git.run(store.worktree, "log", "--full-history", "--no-renames",
-                  "--format=%x1e%H%x1f%(trailers:key=Statedir-Request-Id,valueonly,separator=%x2C)",
-                  "--name-status", "-z", "--", folder).stdout.decode("utf-8", "surrogateescape")
+    listed = path_index.commits(store, folder, order="full")  # remembered: only those commits are read
+    out = path_index.records(store, listed, "--no-renames",
+                             "--format=%x1e%H%x1f%(trailers:key=Statedir-Request-Id,valueonly,separator=%x2C)",
+                             "--name-status", "-z", "--", folder).decode("utf-8", "surrogateescape")
     made: dict[str, str] = {}
     requests: dict[str, str] = {}
     for record in out.split("\x1e")[1:]:
@@ -50,7 +52,6 @@ def versions(store: Store, run_id: str, material: str, t: Template,
     is None for a passport no commit added (it was written by hand and not committed)."""
     name = series_name(t, material)
     whole = any(series["name"] == material for series in t.series)
-    made, requests = adding_commits(store, run_id)
 
     def number(label: str) -> int:
         match = materials.LABEL_RE.match(label)
@@ -58,6 +59,8 @@ def versions(store: Store, run_id: str, material: str, t: Template,
 
     mine = [label for label, p in passports.items()
             if p.get("series") == name and (whole or material in p.get("materials", []))]
+    made, requests = adding_commits(store, run_id) if mine else ({}, {})  # none: no history to read
+
     def commit(label: str) -> str | None:
         request = passports[label].get("request_id")
         return (requests.get(request) if isinstance(request, str) else None) or made.get(f"{label}.yaml")

@@ -132,3 +132,23 @@ def test_users_answer_is_the_one_function_the_users_commands_share() -> None:
 def test_check_refuses_an_identity_the_rules_do_not_allow(who: dict[str, str]) -> None:
     with pytest.raises(InvalidValue):
         attribution.check(load("academic-pipeline"), Request("confirm", "user", {}, who=who))
+
+
+def test_a_confirm_is_the_users_answer_only_where_the_user_is_asked() -> None:
+    """users_checkpoint: an open MANDATORY checkpoint, or one held until the user answers; a
+    confirm there is the user's answer, elsewhere the agent's own."""
+    from statedir.engine.transition_data import RunData
+
+    t = load("academic-pipeline")
+    awaiting, running = t.pipeline["awaiting"], t.pipeline["running"]
+    mandatory = {"stage": "2.5", "type": "MANDATORY", "choices": ["3"]}
+    slim = {**mandatory, "type": "SLIM"}
+    asked = [RunData("r", {"pipeline_state": awaiting, "checkpoint": mandatory}, {}),
+             RunData("r", {"pipeline_state": t.pipeline["paused"], "checkpoint": {**slim, "held": "regressed"}}, {})]
+    not_asked = [RunData("r", {"pipeline_state": awaiting, "checkpoint": slim}, {}),
+                 RunData("r", {"pipeline_state": running, "checkpoint": mandatory}, {}),
+                 RunData("r", {"pipeline_state": awaiting, "checkpoint": None}, {})]
+    confirm = Request("confirm", "pipeline_orchestrator", {})
+    assert [attribution.users_checkpoint(t, run) for run in asked] == [run.state["checkpoint"] for run in asked]
+    assert [attribution.users_checkpoint(t, run) for run in not_asked] == [None, None, None]
+    assert [attribution.is_users_answer(t, run, confirm) for run in [*asked, *not_asked]] == [True, True] + [False] * 3

@@ -1,14 +1,26 @@
 """diff (a semantic diff of the show document) and versions (every version of a material)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from statedir import api
 from statedir.history import diff
-from tests.support.history import drive
+from tests.support.history import drive, git, other_commits, packed_without_graph
 from tests.support.util import cli, cli_json, snapshot
+
+
+def pack_reads(repo: Path, *args: str) -> tuple[int, str]:
+    """(objects git read from its packs, stdout) for one CLI call: every object packed first and
+    the commit-graph removed, so each commit a walk visits is a read."""
+    packed_without_graph(repo)
+    trace = repo.parent / "pack-access.txt"
+    trace.unlink(missing_ok=True)
+    proc = cli(*args, cwd=repo, env={"GIT_TRACE_PACK_ACCESS": str(trace)})
+    assert proc.returncode == 0, proc.stderr
+    return len(trace.read_text().splitlines()) if trace.exists() else 0, proc.stdout
 
 
 def test_diff_between_two_commits_in_dotted_paths(sd: api.StateDir, repo: Path) -> None:
@@ -73,3 +85,22 @@ def test_versions_of_a_material_or_its_series(sd: api.StateDir, repo: Path) -> N
     assert "paper_draft_v1" in text and seen[5][0][:10] in text
     status, err = cli_json("versions", "p1", "no_such", cwd=repo)
     assert status == 2 and err["error"]["code"] == "UNKNOWN_MATERIAL"
+
+
+def test_versions_reads_the_runs_listing_not_the_history(sd: api.StateDir, repo: Path) -> None:
+    draft = repo / "draft.md"
+    drive(sd, draft, 6)  # up to paper_draft_v1
+    other_commits(repo, 400)
+    _, first = pack_reads(repo, "versions", "p1", "paper_draft", "--json")  # the listing remembered (a walk)
+    sd.material("p1", ["paper_draft"], files=[str(draft)], upstream=["research_v1"])
+    sd.set("p1", "topic", "after", reason="t")
+    reads, out = pack_reads(repo, "versions", "p1", "paper_draft", "--json")
+    assert [v["version_label"] for v in json.loads(out)] == ["paper_draft_v1", "paper_draft_v2"]
+    assert json.loads(out)[1]["commit"] == git(repo, "rev-parse", "HEAD~1").strip()
+    for listing in sd.store.cache_dir.glob("paths/*.json"):
+        listing.unlink()
+    walked, again = pack_reads(repo, "versions", "p1", "paper_draft", "--json")
+    assert again == out and json.loads(first) == json.loads(out)[:1]
+    assert walked >= 400 and reads <= 200, (reads, walked)  # the new commits and the run's own, not the 400
+    none, _ = pack_reads(repo, "versions", "p1", "revised_draft", "--json")  # no version yet: no history read
+    assert none < reads

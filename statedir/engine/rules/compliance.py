@@ -6,13 +6,13 @@ from completing until the user acknowledges it under the override ladder; from t
 round on, an entry records its resolution path. The report is bound to the template's adjudication
 row by statedir itself, and the user's acknowledgement of a block is appended to the template's
 `override_receipt` log and bound beside it, as the group's action receipt. Pure; no framework, stage or decision is named here."""
-# Lazy imports: statedir.engine.adjudication_contract and receipts, for a compliance report with adjudication rows:
-#   `status --line` and `next` load neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+from statedir.engine import adjudication_contract as contract
+from statedir.engine import receipts
 from statedir.engine.rules import gates
 from statedir.engine.template import Template
 from statedir.engine.transition_data import Change, RunDraft, Request, RunData, active_current, require_live
@@ -106,7 +106,6 @@ def record(t: Template, run: RunData, req: Request, now: str, stage_id: str | No
 
 def _bind(spec: dict[str, Any], draft: RunDraft, stage_id: str, round_: int, path: str) -> None:
     """The report bound to the template's adjudication row, one group per report (best effort)."""
-    from statedir.engine import adjudication_contract as contract
 
     rows, family = draft.state.get("pending_adjudication_activity_bindings"), spec.get("binds")
     if not family or not isinstance(rows, list):
@@ -162,9 +161,6 @@ def override(t: Template, run: RunData, req: Request, now: str, stage_id: str | 
 def _receipt(t: Template, spec: dict[str, Any], draft: RunDraft, req: Request, now: str, entry: dict[str, Any]) -> None:
     """The user's acknowledgement appended to the template's `override_receipt` log (one file per
     run, the run's first day) and bound as the blocking report's group's action receipt."""
-    from statedir.engine import adjudication_contract as contract
-    from statedir.engine import receipts
-
     log, family = spec.get("override_receipt"), spec.get("binds")
     if not log or not family:
         return

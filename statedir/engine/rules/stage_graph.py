@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statedir.engine import checkpoint_dashboard, checkpoint_decisions, receipts, schema_checks
+from statedir.engine import attribution, checkpoint_dashboard, checkpoint_decisions, receipts, schema_checks
 from statedir.engine.rules import entry_advisories
 from statedir.engine.run_shape import new_stage
 from statedir.engine.template import Template
@@ -119,14 +119,12 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
 
 def users_question(t: Template, run: RunData) -> dict[str, Any] | None:
     """The open checkpoint only the user may answer (MANDATORY): its stage, the responses it takes
-    and the stages `--next` may name (`default` where the graph leaves one); None where none is open."""
-    state, checkpoint = run.state, run.state.get("checkpoint")
-    held = bool(checkpoint and checkpoint.get("held"))  # paused by a regressed quality until the user answers
-    if not held and (state["pipeline_state"] != t.pipeline["awaiting"] or not checkpoint
-                     or checkpoint["type"] != "MANDATORY"):
+    and the stages `--next` may name (`default` where the graph leaves one); None where none is open
+    (statedir.engine.attribution.users_checkpoint: a MANDATORY one, or one held until the user answers)."""
+    checkpoint = attribution.users_checkpoint(t, run)
+    if checkpoint is None:
         return None
-    assert checkpoint is not None
-    picks = checkpoint_decisions.decides(t, checkpoint, run.stages, state)  # the pick leads on, not --next
+    picks = checkpoint_decisions.decides(t, checkpoint, run.stages, run.state)  # the pick leads on, not --next
     return {"stage": checkpoint["stage"], "responses": list(t.checkpoints.get("mandatory_responses", [])),
             "choices": [] if picks else list(checkpoint["choices"]),
             "default": None if picks else checkpoint.get("default")}

@@ -5,7 +5,8 @@ This module holds `Template` and its loading; beside it: `compiled` (its JSON Sc
 `crossfile` (the checks across a run's files), `identity` and `versions` (its name, version and
 digest; the versions a store keeps), `catalog` (the templates a store can use)."""
 # Lazy imports: the template's meaning checks (meaning, with failure_modes_meaning), run when a template is parsed:
-#   one read from the parse cache is not, and a transition, `status --line` and `next` load neither.
+#   one read from the parse cache is not, and a transition, `doctor` and `validate` load neither (`status --line`
+#   and `next` load failure_modes_meaning only, through failure_modes).
 from __future__ import annotations
 
 import functools
