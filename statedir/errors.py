@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["Hint"]  # re-exported: a layer raising a refusal imports both from here
 
 REFUSED, BAD_INPUT, ENVIRONMENT = 1, 2, 3
+_ARGS = BaseException.__dict__["args"]  # Exception's own `args`, beneath StatedirError's
 
 
 class StatedirError(Exception):
@@ -25,16 +26,40 @@ class StatedirError(Exception):
     def __init__(self, message: str, *, hint: Hint | Iterable[Hint] | None = None, **details: Any) -> None:
         self.template = message  # as the layer wrote it: `{hint}`, `{opt:NAME}` unsaid
         self.hints = hints_of(hint)
-        self.message = WORDS.get().fill(message, self.hints)
-        super().__init__(self.message)
+        # Worded in the words of where it is made, but only once read: `statedir next` and the flow
+        # check are refused hundreds of thousands of times and read none of those messages.
+        self._words: Words | None = WORDS.get()
+        super().__init__(message)
         self.details = details
+
+    @property
+    def message(self) -> str:
+        """The message in its entry point's words (those current where the error was made)."""
+        if self._words is not None:
+            worded, self._words = self._words.fill(self.template, self.hints), None
+            _ARGS.__set__(self, (worded, *_ARGS.__get__(self)[1:]))
+        return str(_ARGS.__get__(self)[0])
+
+    @property
+    def args(self) -> tuple[Any, ...]:  # Exception's own, the message worded
+        self.message  # noqa: B018
+        return tuple(_ARGS.__get__(self))
+
+    @args.setter
+    def args(self, value: tuple[Any, ...]) -> None:
+        _ARGS.__set__(self, value)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
 
     def reword(self, words: Words) -> None:
         """Say the message again, from its template, in an entry point's `words`."""
+        self._words = None
         worded = words.fill(self.template, self.hints)
-        if worded != self.message:
-            self.message = worded
-            self.args = (worded, *self.args[1:])
+        self.args = (worded, *self.args[1:])
 
     def as_json(self) -> dict[str, Any]:
         details = {**self.details, "hints": [h.as_json() for h in self.hints]} if self.hints else self.details

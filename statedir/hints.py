@@ -10,9 +10,10 @@ MCP; `{opt:files}` is `material`'s repeatable `--file`, `files=` in Python):
 
 The command line says `statedir doctor --fix`, a Python caller `sd.doctor(fix=True)`, an MCP agent
 `doctor {fix: true}`. The entry point sets its `Words` in `WORDS` while it runs (a Python caller
-sets nothing: the default is the Python API's), and a message is worded where it is made, so what
-a layer reads back of it (`exc.message`) is already in its caller's words; an entry point may word
-it again from the template (`StatedirError.reword`). Imports nothing of statedir.
+sets nothing: the default is the Python API's), and a message is worded in the words current where
+it is made (when first read: most refusals are caught unread), so what a layer reads back of it
+(`exc.message`) is already in its caller's words; an entry point may word it again from the
+template (`StatedirError.reword`). Imports nothing of statedir.
 """
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ import pytest
 import statedir
 from statedir import errors
 from statedir.bus import errors as bus_errors
+from statedir.hints import DOCTOR_FIX
+from tests.support.refusals import counted_words
 from statedir.research import errors as research_errors
 
 MODULES = [errors, bus_errors, research_errors]
@@ -47,3 +49,16 @@ def test_each_research_kind_has_its_error() -> None:
     assert {kind: cls.code for kind, cls in research_errors.UNKNOWN.items()} == {
         kind: f"UNKNOWN_{kind.upper()}" for kind in research_errors.UNKNOWN}
     assert all(issubclass(cls, research_errors.UnknownEntity) for cls in research_errors.UNKNOWN.values())
+
+
+def test_a_message_is_worded_once_read_in_the_words_where_it_was_made() -> None:
+    """A refusal caught and never read (`statedir next` and the flow check make hundreds of
+    thousands) words nothing; read, it is worded once, in the words current where it was made."""
+    with counted_words() as words:
+        exc = errors.IllegalTransition("run `{hint}` with {opt:file}", hint=DOCTOR_FIX, stage="2")
+    assert words.worded == []
+    assert exc.message == "run `sd.doctor(fix=True)` with file=" == str(exc) and exc.args == (exc.message,)
+    assert repr(exc) == f"IllegalTransition({exc.message!r})" and exc.template == "run `{hint}` with {opt:file}"
+    assert exc.as_json() == {"error": {"code": "ILLEGAL_TRANSITION", "message": exc.message, "details": {
+        "stage": "2", "hints": [{"command": "doctor", "args": {"fix": True}}]}}}
+    assert words.worded == ["run `{hint}` with {opt:file}"]  # once, however often it is read

@@ -4,7 +4,9 @@ live with their commands in read.py)."""
 #   loads this module for any of its commands, and a plain call loads no typer (docs/cli-startup.md).
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from itertools import groupby
+from operator import itemgetter
+from typing import Annotated, Any, Optional
 
 from statedir.cli.common import (
     DEFAULT_ACTOR,
@@ -102,9 +104,8 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
     if json:
         emit_json(result)
     else:
-        lines = [f"{f['commit'][:10]}  {f['kind']:<13} {f['file'] or '-'}: {f['message']}" for f in result["findings"]]
-        if lines:  # one write (escaped once), not one per finding: a store's history may hold 30,000
-            print("\n".join(lines))
+        if result["findings"]:  # one write (escaped once), not one per finding: a store's history may hold 30,000
+            print("\n".join(_finding_lines(result["findings"])))
         for f in result.get("repaired", []):
             print(f"{f['commit'][:10]}  repaired      {f['file']}: a hand-resolved merge, re-merged by doctor's "
                   f"commit {f['repaired_by'][:10]}")
@@ -116,6 +117,16 @@ def verify(run_id: Annotated[Optional[str], Argument(help="Only this run's commi
             verdict += f" ({len(result['acknowledged'])} acknowledged finding(s) left out)"
         print(f"verified {result['checked']} commit(s): {verdict}")
     return int(found.code)
+
+
+def _finding_lines(findings: list[dict[str, Any]]) -> list[str]:
+    """`COMMIT  KIND FILE: MESSAGE` for each finding; a row of one commit's, kind's and message's
+    (a commit of 30,000 files made by hand) shares its words, written once."""
+    out: list[str] = []
+    for (commit, kind, message), row in groupby(findings, key=itemgetter("commit", "kind", "message")):
+        head, tail = f"{commit[:10]}  {kind:<13} ", f": {message}"
+        out += [f"{head}{f['file'] or '-'}{tail}" for f in row]
+    return out
 
 
 @app.command()

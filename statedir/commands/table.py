@@ -1,10 +1,8 @@
-"""The command table: a command (its path, function, help) and its parameters, read once from
-the function's hints (`Annotated[type, Option(...)]`). The one reader of those hints: typer's
-commands (`statedir.cli.registry.typed`), the plain parse (`statedir.cli.direct`) and the MCP
-tools (`statedir.mcp.tools`) are all made from what it reads. Imports only `typing` (the plain
-parse pays for nothing more)."""
-# Lazy imports: inspect, for a command's help only (typer's and the MCP tools'): a plain call reads no docstring, and
-#   inspect with dataclasses costs about 10 ms.
+"""The command table: a command (its path and function) and its parameters, read once from the
+function's hints (`Annotated[type, Option(...)]`). The one reader of those hints: typer's commands
+(`statedir.cli.registry.typed`), the plain parse (`statedir.cli.direct`) and the MCP tools
+(`statedir.mcp.tools`) are all made from what it reads. Imports only `typing` (the plain parse pays
+for nothing more); a command's help, read with inspect, is statedir.commands.help_text's."""
 from __future__ import annotations
 
 import typing
@@ -150,18 +148,6 @@ class Command:
         knows it by (`documents.call(name)`: the MCP server calls it, the CLI prints it), or the
         function itself where one was given."""
         return self._call or "_".join(self.path).replace("-", "_")
-
-    @property
-    def help(self) -> str:
-        """The function's docstring, as --help shows it (up to a form feed)."""
-        import inspect
-
-        return (inspect.getdoc(self.function) or "").split("\f")[0]
-
-    @property
-    def summary(self) -> str:
-        """The help's first paragraph on one line."""
-        return " ".join(self.help.strip().split("\n\n")[0].split())
 
     def __repr__(self) -> str:
         return f"Command({' '.join(self.path)!r})"

@@ -84,7 +84,9 @@ def key(t: Template, run: RunData, reads: Reads) -> tuple[Any, ...]:
     active = {state.get("current_stage"), checkpoint["stage"] if checkpoint else None}
     stages = []
     for stage_id in t.stage_ids:
-        record = template_conditions.facts(run.stages[stage_id])
+        record = run.stages[stage_id]
+        if stage_id in active or stage_id in reads.referenced:  # where a field is read, the derived ones too
+            record = template_conditions.facts(record)
         item: list[Any] = [record["status"]]
         if stage_id in active:
             item += [_clamp(record.get(f), reads.bounds[f]) for f in reads.fields]

@@ -1,6 +1,4 @@
 """Material versions and Material Passports (Schema 9): labels, registration, staleness."""
-# Lazy imports: hashlib (OpenSSL) and datetime, to register a material and to date a passport's integrity pass: `next`
-#   loads neither (tests/test_architecture.py).
 from __future__ import annotations
 
 import copy
@@ -9,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, UnknownMaterial
+from statedir.gitops import object_ids
 
 if TYPE_CHECKING:
     import datetime
@@ -64,10 +63,8 @@ def register(t: Template, state: dict[str, Any], passports: dict[str, dict[str, 
     content_hash = None
     if len(files) == 1:
         content_hash = files[0]["content_hash"]
-    elif files:
-        import hashlib
-
-        content_hash = hashlib.sha256("".join(f["content_hash"] for f in files).encode()).hexdigest()
+    elif files:  # SHA-256 of the files' hashes (object_ids loads hashlib, OpenSSL, only for it: `next` does without)
+        content_hash = object_ids.hashed("".join(f["content_hash"] for f in files).encode(), 32).hexdigest()
     passport = {
         "version_label": label, "series": series["name"], "materials": list(names),
         "origin_skill": origin_skill, "origin_mode": origin_mode, "origin_date": now,
@@ -106,7 +103,5 @@ def effective_status(passport: dict[str, Any], now: datetime.datetime, stale_hou
     passed = passport.get("integrity_pass_date")
     if not passed:
         return "STALE"
-    import datetime  # here: `next` and `status` never need it
-
-    when = datetime.datetime.fromisoformat(passed.replace("Z", "+00:00"))
-    return "STALE" if now - when > datetime.timedelta(hours=stale_hours) else "VERIFIED"
+    when = now.fromisoformat(passed.replace("Z", "+00:00"))  # `now`'s own class: this module imports no datetime
+    return "STALE" if (now - when).total_seconds() > stale_hours * 3600 else "VERIFIED"

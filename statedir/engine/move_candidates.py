@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine.template import Template
-from statedir.engine.transition_data import Request
+from statedir.engine.transition_data import AT_WORK, Request, RunData, at_work
 
 REASON = "(the user's decision)"  # the free text a trial gives where a move needs --reason
 
@@ -44,3 +44,11 @@ def actor_for(t: Template, action: str, stage_id: str | None = None) -> str | No
         return t.default_actor()
     able = [role for role, spec in t.roles.items() if action in spec.get("may", [])]
     return min(able, key=lambda role: len(t.roles[role].get("may", [])), default=None)
+
+
+def at_hand(t: Template, run: RunData, candidates: list[Candidate]) -> list[Candidate]:
+    """`candidates` without the requests of an action that takes its stage only at work
+    (transition_data.AT_WORK) for a stage that is not: the rules refuse each, needing nothing."""
+    current = run.state.get("current_stage")
+    return [c for c in candidates if c.command not in AT_WORK
+            or at_work(t, run, c.args.get(AT_WORK[c.command]) if AT_WORK[c.command] else current)]

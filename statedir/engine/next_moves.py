@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from statedir.engine import admission, checkpoint_decisions, next_gates, stage_outputs
-from statedir.engine.move_candidates import REASON, Candidate, actor_for
+from statedir.engine.move_candidates import REASON, Candidate, actor_for, at_hand
 from statedir.engine.next_grouping import Found, grouped, grouped_blocked, identity, without_leads
-from statedir.engine.rules import submissions
+from statedir.engine.rules import stage_graph, submissions
 from statedir.engine.rules.decision import decide
 from statedir.engine.rules.stage import move_listed
 from statedir.engine.run_document import awaiting_resume
@@ -45,7 +45,16 @@ def _stage_candidates(t: Template, run: RunData, stage_ids: list[str], *, flow: 
     return out
 
 
-def _confirm_candidates(t: Template, run: RunData) -> list[Candidate]:
+def _confirm_candidates(t: Template, run: RunData, pruned: bool) -> list[Candidate]:
+    """Each answer to the open checkpoint (or the terminal acknowledgement); `pruned`: those the
+    rules read past their first refusals only (stage_graph.answerable)."""
+    if not pruned:
+        return _answers(t, run)
+    taken = [r for r in [None, *t.checkpoints.get("responses", [])] if stage_graph.answerable(t, run, r)]
+    return [c for c in _answers(t, run) if c.args["response"] in taken] if taken else []
+
+
+def _answers(t: Template, run: RunData) -> list[Candidate]:
     actor = actor_for(t, "confirm")
     if actor is None:
         return []
@@ -116,18 +125,19 @@ def _one(t: Template, command: str, args: dict[str, Any], shown: dict[str, Any],
 
 
 def flow_candidates(t: Template, run: RunData, integrity_samples: list[tuple[int | None, int | None]],
-                    counters: bool) -> list[Candidate]:
+                    counters: bool, *, pruned: bool = True) -> list[Candidate]:
     """The moves that carry a run along its flow: the current stage's status moves, its
-    submissions, answering the checkpoint (and, with `counters`, the loop counter)."""
+    submissions, answering the checkpoint (and, with `counters`, the loop counter); `pruned`: as
+    `candidates`."""
     current = run.state.get("current_stage")
     here = [current] if current else []
-    out = _stage_candidates(t, run, here, flow=True) + _confirm_candidates(t, run)
+    out = _stage_candidates(t, run, here, flow=True) + _confirm_candidates(t, run, pruned)
     out += _integrity_candidates(t, here, integrity_samples) + next_gates.candidates(t, run, here, flow=True)
     out += _contract_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
     if counters:
         out += _one(t, "loop", {}, {})
-    return out
+    return at_hand(t, run, out) if pruned else out
 
 
 def _may_ask(t: Template, current: str, status: str) -> bool:
@@ -149,14 +159,15 @@ def _live(t: Template, run: RunData) -> bool:
 def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candidate]:
     """Every request worth asking the rules about in this run's state, flow moves first.
     `pruned` (the default) leaves out what the rules' own data already refuses without a need
-    (a finished run's every move; a stage's status move its template does not list): the same
+    (a finished run's every move; a stage's status move its template does not list; a
+    submission for a stage not at work, move_candidates.at_hand): the same
     answer from fewer trials; `pruned=False` is every request, for the tests to compare."""
     if pruned and not _live(t, run):
         return []
     state = run.state
     current = state.get("current_stage")
     ordered = sorted(t.stage_ids, key=lambda s: s != current)
-    out = _stage_candidates(t, run, ordered, flow=False, pruned=pruned) + _confirm_candidates(t, run)
+    out = _stage_candidates(t, run, ordered, flow=False, pruned=pruned) + _confirm_candidates(t, run, pruned)
     out += _integrity_candidates(t, ordered, [(None, None)]) + next_gates.candidates(t, run, ordered[:1])
     out += _contract_candidates(t, run) + next_gates.entry_candidates(t, run)
     out += _one(t, "revision", {"items_total": 1, "items_addressed": 1, "pending": []}, {})
@@ -182,7 +193,7 @@ def candidates(t: Template, run: RunData, *, pruned: bool = True) -> list[Candid
         out += _one(t, "pipeline", {"state": target}, {"state": target}, ("state",))
     for name, value in _settable(t, state) + _stage_fields(t, run):
         out += _one(t, "set", {"field": name, "value": value}, {"field": name}, ("field",), reason=REASON)
-    return out
+    return at_hand(t, run, out) if pruned else out
 
 
 def _settable(t: Template, state: dict[str, Any]) -> list[tuple[str, str]]:

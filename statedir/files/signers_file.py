@@ -4,8 +4,9 @@
 binding in their own allowed-signers format, which `allowed_signers()` renders from it (the
 actor is the principal, the namespace is git's).
 """
-# Lazy imports: base64 and hashlib (OpenSSL, about 3 ms), to read a signing key: only a signed store's checks read
-#   one; a transition loads neither (tests/test_architecture.py).
+# Lazy imports: hashlib (OpenSSL, about 3 ms), for a key's fingerprint: a transition asks for one only where a bound
+#   actor's key is refused (statedir.store.commit_keys), and loads no hashlib otherwise (tests/test_architecture.py).
+#   Base64 is binascii's (what base64's functions call), which the CLI loads anyway.
 from __future__ import annotations
 
 import binascii
@@ -119,10 +120,8 @@ def public_key(text: str) -> tuple[str, str]:
     if len(parts) < 2 or parts[0] not in KEY_TYPES:
         raise InvalidValue(f"not an SSH public key (expected one line like 'ssh-ed25519 AAAA... comment'; "
                            f"types: {', '.join(KEY_TYPES)})")
-    import base64  # base64, hashlib and struct: only where a key is read (a store may bind no actor)
-
     try:
-        blob = base64.b64decode(parts[1], validate=True)
+        blob = binascii.a2b_base64(parts[1], strict_mode=True)  # base64.b64decode(validate=True)
     except (binascii.Error, ValueError):
         raise InvalidValue(f"the {parts[0]} key's base64 is damaged") from None
     if _string(blob, 0)[0] != parts[0].encode():
@@ -132,19 +131,16 @@ def public_key(text: str) -> tuple[str, str]:
 
 def key_of_blob(blob: bytes) -> str:
     """`type base64` of a public key's wire blob."""
-    import base64
-
     kind = _string(blob, 0)[0].decode("ascii", "replace")
-    return f"{kind} {base64.b64encode(blob).decode()}"
+    return f"{kind} {binascii.b2a_base64(blob, newline=False).decode()}"  # base64.b64encode
 
 
 def fingerprint(key: str) -> str:
     """ssh-keygen's SHA256 fingerprint of a `type base64` key."""
-    import base64
     import hashlib
 
-    blob = base64.b64decode(key.split()[1])
-    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    blob = binascii.a2b_base64(key.split()[1])  # base64.b64decode
+    return "SHA256:" + binascii.b2a_base64(hashlib.sha256(blob).digest(), newline=False).decode().rstrip("=")
 
 
 def _string(data: bytes, pos: int) -> tuple[bytes, int]:
@@ -164,10 +160,8 @@ def signature_key(armored: bytes) -> str:
     lines = armored.strip().splitlines()
     if not lines or lines[0].strip() != b"-----BEGIN SSH SIGNATURE-----":
         raise InvalidValue("not an SSH signature")
-    import base64
-
     try:
-        blob = base64.b64decode(b"".join(line.strip() for line in lines[1:-1]), validate=True)
+        blob = binascii.a2b_base64(b"".join(line.strip() for line in lines[1:-1]), strict_mode=True)
     except (binascii.Error, ValueError):
         raise InvalidValue("the SSH signature's base64 is damaged") from None
     if blob[:6] != b"SSHSIG":

@@ -11,8 +11,6 @@ writer from the moment it exists (it is made by linking a file holding the mark 
 so a lock left by a statedir process that died, killed at any point, is recognised and
 released, with the locks a git it ran left when killed with it.
 """
-# Lazy imports: shutil (with bz2 and lzma), to copy the index where a hard link to it cannot be made: a transition
-#   loads none (tests/test_architecture.py).
 from __future__ import annotations
 
 import contextlib
@@ -213,10 +211,8 @@ class Index:
                 os.link(self.index, self.next)  # git writes the next index anew, so the link costs no copy
             except FileNotFoundError:
                 self.base = None
-            except OSError:  # a file system without hard links (rare): shutil is loaded for it alone
-                import shutil
-
-                shutil.copyfile(self.index, self.next)
+            except OSError:  # a file system without hard links (rare): a copy of its bytes (shutil.copyfile's
+                self.next.write_bytes(self.index.read_bytes())  # work, without loading shutil, bz2 and lzma)
 
     def current(self) -> bool:
         """Whether the user's index is still the file the next one was begun from."""

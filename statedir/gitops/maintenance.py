@@ -16,14 +16,12 @@ user's first own `git commit` set off a 40 s `gc --auto`. Instead:
 - `report` says what `statedir doctor` shows; `repair` runs the same maintenance in the
   foreground (`doctor --fix`).
 """
-# Lazy imports: subprocess, to start the detached maintenance when the object database asks for it (about 6 ms, not on
-#   a transition's path).
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from statedir.gitops import git
+from statedir.gitops import git, process
 
 SAMPLE = "17"  # the fan-out folder git's gc --auto counts too
 TRIGGER = 8  # objects in SAMPLE: about 8 x 256 = 2,048 loose objects in all
@@ -66,15 +64,12 @@ def _commands(worktree: Path) -> list[list[str]]:
 def start(worktree: Path) -> None:
     """Run the maintenance detached from the caller (a session of its own, no terminal, no
     descriptor of the caller's), one step after the other; errors are git's to log, not ours."""
-    import subprocess
-
-    # sh runs the fixed steps in order: every word is a constant of this module's, the work tree
-    # is the one positional ("$1"), never parsed by the shell.
-    body = "; ".join('git -C "$1" ' + " ".join(_quoted(tuple(command[3:]))) for command in _commands(worktree))
+    # sh runs the fixed steps in order, in the background from `/`, and returns at once (the steps
+    # left to nobody: no caller waits for them, none is left unreaped): every word is a constant of
+    # this module's, the work tree is the one positional ("$1"), never parsed by the shell.
+    steps = "; ".join('git -C "$1" ' + " ".join(_quoted(tuple(command[3:]))) for command in _commands(worktree))
     try:
-        subprocess.Popen(["sh", "-c", body, "statedir-maintenance", str(worktree)], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         close_fds=True, cwd="/")
+        process.detach(["sh", "-c", f"cd / && {{ {steps}; }} &", "statedir-maintenance", str(worktree)])
     except OSError:
         pass  # no sh, no fork: the store stays correct, only slower; doctor reports it
 

@@ -1,7 +1,7 @@
 """git's object store read through one long-lived `git cat-file --batch`: blobs and trees of
-any commit, with nothing checked out and neither the index nor HEAD touched."""
-# Lazy imports: subprocess and datetime, for the long-lived `git cat-file --batch` reader and a commit's date: `log`
-#   and a research query load this module and start no reader (subprocess, with selectors and signal, about 6 ms).
+any commit, with nothing checked out and neither the index nor HEAD touched. The reader's git is
+started by statedir.gitops.process, without subprocess: a transition imports this module (through
+`--expect`'s check and the template's history) and loads nothing more for it."""
 from __future__ import annotations
 
 import re
@@ -10,14 +10,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from statedir.errors import GitError, InvalidValue
-from statedir.gitops import git
+from statedir.gitops import git, process
 
 if TYPE_CHECKING:
-    import datetime
     import subprocess
 
-# One tree entry: mode, name, NUL, the raw object id (20 bytes for SHA-1, 32 for SHA-256).
-_ENTRY = {width: re.compile(rb"(\d+) ([^\0]+)\0(.{%d})" % width, re.DOTALL) for width in (20, 32)}
+# One tree entry: mode, name, NUL, the raw object id (20 bytes for SHA-1, 32 for SHA-256); compiled on
+# first use (cached by re), since a transition imports this module and reads no tree.
+_ENTRY = {width: rb"(?s)(\d+) ([^\0]+)\0(.{%d})" % width for width in (20, 32)}
 
 
 class ObjectReader:
@@ -25,7 +25,7 @@ class ObjectReader:
 
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: process.Child | subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> ObjectReader:
         return self
@@ -33,14 +33,10 @@ class ObjectReader:
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
 
-    def _process(self) -> subprocess.Popen[bytes]:
+    def _process(self) -> process.Child | subprocess.Popen[bytes]:
         if self._proc is None:
-            import subprocess  # a long-lived reader's process; a transition's git is statedir.gitops.process
-
             try:
-                self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.worktree,
-                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL)
+                self._proc = process.start(["git", "cat-file", "--batch"], str(self.worktree))
             except OSError as exc:
                 raise GitError(f"cannot run git: {exc.strerror}") from None
         return self._proc
@@ -94,7 +90,7 @@ def entries(found: tuple[str, str, bytes] | None) -> dict[str, tuple[str, str]]:
         return {}
     width = len(found[0]) // 2
     return {m[2].decode("utf-8", "surrogateescape"): (m[1].decode(), m[3].hex())
-            for m in _ENTRY[width].finditer(found[2])}
+            for m in re.finditer(_ENTRY[width], found[2])}
 
 
 def resolve(worktree: Path, rev: str) -> str:
@@ -130,15 +126,3 @@ def ids_at(worktree: Path, rev: str, head: str, path: str) -> tuple[str, str | N
 def is_ancestor(worktree: Path, ancestor: str, descendant: str) -> bool:
     return git.run(worktree, "merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
 
-
-def commit_time(objs: ObjectReader, sha: str) -> datetime.datetime:
-    """The commit's committer time (UTC), read from the commit object itself."""
-    found = objs.read(sha)
-    if found and found[1] == "commit":
-        for line in found[2].split(b"\n\n", 1)[0].splitlines():
-            if line.startswith(b"committer "):
-                stamp = int(line.rsplit(b" ", 2)[1])
-                import datetime  # a commit's time is asked for rarely; a transition never asks
-
-                return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
-    raise GitError(f"cannot read commit {sha}")

@@ -1,7 +1,5 @@
 """git's plumbing for a commit built from trees: a process per step (one `cat-file --batch`
 for the parent's trees, one `mktree --batch` for the new ones, `commit-tree`, `update-ref`)."""
-# Lazy imports: subprocess, for `git mktree --batch` in a large repository's commit only (about 6 ms; a transition's
-#   git is statedir.gitops.process).
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from statedir.errors import GitError
-from statedir.gitops import tree_bytes
+from statedir.gitops import process, tree_bytes
 from statedir.gitops.git import QUIET, environment, gist, run
 
 # A parent's tree at least this large (about 1,000 entries) is edited as bytes rather than
@@ -64,11 +62,8 @@ class Plumbing:
     @contextlib.contextmanager
     def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:
         """`git mktree --batch` (which sorts and checks each listing): one tree per call."""
-        import subprocess  # a large repository's commit only: a transition's git is statedir.gitops.process
-
-        proc = subprocess.Popen(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], cwd=self.worktree,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=environment(None))
+        proc = process.start(["git", *QUIET, "mktree", "-z", "--missing", "--batch"], str(self.worktree),
+                             environment(None), stderr=True)
         assert proc.stdin is not None and proc.stdout is not None
 
         def mktree(entries: list[tuple[str, str, str, str]]) -> str:

@@ -1,6 +1,10 @@
-"""One short git process, run as `subprocess.run(capture_output=True)` runs it, without
-importing subprocess: that import (with signal, threading, selectors and locale) costs about
-6 ms, nearly what a small repository's whole `git commit` takes, on every CLI transition.
+"""Git processes, started as subprocess starts them, without importing subprocess: that import
+(with signal, threading, selectors and locale) costs about 6 ms, nearly what a small repository's
+whole `git commit` takes, on every CLI transition.
+
+`run` runs one short git process as `subprocess.run(capture_output=True)` runs it; `start` starts a
+long-lived one (`cat-file --batch`, `mktree --batch`) as `subprocess.Popen(stdin=PIPE, stdout=PIPE)`
+does; `detach` starts one in a session of its own, its standard streams /dev/null.
 
 The child is started by `os.posix_spawnp` with SIGPIPE and SIGXFSZ back at their defaults (as
 subprocess's restore_signals does), stdout and stderr captured, stdin a pipe fed `input` where
@@ -11,8 +15,10 @@ made inheritable for another child) is closed in the child, as subprocess's clos
 posix_spawn keeps them, and Linux has no POSIX_SPAWN_CLOEXEC_DEFAULT, so the open ones are
 listed from /proc/self/fd (or /dev/fd) and each gets a close action.
 """
-# Lazy imports: subprocess, the fallback where posix_spawn cannot start git as asked: subprocess (with threading,
-#   selectors, signal) costs about 6 ms; a transition's git is posix_spawn.
+# Lazy imports: subprocess, the fallback where posix_spawn cannot start git as asked (the caller's descriptors cannot
+#   be listed, or its standard streams are closed): subprocess (with threading, selectors, signal) costs about 6 ms;
+#   a transition's git is posix_spawn. The one module below the API that defers subprocess: every other one starts
+#   its processes here.
 from __future__ import annotations
 
 import contextlib
@@ -20,11 +26,15 @@ import errno
 import os
 import select
 import stat
+from typing import IO, TYPE_CHECKING
 
 try:  # the signal numbers from the builtin module: `signal` builds enums at import
     from _signal import SIGKILL, SIGPIPE, SIGXFSZ
 except ImportError:  # pragma: no cover - other Pythons
     from signal import SIGKILL, SIGPIPE, SIGXFSZ
+
+if TYPE_CHECKING:
+    import subprocess
 
 _CHUNK = 1 << 16
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)  # what a pipe takes whole once poll says it is writable
@@ -48,8 +58,7 @@ class Completed:
 def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> Completed:
     """Run `args` (a git command line: `git`, then its arguments) in `cwd`; OSError where it
     cannot be started (no git on PATH, no such directory)."""
-    if not stat.S_ISDIR(os.stat(cwd).st_mode):  # the error subprocess's chdir would raise
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cwd)
+    _check_directory(cwd)
     inherited = _inheritable_descriptors()
     if inherited is None:  # our descriptors cannot be listed: subprocess closes them its own way
         return _by_subprocess(args, cwd, env, input)
@@ -86,6 +95,107 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
             os.waitpid(pid, 0)
         raise
     return Completed(args, os.waitstatus_to_exitcode(status), stdout, stderr)
+
+
+class Child:
+    """A long-lived git process `start` started: `stdin` and `stdout` its pipes as buffered binary
+    files, and `communicate`, `kill`, `wait` and `returncode` as subprocess.Popen's."""
+
+    def __init__(self, args: list[str], pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: int | None) -> None:
+        self.args = args
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self._stderr = stderr  # the read end of its stderr's pipe, where the caller keeps stderr
+        self.returncode: int | None = None
+
+    def communicate(self) -> tuple[bytes, bytes]:
+        """Close stdin, read stderr then stdout to their ends (what is left of stdout once the
+        caller has read each answer: little), and wait."""
+        with contextlib.suppress(BrokenPipeError):
+            self.stdin.close()
+        err = b""
+        if self._stderr is not None:
+            chunks = []
+            while chunk := os.read(self._stderr, _CHUNK):
+                chunks.append(chunk)
+            os.close(self._stderr)
+            self._stderr = None
+            err = b"".join(chunks)
+        out = self.stdout.read()
+        self.stdout.close()
+        self.wait()
+        return out, err
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, SIGKILL)
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        if self._stderr is not None:
+            os.close(self._stderr)
+            self._stderr = None
+        return self.returncode
+
+
+def start(args: list[str], cwd: str, env: dict[str, str] | None = None, *,
+          stderr: bool = False) -> Child | subprocess.Popen[bytes]:
+    """Start `args` (a git command line) in `cwd` with stdin and stdout piped, stderr piped where
+    `stderr` (else /dev/null); OSError where it cannot be started."""
+    _check_directory(cwd)
+    environ = dict(os.environ) if env is None else env
+    inherited = _inheritable_descriptors()
+    pipes = [os.pipe(), os.pipe(), *([os.pipe()] if stderr else [])]
+    if inherited is None or any(fd < 3 for pipe in pipes for fd in pipe):
+        for pipe in pipes:
+            os.close(pipe[0])
+            os.close(pipe[1])
+        return _popen(args, cwd, environ, stderr)
+    (in_r, in_w), (out_r, out_w), *errs = pipes
+    err_r, err_w = errs[0] if errs else (None, None)
+    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+        (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_DUP2, err_w, 2) if err_w is not None else (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+    actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)
+    command = [args[0], "-C", cwd, *args[1:]]
+    try:
+        pid = os.posix_spawnp(command[0], command, environ, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
+    except BaseException:
+        for fd in (in_w, out_r, err_r):
+            if fd is not None:
+                os.close(fd)
+        raise
+    finally:
+        for fd in (in_r, out_w, err_w):
+            if fd is not None:
+                os.close(fd)
+    return Child(args, pid, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"), err_r)
+
+
+def detach(args: list[str]) -> None:
+    """Start `args` in a session of its own, its standard streams /dev/null and none of the
+    caller's descriptors open, and reap it: a command that puts its work in the background
+    (`sh -c '... &'`) leaves that work running on its own, waited for by nobody. Nothing is
+    started where the caller's descriptors cannot be listed; OSError where it cannot start."""
+    inherited = _inheritable_descriptors()
+    if inherited is None:
+        return
+    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+    actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited if fd > 2)
+    pid = os.posix_spawnp(args[0], args, dict(os.environ), file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ),
+                          setsid=True)
+    os.waitpid(pid, 0)
+
+
+def _check_directory(cwd: str) -> None:
+    if not stat.S_ISDIR(os.stat(cwd).st_mode):  # the error subprocess's chdir would raise
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cwd)
 
 
 def _inheritable_descriptors() -> list[int] | None:
@@ -153,3 +263,10 @@ def _by_subprocess(args: list[str], cwd: str, env: dict[str, str], input: bytes 
 
     proc = subprocess.run(args, cwd=cwd, input=input, capture_output=True, env=env, check=False)
     return Completed(args, proc.returncode, proc.stdout, proc.stderr)
+
+
+def _popen(args: list[str], cwd: str, env: dict[str, str], stderr: bool) -> subprocess.Popen[bytes]:
+    import subprocess
+
+    return subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE if stderr else subprocess.DEVNULL)

@@ -12,7 +12,7 @@ from statedir.engine.template import Template
 from statedir.engine.template import identity as template_identity
 from statedir.engine.template import versions as template_versions
 from statedir.engine.transition_data import RunData
-from statedir.errors import CorruptStore, UnknownRun
+from statedir.errors import CorruptStore, GitError, UnknownRun
 from statedir.gitops import objects
 from statedir.gitops.object_ids import blob_id
 from statedir.gitops.objects import ObjectReader
@@ -185,7 +185,7 @@ class CommitReader:
     def _kept(self, commit: str, name: str, version: str) -> Template | None:
         rel = template_versions.kept_rel(name, version)
         kept = self.blob(commit, rel)
-        return template_mod.parse(kept, rel) if kept is not None else None
+        return template_mod.parse_cached(kept, rel, self.store.cache_dir) if kept is not None else None
 
     def _stored(self, commit: str, name: str) -> Template | None:
         """The store's own `templates/<name>.yaml` at `commit`, or None."""
@@ -204,9 +204,10 @@ class CommitReader:
         key = oid or f"shipped:{name}"
         if key not in self._templates:
             if oid:
-                self._templates[key] = template_mod.parse(self.raw(oid), f"{rel}@{commit[:10]}")
+                self._templates[key] = template_mod.parse_cached(self.raw(oid), f"{rel}@{commit[:10]}",
+                                                                 self.store.cache_dir)
             elif name in template_mod.shipped():
-                self._templates[key] = template_mod.load(name)
+                self._templates[key] = template_mod.load(name, cache_dir=self.store.cache_dir)
             else:
                 raise CorruptStore(f"template {name!r} is neither in the store at {commit[:10]} nor shipped",
                                    template=name)
@@ -283,8 +284,18 @@ def read_at(store: Store, run_id: str, rev: str) -> Snapshot:
     layout.check_run_id(run_id)
     sha = objects.resolve(store.worktree, rev)
     with ObjectReader(store.worktree) as objs:
-        when = objects.commit_time(objs, sha)
+        when = commit_time(objs, sha)
         try:
             return CommitReader(store, objs).snapshot(sha, run_id, when)
         except UnknownRun:
             raise UnknownRun(f"no run {run_id!r} at {rev} ({sha[:10]})", run_id=run_id, rev=rev) from None
+
+
+def commit_time(objs: ObjectReader, sha: str) -> datetime.datetime:
+    """The commit's committer time (UTC), read from the commit object itself."""
+    found = objs.read(sha)
+    if found and found[1] == "commit":
+        for line in found[2].split(b"\n\n", 1)[0].splitlines():
+            if line.startswith(b"committer "):
+                return datetime.datetime.fromtimestamp(int(line.rsplit(b" ", 2)[1]), datetime.timezone.utc)
+    raise GitError(f"cannot read commit {sha}")

@@ -26,7 +26,7 @@ class Identities:
             if self._seen is None:  # shipped, and what history held before `since` (a walk of it)
                 self._known = template_identity.known(self._store, self._since)
             else:  # shipped, and what history held, as a verify up to `since` remembered it (verified_cache)
-                self._known = template_identity.shipped_known()
+                self._known = template_identity.shipped_known(self._store.cache_dir)
                 for key, first in self._seen:
                     self._known.setdefault(key, first)
         return self._known
@@ -40,7 +40,7 @@ class Identities:
         for rel, (status, _, new) in sorted(commit.changed.items()):
             if status == "D" or not rel.startswith("templates/") or not rel.endswith(".yaml"):
                 continue
-            found = template_identity.identity(reader.raw(new))
+            found = template_identity.identity(reader.raw(new), reader.store.cache_dir)
             if found is None:
                 continue
             name, version, digest = found

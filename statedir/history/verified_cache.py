@@ -3,18 +3,20 @@ since (issue 37): disposable files under `.git/statedir/`, rebuilt when absent.
 
 `verified.json` holds the commit a verify reached, how many commits it checked, the objects of
 the files that say how history is judged (signers.yaml, acknowledged.yaml, statedir.yaml) at that
-commit, and the name of the file of what it found: `verified-findings/<sha256>.json`, a list of
-[commit, kind, file, message] named by its content's digest (each finding is about one commit,
-which its id names for good). A verify that finds nothing new keeps that file as it is and
-rewrites only the small `verified.json` (a store whose history holds 30,000 findings then reads
-them back once, and writes nothing of them). A later whole-store verify whose HEAD descends from
-that commit, with those files the same at HEAD, checks only the commits after it (as `verify
---since` does); anything else (no file, a file this version did not write, a findings file whose
-bytes are not its name's digest, a rewritten history, a signer added) verifies the whole
-history again. Only a result with nothing acknowledged, repaired or left uncounted, over a
-history with no merge commit (a hand merge changes how every later commit is replayed, a repair
-commit how an earlier merge counts) is remembered. The files are local to this clone (never pushed
-or fetched).
+commit, and the name of the file of what it found: `verified-findings/<sha256>.json`, named by its
+content's digest (each finding is about one commit, which its id names for good), a list of
+[commit, kind, message, [file, ...]]: the findings in order, those in a row that share commit, kind
+and message in one entry (a commit of 30,000 files made by hand is one entry, read back as one
+list of names). A verify that finds nothing new keeps that file as it is and rewrites only the
+small `verified.json`. A later whole-store verify whose HEAD descends from that commit, with those
+files the same at HEAD, checks only the commits after it (as `verify --since` does) and hands the
+findings remembered on as they are; anything else (no file, a file this version did not write, a
+findings file whose bytes are not its name's digest, a rewritten history, a signer added) verifies
+the whole history again. Only a result with nothing acknowledged, repaired or left uncounted, over
+a history with no merge commit (a hand merge changes how every later commit is replayed, a repair
+commit how an earlier merge counts) is remembered: so no later commit changes how a remembered
+finding stands, while those files are the same. The files are local to this clone (never pushed or
+fetched).
 """
 from __future__ import annotations
 
@@ -29,11 +31,11 @@ from statedir.files import rules_identity
 from statedir.gitops import git, objects
 from statedir.store.store import Store
 
-FORMAT = 5  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
+FORMAT = 6  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
 _JUDGING = ("signers.yaml", "acknowledged.yaml", "statedir.yaml")
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
-_KEYS = ("commit", "kind", "file", "message")
+_NAMES = {str, type(None)}  # what a finding's file is: a path, or None
 
 
 class Start(NamedTuple):
@@ -101,11 +103,30 @@ def _read_findings(store: Store, digest: str) -> list[dict[str, Any]] | None:
         rows = json.loads(data)
     except (OSError, ValueError):
         return None
-    if not isinstance(rows, list) or not all(type(r) is list and len(r) == 4 and type(r[0]) is str
-                                             and type(r[1]) is str and (r[2] is None or type(r[2]) is str)
-                                             and type(r[3]) is str for r in rows):
+    if not isinstance(rows, list):
         return None
-    return [dict(zip(_KEYS, row, strict=True)) for row in rows]
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if type(row) is not list or len(row) != 4:
+            return None
+        commit, kind, message, files = row
+        if type(commit) is not str or type(kind) is not str or type(message) is not str or type(files) is not list \
+                or not files or not _NAMES.issuperset(map(type, files)):
+            return None
+        out += [{"commit": commit, "kind": kind, "file": name, "message": message} for name in files]
+    return out
+
+
+def _rows(findings: list[dict[str, Any]]) -> list[list[Any]]:
+    """The findings file's entries: those in a row with the same commit, kind and message in one."""
+    rows: list[list[Any]] = []
+    for f in findings:
+        last = rows[-1] if rows else None
+        if last is not None and last[0] == f["commit"] and last[1] == f["kind"] and last[2] == f["message"]:
+            last[3].append(f["file"])
+        else:
+            rows.append([f["commit"], f["kind"], f["message"], [f["file"]]])
+    return rows
 
 
 def rules_key() -> str:
@@ -123,27 +144,30 @@ def remember(store: Store, head: str, result: dict[str, Any], merges: bool, earl
              templates: list[tuple[tuple[str, str], Seen]]) -> None:
     """Keep a whole-store result at `head`, with the template names and versions history held up
     to it (a write that fails is a cache not kept); not one with anything acknowledged, repaired
-    or uncounted, nor one over `merges`. Where the findings are those `earlier` started from,
-    their file is kept as it is (nothing of them written)."""
+    or uncounted, nor one over `merges`. Its findings begin with those `earlier` started from
+    (verify hands them on as they are); where there are no others, their file is kept as it is
+    (nothing of them written)."""
     if merges or result.get("acknowledged") or result.get("repaired") or result.get("not_counted"):
         return
     findings = result["findings"]
-    kept = earlier is not None and len(findings) == len(earlier.findings) and findings == earlier.findings
-    if not kept and not all(_a_finding(f) for f in findings):
+    before = len(earlier.findings) if earlier is not None else 0
+    if not all(_a_finding(f) for f in findings[before:]):
         return
     try:
-        if kept:
-            digest = earlier.digest  # type: ignore[union-attr]
+        if earlier is not None and len(findings) == before:
+            digest = earlier.digest
         else:
-            data = json.dumps([[f[k] for k in _KEYS] for f in findings]).encode()
+            data = json.dumps(_rows(findings)).encode()
             digest = hashlib.sha256(data).hexdigest()
             _write(_findings_file(store, digest), data)
         record = {"format": FORMAT, "rules": rules_key(), "commit": head, "checked": result["checked"],
                   "findings": digest, "judging": _judging(store, head),
                   "templates": [[*key, *first] for key, first in templates if first.commit is not None]}
         _write(_file(store), json.dumps(record).encode())
-        if earlier is not None and earlier.digest != digest:  # what the file before named, now named by none
-            _findings_file(store, earlier.digest).unlink(missing_ok=True)
+        if earlier is None or earlier.digest != digest:  # what files before named (or an older format), now none
+            for other in _findings_file(store, digest).parent.glob("*.json"):
+                if other.name != f"{digest}.json":
+                    other.unlink(missing_ok=True)
     except OSError:
         pass
 

@@ -57,7 +57,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     earlier = verified_cache.start(store) if whole else None  # verified up to a commit: only what came after
     if earlier:
         since_sha = earlier.commit
-    found: list[Any] = list(earlier.findings) if earlier else []  # findings, and signature checks running (Futures)
+    found: list[Any] = []  # the findings of the commits checked, and signature checks running (Futures)
     removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
     with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = CommitReader(store, objs)
@@ -81,6 +81,8 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
         findings, repaired = merge_repair.set_apart(history, signatures.resolved(found))
         findings, acknowledged, not_counted = ack_trust.standing(
             reader, signatures, findings, lambda: commits(store, store.git_path(acknowledgements.FILE), None))
+    if earlier:  # remembered only where none was repaired, acknowledged or left uncounted (verified_cache), and
+        findings = earlier.findings + findings  # signers.yaml and acknowledged.yaml are as they were: they stand
     result: dict[str, Any] = {"clean": not findings, "checked": len(history) + (earlier.checked if earlier else 0),
                               "findings": findings}
     if repaired:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statedir.commands import help_text
 from statedir.commands.table import Command, Parameter
 from statedir.errors import InvalidValue
 from statedir.mcp import outputs
@@ -181,7 +182,7 @@ def tool_of(name: str, path: tuple[str, ...], command: Command) -> Tool:
     if required:
         schema["required"] = required
     # The first paragraph of the command's help: agents pay for every token.
-    return Tool(name, path, command, command.summary, schema, read_only=not writes)
+    return Tool(name, path, command, help_text.summary(command), schema, read_only=not writes)
 
 
 def worded(tool: Tool, wording: Wording) -> Tool:

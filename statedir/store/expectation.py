@@ -6,14 +6,12 @@ REV. Commits elsewhere (another run, a bus session, the user's own files) never 
 The store checks it as a writer takes the lock (`Store.locked`), so the check, the decision and
 the commit are one critical section; a refusal has changed nothing.
 """
-# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for an expectation
-#   not answered from the index: a transition starts one git process.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from statedir.errors import GitError, HeadMoved, InvalidValue
-from statedir.gitops import git
+from statedir.gitops import git, objects
 
 if TYPE_CHECKING:
     from statedir.store.disk import Disk
@@ -48,7 +46,5 @@ def _ids(store: Disk, rev: str, head: str, path: str) -> tuple[str, str | None, 
             return store.objects.ids_at(rev, head, path)
         except GitError:
             pass  # git reads revisions libgit2 does not (or says why it cannot)
-    from statedir.gitops import objects  # asked only where the caller gave `expect`
-
     return objects.ids_at(store.worktree, rev, head, path)
 

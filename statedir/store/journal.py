@@ -6,8 +6,6 @@ that died: where its commit landed the files stay, and the user's index is broug
 them; where it did not, every touched file is put back from what was saved. Nothing is ever
 inferred from a git command failing, and the journal goes only once recovery has succeeded.
 """
-# Lazy imports: base64, to read a journal back, which happens only after a writer died: a transition loads no base64
-#   (tests/test_architecture.py).
 from __future__ import annotations
 
 import binascii
@@ -126,11 +124,9 @@ def _read(store: Disk) -> dict[str, Any] | None:
     raw = store.read_bytes(JOURNAL)
     if raw is None:
         return None
-    import base64  # a journal is read back only after a writer died
-
     try:
         record = json.loads(raw)
-        files = {rel: None if b64 is None else base64.b64decode(b64, validate=True)
+        files = {rel: None if b64 is None else binascii.a2b_base64(b64, strict_mode=True)  # b64decode(validate=True)
                  for rel, b64 in record["files"].items()}
         logs = {rel: None if size is None else int(size) for rel, size in record["logs"].items()}
         head, message, index = record["head"], record["message"], record.get("index")

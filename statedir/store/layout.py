@@ -1,14 +1,11 @@
 """The store's layout: its fixed files, how runs are named, which schema checks which file and
-the `$schema` reference on a file's first line, and the schema copies in `.schemas/`."""
-# Lazy imports: shutil (with bz2 and lzma), to copy the schemas into a new store: a transition loads none
-#   (tests/test_architecture.py).
+the `$schema` reference on a file's first line (a new store's copies in `.schemas/` are
+`statedir.store.skeleton`'s)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from statedir.errors import InvalidId
-from statedir.files import schema
 
 CONFIG = "statedir.yaml"
 LOCK = ".statedir.lock"
@@ -105,19 +102,3 @@ def own_ref(rel: str, raw: bytes | None) -> str:
             generic.count("/") + 2:
         return line
     return generic
-
-
-def copy_schemas(root: Path) -> list[str]:
-    """Refresh `.schemas/` from the package; returns the store-relative paths written."""
-    import shutil
-
-    target = root / ".schemas"
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in schema.schema_names():
-        src = schema.schema_path(name)
-        dst = target / src.name
-        if not dst.is_file() or dst.read_bytes() != src.read_bytes():
-            shutil.copyfile(src, dst)
-        written.append(f".schemas/{src.name}")
-    return written

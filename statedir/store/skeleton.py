@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue, WriteFailed
-from statedir.files import yaml
+from statedir.files import schema, yaml
 from statedir.gitops import commit_message, git, merge_driver_config, store_commit
 from statedir.store import layout
 from statedir.store.store import Store
@@ -31,7 +31,7 @@ def populate(directory: Path, created: bool, extra: dict[str, str] | None = None
             (directory / rel).write_text(text)
         store = Store(directory)
         with store.locked():
-            written = layout.copy_schemas(directory)
+            written = copy_schemas(directory)
             paths = [store.git_path(r) for r in [*files, *written]]
             warnings = git.preflight(store.worktree)
             merge_driver_config.register(store.worktree)
@@ -58,3 +58,17 @@ def undo(directory: Path, created: bool) -> None:
                 if child.name == ".git":  # a linked work tree's pointer: its maker removes it
                     continue
                 shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+
+
+def copy_schemas(root: Path) -> list[str]:
+    """Refresh `.schemas/` from the package; returns the store-relative paths written."""
+    target = root / ".schemas"
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in schema.schema_names():
+        src = schema.schema_path(name)
+        dst = target / src.name
+        if not dst.is_file() or dst.read_bytes() != src.read_bytes():
+            shutil.copyfile(src, dst)
+        written.append(f".schemas/{src.name}")
+    return written

@@ -11,6 +11,7 @@ import pytest
 from statedir import api
 from statedir.engine import next_moves
 from tests.support.next_driver import choose, fill_in, pick
+from tests.support.refusals import counted_words
 from tests.support.util import CLEAR_ITEMS, cli, cli_json, copy_of, past_stage_one, to_integrity
 
 RUN = "r1"
@@ -258,3 +259,16 @@ def test_a_finished_run_asks_the_rules_nothing(sd: api.StateDir) -> None:
     assert next_moves.candidates(t, run) == [] and len(next_moves.candidates(t, run, pruned=False)) > 100
     assert next_moves.moves(t, run, "2026-01-01T00:00:00Z", pruned=False) == sd.next(RUN)
     assert sd.next(RUN)["moves"] == [] and sd.next(RUN)["blocked"] == []
+
+
+def test_a_refused_trial_words_no_message(sd: api.StateDir) -> None:
+    """`next` (and the flow check) try hundreds of requests the rules refuse and read only the
+    refusals' codes and details: none of their messages is worded until read."""
+    sd.new(RUN, topic="t")
+    t, run, _ = sd.load(RUN, ledger=True)
+    refused = [c for c in next_moves.candidates(t, run, pruned=False) if c.command in ("confirm", "integrity")]
+    with counted_words() as words:
+        answers = [next_moves.trial(t, run, c, "2026-01-01T00:00:00Z") for c in refused]
+    assert len(answers) > 10 and all(change is None and refusal is not None for change, refusal in answers)
+    assert words.worded == []
+    assert "no checkpoint is open" in str(answers[0][1]) and len(words.worded) == 1

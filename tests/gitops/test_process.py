@@ -1,7 +1,9 @@
-"""statedir.gitops.process: a git process run as subprocess.run(capture_output=True) runs it,
+"""statedir.gitops.process: a git process run as subprocess.run(capture_output=True) runs it (and a
+long-lived one as subprocess.Popen starts it, a detached one in a session of its own),
 compared with subprocess.run itself on the same commands."""
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -90,3 +92,61 @@ def test_git_does_not_inherit_the_caller_s_open_descriptors(repo: Path, tmp_path
     finally:
         for fd in held:
             os.close(fd)
+
+
+def test_a_long_lived_git_answers_as_one_subprocess_started(repo: Path) -> None:
+    """`start`: `cat-file --batch` asked twice over its pipes answers as subprocess.Popen's does."""
+    (repo / "f.txt").write_text("hello\n")
+    subprocess.run(["git", "add", "f.txt"], cwd=repo, check=True)
+    ask = b":f.txt\nHEAD~999\n"
+    ours = process.start(["git", "cat-file", "--batch"], str(repo))
+    theirs = subprocess.Popen(["git", "cat-file", "--batch"], cwd=repo, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    answers = []
+    for proc in (ours, theirs):
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(ask)
+        proc.stdin.flush()
+        header = proc.stdout.readline()
+        answers.append((header, proc.stdout.read(int(header.split()[2]) + 1), proc.stdout.readline(),
+                        proc.communicate()[0], proc.returncode))
+    assert isinstance(ours, process.Child) and answers[0] == answers[1]
+    assert answers[0][1] == b"hello\n\n" and answers[0][2].endswith(b"missing\n") and answers[0][4] == 0
+
+
+def test_a_long_lived_git_s_refusal_is_on_its_stderr(repo: Path, tmp_path: Path) -> None:
+    """With `stderr`, what git says on failing is read after stdin closes; without, it is not kept."""
+    proc = process.start(["git", "mktree", "-z", "--batch"], str(repo), stderr=True)
+    assert proc.stdin is not None
+    proc.stdin.write(b"not a tree entry\0\0")
+    out, err = proc.communicate()
+    assert proc.returncode != 0 and err and out == b""
+    quiet = process.start(["git", "mktree", "-z", "--batch"], str(repo))
+    assert quiet.stdin is not None
+    quiet.stdin.write(b"not a tree entry\0\0")
+    assert quiet.communicate() == (b"", b"") and quiet.returncode != 0
+    with pytest.raises(FileNotFoundError):
+        process.start(["git", "cat-file", "--batch"], str(tmp_path / "gone"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads /proc")
+def test_a_detached_process_has_a_session_of_its_own_and_none_of_the_caller_s_streams(repo: Path,
+                                                                                     tmp_path: Path) -> None:
+    script = tmp_path / "look.py"
+    script.write_text("import os, sys\n"
+                      "def target(fd):\n"
+                      "    try:\n"
+                      "        return os.readlink(f'/proc/self/fd/{fd}')\n"
+                      "    except OSError:\n"
+                      "        return None\n"
+                      "seen = (os.getsid(0) == os.getpid(), [target(fd) for fd in (0, 1, 2)],\n"
+                      "        target(int(sys.argv[2])))\n"
+                      "open(sys.argv[1], 'w').write(repr(seen))\n")
+    held = os.open(tmp_path / "held", os.O_WRONLY | os.O_CREAT)
+    os.set_inheritable(held, True)
+    try:
+        process.detach([sys.executable, str(script), str(tmp_path / "seen"), str(held)])  # reaped: it has finished
+        leader, streams, held_there = ast.literal_eval((tmp_path / "seen").read_text())
+    finally:
+        os.close(held)
+    assert leader and streams == [os.devnull] * 3 and held_there != str(tmp_path / "held")

@@ -3,7 +3,9 @@ file under .git/statedir/), and finds what a full replay finds (issue 37, point 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from statedir import api
@@ -11,10 +13,10 @@ from statedir.engine import template
 from tests.support.util import cli
 
 
-def verify(repo: Path, trace: Path) -> tuple[dict[str, object], list[list[str]]]:
+def verify(repo: Path, trace: Path, *args: str) -> tuple[dict[str, object], list[list[str]]]:
     """verify --json's result and the argv of each `git log` it ran (git's trace2)."""
     trace.unlink(missing_ok=True)
-    proc = cli("verify", "--json", cwd=repo, env={"GIT_TRACE2_EVENT": str(trace)})
+    proc = cli("verify", "--json", *args, cwd=repo, env={"GIT_TRACE2_EVENT": str(trace)})
     assert proc.returncode in (0, 1), proc.stderr
     logs = []
     for line in trace.read_text().splitlines():
@@ -137,3 +139,44 @@ def test_what_was_remembered_is_read_back_neither_walked_nor_written_again(sd: a
     assert len(list(cache_file(repo).parent.glob("verified-findings/*.json"))) == 1  # the old one removed
     cache_file(repo).unlink()
     assert verify(repo, trace)[0] == third  # the same as the whole history replayed
+
+
+def _verify_loading(repo: Path) -> tuple[dict[str, object], set[str]]:
+    """verify --json's result in a fresh process, and the top-level packages it loaded."""
+    code = ("import contextlib, io, sys\nfrom statedir.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n    main(['verify', '--json'])\n"
+            "print(out.getvalue().strip())\nprint(sorted({m.split('.')[0] for m in sys.modules}))")
+    proc = subprocess.run([sys.executable, "-P", "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    document, modules = proc.stdout.strip().rsplit("\n", 1)
+    return json.loads(document), set(eval(modules))
+
+
+def test_the_second_verify_parses_no_template_and_reads_a_commits_findings_as_one_row(
+        sd: api.StateDir, repo: Path) -> None:
+    """After one transition on a run of a shipped template and one of a stored one, a whole verify
+    loads no ruamel at all: the shipped templates' identities and the replayed templates are read
+    from the store's caches under .git/statedir, not parsed again. A commit of 40 files made by hand
+    is remembered as one row of 40 names. With those caches gone (a fresh clone), the same result."""
+    own = repo.parent / "mine.yaml"
+    own.write_text(template.shipped()["linear"].read_text().replace("name: linear", "name: mypipe"))
+    assert cli("new", "b", "--topic", "t", "--template", str(own), cwd=repo).returncode == 0
+    sd.new("a", topic="t")
+    for n in range(40):
+        (repo / "state" / "runs" / f"copy{n}").mkdir()
+        (repo / "state" / "runs" / f"copy{n}" / "state.yaml").write_text(f"run_id: copy{n}\n")
+    subprocess.run(["git", "add", "state/runs"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "copies by hand"], cwd=repo, check=True)
+    hand = head(repo)
+    first, loaded = _verify_loading(repo)
+    assert "ruamel" in loaded and len(first["findings"]) == 40  # type: ignore[arg-type]
+    [kept] = cache_file(repo).parent.glob("verified-findings/*.json")
+    assert [[row[0], len(row[3])] for row in json.loads(kept.read_bytes())] == [[hand, 40]]
+    sd.set("a", "topic", "later", reason="r")
+    sd.set("b", "topic", "later", reason="r")
+    second, loaded = _verify_loading(repo)
+    assert "ruamel" not in loaded, sorted(loaded)
+    assert second["findings"] == first["findings"] and second["checked"] == first["checked"] + 2  # type: ignore[operator]
+    shutil.rmtree(repo / ".git" / "statedir")  # as a fresh clone has it: every cache rebuilt
+    again, loaded = _verify_loading(repo)
+    assert "ruamel" in loaded and again == second
+

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from statedir.errors import StatedirError
+from statedir.hints import WORDS, Hint, Words
 from tests.support.util import snapshot
 
 
@@ -35,3 +36,25 @@ def api_refused(repo: Path, code: str, act: Callable[[], object]) -> dict[str, s
     assert info.value.code == code, info.value.message
     assert snapshot(repo) == before
     return {"code": info.value.code, "message": info.value.message}
+
+
+class CountingWords(Words):
+    """The Python API's words, counting each message it words (`worded`, their templates)."""
+
+    def __init__(self) -> None:
+        self.worded: list[str] = []
+
+    def fill(self, template: str, hints: tuple[Hint, ...]) -> str:
+        self.worded.append(template)
+        return super().fill(template, hints)
+
+
+@contextlib.contextmanager
+def counted_words() -> Iterator[CountingWords]:
+    """CountingWords set as the words of what is made while the `with` lasts."""
+    words = CountingWords()
+    said = WORDS.set(words)
+    try:
+        yield words
+    finally:
+        WORDS.reset(said)

@@ -35,28 +35,59 @@ def start(t: Template, draft: RunDraft, stage_id: str, now: str) -> dict[str, An
     return report
 
 
+def _acknowledgement(t: Template, run: RunData) -> dict[str, Any] | None:
+    """The terminal acknowledgement the current stage awaits (None: none)."""
+    current = run.state["current_stage"]
+    ack = t.stage(current).get("terminal_ack") if current else None
+    return ack if ack and run.stages[current]["status"] == t.status["active"] else None
+
+
+def _open(t: Template, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The checkpoint an answer is taken at: open while the pipeline awaits it, or held (paused by
+    the dashboard's quality: the user answers); None: none is open."""
+    checkpoint = state.get("checkpoint")
+    held = bool(checkpoint and checkpoint.get("held"))
+    if not checkpoint or state["pipeline_state"] not in (t.pipeline["awaiting"], *held * [t.pipeline["paused"]]):
+        return None
+    return checkpoint
+
+
+def _users_only(t: Template, checkpoint: dict[str, Any], response: str | None) -> bool:
+    """A MANDATORY or held checkpoint takes only the user's answers (`mandatory_responses`)."""
+    return (checkpoint["type"] == "MANDATORY" or bool(checkpoint.get("held"))) and \
+        response not in t.checkpoints.get("mandatory_responses", [])
+
+
+def answerable(t: Template, run: RunData, response: str | None) -> bool:
+    """Whether `confirm` with `response` gets past its first refusals, none of which names a need
+    (`statedir next` and the flow check ask no other): a terminal acknowledgement awaited, or a
+    checkpoint open that takes the response."""
+    if _acknowledgement(t, run) is not None:
+        return True
+    checkpoint = _open(t, run.state)
+    return checkpoint is not None and not _users_only(t, checkpoint, response)
+
+
 def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) -> Change:
     response = req.args.get("response")
     policy = t.checkpoints
-    current = run.state["current_stage"]
-    ack = t.stage(current).get("terminal_ack") if current else None
-    acknowledging = bool(ack) and run.stages[current]["status"] == t.status["active"]
+    ack = _acknowledgement(t, run)
     # the terminal acknowledgement takes its own words (done, finish, end, confirm) besides the checkpoints'
-    known = list(dict.fromkeys([*policy.get("responses", []), *(ack["responses"] if acknowledging else [])]))
+    known = list(dict.fromkeys([*policy.get("responses", []), *(ack["responses"] if ack else [])]))
     if response is not None and response not in known:
         raise InvalidValue(f"unknown response {response!r}; use one of {', '.join(known)}")
-    if acknowledging:
-        return _terminal_ack(t, RunDraft(run), current, ack, response, now, _answered_by(req))
-    checkpoint = run.state.get("checkpoint")
-    held = bool(checkpoint and checkpoint.get("held"))  # paused by the dashboard's quality: the user answers
-    if not checkpoint or run.state["pipeline_state"] not in (t.pipeline["awaiting"], *held * [t.pipeline["paused"]]):
+    if ack:
+        return _terminal_ack(t, RunDraft(run), run.state["current_stage"], ack, response, now, _answered_by(req))
+    checkpoint = _open(t, run.state)
+    if checkpoint is None:
         raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
-    if checkpoint["type"] == "MANDATORY" and response not in policy.get("mandatory_responses", []):
+    held = bool(checkpoint.get("held"))
+    if _users_only(t, checkpoint, response) and checkpoint["type"] == "MANDATORY":
         raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
                                 "{opt:response} continue (or review); the refused skip is recorded in the "
                                 "answer's receipt when it is given with {opt:skip_refused}", checkpoint=checkpoint,
                                 skip_refused=True)
-    if held and response not in policy.get("mandatory_responses", []):
+    if _users_only(t, checkpoint, response):
         raise IllegalTransition(f"the checkpoint of stage {t.display(checkpoint['stage'])} is held (quality "
                                 f"{checkpoint['held']}): the user answers it with {opt('response')} "
                                 + " or {opt:response} ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)

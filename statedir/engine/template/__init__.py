@@ -228,9 +228,15 @@ def _load_file(path: Path, cache_dir: Path | None = None, quote: bool = True) ->
 def _parsed_file(raw: bytes, path: Path, cache_dir: Path | None, quote: bool) -> Template:
     if cache_dir is None:
         return _parsed(raw, str(path), quote)
+    return parse_cached(raw, str(path), cache_dir, quote=quote)
+
+
+def parse_cached(raw: bytes, source: str, cache_dir: Path, *, quote: bool = True) -> Template:
+    """parse(), its document remembered by content in the store's parse cache under `cache_dir`:
+    a template read again (a transition's, a replay's) is read as JSON, not parsed with ruamel."""
     doc, _ = ParseCache(cache_dir / "parsed").through(schema.cache_kind("template"), raw,
-                                                      lambda: (_parsed(raw, str(path), quote).doc, True))
-    return Template(doc, str(path))
+                                                      lambda: (_parsed(raw, source, quote).doc, True))
+    return Template(doc, source)
 
 
 @functools.lru_cache(maxsize=64)

@@ -2,8 +2,6 @@
 vocabularies as enums (stage ids, statuses, pipeline states, verdicts, decisions, checkpoint
 types, material names, version-series labels), stored under `.schemas/<template>/<version>/`
 so an editor completes and flags values offline, and registered for `validate`."""
-# Lazy imports: copy, to copy a compiled schema that is changed: a transition loads no copy
-#   (tests/test_architecture.py).
 from __future__ import annotations
 
 import json
@@ -40,10 +38,14 @@ def _enum(node: dict[str, Any], values: list[Any], what: str) -> None:
     node["description"] = f"{what}: {', '.join(str(v) for v in values)}"
 
 
-def _closed_object(node: dict[str, Any], keys: list[str], value: dict[str, Any], what: str) -> None:
-    import copy
+def _copied(doc: Any) -> Any:
+    """A deep copy of JSON data, made as JSON (this module needs no copy, which a transition,
+    asking only scope(), does without)."""
+    return json.loads(json.dumps(doc))
 
-    node["properties"] = {key: copy.deepcopy(value) for key in keys}
+
+def _closed_object(node: dict[str, Any], keys: list[str], value: dict[str, Any], what: str) -> None:
+    node["properties"] = {key: _copied(value) for key in keys}
     node["additionalProperties"] = False
     node["description"] = f"{what}: {', '.join(keys)}"
 
@@ -59,15 +61,13 @@ def _labels(t: Template) -> dict[str, str]:
 
 def compile_schemas(t: Template) -> dict[str, dict[str, Any]]:
     """kind -> the generic schema of that kind narrowed to `t`'s vocabularies."""
-    import copy  # compiling a template's schemas is rare (a new template); a transition only asks scope()
-
     stage_ids = list(t.stage_ids)
     ends = sorted(t.terminal_targets)
     decisions = sorted({v for s in t.stages for v in s.get("decision", {}).get("values", [])})
     verdicts = schema.load_schema("log-integrity")["$defs"]["entry"]["properties"]["verdict"]["enum"]
     labels = _labels(t)
     types = checkpoint_types()
-    out = {kind: copy.deepcopy(schema.load_schema(kind)) for kind in RUN_KINDS}
+    out = {kind: _copied(schema.load_schema(kind)) for kind in RUN_KINDS}
 
     state = out["run-state"]["properties"]
     state["template"] = {"const": t.name, "description": f"this run's template: {t.name}"}

@@ -98,8 +98,10 @@ def _step(t: Template, run: RunData, candidate: Candidate) -> RunData | None:
     return applied(run, change)
 
 
-def explore(t: Template, limit: int = LIMIT) -> Flow:
-    """Every state reachable from the template's entry points, and the dead ends among them."""
+def explore(t: Template, limit: int = LIMIT, *, pruned: bool = True) -> Flow:
+    """Every state reachable from the template's entry points, and the dead ends among them
+    (`pruned`: the moves the rules' data refuse without a need left untried, as `statedir next`
+    leaves them; False tries each, for the tests to compare)."""
     reads = flow_state.reads(t)
     seen: dict[tuple[Any, ...], RunData] = {}
     edges: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
@@ -119,7 +121,7 @@ def explore(t: Template, limit: int = LIMIT) -> Flow:
         edges[key] = set()
         if run.state["pipeline_state"] in t.terminal_targets:
             continue
-        for candidate in next_moves.flow_candidates(t, run, samples, counters):
+        for candidate in next_moves.flow_candidates(t, run, samples, counters, pruned=pruned):
             after = _step(t, run, candidate)
             if after is None:
                 continue

@@ -2,19 +2,22 @@
 name and version once seen (shipped with statedir, stored in the store, or anywhere in the
 store's history) have that one content for good: `new --template` refuses to store other
 content under them, and verify reports a commit that does as `illegal`."""
-# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for a template read
-#   from history only: a transition starts one git process.
 from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from typing import NamedTuple
 
 from statedir.engine import template
 from statedir.engine.template import Template
 from statedir.errors import InvalidValue, StatedirError
 from statedir.files import yaml
+from statedir.files.parse_cache import ParseCache
+from statedir.gitops import git, objects
 from statedir.store.store import Store
+
+_KIND = "template-identity:1"  # what an entry of the identities cache holds: [name, version, digest] or null
 
 
 class Seen(NamedTuple):
@@ -29,10 +32,22 @@ Known = dict[tuple[str, str], Seen]
 
 
 @functools.lru_cache(maxsize=64)
-def identity(raw: bytes) -> tuple[str, str, str] | None:
+def identity(raw: bytes, cache_dir: Path | None = None) -> tuple[str, str, str] | None:
     """(name, version, digest) of a template file's bytes, read without checking its rules;
-    None where it is no template with a name and a version. Kept per content: every verify asks
-    it of each template statedir ships."""
+    None where it is no template with a name and a version. Kept per content, in the process and,
+    with `cache_dir` (a store's), on disk under it: every verify asks it of each template
+    statedir ships, and parsing one with ruamel costs a second under load."""
+    if cache_dir is None:
+        return _read_identity(raw)
+    found, _ = ParseCache(cache_dir / "identities").through(_KIND, raw, lambda: (_read_identity(raw), True))
+    if found is None:
+        return None
+    if not (isinstance(found, (list, tuple)) and len(found) == 3 and all(isinstance(v, str) for v in found)):
+        return _read_identity(raw)  # an entry not as this module writes it: read the bytes again
+    return found[0], found[1], found[2]
+
+
+def _read_identity(raw: bytes) -> tuple[str, str, str] | None:
     try:
         doc = yaml.to_plain(yaml.load(raw, "template"))
     except StatedirError:
@@ -42,11 +57,11 @@ def identity(raw: bytes) -> tuple[str, str, str] | None:
     return doc["name"], str(doc["version"]), template.content_digest(doc)
 
 
-def shipped_known() -> Known:
-    """The name and version of every template statedir ships, with its content."""
+def shipped_known(cache_dir: Path | None = None) -> Known:
+    """The name and version of every template statedir ships, with its content (`cache_dir`: identity's)."""
     out: Known = {}
     for path in template.shipped_files():
-        found = identity(path.read_bytes())
+        found = identity(path.read_bytes(), cache_dir)
         if found is not None:
             out.setdefault(found[:2], Seen(found[2], "statedir ships it"))
     return out
@@ -62,9 +77,7 @@ def shipped_with(name: str, version: str | None) -> list[Template]:
 def known(store: Store, rev: str | None = "HEAD") -> Known:
     """Every name and version seen: shipped, then stored anywhere in the store's history up
     to `rev` (the first content each was stored with; None: no history)."""
-    from statedir.gitops import git, objects
-
-    out = shipped_known()
+    out = shipped_known(store.cache_dir)
     if rev is None or not git.head(store.worktree):
         return out
     folder = store.git_path("templates")
@@ -83,7 +96,7 @@ def known(store: Store, rev: str | None = "HEAD") -> Known:
         for start in range(0, len(stored), 50):  # a batch fits git's pipe
             blobs += objs.read_many([oid for _, _, oid in stored[start:start + 50]])
     for (sha, path, _), found in zip(stored, blobs, strict=True):
-        ident = identity(found[2]) if found else None
+        ident = identity(found[2], store.cache_dir) if found else None
         if ident is not None:
             out.setdefault(ident[:2], Seen(ident[2], f"commit {sha[:10]} stored it as {path}", sha))
     return out

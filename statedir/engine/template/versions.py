@@ -1,8 +1,6 @@
 """Stored template versions: a user's template is kept in the store at `templates/<name>.yaml`
 (the newest); when a newer version replaces it, the older one stays as
 `templates/<name>@<version>.yaml`, so every run keeps the version it started with."""
-# Lazy imports: statedir.gitops.objects (the long-lived `git cat-file --batch`, with subprocess), for a template
-#   version read from history only: a transition starts one git process.
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,6 +13,7 @@ from statedir.engine.template import identity as template_identity
 from statedir.engine.template.identity import next_version
 from statedir.errors import CorruptStore, InvalidValue, StatedirError
 from statedir.files import yaml
+from statedir.gitops import git, objects
 from statedir.hints import HINT, Hint
 from statedir.store import layout
 from statedir.store.store import Store
@@ -89,8 +88,6 @@ def _candidates(store: Store, name: str, version: str | None) -> list[Template]:
 def made_with(store: Store, run_id: str, name: str, version: str | None) -> str | None:
     """The digest of the template run `run_id` was made with: as the commit that added its
     state.yaml held it (kept, the store's copy, else shipped), or None."""
-    from statedir.gitops import git, objects
-
     try:
         layout.check_run_id(run_id)
         path = store.git_path(f"runs/{run_id}/state.yaml")
@@ -117,8 +114,6 @@ def from_history(store: Store, name: str, version: str, rev: str, digest: str | 
     `templates/<name>.yaml` or kept it beside (the newest such commit; with `digest`, the newest
     with that content), or None. Read only where the kept file is missing, so no other command
     pays for it."""
-    from statedir.gitops import git, objects
-
     paths = [store.git_path(f"templates/{name}.yaml"), store.git_path(kept_rel(name, version))]
     try:
         log = git.run(store.worktree, "log", "--format=%H", rev, "--", *paths).stdout.decode().split()
