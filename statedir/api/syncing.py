@@ -1,7 +1,8 @@
 """`sync` through a Store alone: the CLI's `statedir sync` (and StateDir.sync) without StateDir,
 whose import loads the engine and the rules a sync that exchanges nothing never uses."""
 # Lazy imports: gitops.merge_driver_config, gitops.identity, sync.entry: loaded by the call that opens the store
-#   for a sync, not when `statedir.api` is imported.
+#   for a sync, not when `statedir.api` is imported; sync.moved (the exchange, about 75 modules) only where the
+#   remote's branch or this one moved.
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,10 +32,19 @@ def opened(path: Path, lock_timeout: float | None = None) -> Store:
 
 def sync(store: Store, remote: str | None, *, actor: str, expect: str | None = None, replay: bool = False,
          lock_timeout: float | None = None) -> dict[str, Any]:
-    """statedir.sync.entry.sync, `expect` (about the whole store) checked as it takes the lock."""
+    """statedir.sync.moved.sync under the lock statedir.sync.entry takes, `expect` (about the whole
+    store) checked as it takes it; where nothing moved (or a plain `git pull`'s commits verify),
+    `up_to_date`."""
     from statedir.gitops.identity import check_name
     from statedir.sync import entry
 
     checked = check_name(actor, "actor")
     with store.expecting(expect):
-        return entry.sync(store, remote, actor=checked, timeout=lock_timeout, replay=replay)
+        with entry.started(store, remote, lock_timeout) as start:
+            if not start.still:  # no fetch and no scan of the work tree where nothing moved
+                from statedir.sync import moved
+
+                exchanged = moved.sync(store, start, actor=checked, replay=replay)
+                if exchanged is not None:
+                    return exchanged
+        return entry.up_to_date(store, start)

@@ -1,6 +1,5 @@
 """doctor: what a crash, a clone or a hand edit left behind, reported one line each with what
 `--fix` does, and repaired with `--fix` (store files only through the one write path)."""
-# Lazy imports: statedir.store.branch, for a store on a branch of its own (its binding and exclusion) only.
 from __future__ import annotations
 
 import contextlib
@@ -20,16 +19,15 @@ from statedir.errors import StatedirError
 from statedir.files import schema
 from statedir.files.parse_cache import ParseCache
 from statedir.gitops import commit_message, git, git_owner, index_lock, maintenance
-from statedir.history import merge_repair, migrate
+from statedir.history import duplicate_sources, merge_repair, migrate
 from statedir.history.stored_files import parse
 from statedir.merge import checks
-from statedir.store import layout, sync_journal
+from statedir.store import branch_checks, layout, sync_journal
 from statedir.store.layout import JOURNAL
 from statedir.store.store import Store
 from statedir.store.write import persist
 
 Finding = dict[str, Any]
-
 
 
 def _finding(kind: str, file: str | None, message: str, fix: str, repair: Callable[[], None] | None) -> Finding:
@@ -241,11 +239,9 @@ def doctor(store: Store, *, fix: bool = False, actor: str = "state_tracker",
             found += uncommitted(store, backup)
         found += schema_copies(store, actor, timeout) + parse_cache(store) + migrate.findings(store, actor, timeout)
         found += checks.findings(store, actor, timeout)
-        found += merge_repair.findings(store, actor, timeout) + merge_repair.duplicate_sources(store, actor)
-        from statedir.store import branch  # a store on a branch of its own: its binding and exclusion
-
-        found += [_finding(kind, None, message, what, repair)
-                  for kind, message, what, repair in branch.problems(store.root)]
+        found += merge_repair.findings(store, actor, timeout) + duplicate_sources.findings(store, actor)
+        found += [_finding(kind, None, message, what, repair)  # a store on a branch of its own
+                  for kind, message, what, repair in branch_checks.problems(store.root)]
         return found + object_database(store)
 
     found = examine()

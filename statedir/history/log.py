@@ -1,6 +1,5 @@
 """The audit trail read from git in one process: every commit that touched the store (or one
 run), statedir's own transitions and anyone else's, filtered by actor, action, time and count."""
-# Lazy imports: statedir.engine.renumbered, for an entry whose passport's label changed since it was written.
 from __future__ import annotations
 
 import datetime
@@ -8,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from statedir.engine import renumbered
 from statedir.errors import InvalidValue, StatedirError
 from statedir.files import yaml
 from statedir.gitops import commit_message, git, identity, objects
@@ -152,7 +152,6 @@ def _relabelled(store: Store, entry: dict[str, Any], request_id: str | None,
                 labels: dict[str, dict[str, str]]) -> dict[str, Any]:
     """The entry naming the label its version has now (statedir.engine.renumbered), the run's
     passports read once per call of `entries`."""
-    from statedir.engine import renumbered
     run = entry.get("run_id")
     if not request_id or not isinstance(run, str):
         return entry

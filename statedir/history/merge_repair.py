@@ -5,8 +5,6 @@ trailer names the merge. History is not rewritten: verify replays the repair com
 re-merge) and from then on reports the old merge under `repaired`, not as a finding, so every
 clone's sync passes it again. A merge whose parents the rules refuse to merge is not repairable
 by doctor: it is named, and nothing is changed."""
-# Lazy imports: the research ledger (with sqlite3), for repairing a hand merge of research records: `verify` and
-#   `doctor` of a store without them load none of it (about 20 modules).
 from __future__ import annotations
 
 import re
@@ -122,24 +120,6 @@ def findings(store: Store, actor: str, timeout: float | None) -> list[dict[str, 
         out.append({"kind": "hand_merge", "file": sorted(hand.fixed)[0], "message": message, "fix": fix,
                     "_repair": repair, "commit": hand.sha})
     return out
-
-
-def duplicate_sources(store: Store, actor: str) -> list[dict[str, Any]]:
-    """doctor's findings for research Sources two machines registered (the same DOI or URL)
-    that a merge brought together and no alias records (statedir.research.aliases)."""
-    from statedir.research import Ledger, aliases, arrival, integrity
-    from statedir.research.kinds import KINDS
-
-    if not (store.root / "research" / "sources").is_dir():
-        return []
-    sources = integrity.of_kind(store, KINDS["source"])
-    found = aliases.duplicates(sources, arrival.earliest(store, sources))
-    return [{"kind": "duplicate_source", "file": KINDS["source"].rel(d["id"]),
-             "message": f"source {d['id']} names the same document as the earlier {d['alias_of']} ({d['key']}): "
-                        "two machines registered it and a merge brought both",
-             "fix": f"record it as an alias of {d['alias_of']} (one research commit for all)",
-             "_repair": (lambda: Ledger(store, actor=actor).record_aliases()) if i == 0 else None}
-            for i, d in enumerate(found)]
 
 
 def _repairer(store: Store, sha: str, actor: str, timeout: float | None) -> Any:

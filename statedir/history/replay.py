@@ -5,20 +5,20 @@ rules, on the parent commit's files, and render the files that decision writes
 `expected()` returns store-relative path -> the exact bytes the transition must have left
 there; verify compares them with the commit's own blobs (by object id, without reading them).
 """
-# Lazy imports: the replayers the history replayed needs (merge repair, migrations, signers, people, acknowledgements,
-#   the bus's and the research ledger's replays): `verify` of a store without bus or research records loads none of
-#   them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from statedir.engine import attribution
+from statedir.bus import replay as bus
+from statedir.engine import attribution, people
 from statedir.engine.rules import decision
 from statedir.errors import IllegalTransition, StatedirError, ValidationFailed
 from statedir.files import schema
-from statedir.history import replay_new, rollback
+from statedir.history import acknowledgements, merge_repair, migrate, replay_new, rollback
 from statedir.history.replay_files import render, request, run_files
 from statedir.history.snapshot import CommitReader
+from statedir.research import replay as research
+from statedir.signing import manage
 from statedir.store import layout, steering
 from statedir.store.recorded import Commit
 
@@ -26,7 +26,7 @@ from statedir.store.recorded import Commit
 def expected(reader: CommitReader, commit: Commit) -> Mapping[str, bytes | None]:
     """The bytes every file the transition writes must hold after it (None: removed); raises the refusal
     (a StatedirError) where the rules refuse the recorded request on the parent's state."""
-    replay = REPLAYERS.get(commit.action) or (_bus if commit.action.startswith("bus-") else None)
+    replay = REPLAYERS.get(commit.action) or (bus.replay if commit.action.startswith("bus-") else None)
     if replay is None:
         raise ValidationFailed(f"statedir has no replay for action {commit.action!r}")
     reader.rendered.clear()
@@ -71,8 +71,6 @@ def _doctor(reader: CommitReader, commit: Commit) -> dict[str, bytes | None]:
     `.gitattributes` exactly as statedir writes it (naming the merge driver); logs moved into
     day segments with every entry kept (None: a legacy file it removed); or a hand-resolved
     merge's store files merged again by the driver (statedir.history.merge_repair)."""
-    from statedir.history import merge_repair, migrate
-
     if commit.repairs:  # a hand-resolved merge's files merged again by the driver
         return merge_repair.expected(reader, commit)
     out = migrate.check(reader, commit)
@@ -89,46 +87,15 @@ def _doctor(reader: CommitReader, commit: Commit) -> dict[str, bytes | None]:
     return out
 
 
-def _signers(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
-    """`signers add|remove`: the recorded change applied to the parent's signers.yaml."""
-    from statedir.signing import manage
-
-    return manage.replay(reader, commit)
-
-
-def _people(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
-    """`people add|remove`: the recorded change, by the user, applied to the parent's statedir.yaml."""
-    from statedir.engine import people
-
-    return people.replay(reader, commit)
-
-
-def _acknowledge(reader: CommitReader, commit: Commit) -> dict[str, bytes]:
-    """`verify --acknowledge`: the recorded findings appended to the parent's acknowledged.yaml."""
-    from statedir.history import acknowledgements
-
-    return acknowledgements.replay(reader, commit)
-
-
-def _bus(reader: CommitReader, commit: Commit) -> Mapping[str, bytes | None]:
-    """`bus-<verb>`: decided again with the bus's own rules (a verb it lacks is refused there)."""
-    from statedir.bus import replay as bus
-
-    return bus.replay(reader, commit)
-
-
-def _research(reader: CommitReader, commit: Commit) -> Mapping[str, bytes | None]:
-    """A research-ledger write: each record held to the ledger's own rules."""
-    from statedir.research import replay as research
-
-    return research.replay(reader, commit)
-
-
-# action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition.
+# action -> replay (and `bus-*`, the bus's): any other action is not a statedir transition. Besides the run's
+# transitions, each is its owner's: `signers add|remove` the recorded change applied to the parent's signers.yaml,
+# `people add|remove` to its statedir.yaml (by the user), `verify --acknowledge` the findings appended to its
+# acknowledged.yaml, a research-ledger write each record held to the ledger's rules, `bus-<verb>` decided again
+# with the bus's own rules (a verb it lacks is refused there).
 REPLAYERS: dict[str, Callable[[CommitReader, Commit], Mapping[str, bytes | None]]] = {
     **{action: _transition for action in decision.HANDLERS}, "rollback": _transition, "new": replay_new.new,
-    "init": _init, "doctor": _doctor, "signers": _signers, "people": _people, "research": _research,
-    "acknowledge": _acknowledge,
+    "init": _init, "doctor": _doctor, "signers": manage.replay, "people": people.replay,
+    "research": research.replay, "acknowledge": acknowledgements.replay,
 }
 
 

@@ -4,8 +4,6 @@ A decision reads the files it needs (the truth), refuses with a StatedirError or
 records it makes or changes on the ResearchDraft; only then are they validated, written and
 committed together, and the index told what the commit holds.
 """
-# Lazy imports: statedir.research.index (the sqlite index, with the git object reader and subprocess), for the writes
-#   that touch the index.
 from __future__ import annotations
 
 import contextlib
@@ -18,6 +16,7 @@ from statedir.files import schema
 from statedir.gitops import commit_message, git
 from statedir.research import arrival, records, rules
 from statedir.research.errors import IndexUnavailable
+from statedir.research.index import Index, damaged, path_of, using, wipe
 from statedir.research.kinds import ROOT, Kind, mint_id, now
 from statedir.store.store import Store
 from statedir.store.write import persist
@@ -64,8 +63,6 @@ class ResearchDraft:
     def lookup(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows from the index, brought up to HEAD first (the lock is held, so HEAD holds
         every record; the index is rebuilt if found damaged)."""
-        from statedir.research.index import using
-
         return using(self.store, lambda index: index.rows(sql, params))
 
 
@@ -108,8 +105,6 @@ def _tell_index(store: Store, items: list[tuple[Kind, dict[str, Any]]], parent: 
     """Add the commit's records to an existing index. One that cannot take them still reflects
     the commit it did (its update is one transaction), so the next query catches up from there;
     one found damaged is dropped (the next query rebuilds it: it is never a source of truth)."""
-    from statedir.research.index import Index, damaged, path_of, wipe
-
     if not path_of(store).exists():
         return  # the next query builds it whole
     index = None

@@ -2,10 +2,9 @@
 NAME, checked out in a linked work tree at DIR that the user's work tree ignores (its
 `info/exclude`, never a committed file); the repository's config records where it is, so
 discovery finds it from anywhere in the user's work trees. The user's branch, index and work
-tree are never touched: NAME starts as an orphan branch holding only the store.
+tree are never touched: NAME starts as an orphan branch holding only the store. What such a store
+can lack later, doctor finds with statedir.store.branch_checks.
 """
-# Lazy imports: statedir.gitops.repository_init (GitPython, whose import costs about as much as a commit), where a
-#   branch store's repository must be made: `doctor` reads branches through this module.
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import InvalidValue
-from statedir.gitops import git, hooks, merge_driver_config, worktrees
+from statedir.gitops import git, hooks, merge_driver_config, repository_init, worktrees
 from statedir.hints import HINT, Hint
 from statedir.store import layout
 from statedir.store.skeleton import populate, refuse_occupied
@@ -46,8 +45,6 @@ def init(directory: Path, branch: str, vet: Vet | None = None) -> dict[str, Any]
     ran_git_init = user_tree is None
     if user_tree is None:
         refuse_occupied(directory)
-        from statedir.gitops import repository_init
-
         repository_init.init(directory.parent)
         user_tree = directory.parent
     where = worktrees.checked_out(user_tree).get(branch)
@@ -126,40 +123,3 @@ def _existing(directory: Path, branch: str) -> dict[str, Any]:
         repaired.append("made statedir's own hooks the hooks of its work tree (and of no other)")
     return {"store": str(directory), "branch": branch, "created": False, "attached": False, "commit": None,
             "repaired": repaired}
-
-
-def problems(root: Path) -> list[tuple[str, str, str, Callable[[], None]]]:
-    """What a store on a branch of its own (a linked work tree at the store's root, inside the
-    user's work tree) lacks, as (kind, message, what the fix does, the fix): the binding discovery
-    reads, and the `info/exclude` line that keeps the user's `git add -A` from adding it."""
-    if not (root / ".git").is_file():  # the common case, answered without a walk or a git process
-        return []
-    outer = git.find_worktree(root.parent)
-    if outer is None:
-        return []
-    branch = worktrees.current_branch(root)
-    bound = worktrees.binding(root)
-    if branch is None or (bound is not None and bound[0] != branch):
-        return []  # not one made by init --branch, or the repository binds another: not ours to change
-    out: list[tuple[str, str, str, Callable[[], None]]] = []
-    if bound is None or bound[1].resolve() != root:
-        out.append(("branch_binding", f"the repository's config does not name this store (on branch {branch}): "
-                    "commands outside ./state may not find it", f"git config {worktrees.BRANCH_KEY} {branch}; "
-                    f"git config {worktrees.STORE_KEY} <this store>", lambda: worktrees.bind(root, root, branch)))
-    ignored = git.run(outer, "check-ignore", "-q", "--no-index", "--", root.relative_to(outer).as_posix() + "/",
-                      check=False).returncode == 0
-    if not ignored:
-        def exclude() -> None:
-            worktrees.exclude(outer, root)
-
-        out.append(("branch_exclude", f"your work tree {outer} does not ignore the store's work tree: `git add -A` "
-                    "would commit it into your branch as an embedded repository",
-                    "list it in .git/info/exclude", exclude))
-    if not hooks.installed(root):
-        def install() -> None:
-            hooks.install(root)
-
-        out.append(("store_hooks", "the store's work tree runs the repository's hooks, not statedir's own: a hook "
-                    "configuration its branch carries (a .pre-commit-config.yaml a remote changed) could run there",
-                    "make statedir's own hooks the hooks of the store's work tree alone", install))
-    return out

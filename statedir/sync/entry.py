@@ -1,25 +1,41 @@
-"""`statedir sync`'s start: which remote and branch, the store lock, and the answer where nothing
-moved. The exchange (statedir.sync.exchange: fetch, merge, validate, verify, push, and its undo)
-is loaded only where the remote's branch or this one moved.
+"""`statedir sync`'s start: which remote and branch, the store lock, and whether anything moved.
+Where nothing did, this is the whole sync (statedir.api.syncing answers `up_to_date` and leaves
+the record the next plain sync answers from); where the remote's branch or this one moved,
+statedir.sync.moved runs under the same hold of the lock, and it alone imports the exchange
+(fetch, merge, validate, verify, push, and its undo: about 75 modules a no-op sync never loads).
 
 "Did anything move" costs one git process, `git ls-remote` (which fetches nothing and writes no
 ref): the branch, its upstream, the remote's URL, the remote-tracking ref and the commit
 verified last are read from the repository's files where they say it plainly
 (statedir.gitops.config_file, git.head_branch, git.ref_commit), and git is asked otherwise.
 """
-# Lazy imports: statedir.sync.exchange (with the merge, the replay, validation and the research ledger, about
-#   75 modules): loaded only where the remote's branch or this one moved; a no-op sync never loads it.
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from statedir.errors import GitError
 from statedir.gitops import config_file, git, git_owner
 from statedir.store.store import Store
-from statedir.sync import unmoved_record, verified
+from statedir.sync import unmoved_record
 from statedir.sync.remote import current_branch, remote_dir, result, target
 
-VERIFIED = "statedirVerified"  # branch.<name>.statedirVerified: statedir.sync.verified
+VERIFIED = "statedirVerified"  # branch.<name>.statedirVerified: statedir.sync.verified.KEY, read without it
+
+
+class Start:
+    """A sync holding the lock: its remote, branch and URL; HEAD where the remote's branch is this
+    one's HEAD and its remote-tracking ref already (None: something is to be exchanged); and the
+    commit verified last on the branch, where HEAD is given."""
+
+    def __init__(self, name: str, branch: str, url: str, head: str | None, verified: str | None) -> None:
+        self.name, self.branch, self.url, self.head, self.verified = name, branch, url, head, verified
+
+    @property
+    def still(self) -> bool:
+        """Nothing moved: nothing to merge or push, and no commit a plain `git pull` took unverified."""
+        return self.head is not None and self.verified == self.head
 
 
 def _nothing_to_exchange(store: Store, name: str, branch: str, url: str) -> str | None:
@@ -35,25 +51,24 @@ def _nothing_to_exchange(store: Store, name: str, branch: str, url: str) -> str 
     return ours if proc.returncode == 0 and listed == [[ours, f"refs/heads/{branch}"]] else None
 
 
-def sync(store: Store, remote: str | None, *, actor: str, timeout: float | None = None,
-         replay: bool = False) -> dict[str, Any]:
-    """{remote, branch, status: up_to_date|pushed|fast_forward|merged|replayed, pushed, commit, attempts,
-    summary}; with `replay`, a refused merge is resolved by replaying (statedir.sync.replay), and
-    the result says what was replayed, refused and skipped, and where the originals are kept."""
+@contextlib.contextmanager
+def started(store: Store, remote: str | None, timeout: float | None = None) -> Iterator[Start]:
+    """Hold the store lock (and the record of the gits this process runs) for the whole sync,
+    refused where a git merge, rebase or the like is in progress; yields where the sync stands."""
     name, branch, url = target(store, remote)
     with store.locked(timeout), git_owner.running(git.git_dir(store.worktree), store.worktree):
         for marker, operation in git.IN_PROGRESS:
             if (git.git_dir(store.worktree) / marker).exists():
                 raise GitError(f"{operation} is in progress; finish or abort it before sync", operation=marker)
-        head = _nothing_to_exchange(store, name, branch, url)
-        if head is None:
-            from statedir.sync import exchange
+        head = _nothing_to_exchange(store, name, branch, url)  # no fetch, no scan of the work tree
+        last = None if head is None else \
+            config_file.value(store.worktree, f"branch.{current_branch(store)}.{VERIFIED}", own=True)
+        yield Start(name, branch, url, head, last)
 
-            return exchange.exchange(store, name, branch, url, actor=actor, replay=replay)
-        # no fetch, no scan of the work tree: nothing changes
-        last = config_file.value(store.worktree, f"branch.{current_branch(store)}.{VERIFIED}", own=True)
-        if last != head:  # what a plain `git pull` took since the commit verified last is checked
-            verified.check_taken(store, name, branch, head)
-    # the next plain sync answers from what this one read, while it still holds (statedir.sync.unmoved)
-    unmoved_record.remember(store, name, branch, url, head)
-    return result(name, branch, "up_to_date", head, 1, pushed=False)
+
+def up_to_date(store: Store, start: Start) -> dict[str, Any]:
+    """The answer of a sync that exchanged nothing, once the lock is released; the next plain sync
+    answers from what this one read, while it still holds (statedir.sync.unmoved)."""
+    assert start.head is not None
+    unmoved_record.remember(store, start.name, start.branch, start.url, start.head)
+    return result(start.name, start.branch, "up_to_date", start.head, 1, pushed=False)

@@ -8,8 +8,6 @@ where they were if anything here fails, this ref included. The ref is written, a
 recorded in the sync's journal (statedir.store.sync_start), before the branch moves: a replay
 killed at any moment is put back by the next command, the originals on the branch again.
 """
-# Lazy imports: what replaying the other side's commits needs (validation, verify, the template, the bus): a sync with
-#   nothing to replay loads none of it.
 from __future__ import annotations
 
 import datetime
@@ -17,14 +15,17 @@ from collections.abc import Callable
 from typing import Any
 
 from statedir import fault_injection
-from statedir.engine import run_creation, transaction
+from statedir.bus import Bus, session
+from statedir.bus import replay as bus_replay
+from statedir.engine import run_creation, transaction, validate
+from statedir.engine import template as template_mod
 from statedir.engine.rules import decision
 from statedir.engine.transition_data import Request
 from statedir.errors import ENVIRONMENT, GitError, MergeRefused, StatedirError
 from statedir.gitops import git, objects
 from statedir.hints import opt
 from statedir.history import rollback
-from statedir.history.verify import commits
+from statedir.history.verify import commits, verify
 from statedir.store import sync_journal, sync_start
 from statedir.store.recorded import Commit
 from statedir.store.store import Store
@@ -100,9 +101,6 @@ def replay(store: Store, name: str, branch: str, refused: MergeRefused,
 def _require_legal(store: Store, name: str, branch: str, ours: str) -> None:
     """The remote's side as a plain sync holds it before it takes it: its new commits verify and
     the files that differ from ours validate (the merge was refused before it checked them)."""
-    from statedir.engine import validate
-    from statedir.history.verify import verify
-
     findings = verify(store, None, ours, taken=True)["findings"]
     if findings:
         raise MergeRefused(f"history from {name}/{branch} does not verify: {findings[0]['message']}; "
@@ -181,8 +179,6 @@ def _rollback(store: Store, commit: Commit) -> dict[str, Any]:
 
 
 def _new(store: Store, commit: Commit) -> dict[str, Any]:
-    from statedir.engine import template as template_mod
-
     req = _request(commit)
     t = template_mod.load(str(req.args.get("template")), store.root / "templates")
     return run_creation.create(store, commit.run_id, req, t)
@@ -191,9 +187,6 @@ def _new(store: Store, commit: Commit) -> dict[str, Any]:
 def _bus(store: Store, commit: Commit) -> dict[str, Any]:
     """A bus commit records no request: its one changed field is read from the original's two
     versions of the session (as verify does), then set or appended again through the bus."""
-    from statedir.bus import Bus, session
-    from statedir.bus import replay as bus_replay
-
     verb = commit.action.removeprefix("bus-")
     bus = Bus(store, commit.run_id)
     if verb == "init":

@@ -2,10 +2,9 @@
 `init --branch` checks a remote's store out (`vet`), then only what came after (`sync`). The
 commit verified last is recorded in the repository's config (`branch.<name>.statedirVerified`,
 which goes with the branch when git deletes it); commits this clone made itself are its own, and
-only what a remote holds is held against it.
+only what a remote holds is held against it. A sync where nothing moved reads the commit verified
+last without this module (statedir.sync.entry), so it loads no history.
 """
-# Lazy imports: statedir.history.verify, for a sync that replays commits: a sync refused at its checks loads none of
-#   it.
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 from statedir.errors import MergeRefused
 from statedir.gitops import git, worktrees
 from statedir.hints import HINT, Hint
+from statedir.history import verify
 from statedir.store.store import Store
 
 KEY = "statedirVerified"
@@ -70,8 +70,6 @@ def taken(store: Store, ours: str | None, theirs: str | None) -> list[dict[str, 
         (_commits(store, "HEAD", f"^{ours}") if ours else set())
     if not remote:
         return []
-    from statedir.history import verify  # loaded only where there is something to check
-
     return [f for f in verify.verify(store, None, since, taken=True)["findings"] if f["commit"] in remote]
 
 
@@ -83,8 +81,6 @@ def vet(directory: Path) -> None:
     tips = worktrees.remote_branches(store.worktree, branch) if branch else []
     head = git.head(store.worktree)
     if tips and head:
-        from statedir.history import verify
-
         since = recorded(store)
         found = verify.verify(store, None, since)["findings"]
         remote = set().union(*(_commits(store, f"refs/remotes/{tip}", *([f"^{since}"] if since else []))
@@ -98,6 +94,7 @@ def vet(directory: Path) -> None:
                                f"was not checked out). `{HINT}` in a clone of it lists every finding",
                                hint=Hint("verify"), conflicts=[], findings=found, branch=branch)
     record(store, head)
+
 
 def check_taken(store: Store, name: str, branch: str, head: str) -> None:
     """A sync that exchanged nothing: what a plain `git pull` took since the commit verified last,
