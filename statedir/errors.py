@@ -22,6 +22,8 @@ class StatedirError(Exception):
 
     code = "STATEDIR_ERROR"
     exit_code = ENVIRONMENT
+    # Where a transition was refused (statedir.engine.transaction.RefusedAt), for its moves: never serialised.
+    _refused_at: Any = None
 
     def __init__(self, message: str, *, hint: Hint | Iterable[Hint] | None = None, **details: Any) -> None:
         self.template = message  # as the layer wrote it: `{hint}`, `{opt:NAME}` unsaid

@@ -45,8 +45,7 @@ ALLOWED: dict[str, set[str]] = {
                               "statedir.engine.rules.stage_graph"},
     # what only some calls of a command need (`log`, `verify`, `doctor`, `sync` and research calls)
     "engine/validate.py": {"statedir.engine.template.flow"},
-    # the write path: a refusal's moves (`next`'s, every action's rules), a template's flow (not a shipped one's)
-    "engine/transaction.py": {"statedir.engine.next_moves"},
+    # the write path: a template's flow (not a shipped one's)
     "engine/run_creation.py": {"statedir.engine.template.flow"},
 }
 

@@ -1,5 +1,5 @@
 """The adjudication-activity methods of the Python API (`StateDir.bind`, `StateDir.seal`)."""
-# Lazy imports: api.caller_inputs, ars.flow: each method imports what its own call uses, so a call pays for its own
+# Lazy imports: api.caller_inputs, api.moves, ars.flow: each method imports what its own call uses, so a call pays for its own
 #   path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from statedir.api.opened import Opened
 from statedir.argument_checks import check_size, checked
 from statedir.engine.transition_data import Request
-from statedir.errors import InvalidValue
+from statedir.errors import InvalidValue, StatedirError
 
 
 @checked
@@ -32,7 +32,13 @@ class Adjudication(Opened):
                 "path": path, "not_applicable": not_applicable, "unavailable": unavailable}
         req = Request("bind", self._actor(actor), args)
         with self.store.expecting(expect):
-            return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
+            try:
+                return flow.bind(self.store, run_id, req, timeout=self.lock_timeout)
+            except StatedirError as refusal:
+                from statedir.api import moves
+
+                moves.name_in(self.store, refusal)
+                raise
 
     def seal(self, run_id: str, artifact_root: str | Path, *, bindings: str | list[Any] | None = None,
              actor: str | None = None, expect: str | None = None) -> dict[str, Any]:

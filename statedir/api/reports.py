@@ -1,6 +1,6 @@
 """The read-only reports of the Python API that the CLI prints: status, next, prereq, validate,
 templates (mixed into StateDir)."""
-# Lazy imports: engine.failure_modes, engine.template, engine.template.catalog, engine.template.conditions,
+# Lazy imports: api.moves, engine.failure_modes, engine.template, engine.template.catalog, engine.template.conditions,
 #   engine.template.versions, engine.run_reading, engine.transaction, engine.validate, errors, files.schema,
 #   history.snapshot, views.dashboard: each method imports what its own call uses, so a call pays for its own path
 #   only (every command imports statedir.api: docs/cli-startup.md).
@@ -65,11 +65,12 @@ class Reports(Opened):
         """The legal moves from the run's state, found by asking the rules, and what blocks the
         rest: {run_id, current_stage, pipeline_state, moves: [{command, args, allowed, actor}],
         blocked: [{move, needs}]}."""
+        from statedir.api import moves
         from statedir.engine import transaction
         from statedir.engine.template import versions as template_versions
 
         t, run, _ = self.load(run_id, ledger=True)
-        found = transaction.legal_moves(self.store, t, run, transaction.utc_now())
+        found = moves.legal_moves(self.store, t, run, transaction.utc_now())
         older = template_versions.older_rules(self.store, t)
         return {**found, "rules": older} if older else found
 

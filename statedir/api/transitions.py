@@ -1,6 +1,6 @@
 """The transition methods of the Python API (mixed into StateDir): each checks its request
 against the run's template and makes exactly one commit, or refuses and changes nothing."""
-# Lazy imports: os, api.caller_inputs, api.entry_gates, engine.rules.submissions, engine.run_creation,
+# Lazy imports: os, api.caller_inputs, api.entry_gates, api.moves, engine.rules.submissions, engine.run_creation,
 #   engine.run_reading, engine.run_settings, engine.template, engine.transaction, gitops.git: each method imports what
 #   its own call uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from statedir.api.opened import Opened
 from statedir.argument_checks import check_size, checked
 from statedir.engine.transition_data import Request
-from statedir.errors import InvalidValue
+from statedir.errors import InvalidValue, StatedirError
 from statedir.hints import Hint, Placeholder, said
 
 
@@ -77,7 +77,13 @@ class Transitions(Opened):
         with self.store.expecting(expect):
             from statedir.engine import transaction
 
-            return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
+            try:
+                return transaction.transition(self.store, run_id, req, timeout=self.lock_timeout)
+            except StatedirError as refusal:
+                from statedir.api import moves
+
+                moves.name_in(self.store, refusal)
+                raise
 
     def new(self, run_id: str, *, topic: str | None = None, template: str | None = None,
             entry_point: str | None = None, language: str | None = None, passport: str | None = None,

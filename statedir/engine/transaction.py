@@ -1,7 +1,7 @@
 """The one write path: lock, load, decide, validate, write atomically, commit once (a run is read
-through statedir.engine.run_reading, which `status` and `next` use alone)."""
-# Lazy imports: statedir.engine.next_moves, for the moves a refusal names (`next`'s, which loads every action's rules
-#   and statedir.engine.runs): an accepted transition loads none of them (tests/test_architecture.py).
+through statedir.engine.run_reading, which `status` and `next` use alone). A refusal carries what
+its moves are computed from (RefusedAt): the API names them (statedir.api.moves, `next`'s, which
+loads every action's rules), so an accepted transition loads none of them (tests/test_architecture.py)."""
 from __future__ import annotations
 
 import time
@@ -12,7 +12,7 @@ from statedir import request_ids
 from statedir.engine import admission, attribution, run_shape
 from statedir.engine import template as template_mod
 from statedir.engine.rules import decision
-from statedir.engine.run_reading import Sources, load_run, read_log
+from statedir.engine.run_reading import Sources, load_run
 from statedir.engine.template import Template
 from statedir.engine.template import compiled as compile_mod
 from statedir.engine.template import crossfile as template_crossfile
@@ -32,6 +32,17 @@ LOGS = template_mod.LOGS
 CHAINED = ("reset_boundary",)
 # Who, besides the role, a transition-log entry names (the MCP client: in the commit's trailers only).
 LOGGED_WHO = ("person", "answered_by", "via", "channel")
+
+
+class RefusedAt:
+    """What a refusal's moves are computed from: the run's template, the run as read, the time it
+    was refused at, and whether the transaction named the run in its details (the moves come
+    before it). Kept on the refusal (`_refused_at`), never serialised."""
+
+    __slots__ = ("template", "run", "now", "named_run")
+
+    def __init__(self, template: Template, run: RunData, now: str, *, named_run: bool) -> None:
+        self.template, self.run, self.now, self.named_run = template, run, now, named_run
 
 
 def utc_now() -> str:
@@ -131,7 +142,7 @@ def transition(store: Store, run_id: str, req: Request, *, timeout: float | None
             admission.admit(t, run, req)
             change = decision.decide(t, run, req, now)
         except StatedirError as refusal:
-            refusal.details.setdefault("moves", legal_moves(store, t, run, now)["moves"])
+            refusal._refused_at = RefusedAt(t, run, now, named_run="run_id" not in refusal.details)
             refusal.details.setdefault("run_id", run_id)
             raise
         if change is None or change.noop:
@@ -167,16 +178,6 @@ def _warn_of_hand_edits(t: Template, run: RunData, base: str, result: dict[str, 
                  "`{hint}` lists every problem, `{hint:2}` shows who made it)", Hint("validate"), Hint("log"))
             for problem in found)
     return result
-
-
-def legal_moves(store: Store, t: Template, run: RunData, now: str) -> dict[str, Any]:
-    """`statedir next`: the moves the rules accept from the run's state, and what blocks the
-    rest (statedir.engine.next_moves); the reset-boundary log is read for `resume`."""
-    from statedir.engine import next_moves
-
-    if run.boundary_log is None:
-        run.boundary_log = read_log(store, run.run_id, "reset_boundary")
-    return next_moves.moves(t, run, now)
 
 
 def scope_of(t: Template) -> str | None:
