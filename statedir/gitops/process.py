@@ -26,7 +26,7 @@ import errno
 import os
 import select
 import stat
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 try:  # the signal numbers from the builtin module: `signal` builds enums at import
     from _signal import SIGKILL, SIGPIPE, SIGXFSZ
@@ -74,18 +74,7 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
     if in_r is not None:
         actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
     actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)
-    command = [args[0], "-C", cwd, *args[1:]]
-    try:
-        pid = os.posix_spawnp(command[0], command, env, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
-    except BaseException:
-        for fd in (out_r, err_r, in_w):
-            if fd is not None:
-                os.close(fd)
-        raise
-    finally:
-        for fd in (out_w, err_w, in_r):
-            if fd is not None:
-                os.close(fd)
+    pid = _spawn(args, cwd, env, actions, ours=(out_r, err_r, in_w), theirs=(out_w, err_w, in_r))
     try:
         stdout, stderr = _communicate(out_r, err_r, in_w, input or b"")
         _, status = os.waitpid(pid, 0)
@@ -95,6 +84,24 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
             os.waitpid(pid, 0)
         raise
     return Completed(args, os.waitstatus_to_exitcode(status), stdout, stderr)
+
+
+def _spawn(args: list[str], cwd: str, env: dict[str, str], actions: list[tuple[Any, ...]],
+           ours: tuple[int | None, ...], theirs: tuple[int | None, ...]) -> int:
+    """posix_spawn git (`args`) in `cwd` with the file `actions`; the pipes' ends the child was
+    handed (`theirs`) are closed here in any case, ours too where it could not be started."""
+    command = [args[0], "-C", cwd, *args[1:]]
+    try:
+        return os.posix_spawnp(command[0], command, env, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
+    except BaseException:
+        for fd in ours:
+            if fd is not None:
+                os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            if fd is not None:
+                os.close(fd)
 
 
 class Child:
@@ -161,18 +168,7 @@ def start(args: list[str], cwd: str, env: dict[str, str] | None = None, *,
         (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
         (os.POSIX_SPAWN_DUP2, err_w, 2) if err_w is not None else (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
     actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)
-    command = [args[0], "-C", cwd, *args[1:]]
-    try:
-        pid = os.posix_spawnp(command[0], command, environ, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
-    except BaseException:
-        for fd in (in_w, out_r, err_r):
-            if fd is not None:
-                os.close(fd)
-        raise
-    finally:
-        for fd in (in_r, out_w, err_w):
-            if fd is not None:
-                os.close(fd)
+    pid = _spawn(args, cwd, environ, actions, ours=(in_w, out_r, err_r), theirs=(in_r, out_w, err_w))
     return Child(args, pid, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"), err_r)
 
 
