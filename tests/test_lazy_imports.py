@@ -33,8 +33,6 @@ ALLOWED: dict[str, set[str]] = {
     "store/commit_keys.py": {"shutil", "subprocess"},
     "engine/template/__init__.py": {"statedir.engine.template.meaning"},
     "engine/transition_data.py": {"copy"},
-    # statedir modules only some paths need (a dead sync's recovery)
-    "store/sync_journal.py": {"statedir.store.sync_start"},
     # the rules: each action's own (the HANDLERS table, issue 36 point 3), and what only some need
     "engine/rules/decision.py": {f"statedir.engine.rules.{name}" for name in (
         "stage", "run", "redo", "stage_graph", "submissions", "adjudication", "reset_boundaries", "gates", "checklist",

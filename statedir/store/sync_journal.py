@@ -6,10 +6,8 @@ sync_start: the branch's commit, the index, the tracked files the work tree lack
 replaying (with the ref that keeps the originals, written before the branch moves), or pushing
 a finished replay. The next command that takes the store lock (and `doctor --fix`) finishes a
 replay that was pushing (the next sync pushes it) and otherwise puts everything back (`recover`).
-Every lock checks for the journal; only a dead sync's recovery loads what it needs.
+Every lock checks for the journal (one stat); only a dead sync's recovery reads it.
 """
-# Lazy imports: statedir.store.sync_start, to finish or undo a sync that died: every write runs the recovery check,
-#   and only a dead sync needs sync_start.
 from __future__ import annotations
 
 import contextlib
@@ -21,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from statedir.errors import CorruptStore, GitError
 from statedir.gitops import git, index_lock
+from statedir.store import sync_start
 
 if TYPE_CHECKING:
     from statedir.store.disk import Disk
-    from statedir.store.sync_start import SyncStart
 
 JOURNAL = "sync.json"  # in .git/statedir/: where a running sync started and what it is doing
 SAVED_INDEX = "sync.index"  # beside it: the index as it was
@@ -44,7 +42,7 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def record(store: Disk, point: SyncStart, phase: str, *, kept: str | None = None,
+def record(store: Disk, point: sync_start.SyncStart, phase: str, *, kept: str | None = None,
            replayed: str | None = None) -> None:
     """Save where the sync started and what it does now (`sync`, `replaying`, `pushing`), before it does it."""
     folder = _folder(store)
@@ -95,8 +93,6 @@ def recover(store: Disk) -> None:
     if entry["phase"] == "pushing" and head == entry["replayed"]:
         clear(store)  # the replay was whole: the next sync pushes it
         return
-    from statedir.store import sync_start  # after a dead sync only: a lock's check stays light
-
     index = (_folder(store) / SAVED_INDEX).read_bytes() if entry["index"] else None
     point = sync_start.SyncStart(entry["head"], index, frozenset(entry["missing"]))
     _keep_foreign(store, point.head, head)

@@ -13,9 +13,8 @@ a file only where the work tree held its index entry (or nothing), so that is wh
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from statedir.errors import GitError
 from statedir.gitops import git, index_lock
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
     from statedir.store.disk import Disk
 
 
-@dataclass(frozen=True)
-class SyncStart:
+class SyncStart(NamedTuple):  # a NamedTuple, not a dataclass: every lock's recovery check imports this module
     head: str | None
     index: bytes | None  # None: the repository had no index file
     missing: frozenset[str]  # tracked files deleted from the work tree (git may bring them back)

@@ -1,5 +1,5 @@
 """A driver that knows nothing but what `next` lists: which listed move it takes and with which
-values. Shared by the run driven through the API (test_next_moves) and through MCP (test_mcp_resources)."""
+values. Shared by the run driven through the API (test_next_moves) and through MCP (test_resources)."""
 from __future__ import annotations
 
 from typing import Any
