@@ -60,6 +60,12 @@ def configured(worktree: Path) -> str | None:
 _ASK_GIT = object()
 
 
+def said_by_file(text: str) -> bool:
+    """Whether the repository's config file `text` alone says what `configured` answers (the driver
+    set plainly, or plainly not set): else git is asked, and its answer may come from elsewhere."""
+    return _set_plainly(text) is not _ASK_GIT
+
+
 def _set_plainly(text: str) -> str | None | object:
     """The driver as `git config --get` prints it, read from the repository's config file where
     that is certain: our section sets it with a plain value (no quotes, escapes, comments,

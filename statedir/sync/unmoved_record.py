@@ -1,12 +1,12 @@
 """The record a sync that found nothing to exchange leaves for the next (statedir.sync.unmoved):
 written only where everything its answer read was read plainly from the repository's files (the
 upstream, the remote's URL and the commit verified last from the config file, no URL rewrite, no
-merge-driver warning, the refs loose or packed), so that the same files say the same again."""
+merge-driver registration or warning read from that file alone, the refs loose or packed), so that the same files say the same again."""
 from __future__ import annotations
 
 from _sha1 import sha1
 
-from statedir.gitops import config_file
+from statedir.gitops import config_file, merge_driver_config
 from statedir.store.store import Store
 from statedir.sync import unmoved
 from statedir.sync.remote import remote_dir
@@ -35,9 +35,12 @@ def remember(store: Store, name: str, branch: str, url: str, head: str) -> None:
     try:  # the very bytes the record's digest is of
         with open(f"{now[4]}/config", "rb") as f:
             config = f.read()
-        values = config_file.parse(config.decode("utf-8")) if sha1(config).hexdigest() == now[7] else None
+        text = config.decode("utf-8")
+        values = config_file.parse(text) if sha1(config).hexdigest() == now[7] else None
     except (OSError, UnicodeDecodeError):
-        values = None
+        text, values = "", None
+    if merge_driver_config.names_driver(store.root) and not merge_driver_config.said_by_file(text):
+        values = None  # the merge driver's warning rests on config outside the file (git's global, an include)
     words = [name, branch, str(remote_dir(store, name, url))]  # where git reaches the remote from
     if (store.standing or now[6] != head or unmoved.tracked(now[4], name, branch) != head
             or not _plain(values, now[5], name, branch, head) or any("\n" in word or not word for word in words)):

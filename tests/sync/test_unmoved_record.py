@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.sync import git, network, ok
+from tests.support.util import cli
 
 
 def _record(clone: Path) -> Path:
@@ -43,3 +44,19 @@ def test_no_record_where_git_was_asked_or_a_warning_stands(tmp_path: Path) -> No
         change()
         assert ok(c["b"], "sync", "--remote", "origin")["status"] == "up_to_date"
         assert not _record(c["b"]).exists(), change
+
+
+def test_no_record_where_the_merge_driver_is_registered_outside_the_repository(tmp_path: Path) -> None:
+    """The driver registered in git's global config alone: whether the whole sync warns of it rests
+    on a file the record holds no digest of, so every sync there runs whole (and warns once it goes)."""
+    c = network(tmp_path, ("a", "b"))
+    driver = git(c["b"], "config", "--get", "merge.statedir.driver")
+    git(c["b"], "config", "--remove-section", "merge.statedir")
+    (tmp_path / "global").write_text(f"[merge \"statedir\"]\n\tname = statedir\n\tdriver = {driver}\n")
+    env = {"GIT_CONFIG_GLOBAL": str(tmp_path / "global")}
+    proc = cli("sync", cwd=c["b"], env=env)
+    assert proc.returncode == 0 and "merge driver" not in proc.stderr, proc.stderr
+    assert not _record(c["b"]).exists()
+    (tmp_path / "global").write_text("")  # the registration gone: the next sync says so
+    proc = cli("sync", cwd=c["b"], env=env)
+    assert proc.returncode == 0 and "does not register it" in proc.stderr, proc.stderr
