@@ -82,6 +82,10 @@ class Plumbing:
             proc.kill()
             proc.wait()
             raise GitError("git mktree failed: it stopped reading") from None
+        except BaseException:  # the caller's own failure (a refusal, ^C): git goes too, nothing left open
+            proc.kill()
+            proc.communicate()
+            raise
         if proc.returncode != 0:
             raise GitError(f"git mktree failed: {gist(stderr)}")
 
