@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from statedir.errors import GitError
-from statedir.gitops import process
+from statedir.gitops import process, ref_files
 from statedir.gitops.git_options import IN_PROGRESS, QUIET, REDIRECTS  # noqa: F401 (git.IN_PROGRESS: the callers')
 
 LOCK_RETRY_SECONDS = 5.0
@@ -87,26 +87,14 @@ def common_dir(gitdir: Path) -> Path:
     return gitdir
 
 
-def _object_id(text: str) -> str | None:
-    return text if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else None
-
-
-def _ref_file(refs: Path, ref: str) -> str | None:
-    """What a full ref name's loose file, else `packed-refs`, names (an object id), or None."""
-    loose = refs / ref
-    if loose.is_file():
-        return _object_id(loose.read_text().strip())
-    return _packed_ref(refs, ref)  # packed by `git gc` (or by a commit that started an auto gc)
-
-
 def head(worktree: Path) -> str | None:
     """HEAD's commit, read from the ref files where that is plain; git answers otherwise."""
     gitdir = git_dir(worktree)
     try:
         content = (gitdir / "HEAD").read_text().strip()
         if content.startswith("ref: "):  # a linked work tree keeps its HEAD, the branches are shared
-            content = _ref_file(common_dir(gitdir), content[5:]) or content
-        if _object_id(content):
+            content = ref_files.commit(str(common_dir(gitdir)), content[5:]) or content
+        if ref_files.object_id(content):
             return content
     except OSError:
         pass
@@ -125,7 +113,7 @@ def head_branch(worktree: Path) -> str | None | bool:
         return None
     if content.startswith("ref: refs/heads/") and len(content) > 16 and content.isprintable():
         return content[16:]
-    return False if _object_id(content) else None
+    return False if ref_files.object_id(content) else None
 
 
 def ref_commit(worktree: Path, ref: str) -> str | None:
@@ -133,26 +121,13 @@ def ref_commit(worktree: Path, ref: str) -> str | None:
     points at: read from the ref files where they name an object (git writes only commits
     there), else asked of git (None: no such ref)."""
     try:
-        found = _ref_file(common_dir(git_dir(worktree)), ref)
+        found = ref_files.commit(str(common_dir(git_dir(worktree))), ref)
     except OSError:
         found = None
     if found is not None:
         return found
     proc = run(worktree, "rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
-
-
-def _packed_ref(gitdir: Path, ref: str) -> str | None:
-    """A ref's commit from `packed-refs`, or None."""
-    try:
-        lines = (gitdir / "packed-refs").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        sha, _, name = line.partition(" ")
-        if name == ref:
-            return _object_id(sha)
-    return None
 
 
 def preflight(worktree: Path) -> list[str]:

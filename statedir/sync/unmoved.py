@@ -24,7 +24,7 @@ from _sha1 import sha1
 from collections.abc import Mapping
 from typing import Any
 
-from statedir.gitops import process
+from statedir.gitops import process, ref_files
 from statedir.gitops.git_options import CONFIG_ENVIRONMENT, IN_PROGRESS, QUIET, REDIRECTS
 from statedir.sync.outcome import result
 
@@ -36,42 +36,17 @@ BUSY = ("statedir/sync.json", "statedir/git.owner", "index.lock")  # in the git 
 #   or anyone's git under way (statedir.store.sync_journal.JOURNAL, statedir.gitops.git_owner.NAME)
 
 
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def _object_id(data: bytes | None) -> str | None:
-    text = (data or b"").strip().decode("ascii", "replace")
-    return text if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else None
-
-
-def _ref(common: str, ref: str) -> str | None:
-    """A full ref name's commit from its loose file, else `packed-refs` (statedir.gitops.git's reading)."""
-    loose = os.path.join(common, ref)
-    if os.path.isfile(loose):
-        return _object_id(_read(loose))
-    for line in (_read(os.path.join(common, "packed-refs")) or b"").split(b"\n"):
-        sha, _, name = line.partition(b" ")
-        if name == ref.encode():
-            return _object_id(sha)
-    return None
-
-
 def _git_dirs(worktree: str) -> tuple[str, str] | None:
     """(the git directory, the common one) of the work tree, where its `.git` says them plainly."""
     dot = os.path.join(worktree, ".git")
     if os.path.isdir(dot):
         gitdir = dot
     else:
-        text = (_read(dot) or b"").decode("utf-8", "replace").strip()
+        text = (ref_files.small_file(dot) or b"").decode("utf-8", "replace").strip()
         if not text.startswith("gitdir:"):
             return None
         gitdir = os.path.realpath(os.path.join(worktree, text[7:].strip()))
-    pointer = _read(os.path.join(gitdir, "commondir"))
+    pointer = ref_files.small_file(os.path.join(gitdir, "commondir"))
     common = os.path.realpath(os.path.join(gitdir, pointer.decode("utf-8", "replace").strip())) if pointer else gitdir
     return gitdir, common
 
@@ -93,22 +68,22 @@ def state(root: str) -> list[str] | None:
             *(os.path.join(gitdir, marker) for marker, _ in IN_PROGRESS)]
     if any(os.path.lexists(path) for path in busy):
         return None
-    head = (_read(os.path.join(gitdir, "HEAD")) or b"").decode("utf-8", "replace")
+    head = (ref_files.small_file(os.path.join(gitdir, "HEAD")) or b"").decode("utf-8", "replace")
     branch = head[16:].rstrip("\n")
     if not head.startswith("ref: refs/heads/") or not branch or not branch.isprintable():
         return None
-    commit = _ref(common, f"refs/heads/{branch}")
-    config = _read(os.path.join(common, "config"))
+    commit = ref_files.commit(common, f"refs/heads/{branch}")
+    config = ref_files.small_file(os.path.join(common, "config"))
     if commit is None or config is None:
         return None
-    attributes = _read(os.path.join(root, ".gitattributes")) or b""
+    attributes = ref_files.small_file(os.path.join(root, ".gitattributes")) or b""
     return [FORMAT, root, worktree, gitdir, common, branch, commit, sha1(config).hexdigest(),
             sha1(attributes).hexdigest()]
 
 
 def tracked(common: str, name: str, branch: str) -> str | None:
     """The remote-tracking ref's commit (`refs/remotes/NAME/BRANCH`)."""
-    return _ref(common, f"refs/remotes/{name}/{branch}")
+    return ref_files.commit(common, f"refs/remotes/{name}/{branch}")
 
 
 def write(lines: list[str]) -> None:
@@ -156,7 +131,8 @@ def answer(root: str, environ: Mapping[str, str]) -> dict[str, Any] | None:
     now = state(root)
     if now is None or not os.path.isfile(os.path.join(root, CONFIG)):
         return None
-    recorded = (_read(os.path.join(now[3], "statedir", RECORD)) or b"").decode("utf-8", "replace").split("\n")
+    record = ref_files.small_file(os.path.join(now[3], "statedir", RECORD)) or b""
+    recorded = record.decode("utf-8", "replace").split("\n")
     if len(recorded) != len(now) + 4 or recorded[:len(now)] != now or recorded[-1] != "":
         return None
     name, branch, where = recorded[len(now):-1]
