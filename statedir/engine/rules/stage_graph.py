@@ -82,12 +82,12 @@ def confirm(t: Template, run: RunData, req: Request, now: str, _: str | None) ->
     if checkpoint is None:
         raise IllegalTransition(f"no checkpoint is open (the pipeline is {run.state['pipeline_state']})")
     held = bool(checkpoint.get("held"))
-    if _users_only(t, checkpoint, response) and checkpoint["type"] == "MANDATORY":
-        raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
-                                "{opt:response} continue (or review); the refused skip is recorded in the "
-                                "answer's receipt when it is given with {opt:skip_refused}", checkpoint=checkpoint,
-                                skip_refused=True)
     if _users_only(t, checkpoint, response):
+        if checkpoint["type"] == "MANDATORY":
+            raise IllegalTransition("a MANDATORY checkpoint is never passed automatically: answer it with "
+                                    "{opt:response} continue (or review); the refused skip is recorded in the "
+                                    "answer's receipt when it is given with {opt:skip_refused}",
+                                    checkpoint=checkpoint, skip_refused=True)
         raise IllegalTransition(f"the checkpoint of stage {t.display(checkpoint['stage'])} is held (quality "
                                 f"{checkpoint['held']}): the user answers it with {opt('response')} "
                                 + " or {opt:response} ".join(policy.get("mandatory_responses", [])), checkpoint=checkpoint)
