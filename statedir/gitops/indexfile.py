@@ -141,6 +141,13 @@ def _write_object(gitdir: Path, data: bytes, width: int) -> bytes:
     return oid
 
 
+def patchable(gitdir: Path, worktree: Path) -> bool:
+    """Whether statedir may write this repository's index itself: not one shared by a group
+    (git's permissions), and one this user owns (git refuses another's)."""
+    common = _common(gitdir)
+    return not _shared(common) and _owned(common, worktree)
+
+
 def _common(gitdir: Path) -> Path:
     """Where the repository's objects and config are: a linked work tree's git directory names it."""
     pointer = gitdir / "commondir"

@@ -14,9 +14,10 @@ from typing import Any
 _SMALL = 1 << 16  # bytes: below this the builtin SHA-1 is done before OpenSSL would have loaded
 
 
-def hashed(data: bytes, width: int) -> Any:
-    """A hash object over `data` for ids `width` bytes long (20: SHA-1, 32: SHA-256)."""
-    if width == 20 and len(data) < _SMALL:
+def hashed(data: bytes, width: int, size: int | None = None) -> Any:
+    """A hash object over `data` for ids `width` bytes long (20: SHA-1, 32: SHA-256); `size`
+    is how many bytes it will have been given in all, where more are to follow by update()."""
+    if width == 20 and (len(data) if size is None else size) < _SMALL:
         try:
             from _sha1 import sha1
         except ImportError:  # pragma: no cover - a Python without CPython's builtin hashes

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from statedir import fault_injection
 from statedir.errors import GitError
-from statedir.gitops import git, index_lock, indexfile
+from statedir.gitops import git, index_lock, index_splice, indexfile
 from statedir.gitops.git import git_dir, head, update_index
 from statedir.gitops.plumbing import Plumbing, with_identity
 
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 # Above this size of the user's index, `git commit --only` (which lstat()s every tracked file to
 # refresh the index) costs more than building the commit with plumbing that touches no work tree;
-# git's update-index, not statedir.gitops.indexfile, then brings the next index to the commit.
+# statedir.gitops.index_splice (else git's update-index), not statedir.gitops.indexfile's whole
+# parse, then brings the next index to the commit.
 PLUMBING_INDEX_BYTES = 1 << 20
 
 
@@ -117,10 +118,13 @@ def _porcelain(worktree: Path, index: index_lock.Index, paths: list[str], text: 
 def _next_index(worktree: Path, gitdir: Path, index: index_lock.Index, paths: list[str], blobs: dict[str, str],
                 large: bool, parent: str | None) -> None:
     """Begin the next index from the user's and bring it to the work tree for `paths`: in-process
-    where that index is plain and small, else by `git update-index`."""
+    where that index is plain (parsed whole where small, spliced where large), else by `git
+    update-index`."""
     index.start()
-    if large or parent is None or indexfile.update(gitdir, worktree, index.next, paths, len(parent) // 2,
-                                                   blobs) is None:
+    width = len(parent) // 2 if parent else 20
+    if large and parent is not None and index_splice.splice(gitdir, worktree, index.next, paths, width, blobs):
+        return
+    if large or parent is None or indexfile.update(gitdir, worktree, index.next, paths, width, blobs) is None:
         update_index(worktree, paths, env=index.env)
 
 

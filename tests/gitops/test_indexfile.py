@@ -9,38 +9,18 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import indexfile
+from tests.support.indexes import agree, by_git, copies, populate, sh
 from tests.support.util import diverge
 
 pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
 
 
-def sh(repo: Path, *args: str, index: Path | None = None, stdin: str | None = None) -> str:
-    env = {**os.environ, **({"GIT_INDEX_FILE": str(index)} if index else {})}
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True, env=env,
-                          input=stdin).stdout
-
-
 def both(repo: Path, paths: list[str], width: int = 20) -> tuple[Path, Path]:
     """The index updated here (ours) and by git (theirs), each from a copy of the repository's."""
-    ours, theirs = repo / ".git" / "ours", repo / ".git" / "theirs"
-    shutil.copyfile(repo / ".git" / "index", ours)
-    shutil.copyfile(repo / ".git" / "index", theirs)
+    ours, theirs = copies(repo)
     assert indexfile.update(repo / ".git", repo, ours, paths, width)
-    sh(repo, "update-index", "--add", "--remove", "-z", "--stdin", index=theirs, stdin="".join(p + "\0" for p in paths))
+    by_git(repo, theirs, paths)
     return ours, theirs
-
-
-def agree(repo: Path, ours: Path, theirs: Path) -> None:
-    for args in (("ls-files", "-s", "--debug"), ("status", "--porcelain", "-uall"), ("write-tree",)):
-        assert sh(repo, *args, index=ours) == sh(repo, *args, index=theirs), args
-
-
-def populate(repo: Path) -> None:
-    for rel in ("a.txt", "d/b.yaml", "d/c.yaml", "d/e/f.yaml", "z.txt", "d-x.txt", "d.txt"):
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(f"{rel}\n")
-    sh(repo, "add", "-A")
-    sh(repo, "commit", "-q", "-m", "base")  # the index now has a cache tree (TREE)
 
 
 @pytest.mark.parametrize("version", [2, 3])

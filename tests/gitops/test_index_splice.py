@@ -1,0 +1,220 @@
+"""The spliced index gives what `git update-index` gives, looks at a few entries of a large one,
+or declines and writes nothing."""
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from statedir.gitops import index_splice
+from tests.support.indexes import agree, by_git, copies, populate, sh
+from tests.support.util import diverge
+
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git
+
+
+def blobs(repo: Path, paths: list[str]) -> dict[str, str]:
+    present = [p for p in paths if (repo / p).is_file()]
+    out = sh(repo, "hash-object", "-w", "--", *present).split() if present else []
+    return dict(zip(present, out, strict=True))
+
+
+def spliced(repo: Path, index: Path, paths: list[str], width: int = 20) -> bool:
+    return index_splice.splice(repo / ".git", repo, index, paths, width, blobs(repo, paths))
+
+
+def both(repo: Path, paths: list[str], width: int = 20) -> tuple[Path, Path]:
+    ours, theirs = copies(repo)
+    assert spliced(repo, ours, paths, width)
+    by_git(repo, theirs, paths)
+    return ours, theirs
+
+
+def edit(repo: Path) -> list[str]:
+    """A change, additions around a directory's place in the order, first and last, a deletion."""
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    (repo / "d" / "new.yaml").write_text("added\n")
+    (repo / "d" / "e" / "g h.yaml").write_text("a name with a space, and a longer one to pad differently\n")
+    (repo / "d" / "c.yaml").unlink()
+    (repo / "d" / "x.sh").write_text("#!/bin/sh\n")
+    (repo / "d" / "x.sh").chmod(0o755)
+    (repo / "0first.txt").write_text("first\n")
+    (repo / "zz" / "last.txt").parent.mkdir()
+    (repo / "zz" / "last.txt").write_text("last\n")
+    (repo / "d-a.txt").write_text("between d-x.txt's neighbours\n")
+    return ["d/b.yaml", "d/new.yaml", "d/e/g h.yaml", "d/c.yaml", "d/x.sh", "0first.txt", "zz/last.txt", "d-a.txt"]
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_changed_added_and_deleted_paths_agree_with_git(repo: Path, version: int) -> None:
+    populate(repo)
+    sh(repo, "update-index", "--index-version", str(version))
+    (repo / "user.txt").write_text("staged by the user\n")
+    sh(repo, "add", "user.txt")
+    if version == 3:
+        (repo / "intent.txt").write_text("added with intent\n")
+        sh(repo, "add", "-N", "intent.txt")  # an entry with extended flags, passed through as it is
+    ours, theirs = both(repo, edit(repo))
+    agree(repo, ours, theirs)
+    assert "user.txt" in sh(repo, "diff", "--cached", "--name-only", "HEAD", index=ours)  # the user's staging kept
+
+
+def test_a_spliced_index_is_spliced_again(repo: Path) -> None:
+    """The first splice drops the cache tree and writes where the entries end (EOIE); the next
+    reads that, and git reads both."""
+    populate(repo)
+    ours, theirs = both(repo, edit(repo))
+    assert b"EOIE" in ours.read_bytes()[-60:] and b"TREE" not in ours.read_bytes()
+    (repo / "d" / "b.yaml").write_text("changed again\n")
+    (repo / "d" / "new.yaml").unlink()
+    (repo / "m.txt").write_text("in the middle\n")
+    paths = ["d/b.yaml", "d/new.yaml", "m.txt"]
+    assert spliced(repo, ours, paths)
+    by_git(repo, theirs, paths)
+    agree(repo, ours, theirs)
+    sh(repo, "fsck", "--no-dangling")  # git checks the index's checksum here
+
+
+def test_a_sha256_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "r256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
+    populate(repo)
+    ours, theirs = both(repo, edit(repo), width=32)
+    agree(repo, ours, theirs)
+
+
+def test_random_edits_agree_with_git(repo: Path) -> None:
+    """Names made of the bytes that sort around '/' ('-', '.', '0', 'a'), edited at random, each
+    index spliced from the one before."""
+    rng = random.Random(37)
+    parts = ["a", "a-b", "a.b", "a0", "b", "-", ".x"]
+    names = sorted({"/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) for _ in range(60)})
+    files = [n for n in names if not any(m.startswith(n + "/") for m in names)]  # no file where a directory is
+    for rel in files:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(f"{rel}\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "base")
+    ours, theirs = copies(repo)
+    for round_ in range(8):
+        touched = rng.sample(files, 6)
+        for rel in touched:
+            if (repo / rel).exists() and rng.random() < 0.3:
+                (repo / rel).unlink()
+            else:
+                (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+                (repo / rel).write_text(f"{rel} {round_}\n")
+        assert spliced(repo, ours, touched), touched
+        by_git(repo, theirs, touched)
+        agree(repo, ours, theirs)
+
+
+def test_a_large_index_is_searched_not_read(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entries looked at grow with the index's logarithm (a binary search), not its size."""
+    looked: list[int] = []
+    real = index_splice._Entries.entry_at
+
+    def counted(self: index_splice._Entries, start: int) -> tuple[bytes, int] | None:
+        looked.append(start)
+        return real(self, start)
+
+    def looks(files: int) -> int:
+        repo_n = repo / f"r{files}"
+        subprocess.run(["git", "init", "-q", str(repo_n)], check=True)
+        folder = repo_n / "runs"
+        folder.mkdir()
+        for n in range(files):
+            (folder / f"r{n:05}.yaml").write_text(f"{n}\n")
+        sh(repo_n, "add", "-A")
+        sh(repo_n, "commit", "-q", "-m", "runs")
+        (folder / f"r{files // 3:05}.yaml").write_text("changed\n")
+        (folder / "r99999x.yaml").write_text("added\n")
+        ours, theirs = copies(repo_n)
+        paths = [f"runs/r{files // 3:05}.yaml", "runs/r99999x.yaml"]
+        looked.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(index_splice._Entries, "entry_at", counted)
+            assert spliced(repo_n, ours, paths)
+        by_git(repo_n, theirs, paths)
+        agree(repo_n, ours, theirs)
+        return len(looked)
+
+    small, large = looks(100), looks(6400)
+    assert large < 2 * small + 100, (small, large)  # 64 times the entries
+    assert large < 400
+
+
+@pytest.mark.parametrize("setup", [
+    ["update-index", "--index-version", "4"],
+    ["update-index", "--split-index"],
+    ["update-index", "--skip-worktree", "d/b.yaml"],
+    ["update-index", "--assume-unchanged", "d/b.yaml"],
+])
+def test_unusual_indexes_and_entries_are_left_to_git(repo: Path, setup: list[str]) -> None:
+    populate(repo)
+    sh(repo, *setup)
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    before = (repo / ".git" / "index").read_bytes()
+    assert not spliced(repo, repo / ".git" / "index", ["d/b.yaml"])
+    assert (repo / ".git" / "index").read_bytes() == before
+    assert not list((repo / ".git").glob("index.*.tmp"))
+
+
+def test_flags_elsewhere_are_kept_as_they_are(repo: Path) -> None:
+    populate(repo)
+    sh(repo, "update-index", "--skip-worktree", "a.txt")
+    ours, theirs = both(repo, edit(repo))
+    agree(repo, ours, theirs)
+    assert sh(repo, "ls-files", "-v", "a.txt", index=ours).startswith("S ")
+
+
+@pytest.mark.parametrize("case", ["file where a directory is", "file under a file", "no blob"])
+def test_what_git_decides_is_left_to_git(repo: Path, case: str) -> None:
+    populate(repo)
+    if case == "file where a directory is":
+        shutil.rmtree(repo / "d" / "e")
+        (repo / "d" / "e").write_text("now a file\n")
+        paths, known = ["d/e"], {"d/e": "0" * 40}
+    elif case == "file under a file":
+        (repo / "a.txt").unlink()
+        (repo / "a.txt").mkdir()
+        (repo / "a.txt" / "f").write_text("under what was a file\n")
+        paths, known = ["a.txt/f"], {"a.txt/f": "0" * 40}
+    else:
+        (repo / "d" / "b.yaml").write_text("changed\n")
+        paths, known = ["d/b.yaml"], {}
+    index = repo / ".git" / "index"
+    before = index.read_bytes()
+    assert not index_splice.splice(repo / ".git", repo, index, paths, 20, known)
+    assert index.read_bytes() == before
+
+
+def test_a_conflicted_entry_is_left_to_git(repo: Path) -> None:
+    populate(repo)
+    diverge(repo, "a.txt")
+    subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)  # conflicts on a.txt
+    (repo / "a.txt").write_text("resolved by hand\n")
+    assert not spliced(repo, repo / ".git" / "index", ["a.txt"])
+    ours, theirs = both(repo, ["d/b.yaml"])  # elsewhere the conflict's stages are passed through
+    for args in (("ls-files", "-s", "--debug"), ("status", "--porcelain")):  # no tree is written with a conflict
+        assert sh(repo, *args, index=ours) == sh(repo, *args, index=theirs), args
+
+
+def test_an_extension_it_does_not_know_is_not_taken_for_entries(repo: Path) -> None:
+    """An index whose only extension this module does not know: the entries' end is not found,
+    and git does the update."""
+    populate(repo)
+    index = repo / ".git" / "index"
+    raw = index.read_bytes()
+    cut = raw.find(b"TREE")
+    import hashlib
+    body = raw[:cut] + b"ZZZZ" + (16).to_bytes(4, "big") + b"\x07" * 16
+    index.write_bytes(body + hashlib.sha1(body).digest())
+    sh(repo, "ls-files")  # git reads it (an optional extension it skips)
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    before = index.read_bytes()
+    assert not spliced(repo, index, ["d/b.yaml"])
+    assert index.read_bytes() == before
