@@ -25,7 +25,7 @@ import stat
 import struct
 from pathlib import Path
 
-from statedir.gitops.indexfile import patchable
+from statedir.gitops import loose
 from statedir.gitops.object_ids import hashed
 
 _MODES = {struct.pack(">I", mode) for mode in (0o100644, 0o100755, 0o120000, 0o160000)}
@@ -46,7 +46,7 @@ def splice(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     (worktree-relative): changed or added files get fresh entries naming the blobs in `known`
     (hex ids, as the commit made them), deleted ones none. False, with nothing written, where
     git has to do it."""
-    if not patchable(gitdir, worktree):
+    if not loose.writable(gitdir, worktree):
         return False
     try:
         raw = index.read_bytes()

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import stat
 import struct
-import zlib
 from pathlib import Path
 
+from statedir.gitops import loose
 from statedir.gitops.object_ids import hashed
 
 # Entries are kept from here on; TREE, UNTR, FSMN, EOIE and IEOT describe entries by position
@@ -39,9 +39,9 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     the blob id (hex) of each path still present; None, with nothing written, where this
     index or these paths need git itself. A path in `known` has that blob already (as git
     made it, through any filter): its file is not read again."""
-    common = _common(gitdir)  # a linked work tree (a store on a branch of its own) shares objects and config
-    if width not in _WIDTHS or _shared(common) or not _owned(common, worktree):
+    if width not in _WIDTHS or not loose.writable(gitdir, worktree):
         return None
+    common = loose.common_dir(gitdir)  # a linked work tree (a store on a branch of its own) shares objects
     try:
         raw = index.read_bytes()
     except FileNotFoundError:
@@ -65,7 +65,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
         if not stat.S_ISREG(st.st_mode):
             return None
         oid = bytes.fromhex(known[path]) if known and path in known else \
-            _write_object(common, (worktree / path).read_bytes(), width)
+            loose.write(common, b"blob", (worktree / path).read_bytes(), width)
         blobs[path] = oid.hex()
         mode = 0o100755 if st.st_mode & 0o100 else 0o100644
         fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
@@ -118,51 +118,3 @@ def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list
     except (ValueError, struct.error):
         return None
     return (version, entries, extensions) if pos == len(raw) - width else None
-
-
-def _write_object(gitdir: Path, data: bytes, width: int) -> bytes:
-    """Store `data` as a loose blob (unless there) and return its binary id."""
-    body = b"blob %d\0" % len(data) + data
-    oid = hashed(body, width).digest()
-    hexid = oid.hex()
-    target = gitdir / "objects" / hexid[:2] / hexid[2:]
-    if not target.exists():
-        tmp = target.parent / f"tmp_obj_statedir_{os.getpid()}"
-        for attempt in range(5):  # a `git gc` (prune-packed) may remove the emptied directory meanwhile
-            target.parent.mkdir(exist_ok=True)
-            try:
-                tmp.write_bytes(zlib.compress(body, 1))
-                break
-            except FileNotFoundError:
-                if attempt == 4:
-                    raise
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, target)
-    return oid
-
-
-def patchable(gitdir: Path, worktree: Path) -> bool:
-    """Whether statedir may write this repository's index itself: not one shared by a group
-    (git's permissions), and one this user owns (git refuses another's)."""
-    common = _common(gitdir)
-    return not _shared(common) and _owned(common, worktree)
-
-
-def _common(gitdir: Path) -> Path:
-    """Where the repository's objects and config are: a linked work tree's git directory names it."""
-    pointer = gitdir / "commondir"
-    return (gitdir / pointer.read_text().strip()).resolve() if pointer.is_file() else gitdir
-
-
-def _owned(gitdir: Path, worktree: Path) -> bool:
-    """Whether this user owns the repository (git refuses one it does not, unless told it is safe)."""
-    uid = os.geteuid()
-    return gitdir.stat().st_uid == uid and worktree.stat().st_uid == uid
-
-
-def _shared(gitdir: Path) -> bool:
-    """A repository shared by a group wants objects with the group's permissions: git's job."""
-    try:
-        return b"sharedrepository" in (gitdir / "config").read_bytes().lower()
-    except OSError:
-        return True

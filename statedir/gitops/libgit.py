@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from statedir.errors import GitError, InvalidValue
-from statedir.gitops import git
+from statedir.gitops import git, loose, tree_bytes
 
 _FALLBACK = ("statedir", "statedir@localhost")  # as gitcommit commits without an identity
 _DATES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
@@ -48,6 +48,9 @@ class LibgitBackend:
         self._packs_seen = self._stamp()
         config = self._repo.config
         self._shared = "core.sharedrepository" in config
+        gitdir = Path(self._repo.path)
+        self._common = loose.common_dir(gitdir) if loose.writable(gitdir, worktree) else None
+        self._large: tuple[bytes, bytes] | None = None  # the large tree written last: (raw id, bytes)
         self.entries_edited = 0  # tree entries handed to libgit2 by edit_trees (what the tests count)
 
     def _stamp(self) -> int | None:
@@ -135,9 +138,51 @@ class LibgitBackend:
                    files: dict[str, dict[str, tuple[str, str, str]]]) -> str | None:
         """The root tree of `rev` with `files` (directory -> name -> (mode, type, id); an empty
         mode removes the name) put in, each directory in `ordered` (deepest first, root last)
-        edited from its tree in `rev`: only the changed names are handed over, so the cost does
-        not grow with the directory (a `runs/` of 10,000 runs is copied by libgit2, not listed
-        here). None where a name is not UTF-8: the caller lists and writes those trees whole."""
+        edited from its tree in `rev` as bytes (statedir.gitops.tree_bytes) and written as a
+        loose object (statedir.gitops.loose): only the changed names are looked at, and a
+        large tree this process wrote last (a store's `runs/`) is edited from memory, not read
+        again, so the cost does not grow with the directory. Where statedir may not write the
+        objects itself, libgit2's tree builders do it. None where a name is not UTF-8: the
+        caller lists and writes those trees whole."""
+        if self._common is None:
+            return self._built(rev, ordered, files)
+        at: dict[str, bytes] = {"": self._read(self.repo[rev].peel(self._pygit2.Tree).id.raw) if rev else b""}
+        written: dict[str, str | None] = {}
+        for directory in ordered:
+            changes = tree_bytes.changes(directory, files, written)
+            self.entries_edited += len(changes)
+            edited = tree_bytes.edit(self._tree_at(at, directory), 20, changes)
+            if not edited and directory:
+                written[directory] = None  # an emptied directory leaves its parent
+                continue
+            large = len(edited) >= tree_bytes.LARGE
+            oid = loose.write(self._common, b"tree", edited, 20, level=0 if large else 1)
+            if large:
+                self._large = (oid, edited)
+            written[directory] = oid.hex()
+        return written.get("") or None
+
+    def _tree_at(self, at: dict[str, bytes], directory: str) -> bytes:
+        """The bytes of the parent's tree at `directory` (b"" where none is), `at` holding those
+        looked up already (the root's under "")."""
+        if directory not in at:
+            parent, _, name = directory.rpartition("/")
+            raw = self._tree_at(at, parent)
+            oid = tree_bytes.subtree(raw, 20, name) if raw else None
+            at[directory] = self._read(oid) if oid is not None else b""
+        return at[directory]
+
+    def _read(self, oid: bytes) -> bytes:
+        if self._large is not None and self._large[0] == oid:
+            return self._large[1]
+        kind, data = self.repo.read(self._pygit2.Oid(raw=oid))[:2]
+        if kind != self._pygit2.GIT_OBJECT_TREE:
+            raise GitError(f"libgit2 read a {kind} where a tree was: {oid.hex()}")
+        return bytes(data)
+
+    def _built(self, rev: str | None, ordered: list[str],
+               files: dict[str, dict[str, tuple[str, str, str]]]) -> str | None:
+        """edit_trees by libgit2's tree builders, one a directory (a group-shared repository)."""
         pygit2 = self._pygit2
         repo = self.repo
         root = repo[rev].peel(pygit2.Tree) if rev else None
@@ -149,11 +194,7 @@ class LibgitBackend:
                     with contextlib.suppress(KeyError):
                         base = root[directory] if directory else root
                 builder = repo.TreeBuilder(base) if isinstance(base, pygit2.Tree) else repo.TreeBuilder()
-                changes = dict(files.get(directory, {}))
-                for sub, oid in written.items():  # this directory's children, written just before
-                    parent_dir, _, name = sub.rpartition("/")
-                    if sub and parent_dir == directory:
-                        changes[name] = ("40000", "tree", oid) if oid else ("", "", "")
+                changes = tree_bytes.changes(directory, files, written)
                 for name, (mode, _, oid) in changes.items():
                     self.entries_edited += 1
                     if mode:

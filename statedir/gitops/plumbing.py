@@ -8,12 +8,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from statedir.errors import GitError
-from statedir.gitops import process, tree_bytes
-from statedir.gitops.git import QUIET, environment, gist, run
+from statedir.gitops import loose, process, tree_bytes
+from statedir.gitops.git import QUIET, environment, git_dir, gist, run
 
-# A parent's tree at least this large (about 1,000 entries) is edited as bytes rather than
-# listed into Python and handed back to `git mktree` whole.
-LARGE_TREE_BYTES = 32 << 10
 _FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 
 
@@ -31,24 +28,26 @@ class Plumbing:
 
     def edit_trees(self, rev: str | None, ordered: list[str],
                    files: dict[str, dict[str, tuple[str, str, str]]]) -> str | None:
-        """The new root tree: each directory of `ordered` (deepest first) edited from `rev`'s,
-        a small one listed and written again by `mktree`, a large one (a store's `runs/`)
-        edited as bytes (statedir.gitops.tree_bytes) and written by `hash-object`: what it
-        costs is the changed names, not the directory's size. None without a parent."""
+        """The new root tree: each directory of `ordered` (deepest first) edited from `rev`'s.
+        Where statedir.gitops.loose may write objects, every tree is edited as bytes
+        (statedir.gitops.tree_bytes) and written as a loose object here, from the parent's
+        trees read as loose objects too where they are (no git process at all); elsewhere a
+        small one is listed and written again by `mktree` and a large one (a store's `runs/`)
+        edited as bytes and written by `hash-object`. What it costs is the changed names and a
+        copy of the bytes, not the directory's entries. None without a parent."""
         if rev is None:
             return None
-        raws = _raw_trees(self.worktree, rev, ordered)
         width = len(rev) // 2
+        gitdir = git_dir(self.worktree)
+        if loose.writable(gitdir, self.worktree):
+            return self._edited_here(loose.common_dir(gitdir), rev, ordered, files, width)
+        raws = _raw_trees(self.worktree, rev, ordered)
         written: dict[str, str | None] = {}
         with self.tree_writer() as mktree:
             for directory in ordered:
-                changes = dict(files.get(directory, {}))
-                for sub, oid in written.items():  # this directory's children, written just before
-                    parent_dir, _, name = sub.rpartition("/")
-                    if sub and parent_dir == directory:
-                        changes[name] = ("40000", "tree", oid) if oid else ("", "", "")
+                changes = tree_bytes.changes(directory, files, written)
                 raw = raws[directory]
-                if len(raw) < LARGE_TREE_BYTES:
+                if len(raw) < tree_bytes.LARGE:
                     listing = _parse(raw, width)
                     listing.update(changes)
                     entries = [(mode, kind, oid, name) for name, (mode, kind, oid) in listing.items() if mode]
@@ -57,6 +56,21 @@ class Plumbing:
                 edited = tree_bytes.edit(raw, width, changes)
                 written[directory] = run(self.worktree, "hash-object", "-w", "-t", "tree", "--stdin",
                                          stdin=edited).stdout.decode().strip() if edited or not directory else None
+        return written.get("") or None
+
+    def _edited_here(self, common: Path, rev: str, ordered: list[str],
+                     files: dict[str, dict[str, tuple[str, str, str]]], width: int) -> str | None:
+        """edit_trees with no git process where the parent's trees are loose (a transition's
+        are): each tree edited as bytes and written as a loose object (statedir.gitops.loose)."""
+        raws = loose.trees_at(common, rev, ordered, width) or _raw_trees(self.worktree, rev, ordered)
+        written: dict[str, str | None] = {}
+        for directory in ordered:
+            edited = tree_bytes.edit(raws[directory], width, tree_bytes.changes(directory, files, written))
+            if not edited and directory:
+                written[directory] = None  # an emptied directory leaves its parent
+                continue
+            level = 0 if len(edited) >= tree_bytes.LARGE else 1
+            written[directory] = loose.write(common, b"tree", edited, width, level).hex()
         return written.get("") or None
 
     @contextlib.contextmanager

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from statedir import fault_injection
 from statedir.errors import GitError
-from statedir.gitops import git, index_lock, index_splice, indexfile
+from statedir.gitops import git, index_lock, index_splice, indexfile, tree_bytes
 from statedir.gitops.git import git_dir, head, update_index
 from statedir.gitops.plumbing import Plumbing, with_identity
 
@@ -217,11 +217,7 @@ def _write_trees(ordered: list[str], trees: dict[str, dict[str, tuple[str, str, 
     written: dict[str, str | None] = {}
     for directory in ordered:
         listing = trees[directory]
-        listing.update(files.get(directory, {}))
-        for sub, oid in written.items():  # this directory's children, written just before
-            parent_dir, _, name = sub.rpartition("/")
-            if sub and parent_dir == directory:
-                listing[name] = ("40000", "tree", oid) if oid else ("", "", "")
+        listing.update(tree_bytes.changes(directory, files, written))
         entries = [(mode, kind, oid, name) for name, (mode, kind, oid) in listing.items() if mode]
         if not entries and directory:
             written[directory] = None  # an emptied directory leaves its parent

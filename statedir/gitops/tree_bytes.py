@@ -18,6 +18,18 @@ import re
 Change = tuple[str, str, str]  # (mode, type, object id); mode "": the name is removed
 
 
+def changes(directory: str, files: dict[str, dict[str, Change]], written: dict[str, str | None]) -> dict[str, Change]:
+    """What changes in `directory` as a commit's trees are written deepest first: its own files
+    (`files`: directory -> name -> change), and its subdirectories written just before (`written`:
+    directory -> new tree id, None where it was emptied and leaves)."""
+    out = dict(files.get(directory, {}))
+    for sub, oid in written.items():
+        parent_dir, _, name = sub.rpartition("/")
+        if sub and parent_dir == directory:
+            out[name] = ("40000", "tree", oid) if oid else ("", "", "")
+    return out
+
+
 def entry(mode: str, name: str, oid: str) -> bytes:
     """One tree entry as git writes it: `MODE NAME\\0` and the raw object id."""
     return f"{mode} {name}\0".encode("utf-8", "surrogateescape") + bytes.fromhex(oid)
@@ -28,6 +40,10 @@ def _key(mode: bytes, name: bytes) -> bytes:
     return name + b"/" if mode == b"40000" else name
 
 
+# A tree at least this large (about 1,000 entries) is edited as bytes by the git processes'
+# plumbing rather than listed into Python and handed back to `git mktree` whole, and written
+# uncompressed (statedir.gitops.loose).
+LARGE = 32 << 10
 FEW = 8  # names an edit finds each by its own expression; more: one scan of the tree
 
 
@@ -40,15 +56,11 @@ def edit(raw: bytes, width: int, changes: dict[str, Change]) -> bytes:
     puts: list[tuple[int, bytes, bytes]] = []  # (where, key, entry) of an entry put in
     for name, (mode, _, oid) in changes.items():
         as_bytes = name.encode("utf-8", "surrogateescape")
-        places = {}  # key -> where the first entry not before it starts
-        for key, tree in ((as_bytes, False), (as_bytes + b"/", True)):  # where it may stand now: as a file, a tree
-            at = places[key] = _before(raw, width, key)
-            found = _entry_at(raw, width, at)
-            if found is not None and found[1] == as_bytes and (found[0] == b"40000") == tree:
-                cuts.append((at, found[2]))
+        places, found = _places(raw, width, as_bytes)
+        cuts.extend(found.values())
         if mode:  # its key is one of the two
-            key = _key(mode.encode(), as_bytes)
-            puts.append((places[key], key, entry(mode, name, oid)))
+            tree = mode == "40000"
+            puts.append((places[tree], _key(mode.encode(), as_bytes), entry(mode, name, oid)))
     out: list[bytes] = []
     kept = 0
     events = sorted([(at, 0, key, data) for at, key, data in puts] + [(start, 1, b"", end) for start, end in cuts])
@@ -61,6 +73,33 @@ def edit(raw: bytes, width: int, changes: dict[str, Change]) -> bytes:
             kept = what  # type: ignore[assignment]
     out.append(raw[kept:])
     return b"".join(out)
+
+
+def subtree(raw: bytes, width: int, name: str) -> bytes | None:
+    """The raw id of the tree `name` in the tree `raw`, None where no tree has that name."""
+    found = _places(raw, width, name.encode("utf-8", "surrogateescape"))[1].get(True)
+    return raw[found[1] - width:found[1]] if found else None
+
+
+def _places(raw: bytes, width: int, name: bytes) -> tuple[dict[bool, int], dict[bool, tuple[int, int]]]:
+    """Where `name` stands or would go, as a file and as a tree ({False: at, True: at}: the first
+    entry whose key is not before the name's, the name's with '/'), and the entries that hold it
+    now ({False or True: (start, end)}). One scan in C to the file's place; the few entries
+    whose keys lie between the two (the name with a byte below '/' after it) are stepped."""
+    at = _before(raw, width, name)
+    places, found = {False: at}, {}
+    tree_key = name + b"/"
+    while True:
+        entry_ = _entry_at(raw, width, at)
+        if entry_ is None or _key(entry_[0], entry_[1]) >= tree_key:
+            break
+        if entry_[1] == name and entry_[0] != b"40000":
+            found[False] = (at, entry_[2])
+        at = entry_[2]
+    places[True] = at
+    if entry_ is not None and entry_[0] == b"40000" and entry_[1] == name:
+        found[True] = (at, entry_[2])
+    return places, found
 
 
 def _before(raw: bytes, width: int, key: bytes) -> int:

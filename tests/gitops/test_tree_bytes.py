@@ -69,7 +69,7 @@ class Counted(plumbing.Plumbing):
 
 def test_a_commit_through_plumbing_hands_git_only_the_changed_names(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plumbing, "LARGE_TREE_BYTES", 1 << 10)  # 60 runs' `runs/` is large here
+    monkeypatch.setattr(tree_bytes, "LARGE", 1 << 10)  # 60 runs' `runs/` is large here
     monkeypatch.setattr(store_commit, "Plumbing", Counted)
     handed, trees = [], []
     for runs in (3, 60):
@@ -85,10 +85,10 @@ def test_a_commit_through_plumbing_hands_git_only_the_changed_names(tmp_path: Pa
             paths = ["state/runs/r0/state.yaml", "state/runs/r0/notes.yaml", "state/runs/r0/stages/1.yaml",
                      "state/runs/r5x/state.yaml"]
             if way == "listed":
-                monkeypatch.setattr(plumbing, "LARGE_TREE_BYTES", 1 << 30)
+                monkeypatch.setattr(tree_bytes, "LARGE", 1 << 30)
             Counted.handed = 0
             store_commit.commit(repo, paths, "t\n", plumbing_above=0)
-            monkeypatch.setattr(plumbing, "LARGE_TREE_BYTES", 1 << 10)
+            monkeypatch.setattr(tree_bytes, "LARGE", 1 << 10)
             if way == "edited":
                 handed.append(Counted.handed)
             trees.append(sh(repo, "rev-parse", "HEAD^{tree}"))
