@@ -21,20 +21,20 @@ listed from /proc/self/fd (or /dev/fd) and each gets a close action.
 #   its processes here.
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import select
 import stat
-from typing import IO, TYPE_CHECKING, Any
 
 try:  # the signal numbers from the builtin module: `signal` builds enums at import
     from _signal import SIGKILL, SIGPIPE, SIGXFSZ
 except ImportError:  # pragma: no cover - other Pythons
     from signal import SIGKILL, SIGPIPE, SIGXFSZ
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (nor contextlib: a no-op sync's short path
+if TYPE_CHECKING:  # runs one git through here and loads neither, docs/reliability.md)
     import subprocess
+    from typing import IO, Any
 
 _CHUNK = 1 << 16
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)  # what a pipe takes whole once poll says it is writable
@@ -79,9 +79,11 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
         stdout, stderr = _communicate(out_r, err_r, in_w, input or b"")
         _, status = os.waitpid(pid, 0)
     except BaseException:  # ^C while git runs: it goes too, as with subprocess.run
-        with contextlib.suppress(OSError):
+        try:
             os.kill(pid, SIGKILL)
             os.waitpid(pid, 0)
+        except OSError:
+            pass
         raise
     return Completed(args, os.waitstatus_to_exitcode(status), stdout, stderr)
 
@@ -119,8 +121,10 @@ class Child:
     def communicate(self) -> tuple[bytes, bytes]:
         """Close stdin, read stderr then stdout to their ends (what is left of stdout once the
         caller has read each answer: little), and wait."""
-        with contextlib.suppress(BrokenPipeError):
+        try:
             self.stdin.close()
+        except BrokenPipeError:
+            pass
         err = b""
         if self._stderr is not None:
             chunks = []
@@ -136,8 +140,10 @@ class Child:
 
     def kill(self) -> None:
         if self.returncode is None:
-            with contextlib.suppress(OSError):
+            try:
                 os.kill(self.pid, SIGKILL)
+            except OSError:
+                pass
 
     def wait(self) -> int:
         if self.returncode is None:
