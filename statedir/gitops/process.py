@@ -117,22 +117,37 @@ class Child:
         self.returncode: int | None = None
 
     def communicate(self) -> tuple[bytes, bytes]:
-        """Close stdin, read stderr then stdout to their ends (what is left of stdout once the
-        caller has read each answer: little), and wait."""
+        """Close stdin, read stdout and stderr to their ends together (a child filling one pipe
+        while the other is read would wait on it for ever, as Popen.communicate knows), and wait."""
         with contextlib.suppress(BrokenPipeError):
             self.stdin.close()
-        err = b""
-        if self._stderr is not None:
-            chunks = []
-            while chunk := os.read(self._stderr, _CHUNK):
-                chunks.append(chunk)
-            os.close(self._stderr)
-            self._stderr = None
-            err = b"".join(chunks)
-        out = self.stdout.read()
+        out, err = (self.stdout.read(), b"") if self._stderr is None else self._read_both(self._stderr)
         self.stdout.close()
         self.wait()
         return out, err
+
+    def _read_both(self, err_fd: int) -> tuple[bytes, bytes]:
+        """stdout (what its buffer holds first: `read1` takes that before the pipe) and stderr
+        (`err_fd`), each read as poll finds it readable, to both their ends; `err_fd` closed after."""
+        out_fd = self.stdout.fileno()
+        outputs: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+        poller = select.poll()
+        for fd in outputs:
+            poller.register(fd, select.POLLIN)
+        reading = set(outputs)
+        try:
+            while reading:
+                for fd, _ in poller.poll():
+                    chunk = self.stdout.read1(_CHUNK) if fd == out_fd else os.read(fd, _CHUNK)
+                    if chunk:
+                        outputs[fd].append(chunk)
+                    else:
+                        poller.unregister(fd)
+                        reading.discard(fd)
+        finally:
+            os.close(err_fd)
+            self._stderr = None
+        return b"".join(outputs[out_fd]), b"".join(outputs[err_fd])
 
     def kill(self) -> None:
         if self.returncode is None:
