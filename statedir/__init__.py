@@ -4,18 +4,23 @@
     statedir.init("state")           # make the store (git init first where needed); once
     sd = statedir.open("state")      # a StateDir: sd.new, sd.stage, sd.status, sd.validate, ...
 """
-# Lazy imports: statedir.api (StateDir, init): `import statedir` and `statedir --version` load nothing of the API
-#   until a caller asks for it (--version, about 20 ms in all, would double).
+# Lazy imports: statedir.api (StateDir, init), statedir.errors (the typed errors): `import statedir` and `statedir
+#   --version` load nothing of the API until a caller asks for it (--version, about 20 ms in all, would double), and
+#   the CLI's no-op sync answers without the errors module (docs/reliability.md).
 # The annotations below are strings: `statedir --version` imports this module and loads nothing
-# more (no typing, no pathlib, no api); the errors module it re-exports imports nothing.
-from statedir.errors import (  # the typed errors, for `except statedir.IllegalTransition:`
-    BadFile, ContentChanged, ContractIncomplete, CorruptStore, FailureModeBlock, GitError, HeadMoved, IllegalTransition, ImmutableField,
-    InvalidId, InvalidValue,
-    LimitReached, LockTimeout, MergeRefused, MissingDependency, NotAStore, PermissionDenied,
-    PrerequisitesMissing, RunExists, RunTerminal, SigningKeyMismatch, SigningKeyMissing, StatedirError,
-    UncommittedEdit, UnknownMaterial, UnknownRun, UnknownStage, UnresolvedMerge, UserAnswerRequired,
-    UserDeclined, ValidationFailed, WriteFailed,
-)
+# more (no typing, no pathlib, no api, no errors).
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from statedir.errors import (  # the typed errors, for `except statedir.IllegalTransition:`
+        BadFile, ContentChanged, ContractIncomplete, CorruptStore, FailureModeBlock, GitError, HeadMoved,
+        IllegalTransition, ImmutableField,
+        InvalidId, InvalidValue,
+        LimitReached, LockTimeout, MergeRefused, MissingDependency, NotAStore, PermissionDenied,
+        PrerequisitesMissing, RunExists, RunTerminal, SigningKeyMismatch, SigningKeyMissing, StatedirError,
+        UncommittedEdit, UnknownMaterial, UnknownRun, UnknownStage, UnresolvedMerge, UserAnswerRequired,
+        UserDeclined, ValidationFailed, WriteFailed,
+    )
+del TYPE_CHECKING
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "init", "open", "BadFile", "ContentChanged", "ContractIncomplete", "CorruptStore", "FailureModeBlock", "GitError",
@@ -49,3 +54,18 @@ def init(directory: "str | Path" = "state", branch: "str | None" = None,
     from statedir.api.making import init as make
 
     return make(directory, branch, new_store)
+
+
+def __getattr__(name: str) -> type[Exception]:
+    """The typed errors (statedir.errors), for `except statedir.IllegalTransition:`, loaded when first asked for."""
+    if name in __all__ and name not in ("__version__", "init", "open"):
+        from statedir import errors
+
+        value: type[Exception] = getattr(errors, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

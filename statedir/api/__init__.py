@@ -10,9 +10,10 @@
 #   uses, so a call pays for its own path only (every command imports statedir.api: docs/cli-startup.md).
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a no-op sync's short path loads none)
 if TYPE_CHECKING:
+    from typing import Any
+
     from statedir.api.caller_inputs import read_yaml_file, resolve
     from statedir.api.making import init
     from statedir.api.state_dir import RUN_FIELDS, StateDir

@@ -1,13 +1,11 @@
 """The `statedir` command line: thin typer callbacks over statedir.api; one error handler."""
-# Lazy imports: statedir, api.places, api.sync_unmoved, cli.direct, cli.registry, cli.render, cli.words, commands.table, hints, typer:
-#   imported by the command that uses them: `statedir COMMAND` loads this module for any of its commands, and a plain
-#   call loads no typer (docs/cli-startup.md).
+# Lazy imports: statedir, api.places, api.sync_unmoved, cli.direct, cli.registry, cli.render, cli.words, commands.table, errors,
+#   hints, typer: imported by the command that uses them: `statedir COMMAND` loads this module for any of its commands, a
+#   plain call loads no typer, and a no-op sync answers before the errors, the hints or the words load (docs/cli-startup.md).
 from __future__ import annotations
 
 import os
 import sys
-
-from statedir.errors import BAD_INPUT, InvalidValue, StatedirError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (`statedir --version` loads nothing)
 if TYPE_CHECKING:
@@ -22,6 +20,14 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"statedir {__version__}")
         return 0
+    if args[:1] == ["sync"] and args[1:] in ([], ["--json"]):
+        try:
+            found = _unmoved_sync()
+            if found is not None:  # nothing moved since the last sync: its module, the store and the sync stay unloaded
+                return _say_unmoved(found, "--json" in args)
+        except KeyboardInterrupt:  # ^C during its ls-remote: as _main says it
+            sys.stderr.write("aborted\n")
+            return 130
     from statedir.hints import WORDS
 
     from statedir.cli.render import Escaping
@@ -41,9 +47,31 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+def _say_unmoved(found: dict[str, Any], as_json: bool) -> int:
+    """A no-op sync's answer, printed as `main` prints the whole sync's (its streams escaped and
+    reconfigured alike), with nothing else of the CLI loaded."""
+    from statedir.cli import render
+
+    streams = sys.stdout, sys.stderr
+    if not as_json:
+        sys.stdout = render.Escaping(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = render.Escaping(sys.stderr)  # type: ignore[assignment]
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure:
+                reconfigure(errors="backslashreplace")
+        render.done(found, as_json)
+        sys.stdout.flush()
+    finally:
+        sys.stdout, sys.stderr = streams
+    return 0
+
+
 def _main(args: list[str]) -> int:
     os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help and errors; rich costs start-up time
     from statedir.cli import render
+    from statedir.errors import InvalidValue, StatedirError
 
     if os.environ.get("STATEDIR_FAULT"):
         from statedir.api import places
@@ -84,13 +112,6 @@ def _main(args: list[str]) -> int:
 def _run(args: list[str]) -> object:
     """The named command called straight from argv where `direct` reads the call (no typer),
     else the app typer builds of the commands the call needs."""
-    if args[:1] == ["sync"] and args[1:] in ([], ["--json"]):
-        found = _unmoved_sync()
-        if found is not None:  # nothing moved since the last sync: its module, the store and the sync stay unloaded
-            from statedir.cli import render
-
-            render.done(found, "--json" in args)
-            return 0
     # A person watching: a wait for the store lock must not look like a hang (the short path above takes none).
     if sys.stderr.isatty():
         from statedir.api import places
@@ -165,6 +186,7 @@ def _usage_error(exc: Any, as_json: bool) -> int:
     `statedir` (or `statedir bus`) is a person asking what is there: its help on stdout and
     exit 0, as `statedir --help` does; never an error line."""
     from statedir.cli import render
+    from statedir.errors import BAD_INPUT, InvalidValue
 
     context = getattr(exc, "ctx", None)  # where typer was reading: a usage error's command
     message = exc.format_message()

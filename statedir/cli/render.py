@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
-from statedir.errors import StatedirError
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a no-op sync's short path loads none)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from statedir.errors import StatedirError
 
 
 # C0 but tab and newline, DEL, C1, and the marks that reorder or hide text (bidi embeddings,

@@ -3,7 +3,10 @@ serialised one way for the CLI's pipe and the MCP server's agent (`Document.text
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a no-op `sync --json` loads none)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Document:

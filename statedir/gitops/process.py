@@ -21,20 +21,20 @@ listed from /proc/self/fd (or /dev/fd) and each gets a close action.
 #   its processes here.
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import select
 import stat
-from typing import IO, TYPE_CHECKING, Any
 
 try:  # the signal numbers from the builtin module: `signal` builds enums at import
     from _signal import SIGKILL, SIGPIPE, SIGXFSZ
 except ImportError:  # pragma: no cover - other Pythons
     from signal import SIGKILL, SIGPIPE, SIGXFSZ
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (nor contextlib: a no-op sync's short path
+if TYPE_CHECKING:  # runs one git through here and loads neither, docs/reliability.md)
     import subprocess
+    from typing import IO, Any
 
 _CHUNK = 1 << 16
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)  # what a pipe takes whole once poll says it is writable
@@ -79,9 +79,11 @@ def run(args: list[str], cwd: str, env: dict[str, str], input: bytes | None) -> 
         stdout, stderr = _communicate(out_r, err_r, in_w, input or b"")
         _, status = os.waitpid(pid, 0)
     except BaseException:  # ^C while git runs: it goes too, as with subprocess.run
-        with contextlib.suppress(OSError):
+        try:
             os.kill(pid, SIGKILL)
             os.waitpid(pid, 0)
+        except OSError:
+            pass
         raise
     return Completed(args, os.waitstatus_to_exitcode(status), stdout, stderr)
 
@@ -117,27 +119,46 @@ class Child:
         self.returncode: int | None = None
 
     def communicate(self) -> tuple[bytes, bytes]:
-        """Close stdin, read stderr then stdout to their ends (what is left of stdout once the
-        caller has read each answer: little), and wait."""
-        with contextlib.suppress(BrokenPipeError):
+        """Close stdin, read stdout and stderr to their ends together (a child filling one pipe
+        while the other is read would wait on it for ever, as Popen.communicate knows), and wait."""
+        try:
             self.stdin.close()
-        err = b""
-        if self._stderr is not None:
-            chunks = []
-            while chunk := os.read(self._stderr, _CHUNK):
-                chunks.append(chunk)
-            os.close(self._stderr)
-            self._stderr = None
-            err = b"".join(chunks)
-        out = self.stdout.read()
+        except BrokenPipeError:
+            pass
+        out, err = (self.stdout.read(), b"") if self._stderr is None else self._read_both(self._stderr)
         self.stdout.close()
         self.wait()
         return out, err
 
+    def _read_both(self, err_fd: int) -> tuple[bytes, bytes]:
+        """stdout (what its buffer holds first: `read1` takes that before the pipe) and stderr
+        (`err_fd`), each read as poll finds it readable, to both their ends; `err_fd` closed after."""
+        out_fd = self.stdout.fileno()
+        outputs: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+        poller = select.poll()
+        for fd in outputs:
+            poller.register(fd, select.POLLIN)
+        reading = set(outputs)
+        try:
+            while reading:
+                for fd, _ in poller.poll():
+                    chunk = self.stdout.read1(_CHUNK) if fd == out_fd else os.read(fd, _CHUNK)
+                    if chunk:
+                        outputs[fd].append(chunk)
+                    else:
+                        poller.unregister(fd)
+                        reading.discard(fd)
+        finally:
+            os.close(err_fd)
+            self._stderr = None
+        return b"".join(outputs[out_fd]), b"".join(outputs[err_fd])
+
     def kill(self) -> None:
         if self.returncode is None:
-            with contextlib.suppress(OSError):
+            try:
                 os.kill(self.pid, SIGKILL)
+            except OSError:
+                pass
 
     def wait(self) -> int:
         if self.returncode is None:

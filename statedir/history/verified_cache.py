@@ -3,10 +3,12 @@ since (issue 37): disposable files under `.git/statedir/`, rebuilt when absent.
 
 `verified.json` holds the commit a verify reached, how many commits it checked, the objects of
 the files that say how history is judged (signers.yaml, acknowledged.yaml, statedir.yaml) at that
-commit, and the name of the file of what it found: `verified-findings/<sha256>.json`, named by its
-content's digest (each finding is about one commit, which its id names for good), a list of
-[commit, kind, message, [file, ...]]: the findings in order, those in a row that share commit, kind
-and message in one entry (a commit of 30,000 files made by hand is one entry, read back as one
+commit, each Material Passport deleted by then and not added again, with the blob it held before
+(a label added again after that commit is judged against what it named: `label_reused`), and the
+name of the file of what it found: `verified-findings/<sha256>.json`, named by its content's
+digest (each finding is about one commit, which its id names for good), a list of [commit, kind,
+message, [file, ...]]: the findings in order, those in a row that share commit, kind and message
+in one entry (a commit of 30,000 files made by hand is one entry, read back as one
 list of names). A verify that finds nothing new keeps that file as it is and rewrites only the
 small `verified.json`. A later whole-store verify whose HEAD descends from that commit, with those
 files the same at HEAD, checks only the commits after it (as `verify --since` does) and hands the
@@ -31,7 +33,7 @@ from statedir.files import rules_identity
 from statedir.gitops import git, objects
 from statedir.store.store import Store
 
-FORMAT = 6  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
+FORMAT = 7  # raise it whenever verify's rules change: a clean verdict of older rules is then not taken
 _JUDGING = ("signers.yaml", "acknowledged.yaml", "statedir.yaml")
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
@@ -47,6 +49,7 @@ class Start(NamedTuple):
     findings: list[dict[str, Any]]
     digest: str
     templates: list[tuple[tuple[str, str], Seen]]  # the template names and versions history held (template_check)
+    removed: dict[str, str]  # passport path -> the blob it held before it was deleted (not added again since)
 
 
 def _file(store: Store) -> Any:
@@ -79,13 +82,18 @@ def start(store: Store) -> Start | None:
     if not isinstance(digest, str) or not _DIGEST.match(digest):
         return None
     findings = _read_findings(store, digest)
-    templates = _templates(saved.get("templates"))
-    if findings is None or templates is None:
+    templates, removed = _templates(saved.get("templates")), saved.get("removed")
+    if findings is None or templates is None or not _removed(removed):
         return None
     head = git.head(store.worktree)
     if head is None or not objects.is_ancestor(store.worktree, sha, head) or judging != _judging(store, "HEAD"):
         return None
-    return Start(sha, checked, findings, digest, templates)
+    return Start(sha, checked, findings, digest, templates, removed)
+
+
+def _removed(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and _SHA.match(v)
+                                           for k, v in value.items())
 
 
 def _templates(rows: Any) -> list[tuple[tuple[str, str], Seen]] | None:
@@ -141,12 +149,12 @@ def _a_finding(value: Any) -> bool:
 
 
 def remember(store: Store, head: str, result: dict[str, Any], merges: bool, earlier: Start | None,
-             templates: list[tuple[tuple[str, str], Seen]]) -> None:
+             templates: list[tuple[tuple[str, str], Seen]], removed: dict[str, str]) -> None:
     """Keep a whole-store result at `head`, with the template names and versions history held up
-    to it (a write that fails is a cache not kept); not one with anything acknowledged, repaired
-    or uncounted, nor one over `merges`. Its findings begin with those `earlier` started from
-    (verify hands them on as they are); where there are no others, their file is kept as it is
-    (nothing of them written)."""
+    to it and the passports `removed` by then (a write that fails is a cache not kept); not one
+    with anything acknowledged, repaired or uncounted, nor one over `merges`. Its findings begin
+    with those `earlier` started from (verify hands them on as they are); where there are no
+    others, their file is kept as it is (nothing of them written)."""
     if merges or result.get("acknowledged") or result.get("repaired") or result.get("not_counted"):
         return
     findings = result["findings"]
@@ -162,7 +170,8 @@ def remember(store: Store, head: str, result: dict[str, Any], merges: bool, earl
             _write(_findings_file(store, digest), data)
         record = {"format": FORMAT, "rules": rules_key(), "commit": head, "checked": result["checked"],
                   "findings": digest, "judging": _judging(store, head),
-                  "templates": [[*key, *first] for key, first in templates if first.commit is not None]}
+                  "templates": [[*key, *first] for key, first in templates if first.commit is not None],
+                  "removed": removed}
         _write(_file(store), json.dumps(record).encode())
         if earlier is None or earlier.digest != digest:  # what files before named (or an older format), now none
             for other in _findings_file(store, digest).parent.glob("*.json"):

@@ -58,7 +58,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
     if earlier:
         since_sha = earlier.commit
     found: list[Any] = []  # the findings of the commits checked, and signature checks running (Futures)
-    removed: dict[str, Any] = {}  # passport path -> the content it named before it was deleted
+    removed = dict(earlier.removed) if earlier else {}  # passport path -> the blob it held before its deletion
     with objects.ObjectReader(store.worktree) as objs, Auditor(store, objs) as signatures:
         reader = CommitReader(store, objs)
         history = commits(store, store.git_path(rel), since_sha, reader=reader,
@@ -93,7 +93,7 @@ def verify(store: Store, run_id: str | None = None, since: str | None = None, *,
         result["not_counted"] = not_counted
     if head:
         verified_cache.remember(store, head, result, any(len(c.parents) > 1 or c.repairs for c in history),
-                                earlier, templates.stored())
+                                earlier, templates.stored(), removed)
     return result
 
 
@@ -112,7 +112,7 @@ def _finding(commit: Commit, kind: str, file: str | None, message: str) -> dict[
     return {"commit": commit.sha, "kind": kind, "file": file, "message": message}
 
 
-def _check(reader: CommitReader, commit: Commit, removed: dict[str, Any]) -> list[dict[str, Any]]:
+def _check(reader: CommitReader, commit: Commit, removed: dict[str, str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     replayed: set[str] = set()  # files the replay proved exactly right
     statedirs = bool(commit.run_id and commit.actor and commit.action)
@@ -252,13 +252,15 @@ def _identity(reader: CommitReader, rel: str, oid: str) -> Any:
 
 
 def _label(reader: CommitReader, commit: Commit, rel: str, status: str, old: str, new: str,
-           removed: dict[str, Any]) -> list[dict[str, Any]]:
+           removed: dict[str, str]) -> list[dict[str, Any]]:
+    """label_reused where a passport's label names other content than it did, changed in place or
+    added again after its deletion (in an earlier commit, maybe one a remembered verify checked)."""
     label = rel.rpartition("/")[2][:-5]
     if status == "D":
-        removed[rel] = _identity(reader, rel, old)
+        removed[rel] = old  # its blob, not what it held: the verify cache keeps this map as it is
         return []
-    before = _identity(reader, rel, old) if status != "A" else removed.pop(rel, None)
-    if before is None or before == _identity(reader, rel, new):
+    held = old if status != "A" else removed.pop(rel, None)
+    if held is None or _identity(reader, rel, held) == _identity(reader, rel, new):
         return []
     return [_finding(commit, "label_reused", rel, f"version label {label} now names different content "
                                                   "(a label is never reused)")]

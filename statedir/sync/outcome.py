@@ -2,7 +2,9 @@
 without the store."""
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a no-op sync's short path loads none)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def result(name: str, branch: str, status: str, head: str | None, attempts: int, *, pushed: bool) -> dict[str, Any]:

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import os
 from _sha1 import sha1
-from collections.abc import Mapping
-from typing import Any
 
 from statedir.gitops import process, ref_files
 from statedir.gitops.git_options import CONFIG_ENVIRONMENT, IN_PROGRESS, QUIET, REDIRECTS
 from statedir.sync.outcome import result
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (nor collections.abc): this path's start-up
+if TYPE_CHECKING:  # is most of its cost
+    from collections.abc import Mapping
+    from typing import Any
 
 RECORD = "synced"  # in .git/statedir/
 FORMAT = "statedir-synced 1"  # the next number where what is recorded, or what it means, changes
@@ -142,7 +145,7 @@ def answer(root: str, environ: Mapping[str, str]) -> dict[str, Any] | None:
     try:
         proc = process.run(["git", *QUIET, "ls-remote", "--heads", name, f"refs/heads/{branch}"], where,
                            dict(environ), None)
-    except OSError:
+    except (OSError, ValueError):  # no git, no such folder, a NUL in the record's folder: the whole sync decides
         return None
     listed = [line.split("\t") for line in proc.stdout.decode(errors="replace").splitlines()]
     if proc.returncode != 0 or listed != [[commit, f"refs/heads/{branch}"]]:

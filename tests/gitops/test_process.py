@@ -7,6 +7,7 @@ import ast
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,26 @@ def test_a_long_lived_git_s_refusal_is_on_its_stderr(repo: Path, tmp_path: Path)
     assert quiet.communicate() == (b"", b"") and quiet.returncode != 0
     with pytest.raises(FileNotFoundError):
         process.start(["git", "cat-file", "--batch"], str(tmp_path / "gone"))
+
+
+def test_a_long_lived_git_s_stdout_larger_than_a_pipe_holds_is_read_beside_its_stderr(repo: Path) -> None:
+    """A child that writes more than a pipe holds (64 KiB) to stdout before it writes to stderr and
+    exits: communicate reads both as they come, what the caller had read itself not returned again.
+    Read in a thread joined with a time limit, only so that a deadlock fails instead of hanging."""
+    alias = "alias.both=!head -c 300000 /dev/zero; printf done >&2"
+    proc = process.start(["git", "-c", alias, "both"], str(repo), stderr=True)
+    assert isinstance(proc, process.Child)
+    assert proc.stdout.read(10) == bytes(10)  # the rest of a buffered read is stdout's too
+    done: list[tuple[bytes, bytes]] = []
+    reader = threading.Thread(target=lambda: done.append(proc.communicate()), daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    if reader.is_alive():  # deadlocked: close our end of stdout so that the child's writer dies of SIGPIPE
+        proc.kill()
+        os.close(proc.stdout.fileno())
+        reader.join(timeout=30)
+        pytest.fail("communicate did not return: it waited on one pipe while the child filled the other")
+    assert done == [(bytes(300000 - 10), b"done")] and proc.returncode == 0
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads /proc")

@@ -3,13 +3,17 @@ file under .git/statedir/), and finds what a full replay finds (issue 37, point 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from statedir import api
 from statedir.engine import template
+from tests.support.history import driven_copy, git, hand_commit
 from tests.support.util import cli
 
 
@@ -180,3 +184,45 @@ def test_the_second_verify_parses_no_template_and_reads_a_commits_findings_as_on
     again, loaded = _verify_loading(repo)
     assert "ruamel" in loaded and again == second
 
+
+
+def _kinds(result: dict[str, object]) -> list[tuple[str, str, str]]:
+    return [(f["commit"], f["kind"], f["file"]) for f in result["findings"]]  # type: ignore[attr-defined]
+
+
+def test_a_passport_deleted_before_the_remembered_commit_and_added_again_after_it_is_label_reused(
+        repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A Material Passport deleted by hand, then, after a verify remembered that commit, added again
+    with its label naming other content: the verify from what was remembered reports label_reused as
+    the whole history's replay does (the deletion is remembered with the verdict). One added again as
+    it was is no finding either way. And wherever a verify had stopped before, the next one finds the
+    same as the whole replay."""
+    driven = driven_copy(repo, tmp_path_factory, 11)  # paper_draft_v1 and _v2 registered (of one draft)
+    materials = repo / "state" / "runs" / "p1" / "materials"
+    first, second = (materials / f"paper_draft_v{n}.yaml" for n in (1, 2))
+    texts = first.read_text(), second.read_text()
+    other = re.sub(r"content_hash: '[0-9a-f]{64}'", f"content_hash: '{'0' * 64}'", texts[0])
+    assert other != texts[0]
+    git(repo, "rm", "-q", str(first), str(second))
+    deleted = hand_commit(repo, "drop the drafts' passports")
+    trace = repo.parent / "trace.json"
+    before, _ = verify(repo, trace)
+    assert [kind for _, kind, _ in _kinds(before)] == ["hand_edit"] * 2
+    second.write_text(texts[1])  # back as it was: the label names what it named
+    first.write_text(other)  # v1 now names another draft's content
+    git(repo, "add", str(first), str(second))
+    readded = hand_commit(repo, "put them back")
+    cached, logs = verify(repo, trace)
+    assert any(arg == f"{deleted}..HEAD" for argv in logs for arg in argv)  # replayed from what was remembered
+    cache_file(repo).unlink()
+    whole, logs = verify(repo, trace)
+    assert not any(".." in arg for argv in logs for arg in argv)
+    assert _kinds(cached) == _kinds(whole)
+    assert (readded, "label_reused", "runs/p1/materials/paper_draft_v1.yaml") in _kinds(whole)
+    assert [kind for _, kind, _ in _kinds(whole)].count("label_reused") == 1
+    tip = head(repo)
+    for commit in git(repo, "rev-list", "HEAD").split():  # a verify remembered at each commit, then HEAD's
+        git(repo, "reset", "-q", "--hard", commit)
+        driven.verify()
+        git(repo, "reset", "-q", "--hard", tip)
+        assert _kinds(driven.verify()) == _kinds(whole), commit

@@ -1,7 +1,9 @@
 """The chain Project -> Question -> Hypothesis -> Experiment -> Run: placeholders, the
-one-level rule, foreign keys checked at write time, one file per entity, one commit per write."""
+one-level rule, foreign keys checked at write time, one file per entity, one commit per write; a
+closed Run takes nothing more."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from statedir.errors import StatedirError
 from statedir.research import Ledger
 from statedir.store.layout import schema_ref
 from tests.support.research import commits, files, git
-from tests.support.util import snapshot
+from tests.support.util import cli, snapshot
 
 ID = re.compile(r"^(proj|q|hyp|exp|run|src|evd|res|clm)_\d{8}_[0-9a-f]{6}$")
 
@@ -170,3 +172,16 @@ def test_the_pre_commit_hook_covers_every_research_file(ledger: Ledger, store: P
                                                  "sources", "evidence", "results", "claims"}
     for rel in written:
         assert pattern.search(rel), rel
+
+
+def test_the_cli_refuses_a_claim_or_a_second_completion_on_a_completed_run(repo: Path, sd: object) -> None:
+    """A closed research Run takes no more Claims nor a second completion from the CLI either: nothing written."""
+    store = str(repo / "state")
+    run = json.loads(cli("research", "--start-run", "--skill", "s", "--json", "--store", store).stdout)["id"]
+    assert cli("research", "--complete-run", "--run-id", run, "--status", "completed", "--store", store).returncode == 0
+    saved = snapshot(repo)
+    for more in (["--record-claim", "--statement", "x"], ["--complete-run", "--status", "failed"]):
+        proc = cli("research", *more, "--run-id", run, "--store", store)
+        assert proc.returncode != 0 and "ILLEGAL_TRANSITION" in proc.stdout and "is completed" in proc.stdout
+        assert "--start-run" in proc.stdout and "Traceback" not in proc.stderr
+    assert snapshot(repo) == saved

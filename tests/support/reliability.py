@@ -1,4 +1,5 @@
-"""Shared checks for the reliability suite: what "nothing lost, nothing corrupt" means."""
+"""Shared checks for the reliability tests (crashes, failure paths, load, hostile input): what "nothing
+lost, nothing corrupt" means."""
 from __future__ import annotations
 
 import subprocess

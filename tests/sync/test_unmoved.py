@@ -73,6 +73,8 @@ def test_a_no_op_sync_after_one_runs_one_git_and_reads_no_run(synced: Path) -> N
         "state/.gitattributes", ".git/statedir/synced", ".git/commondir"}, opened
     modules = set(found["modules"])  # type: ignore[arg-type]
     assert not {"pathlib", "statedir.store.store", "statedir.sync.entry", "statedir.cli.sync"} & modules
+    # nor anything else not needed before the answer: typing, contextlib, the errors, the hints, the CLI's words
+    assert not {"typing", "contextlib", "statedir.errors", "statedir.hints", "statedir.cli.words"} & modules, modules
     assert snapshot(synced) == before and (synced / ".git/statedir/synced").read_bytes() == record  # nothing written
 
 
@@ -145,6 +147,16 @@ def test_anything_moved_or_under_way_takes_the_whole_sync(synced: Path, change, 
                                  {"STATEDIR_STORE": ""}])
 def test_what_the_whole_sync_reads_of_the_environment_sends_it_the_whole_way(synced: Path, env: dict[str, str]) -> None:
     assert not short(probe(synced, "sync", "--json", env=env))
+
+
+def test_a_record_naming_a_folder_git_cannot_be_run_in_sends_it_the_whole_way(synced: Path) -> None:
+    """The record's last line is where git reaches the remote from: a NUL in it (a hand-edited record) is
+    no traceback, the whole sync decides."""
+    record = synced / ".git/statedir/synced"
+    lines = record.read_text().split("\n")
+    record.write_text("\n".join([*lines[:-2], lines[-2] + "\x00", ""]))
+    found = probe(synced, "sync", "--json")
+    assert not short(found) and found["code"] == 0 and "Traceback" not in found["stderr"], found
 
 
 def test_an_option_or_another_folder_sends_it_the_whole_way(synced: Path) -> None:

@@ -16,7 +16,7 @@ from tests.support.util import cli
 
 # Slow: a network of clones of one remote, each test several CLI syncs (fetch, merge driver,
 # validate, verify, push): 1-6 CPU-s a test.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated")]  # each test drives real clones
 
 STAGE_ONE = ("rq_brief", "methodology_blueprint", "bibliography", "synthesis_report")
 

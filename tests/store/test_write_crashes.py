@@ -18,7 +18,8 @@ from statedir import api, fault_injection
 from tests.support.reliability import assert_store_equals_last_commit, material_labels, state_commits
 from tests.support.util import cli, make_large, snapshot
 
-pytestmark = pytest.mark.slow  # crashes injected at every step, small and large repositories
+pytestmark = [pytest.mark.slow,  # crashes injected at every step, small and large repositories
+              pytest.mark.usefixtures("isolated")]
 
 # A transition that writes several files (state, a passport) and appends to a log.
 STEP = ["material", "r1", "paper_draft", "--json"]

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.sync import cli_in, entries, git, network, ok
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here drives real clones through git and the CLI
+
 PLANT = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nraise SystemExit(0)\n"
 
 

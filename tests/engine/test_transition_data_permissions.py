@@ -8,7 +8,7 @@ import pytest
 from statedir import api
 from tests.support.util import call, snapshot
 
-pytestmark = pytest.mark.slow  # the whole permission matrix through the CLI
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated")]  # the whole permission matrix through the CLI
 
 COMMANDS = {
     "stage": ["stage", "r1", "1", "in_progress"],

@@ -22,6 +22,8 @@ from tests.support.reliability import assert_store_equals_last_commit
 from tests.support.sync import git, network, ok, topics_apart
 from tests.support.util import cli
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git and the CLI
+
 TRIALS = 30
 
 

@@ -2,7 +2,7 @@
 input schema with enums where its values form a vocabulary (the store's templates' own) and an
 output schema its structured content keeps to; descriptions and refusals speak the tools' own
 argument names, never the command line's flags; `--tools` serves chosen groups. Through the
-SDK's client (in-process here, over stdio in test_stdio.py)."""
+SDK's client (in-process here, over stdio in test_server_stdio.py)."""
 from __future__ import annotations
 
 import json

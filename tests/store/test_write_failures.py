@@ -22,7 +22,8 @@ from statedir.errors import InvalidValue
 from tests.support.reliability import assert_store_equals_last_commit, git, material_labels, state_commits
 from tests.support.util import cli, cli_json, diverge, make_large, segment, snapshot
 
-pytestmark = pytest.mark.slow  # every failure path, small and large (14,000-file) repositories
+pytestmark = [pytest.mark.slow,  # every failure path, small and large (14,000-file) repositories
+              pytest.mark.usefixtures("isolated")]
 
 @pytest.fixture(params=["small", "large"])
 def store(repo: Path, request: pytest.FixtureRequest) -> Path:

@@ -14,6 +14,8 @@ import pytest
 from tests.support.isolation import isolated_at
 from tests.support.util import call, cli
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git and the CLI
+
 SECRET = "S3CRET"
 FILES = {
     "shadow": f"root:$6${SECRET}hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",

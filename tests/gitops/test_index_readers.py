@@ -17,6 +17,8 @@ from statedir import api
 from tests.support.reliability import git
 from tests.support.util import make_large
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git and the CLI
+
 WRITER = ("import statedir\nsd = statedir.open('state')\n"
           "for i in range(6):\n    sd.set('p1', 'topic', f'w{w}v{{i}}', reason='r')\nprint('done')")
 

@@ -18,6 +18,8 @@ from statedir.engine import validate
 from statedir.gitops import merge_driver_config
 from tests.support.sync import entries, store_files
 
+pytestmark = pytest.mark.usefixtures("isolated")  # every test here drives real clones through git and the CLI
+
 RUNS = ("r1", "r2")
 STEP = st.one_of(st.tuples(st.just("set"), st.sampled_from("ab"), st.sampled_from(RUNS)),
                  st.tuples(st.just("sync"), st.sampled_from("ab"), st.just("")))
@@ -40,7 +42,7 @@ def _network(base: Path) -> dict[str, Path]:
 
 
 # Slow: a property test, five random interleavings of CLI transitions and syncs between clones
-# (~6 CPU-seconds); tests/sync/test_convergence.py keeps the named cases in the fast subset.
+# (~6 CPU-seconds); tests/merge/test_driver.py keeps the named cases in the fast subset.
 @pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(STEP, min_size=1, max_size=6))

@@ -93,7 +93,7 @@ def test_errors(repo: Path, sd: api.StateDir, args: list[str], code: int, error:
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["error"]["code"] == error and "Traceback" not in proc.stderr
     if code == 2 or error == "UNKNOWN_SESSION":  # the text form: every bad-input path, and one refusal (the
-        text = cli("bus", *args, cwd=repo)  # refusals are all printed by the one renderer test_cli checks)
+        text = cli("bus", *args, cwd=repo)  # refusals are all printed by the one renderer tests/cli/test_init checks)
         assert text.returncode == code and text.stdout == "" and f"[{error}]" in text.stderr
         assert "Traceback" not in text.stderr
     assert snapshot(repo) == before

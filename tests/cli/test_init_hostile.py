@@ -14,7 +14,7 @@ from tests.support.isolation import module_store
 from tests.support.reliability import COMMANDS, HOSTILE_FILES, NASTY, OPTIONS, TARGETS, any_call
 from tests.support.util import call, snapshot, today
 
-pytestmark = pytest.mark.slow  # hostile arguments and files, property-based
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated")]  # hostile arguments and files, property-based
 
 
 @pytest.fixture(scope="module")

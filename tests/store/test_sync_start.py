@@ -14,7 +14,7 @@ from tests.support.sync import git, network, ok, stage_by_hand
 from tests.support.util import cli, snapshot
 
 # Slow: clones of one remote and syncs refused or failing part way, each checked to change nothing: 1-3 CPU-s a test
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated")]  # each test drives real clones
 
 
 def _state(clone: Path) -> dict[str, Any]:
