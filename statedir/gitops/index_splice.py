@@ -66,7 +66,8 @@ def splice(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     return True
 
 
-def _pieces(raw: bytes, worktree: Path, paths: list[str], width: int, known: dict[str, str]) -> list[bytes | memoryview]:
+def _pieces(raw: bytes, worktree: Path, paths: list[str], width: int,
+            known: dict[str, str]) -> list[bytes | memoryview]:
     """The new index's bytes before its checksum, as slices of `raw` and the fresh entries."""
     if len(raw) < 12 + width or raw[:4] != b"DIRC":
         raise _Unusual
@@ -243,7 +244,8 @@ def _chain_digest(raw: bytes, at: int, stop: int, width: int) -> bytes:
 def _extensions(raw: bytes, at: int, width: int) -> list[bytes | memoryview]:
     """The extensions kept (whole, header and data), in their order; a required one (a split
     index's link, a sparse index) or one unknown leaves the index to git."""
-    view, tail, kept = memoryview(raw), len(raw) - width, []
+    view, tail = memoryview(raw), len(raw) - width
+    kept: list[bytes | memoryview] = []
     while at < tail:
         signature = raw[at:at + 4]
         size = int.from_bytes(raw[at + 4:at + 8], "big")
