@@ -125,6 +125,7 @@ class _Entries:
     def __init__(self, raw: bytes, width: int, end: int) -> None:
         self.raw, self.width, self.end = raw, width, end
         self.fixed = 40 + width + 2  # an entry's header, up to and with its flags
+        self.no_file: set[bytes] = set()  # directories of added paths found to be no file's path
 
     def flags(self, start: int) -> int:
         return int.from_bytes(self.raw[start + self.fixed - 2:start + self.fixed], "big")
@@ -199,8 +200,11 @@ class _Entries:
             raise _Unusual
         parts = name.split(b"/")
         for n in range(1, len(parts)):
-            if self.find(b"/".join(parts[:n]))[1] is not None:
-                raise _Unusual
+            directory = b"/".join(parts[:n])
+            if directory not in self.no_file:  # a new run's three files ask once for its folders
+                if self.find(directory)[1] is not None:
+                    raise _Unusual
+                self.no_file.add(directory)
 
 
 def _entries_end(raw: bytes, width: int) -> int:
