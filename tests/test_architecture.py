@@ -239,9 +239,9 @@ def _unmirrored(tests: Path, package: Path) -> list[str]:
         if folder == Path(".") or folder.parts[0] in ("support", "fixtures"):
             continue
         source = package / folder
-        modules = {p.stem for p in source.glob("*.py") if p.stem != "__init__"} | \
-            {p.name for p in source.iterdir() if p.is_dir() and (p / "__init__.py").is_file()} if source.is_dir() else set()
-        modules.add("init")
+        modules = {"init"}  # the package's __init__.py
+        if source.is_dir():
+            modules |= {p.stem for p in source.glob("*.py")} | {p.name for p in source.iterdir() if p.is_dir()}
         stem = path.stem[len("test_"):]
         if not any(stem == m or stem.startswith(m + "_") for m in modules):
             out.append(str(path.relative_to(tests)))
