@@ -56,16 +56,17 @@ def init(directory: "str | Path" = "state", branch: "str | None" = None,
     return make(directory, branch, new_store)
 
 
-def __getattr__(name: str) -> type[Exception]:
-    """The typed errors (statedir.errors), for `except statedir.IllegalTransition:`, loaded when first asked for."""
-    if name in __all__ and name not in ("__version__", "init", "open"):
-        from statedir import errors
-
-        value: type[Exception] = getattr(errors, name)
+def __getattr__(name: str) -> object:
+    """The typed errors (statedir.errors, and each of its classes, for `except
+    statedir.IllegalTransition:`), loaded when first asked for."""
+    if name == "errors" or (name in __all__ and name not in ("__version__", "init", "open")):
+        __import__("statedir.errors")  # not `from statedir import errors`: that asks this function again
+        errors = globals()["errors"]  # the import system sets the submodule on its package
+        value = errors if name == "errors" else getattr(errors, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, "errors"})

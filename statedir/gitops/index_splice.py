@@ -20,6 +20,7 @@ Format: Documentation/gitformat-index.txt in git's sources.
 """
 from __future__ import annotations
 
+import _thread
 import os
 import stat
 import struct
@@ -31,6 +32,7 @@ from statedir.gitops.object_ids import hashed
 _MODES = {struct.pack(">I", mode) for mode in (0o100644, 0o100755, 0o120000, 0o160000)}
 _STAT = struct.Struct(">10I")
 _EXTENDED, _UNUSUAL = 0x4000, 0xB000  # flags: extended flags follow; assume-valid or a conflict's stage
+_KNOWN_EXTENDED = 0x6000  # extended flags: skip-worktree, intent-to-add
 _KEPT = {b"REUC"}  # optional extensions keyed by path, not position: kept as they are
 _DROPPED = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
 _LONGEST = 4096 + 80  # bytes of the longest entry: a path of 4095 bytes and its header
@@ -56,9 +58,10 @@ def splice(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     digest = hashed(b"", width, sum(len(piece) for piece in pieces))
     for piece in pieces:
         digest.update(piece)
-    tmp = index.with_name(f"{index.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    tmp = index.with_name(f"{index.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
+        os.fchmod(fd, os.stat(index).st_mode & 0o7777)  # the user's index's own mode (a group's, say)
         _write_all(fd, [*pieces, digest.digest()])
     finally:
         os.close(fd)
@@ -74,12 +77,12 @@ def _pieces(raw: bytes, worktree: Path, paths: list[str], width: int,
     version, count = struct.unpack(">II", raw[4:12])
     if version not in (2, 3):
         raise _Unusual
-    index = _Entries(raw, width, _entries_end(raw, width))
+    index = _Entries(raw, width, _entries_end(raw, width), version)
     index.check_end()
     view = memoryview(raw)
     pieces: list[bytes | memoryview] = []
     at = 12
-    for name, path in sorted((path.encode("utf-8", "surrogateescape"), path) for path in paths):
+    for name, path in sorted({(path.encode("utf-8", "surrogateescape"), path) for path in paths}):
         start, end = index.find(name)  # end is None where no entry has this path
         if end is not None and index.flags(start) & (_EXTENDED | _UNUSUAL):
             raise _Unusual  # skip-worktree, intent-to-add, assume-valid, a conflict
@@ -122,8 +125,9 @@ def _fresh(worktree: Path, name: bytes, path: str, width: int, known: dict[str, 
 class _Entries:
     """The sorted entries of an index's bytes, searched without reading them all."""
 
-    def __init__(self, raw: bytes, width: int, end: int) -> None:
+    def __init__(self, raw: bytes, width: int, end: int, version: int = 2) -> None:
         self.raw, self.width, self.end = raw, width, end
+        self.extended = _EXTENDED if version >= 3 else 0  # a version 2 entry has no extended flags
         self.fixed = 40 + width + 2  # an entry's header, up to and with its flags
         self.no_file: set[bytes] = set()  # directories of added paths found to be no file's path
 
@@ -132,12 +136,21 @@ class _Entries:
 
     def entry_at(self, start: int) -> tuple[bytes, int] | None:
         """(path, end) of the entry starting at `start`, or None where no entry can start there:
-        its mode is a file's, its flags' length is its path's, and NULs pad it to 8 bytes."""
+        its mode is a file's, its flags are a plain entry's (no stage, no assume-valid; extended
+        ones only in version 3, and only the two git defines), their length is its path's, and
+        NULs pad it to 8 bytes. An entry with other flags is no boundary to this search either:
+        a search that needs it ends on it, and git does the update."""
         raw, fixed = self.raw, self.fixed
         if start + fixed > self.end or raw[start + 24:start + 28] not in _MODES:
             return None
         flags = int.from_bytes(raw[start + fixed - 2:start + fixed], "big")
-        offset = fixed + 2 if flags & _EXTENDED else fixed
+        if flags & (_UNUSUAL | _EXTENDED) & ~self.extended:
+            return None
+        offset = fixed
+        if flags & _EXTENDED:
+            if int.from_bytes(raw[start + fixed:start + fixed + 2], "big") & ~_KNOWN_EXTENDED:
+                return None
+            offset += 2
         nul = raw.find(b"\0", start + offset, min(self.end, start + _LONGEST))
         if nul < 0:
             return None
@@ -155,14 +168,17 @@ class _Entries:
         start = offset + (4 - offset) % 8
         while start < self.end:
             found = self.entry_at(start)
-            if found is not None and (found[1] == self.end or self.entry_at(found[1]) is not None):
-                return start
+            if found is not None:
+                after = self.entry_at(found[1]) if found[1] < self.end else None
+                if found[1] == self.end or (after is not None and after[0] > found[0]):
+                    return start
             start += 8
         return self.end
 
     def find(self, name: bytes) -> tuple[int, int | None]:
         """(start, end) of the entry for path `name`, or (where its entry would go, None)."""
         low, high = 12, self.end  # entries before low sort before name; the one at high does not
+        below, above = b"", None  # the paths of the entries just before low and at high
         while low < high:
             start = self.next_start(low + (high - low) // 2)
             if start >= high:  # no boundary in the upper half: step from low
@@ -171,12 +187,14 @@ class _Entries:
             if found is None:
                 raise _Unusual
             path, end = found
+            if path <= below or (above is not None and path >= above):
+                raise _Unusual  # out of order: not an entry (or not an index git wrote)
             if path == name:
                 return start, end
             if path < name:
-                low = end
+                low, below = end, path
             else:
-                high = start
+                high, above = start, path
         return low, None
 
     def check_end(self) -> None:
@@ -194,8 +212,11 @@ class _Entries:
             start = found[1]
 
     def check_addable(self, name: bytes, start: int) -> None:
-        """An added file may not stand where a directory is, nor under a file (git's rules)."""
-        following = self.entry_at(start) if start < self.end else None
+        """An added file may not stand where a directory is, nor under a file (git's rules). The
+        directory's entries are not always next to the file's place: `a-b` and `a.b` sort
+        between `a` and `a/c`."""
+        under = self.find(name + b"/")[0]
+        following = self.entry_at(under) if under < self.end else None
         if following is not None and following[0].startswith(name + b"/"):
             raise _Unusual
         parts = name.split(b"/")

@@ -10,6 +10,8 @@ permissions) or owned by another user (which git refuses): there the caller has 
 """
 from __future__ import annotations
 
+import _thread
+import contextlib
 import os
 import zlib
 from pathlib import Path
@@ -37,19 +39,33 @@ def write(common: Path, kind: bytes, data: bytes, width: int, level: int = 1) ->
     oid = hashed(body, width).digest()
     hexid = oid.hex()
     target = common / "objects" / hexid[:2] / hexid[2:]
-    if not target.exists():
-        tmp = target.parent / f"tmp_obj_statedir_{os.getpid()}"
-        for attempt in range(5):  # a `git gc` (prune-packed) may remove the emptied directory meanwhile
-            target.parent.mkdir(exist_ok=True)
-            try:
-                tmp.write_bytes(zlib.compress(body, level))
-                break
-            except FileNotFoundError:
-                if attempt == 4:
-                    raise
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, target)
+    if target.exists():
+        with contextlib.suppress(OSError):  # as git does: an old unreachable copy is not pruned meanwhile
+            os.utime(target)
+        return oid
+    tmp = target.parent / f"tmp_obj_statedir_{os.getpid()}_{_thread.get_ident()}"  # one per writer thread
+    for attempt in range(5):  # a `git gc` (prune-packed) may remove the emptied directory meanwhile
+        _folder(target.parent)
+        try:
+            tmp.write_bytes(zlib.compress(body, level))
+            break
+        except FileNotFoundError:
+            if attempt == 4:
+                raise
+    os.chmod(tmp, 0o444)
+    os.replace(tmp, target)
     return oid
+
+
+def _folder(folder: Path) -> None:
+    """An object folder (`objects/XX`), made with the mode of `objects/` itself where new: a
+    repository a group shares (set in any of git's config files) has it group-writable."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(folder, os.stat(folder.parent).st_mode & 0o7777)
 
 
 def read(common: Path, oid: str) -> tuple[bytes, bytes] | None:

@@ -3,6 +3,7 @@ STATEDIR_ACTOR, the obvious argument forms, repository-relative passport paths, 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,13 @@ def test_the_package_exports_its_errors_and_nothing_of_its_own_plumbing() -> Non
         assert "code" in vars(cls) and cls.exit_code in (1, 2, 3), name
         if name != "StatedirError":
             assert getattr(statedir, name) is cls, name
+
+
+@pytest.mark.usefixtures("isolated")
+def test_statedir_errors_is_there_after_a_bare_import() -> None:
+    """docs/cli.md tells a caller to catch `statedir.errors.StatedirError`: after `import statedir`
+    alone (a fresh interpreter, nothing else imported), the errors module is an attribute."""
+    code = ("import statedir; assert 'errors' in dir(statedir); "
+            "assert issubclass(statedir.errors.IllegalTransition, statedir.errors.StatedirError); "
+            "assert statedir.IllegalTransition is statedir.errors.IllegalTransition")
+    subprocess.run([sys.executable, "-c", code], check=True)

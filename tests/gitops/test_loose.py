@@ -93,3 +93,37 @@ def test_a_plumbing_commit_runs_git_only_for_what_it_must(repo: Path, tmp_path: 
     tree = sh(repo, "rev-parse", "HEAD:s").strip()
     assert (objects / tree[:2] / tree[2:]).stat().st_mode & 0o777 == 0o444
     assert os.listdir(objects / tree[:2])  # written loose by statedir, read back by git above
+
+
+def test_writers_in_threads_of_one_process_do_not_share_a_temporary_file(repo: Path) -> None:
+    import threading
+
+    def write(offset: int) -> None:
+        for n in range(150):
+            loose.write(repo / ".git", b"blob", f"{offset} {n}\n".encode(), 20)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    sh(repo, "fsck", "--strict", "--unreachable")
+    assert sh(repo, "count-objects").startswith("450 objects")
+
+
+def test_an_object_there_already_is_made_fresh_as_git_does(repo: Path) -> None:
+    """An old unreachable copy would be pruned by a `git gc` before the commit naming it lands."""
+    oid = loose.write(repo / ".git", b"blob", b"again\n", 20).hex()
+    path = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    loose.write(repo / ".git", b"blob", b"again\n", 20)
+    assert path.stat().st_mtime > 1_000_000_000
+
+
+def test_a_new_object_folder_takes_the_mode_of_objects(repo: Path) -> None:
+    """A group's repository, made so by a config file statedir does not read, has `objects/`
+    group-writable and set-group-id: a folder statedir makes there is the same."""
+    objects = repo / ".git" / "objects"
+    objects.chmod(0o2775)
+    oid = loose.write(repo / ".git", b"blob", b"a group's\n", 20).hex()
+    assert (objects / oid[:2]).stat().st_mode & 0o7777 == 0o2775
