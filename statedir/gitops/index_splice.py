@@ -78,7 +78,7 @@ def _pieces(raw: bytes, worktree: Path, paths: list[str], width: int, known: dic
     view = memoryview(raw)
     pieces: list[bytes | memoryview] = []
     at = 12
-    for name, path in sorted((path.encode("utf-8", "surrogateescape"), path) for path in paths):
+    for name, path in sorted({(path.encode("utf-8", "surrogateescape"), path) for path in paths}):  # each once
         start, end = index.find(name)  # end is None where no entry has this path
         if end is not None and index.flags(start) & (_EXTENDED | _UNUSUAL):
             raise _Unusual  # skip-worktree, intent-to-add, assume-valid, a conflict
@@ -154,9 +154,24 @@ class _Entries:
         while start < self.end:
             found = self.entry_at(start)
             if found is not None and (found[1] == self.end or self.entry_at(found[1]) is not None):
-                return start
+                return self._holding(start, found[1])
             start += 8
         return self.end
+
+    def _holding(self, start: int, end: int) -> int:
+        """The start of the entry that holds a boundary found at `start`: itself, or the entry
+        begun up to 40 bytes before, inside whose header it lies (a gid or id that reads as a
+        file's mode makes a seeming entry there, its path a tail of the real one's, ending where
+        it ends). A seeming entry over `start` that ends elsewhere is not told apart: git's."""
+        held = start
+        for back in range(8, self.fixed - 29, 8):  # where a mode can lie in an entry's header
+            at = start - back
+            found = self.entry_at(at) if at >= 12 and self.raw[at + 24:at + 28] in _MODES else None
+            if found is not None and found[1] > start:
+                if found[1] != end:
+                    raise _Unusual
+                held = start - back
+        return held
 
     def find(self, name: bytes) -> tuple[int, int | None]:
         """(start, end) of the entry for path `name`, or (where its entry would go, None)."""
@@ -183,6 +198,8 @@ class _Entries:
         if self.end == 12:
             return
         start = self.next_start(max(12, self.end - 1024))
+        if start >= self.end:  # a last entry longer than that: looked for over the longest one
+            start = self.next_start(max(12, self.end - _LONGEST - 8))
         if start >= self.end:
             raise _Unusual
         while start < self.end:
@@ -193,7 +210,9 @@ class _Entries:
 
     def check_addable(self, name: bytes, start: int) -> None:
         """An added file may not stand where a directory is, nor under a file (git's rules)."""
-        following = self.entry_at(start) if start < self.end else None
+        under = self.find(name + b"/")[0]  # the first entry under a directory `name` (names with
+        # '-' or '.' after it sort between it and the file's place)
+        following = self.entry_at(under) if under < self.end else None
         if following is not None and following[0].startswith(name + b"/"):
             raise _Unusual
         parts = name.split(b"/")
