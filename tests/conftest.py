@@ -5,7 +5,8 @@ A test that touches git, the CLI or HOME asks for `isolated` (or `repo`, `sd`, w
 folder whose every test does so has it autouse in its own conftest, a module with a `pytestmark`);
 a pure test runs without. Whatever a test asks for, the session's own HOME stands in for the
 machine's, and tests/support/isolation's guard fails a test whose child process would see any HOME
-or git config but its own temp folder's."""
+or git config but its own temp folder's. The signing tests (tests/store, tests/signing, tests/history and
+a test of tests/gitops, tests/engine) share `bound`, a store binding two roles to SSH keys, and its `keys`."""
 from __future__ import annotations
 
 import os
@@ -29,8 +30,9 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 # The shared helpers' asserts rewritten as the tests' own are (a failed one shows its values).
 pytest.register_assert_rewrite("tests.support")
 
-from tests.support.isolation import Guard, isolate, session_home  # noqa: E402 (after the two above)
-from tests.support.util import _LARGE_COPIES, ROOT, copy_of  # noqa: E402
+from tests.support.isolation import Guard, isolate, isolated_at, session_home  # noqa: E402 (after the two above)
+from tests.support.signing import INTEGRITY, ORCH, as_, keygen  # noqa: E402
+from tests.support.util import _LARGE_COPIES, ROOT, cli, copy_of  # noqa: E402
 
 _SESSION = pytest.MonkeyPatch()  # what the session sets in its environment, undone when it ends
 _HOME: list[Path] = []  # the session's own HOME (in a folder made for it)
@@ -153,3 +155,43 @@ def _large_copies_removed() -> Iterator[None]:
         copy = _LARGE_COPIES.pop()
         shutil.rmtree(copy / "bulk", ignore_errors=True)
         shutil.rmtree(copy / ".git", ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def bound_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made once for each module of the signing tests (tests/store, tests/signing, tests/history):
+    the keys of alice, bob and carol in keys/, and in work/ a repository whose store binds the
+    orchestrator to alice's key and the integrity agent to bob's (through the CLI, as a user binds them)."""
+    root = tmp_path_factory.mktemp("signed")
+    repo = root / "work"
+    with isolated_at(root):
+        keygen(root / "keys", ("alice", "bob", "carol"))
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        api.init(repo / "state")
+        proc = cli("signers", "add", ORCH, f"{root / 'keys' / 'alice'}.pub", "--actor", ORCH, cwd=repo,
+                   env=as_(root / "keys" / "alice"))
+        assert proc.returncode == 0, proc.stderr
+        proc = cli("signers", "add", INTEGRITY, f"{root / 'keys' / 'bob'}.pub", "--actor", ORCH, cwd=repo,
+                   env=as_(root / "keys" / "alice"))
+        assert proc.returncode == 0, proc.stderr
+    return root
+
+
+@pytest.fixture
+def keys(tmp_path: Path, bound_once: Path) -> dict[str, Path]:
+    """Private key paths (the .pub beside each) of alice, bob and carol: the test's own copies (a
+    module making its own keys has its own `keys`)."""
+    import shutil
+
+    shutil.copytree(bound_once / "keys", tmp_path / "keys")
+    return {name: tmp_path / "keys" / name for name in ("alice", "bob", "carol")}
+
+
+@pytest.fixture
+def bound(repo: Path, keys: dict[str, Path], bound_once: Path) -> api.StateDir:
+    """A store where the orchestrator is bound to alice's key and the integrity agent to bob's:
+    bound_once's store copied into the test's repository."""
+    import shutil
+
+    shutil.copytree(bound_once / "work", repo, symlinks=True, dirs_exist_ok=True)
+    return api.StateDir(repo / "state")

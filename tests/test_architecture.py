@@ -227,3 +227,36 @@ def test_next_loads_no_dataclasses_nor_datetime(repo: Path) -> None:
     loaded = _loaded_by(repo, ["next", "r1"])
     assert "statedir.engine.next_moves" in loaded
     assert not {"inspect", "dataclasses", "datetime"} & loaded, {"inspect", "dataclasses", "datetime"} & loaded
+
+
+def _unmirrored(tests: Path, package: Path) -> list[str]:
+    """Test files under `tests` (below its top) not named for a module of the same folder in
+    `package`: `test_<module>.py` or `test_<module>_<aspect>.py`, `test_init*.py` for the
+    package's `__init__.py` (docs/architecture.md)."""
+    out = []
+    for path in sorted(tests.rglob("test_*.py")):
+        folder = path.parent.relative_to(tests)
+        if folder == Path(".") or folder.parts[0] in ("support", "fixtures"):
+            continue
+        source = package / folder
+        modules = {"init"}  # the package's __init__.py
+        if source.is_dir():
+            modules |= {p.stem for p in source.glob("*.py")} | {p.name for p in source.iterdir() if p.is_dir()}
+        stem = path.stem[len("test_"):]
+        if not any(stem == m or stem.startswith(m + "_") for m in modules):
+            out.append(str(path.relative_to(tests)))
+    return out
+
+
+def test_every_test_file_sits_beside_the_module_it_tests() -> None:
+    assert _unmirrored(ROOT / "tests", PACKAGE) == []
+
+
+def test_a_test_named_for_a_feature_is_found(tmp_path: Path) -> None:
+    (tmp_path / "statedir" / "store").mkdir(parents=True)
+    (tmp_path / "statedir" / "store" / "write.py").write_text("")
+    (tmp_path / "tests" / "store").mkdir(parents=True)
+    for name in ("test_write.py", "test_write_crashes.py", "test_init.py", "test_crashes.py", "test_writer.py"):
+        (tmp_path / "tests" / "store" / name).write_text("")
+    (tmp_path / "tests" / "test_whole.py").write_text("")
+    assert _unmirrored(tmp_path / "tests", tmp_path / "statedir") == ["store/test_crashes.py", "store/test_writer.py"]

@@ -1,4 +1,6 @@
-"""The Python API checks its arguments at its edge, as the CLI does: INVALID_VALUE, nothing changed."""
+"""The Python API checks its arguments at its edge, as the CLI does: INVALID_VALUE, nothing changed. A
+file argument's content is bounded as an argument is (over MCP and the CLI too), and a size refusal's
+advice fits the argument."""
 from __future__ import annotations
 
 import json
@@ -6,13 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import statedir
 from statedir import api
 from statedir.argument_checks import MAX_TEXT_BYTES
 from statedir.errors import InvalidValue
-from tests.support.util import cli_json, snapshot
+from tests.support.mcp_session import AGENT_ROLES, ToolError, agent
+from tests.support.util import cli, cli_json, snapshot, tracked
+
+OBSERVER = "collaboration_depth_agent"
 
 CALLS: list[tuple[str, Callable[[api.StateDir], Any]]] = [
     ("value", lambda sd: sd.set("r", "language", True, reason="x")),
@@ -120,3 +126,43 @@ def test_the_names_the_api_lends_its_entry_points_are_the_layers_own() -> None:
     from statedir.store.layout import CONFIG
 
     assert (places.CONFIG, places.CLIENT) == (CONFIG, CLIENT)
+
+
+def test_a_file_argument_s_content_is_bounded_as_an_argument_is(sd: api.StateDir, repo: Path) -> None:
+    """The filed case's twin: an observer report of 5,000 scores (or one 600 kB string) was copied
+    whole into the run's log; now it is INVALID_VALUE naming the argument, the file and the limit."""
+    sd.new("p", topic="T")
+    sd.stage("p", "1", "in_progress")
+    many = tracked(repo, "many.json", json.dumps({"zone": "Zone 2", "advisory_only": True,
+                                                  "scores": {f"k{i}": 4 for i in range(5000)}}))
+    long = tracked(repo, "long.json", json.dumps({"zone": "Z" * 600_000, "advisory_only": True}))
+    passport = tracked(repo, "passport.yaml", "".join(f"k{i}: v\n" for i in range(300)))
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(repo / "state", roles=AGENT_ROLES) as a:
+            for report, said in ((many, "more than 256 items"), (long, "more than 262144 bytes of text")):
+                with pytest.raises(ToolError) as caught:
+                    await a("observe", run_id="p", stage="1", checkpoint="FULL", report=report, actor=OBSERVER)
+                error = caught.value.doc["error"]
+                assert error["code"] == "INVALID_VALUE" and said in error["message"], error
+                assert error["details"]["argument"] == "report" and error["details"]["file"].endswith(report)
+            with pytest.raises(ToolError) as caught:
+                await a("new", run_id="q", topic="T", passport=passport)
+            assert caught.value.doc["error"]["details"]["argument"] == "passport"
+    anyio.run(main)
+    assert snapshot(repo) == saved
+    proc = cli("observe", "p", "--stage", "1", "--checkpoint", "FULL", "--report", many, "--actor", OBSERVER, cwd=repo)
+    assert proc.returncode == 2 and "more than 256 items" in proc.stderr and "Traceback" not in proc.stderr
+    assert snapshot(repo) == saved
+
+
+def test_a_size_refusal_s_advice_fits_the_argument(sd: api.StateDir) -> None:
+    sd.new("p", topic="T")
+    with pytest.raises(statedir.InvalidValue) as free_text:
+        sd.stage("p", "1", "in_progress", reason="x" * 70_000)
+    assert "long content belongs in a file" in free_text.value.message
+    with pytest.raises(statedir.InvalidValue) as name:  # a field path: no file to move it to
+        sd.get("p", "a." * 40_000)
+    assert "long content belongs in a file" not in name.value.message
+    assert "no such name or path is that long" in name.value.message

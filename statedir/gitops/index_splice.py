@@ -66,7 +66,8 @@ def splice(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     return True
 
 
-def _pieces(raw: bytes, worktree: Path, paths: list[str], width: int, known: dict[str, str]) -> list[bytes | memoryview]:
+def _pieces(raw: bytes, worktree: Path, paths: list[str], width: int,
+            known: dict[str, str]) -> list[bytes | memoryview]:
     """The new index's bytes before its checksum, as slices of `raw` and the fresh entries."""
     if len(raw) < 12 + width or raw[:4] != b"DIRC":
         raise _Unusual
@@ -124,6 +125,7 @@ class _Entries:
     def __init__(self, raw: bytes, width: int, end: int) -> None:
         self.raw, self.width, self.end = raw, width, end
         self.fixed = 40 + width + 2  # an entry's header, up to and with its flags
+        self.no_file: set[bytes] = set()  # directories of added paths found to be no file's path
 
     def flags(self, start: int) -> int:
         return int.from_bytes(self.raw[start + self.fixed - 2:start + self.fixed], "big")
@@ -217,8 +219,11 @@ class _Entries:
             raise _Unusual
         parts = name.split(b"/")
         for n in range(1, len(parts)):
-            if self.find(b"/".join(parts[:n]))[1] is not None:
-                raise _Unusual
+            directory = b"/".join(parts[:n])
+            if directory not in self.no_file:  # a new run's three files ask once for its folders
+                if self.find(directory)[1] is not None:
+                    raise _Unusual
+                self.no_file.add(directory)
 
 
 def _entries_end(raw: bytes, width: int) -> int:
@@ -262,7 +267,8 @@ def _chain_digest(raw: bytes, at: int, stop: int, width: int) -> bytes:
 def _extensions(raw: bytes, at: int, width: int) -> list[bytes | memoryview]:
     """The extensions kept (whole, header and data), in their order; a required one (a split
     index's link, a sparse index) or one unknown leaves the index to git."""
-    view, tail, kept = memoryview(raw), len(raw) - width, []
+    view, tail = memoryview(raw), len(raw) - width
+    kept: list[bytes | memoryview] = []
     while at < tail:
         signature = raw[at:at + 4]
         size = int.from_bytes(raw[at + 4:at + 8], "big")

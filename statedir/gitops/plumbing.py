@@ -9,7 +9,7 @@ from pathlib import Path
 
 from statedir.errors import GitError
 from statedir.gitops import loose, process, tree_bytes
-from statedir.gitops.git import QUIET, environment, git_dir, gist, run
+from statedir.gitops.git import QUIET, environment, gist, git_dir, run
 
 _FALLBACK_IDENTITY = {"GIT_COMMITTER_NAME": "statedir", "GIT_COMMITTER_EMAIL": "statedir@localhost"}
 

@@ -1,13 +1,21 @@
 """A stage's outputs hold each name once where the template says so (`outputs_once`, academic-pipeline
 3.22): a repeated `output` or `stage ... --output` is a no-op, no commit, the store byte-identical; a
 call mixing new and recorded names records the new ones once. A run made on 3.21 keeps appending every
-name, as its history was recorded, and `verify` stays clean over both."""
+name, as its history was recorded, and `verify` stays clean over both. A template declaring
+`free_outputs` records an undeclared name with a warning."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
+import anyio
+import pytest
+
+import statedir
+from statedir import api
 from statedir.files import yaml
+from tests.support.mcp_session import agent
 from tests.support.runs import OLD_ACADEMIC
 from tests.support.sim import Sim
 from tests.support.util import cli, cli_json, snapshot
@@ -62,3 +70,31 @@ def test_the_cli_records_a_name_once_on_3_22_and_a_3_21_run_replays_as_before(is
     assert code == 0 and out["commit"], out  # type: ignore[index]
     assert outputs(repo, "fresh", "1") == ["rq_brief", "bibliography"]
     assert cli_json("verify", cwd=repo)[1]["clean"]  # type: ignore[index]
+
+
+def test_a_template_declaring_free_outputs_records_an_unknown_one_with_a_warning(sd: api.StateDir,
+                                                                                  repo: Path) -> None:
+    text = (Path(api.__file__).parents[2] / "templates" / "linear.yaml").read_text()
+    (repo / "state" / "templates").mkdir(exist_ok=True)
+    (repo / "state" / "templates" / "loose.yaml").write_text(
+        text.replace("name: linear", "name: loose") + "free_outputs: true\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "a template taking free outputs"], cwd=repo, check=True)
+    sd.new("free", template="loose")
+    sd.new("strict", template="linear")
+    done = sd.stage("free", "plan", "in_progress", outputs=["a sketch", "plan"])
+    assert done["commit"] and done["warnings"] == [
+        "stage plan recorded 'a sketch', which template loose does not declare (it takes free outputs); the "
+        "declared ones: plan, output, report, deliverable"]
+    assert sd.get("free", "stages.plan.outputs") == ["a sketch", "plan"]
+    with pytest.raises(statedir.InvalidValue) as caught:
+        sd.stage("strict", "plan", "in_progress", outputs=["a sketch"])
+    assert caught.value.details["expected"] == ["plan", "output", "report", "deliverable"]
+
+    async def main() -> None:
+        async with agent(repo / "state") as a:
+            stages = json.loads((await a.client.read_resource("statedir://runs/free/stages")).contents[0].text)
+            assert "takes free outputs too" in stages["outputs"]
+            strict = json.loads((await a.client.read_resource("statedir://runs/strict/stages")).contents[0].text)
+            assert "any other is refused" in strict["outputs"]
+    anyio.run(main)

@@ -1,4 +1,4 @@
-"""`validate` and the pre-commit hook, run by the real pre-commit tool."""
+"""`validate` (signers.yaml among what it checks) and the pre-commit hook, run by the real pre-commit tool."""
 from __future__ import annotations
 
 import shutil
@@ -10,6 +10,7 @@ import pytest
 
 from statedir import api
 from statedir.engine import validate
+from tests.support.signing import NEEDS_SSH_KEYGEN
 from tests.support.util import ROOT, cli
 
 
@@ -120,3 +121,12 @@ def test_the_readme_local_hook_runs_as_written(repo: Path, tmp_path: Path) -> No
     again = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo,
                            capture_output=True, text=True, timeout=300, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+@NEEDS_SSH_KEYGEN  # `bound` makes keys
+def test_validate_covers_signers(bound: api.StateDir, repo: Path) -> None:
+    assert cli("validate", cwd=repo).returncode == 0
+    path = repo / "state/signers.yaml"
+    path.write_text(path.read_text().replace("ssh-ed25519 ", "ssh-ed25519x ", 1))
+    proc = cli("validate", "--json", cwd=repo)
+    assert proc.returncode != 0 and "signers.yaml" in proc.stdout

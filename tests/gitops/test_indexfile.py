@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import indexfile
-from tests.support.indexes import agree, by_git, copies, populate, sh
+from tests.support.indexes import agree, by_git, copies, edit, populate, sh
 from tests.support.util import diverge
 
 pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
@@ -29,13 +29,7 @@ def test_changed_added_and_deleted_paths_agree_with_git(repo: Path, version: int
     sh(repo, "update-index", "--index-version", str(version))
     (repo / "user.txt").write_text("staged by the user\n")
     sh(repo, "add", "user.txt")
-    (repo / "d" / "b.yaml").write_text("changed\n")
-    (repo / "d" / "new.yaml").write_text("added\n")
-    (repo / "d" / "e" / "g h.yaml").write_text("a name with a space, and a longer one to pad differently\n")
-    (repo / "d" / "c.yaml").unlink()
-    (repo / "d" / "x.sh").write_text("#!/bin/sh\n")
-    (repo / "d" / "x.sh").chmod(0o755)
-    ours, theirs = both(repo, ["d/b.yaml", "d/new.yaml", "d/e/g h.yaml", "d/c.yaml", "d/x.sh"])
+    ours, theirs = both(repo, edit(repo))
     agree(repo, ours, theirs)
     sh(repo, "fsck", "--no-dangling")  # every blob the index names was written
     assert "user.txt" in sh(repo, "diff", "--cached", "--name-only", "HEAD", index=ours)  # the user's staging kept

@@ -1,5 +1,5 @@
 """Commits built in the private index, by porcelain, by plumbing or in-process with libgit2:
-only the given paths land."""
+only the given paths land; given a signing key, the plumbing path signs as `git commit` does."""
 from __future__ import annotations
 
 import subprocess
@@ -9,6 +9,7 @@ import pytest
 
 from statedir.gitops import commit_message, git, store_commit
 from statedir.gitops.libgit import LibgitBackend
+from tests.support.signing import NEEDS_SSH_KEYGEN, signature
 
 pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
 
@@ -391,3 +392,19 @@ def test_what_the_user_stages_while_the_next_index_is_made_is_kept(
     assert sh(repo, "status", "--porcelain") == "A  user.txt\n"
     assert sh(repo, "show", "HEAD:s/a.yaml") == "a: 2\n"
     assert sh(repo, "show", "--name-only", "--format=", "HEAD").split() == ["s/a.yaml"]
+
+
+@NEEDS_SSH_KEYGEN
+def test_large_repository_commits_are_signed_too(repo: Path, keys: dict[str, Path]) -> None:
+    """The plumbing path (commit-tree and a compare-and-swap update-ref) signs as `git commit` does."""
+    (repo / "a.txt").write_text("one\n")
+    store_commit.commit(repo, ["a.txt"], "first\n", author="x")
+    (repo / "a.txt").write_text("two\n")
+    sha = store_commit.commit(repo, ["a.txt"], "second\n", author="x", plumbing_above=0, signing_key=str(keys["alice"]))
+    assert git.head(repo) == sha and signature(repo) is not None
+    allowed = repo.parent / "allowed"
+    allowed.write_text(f"x {keys['alice'].with_suffix('.pub').read_text()}")
+    proc = subprocess.run(["git", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-commit", sha], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert sh(repo, "status", "--porcelain") == ""

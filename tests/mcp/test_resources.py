@@ -1,8 +1,11 @@
 """What an agent reads before it acts, over MCP: the agents guide and each template's rules as
 resources, prompts that set it to drive a run by `next` alone, server instructions carrying the
-checkpoint rule; and a run driven through the tools taking only the moves `next` lists, to completed."""
+checkpoint rule; and a run driven through the tools taking only the moves `next` lists, to completed. A
+run's stages name the fields each material's file must hold (a file short of them is told at once), and
+a Material Passport's shape is a resource too."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -18,6 +21,7 @@ from statedir.engine import template
 from statedir.engine.template import catalog as template_catalog
 from tests.support.mcp_session import AGENT_ROLES, User, agent
 from tests.support.next_driver import choose, pick
+from tests.support.util import tracked
 
 
 @pytest.fixture
@@ -154,4 +158,36 @@ def test_start_run_names_the_template_only_where_one_is_given(store: Path) -> No
             assert "no template (the store's default)" in bare and "template ;" not in bare and "(template" not in bare
             named = await a.client.get_prompt("start_run", {"run_id": "r9", "topic": "T", "template": "house"})
             assert "template house," in named.messages[0].content.text
+    anyio.run(main)
+
+
+def test_a_material_s_file_is_told_the_fields_it_lacks_and_a_run_s_stages_name_them(sd: api.StateDir,
+                                                                                    repo: Path) -> None:
+    sd.new("p", topic="T")
+    bare = tracked(repo, "bare.md", "a draft\n")
+    whole = tracked(repo, "whole.md", "# Draft\n## Abstract\ntext\n## References\n- one\n")
+
+    async def main() -> None:
+        async with agent(repo / "state") as a:
+            told = await a("material", run_id="p", names=["paper_draft"], file=[bare])
+            assert "paper_draft.abstract, paper_draft.references" in told["warnings"][0], told
+            assert "when the stage is left" in told["warnings"][0]
+            assert "warnings" not in await a("material", run_id="p", names=["paper_draft"], file=[whole])
+            assert "warnings" not in await a("material", run_id="p", names=["paper_draft"])  # no file: nothing read
+            stages = json.loads((await a.client.read_resource("statedir://runs/p/stages")).contents[0].text)
+            assert stages["material_fields"]["rq_brief"] == ["research_question"]
+            assert stages["material_fields"]["paper_draft"] == ["abstract", "references"]
+            assert "integrity_report_pre" not in stages["material_fields"]  # its fields are the stage's record
+            assert "Markdown heading" in stages["material_fields_held"]
+    anyio.run(main)
+
+
+def test_a_material_passport_s_shape_is_a_resource(repo: Path, sd: api.StateDir) -> None:
+    """What `new`'s passport must hold for mid-entry can be read before the agent writes one."""
+    async def main() -> None:
+        async with agent(repo / "state") as a:
+            listed = {str(r.uri): r for r in (await a.client.list_resources()).resources}
+            assert "mid-entry" in listed["statedir://passport/schema"].description
+            shape = json.loads((await a.client.read_resource("statedir://passport/schema")).contents[0].text)
+            assert {"verification_status", "integrity_pass_date", "content_hash"} <= set(shape["properties"])
     anyio.run(main)

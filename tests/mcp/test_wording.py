@@ -1,6 +1,7 @@
 """What an MCP agent reads names tools and results, never the command line's exit codes,
 printing, repeated flags, docs folder or `statedir X`: every tool's description and its arguments',
-NOT_A_STORE's fix, and what blocks a move (`needs`) in `next` and in a refusal's details."""
+NOT_A_STORE's fix, what blocks a move (`needs`) in `next` and in a refusal's details, and a size
+refusal naming the tool and the argument as its schema spells it."""
 from __future__ import annotations
 
 import re
@@ -17,7 +18,8 @@ from statedir.hints import WORDS
 from statedir.mcp.calls import Served
 from statedir.mcp.host import mcp_host
 from statedir.mcp.wording import McpWords
-from tests.support.mcp_session import ToolError, agent
+from tests.support.mcp_session import AGENT_ROLES, ToolError, agent
+from tests.support.util import snapshot
 
 CLI_WORDS = re.compile(r"exit [0-9]|exits [0-9]|\bprints?\b|\(repeatable\)|docs/|statedir |`init` prints")
 
@@ -71,3 +73,28 @@ def test_what_blocks_a_move_names_the_tool_that_unblocks_it(store: Path) -> None
                      "needs a review decision (decision)"]
     assert prose.worded("needs a review decision (--decision), then (statedir revision)") == (
         "needs a review decision (decision=), then (sd.revision())")  # a Python caller's words
+
+
+def test_a_size_refusal_names_the_tool_and_its_own_argument(sd: api.StateDir, repo: Path) -> None:
+    """Over MCP a size refusal names the argument as the tool's schema spells it (`output`, not the
+    API's `outputs`) and the tool, never a Python function (`stage(): outputs`, `record_result():`)."""
+    sd.new("p", topic="T")
+    sd.stage("p", "1", "in_progress")
+    saved = snapshot(repo)
+
+    async def main() -> None:
+        async with agent(repo / "state", roles=AGENT_ROLES) as a:
+            for tool, arguments, argument in [
+                    ("stage", {"stage": "1", "status": "in_progress", "output": ["o"] * 300}, "output"),
+                    ("material", {"names": ["rq_brief"], "file": ["y" * 70_000]}, "file"),
+                    ("checklist", {"stage": "2.5", "item": ["1=CLEAR"] * 300}, "item"),
+                    ("integrity", {"stage": "2.5", "verdict": "PASS", "refs_total": 1, "refs_verified": 1,
+                                   "issue": ["MAJOR:X:y"] * 300, "actor": "integrity_verification"}, "issue"),
+                    ("show", {"run_id": "x" * 70_000}, "run_id")]:
+                with pytest.raises(ToolError) as caught:
+                    await a(tool, **{"run_id": "p", **arguments})
+                error = caught.value.doc["error"]
+                assert error["details"]["argument"] == argument, (tool, error)
+                assert error["message"].startswith(f"{tool}: {argument} "), (tool, error)
+    anyio.run(main)
+    assert snapshot(repo) == saved

@@ -41,3 +41,18 @@ def populate(repo: Path) -> None:
         (repo / rel).write_text(f"{rel}\n")
     sh(repo, "add", "-A")
     sh(repo, "commit", "-q", "-m", "base")
+
+
+def edit(repo: Path) -> list[str]:
+    """A change, additions around a directory's place in the order, first and last, a deletion."""
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    (repo / "d" / "new.yaml").write_text("added\n")
+    (repo / "d" / "e" / "g h.yaml").write_text("a name with a space, and a longer one to pad differently\n")
+    (repo / "d" / "c.yaml").unlink()
+    (repo / "d" / "x.sh").write_text("#!/bin/sh\n")
+    (repo / "d" / "x.sh").chmod(0o755)
+    (repo / "0first.txt").write_text("first\n")
+    (repo / "zz" / "last.txt").parent.mkdir()
+    (repo / "zz" / "last.txt").write_text("last\n")
+    (repo / "d-a.txt").write_text("between d-x.txt's neighbours\n")
+    return ["d/b.yaml", "d/new.yaml", "d/e/g h.yaml", "d/c.yaml", "d/x.sh", "0first.txt", "zz/last.txt", "d-a.txt"]

@@ -300,3 +300,10 @@ def shim(repo: Path) -> Path:
     (bindir / "statedir").write_text(f'#!/bin/sh\nexec {sys.executable} -m statedir "$@"\n')
     (bindir / "statedir").chmod(0o755)
     return bindir
+
+
+def tracked(repo: Path, name: str, text: str) -> str:
+    """`name` written with `text` in the work tree of `repo` and staged (a file an argument may name)."""
+    (repo / name).write_text(text)
+    subprocess.run(["git", "add", name], cwd=repo, check=True)
+    return name
