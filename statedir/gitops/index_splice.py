@@ -136,15 +136,14 @@ class _Entries:
 
     def entry_at(self, start: int) -> tuple[bytes, int] | None:
         """(path, end) of the entry starting at `start`, or None where no entry can start there:
-        its mode is a file's, its flags are a plain entry's (no stage, no assume-valid; extended
-        ones only in version 3, and only the two git defines), their length is its path's, and
-        NULs pad it to 8 bytes. An entry with other flags is no boundary to this search either:
-        a search that needs it ends on it, and git does the update."""
+        its mode is a file's, its flags have extended ones only in version 3 and only the two git
+        defines (a path's letters read as flags set that bit), their length is its path's, and
+        NULs pad it to 8 bytes."""
         raw, fixed = self.raw, self.fixed
         if start + fixed > self.end or raw[start + 24:start + 28] not in _MODES:
             return None
         flags = int.from_bytes(raw[start + fixed - 2:start + fixed], "big")
-        if flags & (_UNUSUAL | _EXTENDED) & ~self.extended:
+        if flags & _EXTENDED & ~self.extended:
             return None
         offset = fixed
         if flags & _EXTENDED:
@@ -170,10 +169,25 @@ class _Entries:
             found = self.entry_at(start)
             if found is not None:
                 after = self.entry_at(found[1]) if found[1] < self.end else None
-                if found[1] == self.end or (after is not None and after[0] > found[0]):
-                    return start
+                if found[1] == self.end or (after is not None and after[0] >= found[0]):
+                    return self._holding(start, found[1])
             start += 8
         return self.end
+
+    def _holding(self, start: int, end: int) -> int:
+        """The start of the entry that holds a boundary found at `start`: itself, or the entry
+        begun up to 40 bytes before, inside whose header it lies (a gid or id that reads as a
+        file's mode makes a seeming entry there, its path a tail of the real one's, ending where
+        it ends). A seeming entry over `start` that ends elsewhere is not told apart: git's."""
+        held = start
+        for back in range(8, self.fixed - 29, 8):  # where a mode can lie in an entry's header
+            at = start - back
+            found = self.entry_at(at) if at >= 12 and self.raw[at + 24:at + 28] in _MODES else None
+            if found is not None and found[1] > start:
+                if found[1] != end:
+                    raise _Unusual
+                held = start - back
+        return held
 
     def find(self, name: bytes) -> tuple[int, int | None]:
         """(start, end) of the entry for path `name`, or (where its entry would go, None)."""
@@ -187,7 +201,7 @@ class _Entries:
             if found is None:
                 raise _Unusual
             path, end = found
-            if path <= below or (above is not None and path >= above):
+            if path < below or (above is not None and path > above):  # equal: a conflict's stages
                 raise _Unusual  # out of order: not an entry (or not an index git wrote)
             if path == name:
                 return start, end
@@ -203,6 +217,8 @@ class _Entries:
         if self.end == 12:
             return
         start = self.next_start(max(12, self.end - 1024))
+        if start >= self.end:  # a last entry longer than that: looked for over the longest one
+            start = self.next_start(max(12, self.end - _LONGEST - 8))
         if start >= self.end:
             raise _Unusual
         while start < self.end:

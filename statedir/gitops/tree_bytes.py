@@ -21,11 +21,12 @@ Change = tuple[str, str, str]  # (mode, type, object id); mode "": the name is r
 def changes(directory: str, files: dict[str, dict[str, Change]], written: dict[str, str | None]) -> dict[str, Change]:
     """What changes in `directory` as a commit's trees are written deepest first: its own files
     (`files`: directory -> name -> change), and its subdirectories written just before (`written`:
-    directory -> new tree id, None where it was emptied and leaves)."""
+    directory -> new tree id, None where it was emptied and leaves; a file of its name, where
+    a directory became a file, stays)."""
     out = dict(files.get(directory, {}))
     for sub, oid in written.items():
         parent_dir, _, name = sub.rpartition("/")
-        if sub and parent_dir == directory:
+        if sub and parent_dir == directory and (oid or name not in out):
             out[name] = ("40000", "tree", oid) if oid else ("", "", "")
     return out
 

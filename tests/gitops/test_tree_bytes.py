@@ -97,3 +97,27 @@ def test_a_commit_through_plumbing_hands_git_only_the_changed_names(tmp_path: Pa
             assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
         assert trees[-1] == trees[-2]  # edited as bytes or listed whole: the same tree
     assert handed[1] <= handed[0] < 10  # the 57 runs more are not handed over (3 runs' `runs/` is listed)
+
+
+@pytest.mark.parametrize("objects", ["plumbing", "libgit2"])
+def test_a_directory_that_became_a_file_is_committed_as_the_file(tmp_path: Path, objects: str) -> None:
+    """The emptied directory's removal does not take the place of the file of its name
+    (tests/gitops/test_store_commit_property.py found it)."""
+    from statedir.gitops.libgit import LibgitBackend
+
+    repo = tmp_path / "repo"
+    sh(tmp_path, "init", "-q", str(repo))
+    for rel in ("d/a.yaml", "d/e/b.yaml", "z.yaml"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(rel)
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "base")
+    import shutil
+
+    shutil.rmtree(repo / "d")
+    (repo / "d").write_text("now a file\n")
+    store_commit.commit(repo, ["d/a.yaml", "d/e/b.yaml", "d"], "swap\n", plumbing_above=0,
+                        objects=LibgitBackend(repo) if objects == "libgit2" else None)
+    assert sh(repo, "ls-tree", "-r", "--name-only", "HEAD").split() == ["d", "z.yaml"]
+    assert sh(repo, "status", "--porcelain") == ""
+    assert sh(repo, "fsck", "--strict", "--no-dangling") == ""
