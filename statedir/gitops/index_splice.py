@@ -61,11 +61,15 @@ def splice(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     tmp = index.with_name(f"{index.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.fchmod(fd, os.stat(index).st_mode & 0o7777)  # the user's index's own mode (a group's, say)
-        _write_all(fd, [*pieces, digest.digest()])
-    finally:
-        os.close(fd)
-    os.replace(tmp, index)
+        try:
+            os.fchmod(fd, os.stat(index).st_mode & 0o7777)  # the user's index's own mode (a group's, say)
+            _write_all(fd, [*pieces, digest.digest()])
+        finally:
+            os.close(fd)
+        os.replace(tmp, index)
+    except BaseException:  # a full disk, ^C: no half-written file left beside the index
+        tmp.unlink(missing_ok=True)
+        raise
     return True
 
 

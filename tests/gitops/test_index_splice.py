@@ -302,3 +302,21 @@ def test_a_gid_that_reads_as_a_mode_does_not_misplace_an_entry(repo: Path) -> No
         assert listed == sorted(listed, key=lambda name: name.encode()), (n, new)
         agree(repo, ours, theirs)
         (repo / new).unlink()
+
+
+def test_a_write_that_fails_leaves_no_file_behind(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk while the new index is written: the error is the caller's, the index is as it
+    was, and no temporary file is left beside it."""
+    populate(repo)
+    (repo / "d" / "b.yaml").write_text("changed\n")
+    ours, _ = copies(repo)
+    before = ours.read_bytes()
+
+    def full(fd: int, pieces: list[bytes]) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index_splice, "_write_all", full)
+    with pytest.raises(OSError):
+        spliced(repo, ours, ["d/b.yaml"])
+    assert ours.read_bytes() == before
+    assert sorted(p.name for p in ours.parent.glob("ours*")) == ["ours"]
