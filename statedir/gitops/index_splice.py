@@ -146,6 +146,8 @@ class _Entries:
         raw, fixed = self.raw, self.fixed
         if start + fixed > self.end or raw[start + 24:start + 28] not in _MODES:
             return None
+        if start > 12 and raw[start - 1]:  # every entry but the first follows the NULs that pad the one before
+            return None
         flags = int.from_bytes(raw[start + fixed - 2:start + fixed], "big")
         if flags & _EXTENDED & ~self.extended:
             return None
@@ -174,24 +176,21 @@ class _Entries:
             if found is not None:
                 after = self.entry_at(found[1]) if found[1] < self.end else None
                 if found[1] == self.end or (after is not None and after[0] >= found[0]):
-                    return self._holding(start, found[1])
+                    return self._alone(start)
             start += 8
         return self.end
 
-    def _holding(self, start: int, end: int) -> int:
-        """The start of the entry that holds a boundary found at `start`: itself, or the entry
-        begun up to 40 bytes before, inside whose header it lies (a gid or id that reads as a
-        file's mode makes a seeming entry there, its path a tail of the real one's, ending where
-        it ends). A seeming entry over `start` that ends elsewhere is not told apart: git's."""
-        held = start
+    def _alone(self, start: int) -> int:
+        """`start`, where no other seeming entry begun up to 40 bytes before lies over it: a
+        gid, a time or an id that reads as a file's mode makes one inside a real entry's header
+        (its path a tail of the real one's, or the real one a tail of it). Where two lie over each
+        other, which is real is left to git."""
         for back in range(8, self.fixed - 29, 8):  # where a mode can lie in an entry's header
             at = start - back
             found = self.entry_at(at) if at >= 12 and self.raw[at + 24:at + 28] in _MODES else None
             if found is not None and found[1] > start:
-                if found[1] != end:
-                    raise _Unusual
-                held = start - back
-        return held
+                raise _Unusual
+        return start
 
     def find(self, name: bytes) -> tuple[int, int | None]:
         """(start, end) of the entry for path `name`, or (where its entry would go, None)."""

@@ -47,6 +47,7 @@ def write(common: Path, kind: bytes, data: bytes, width: int, level: int = 1) ->
     for attempt in range(5):  # a `git gc` (prune-packed) may remove the emptied directory meanwhile
         _folder(target.parent)
         try:
+            tmp.unlink(missing_ok=True)  # read-only, left by a writer of this pid and thread killed before its rename
             tmp.write_bytes(zlib.compress(body, level))
             break
         except FileNotFoundError:

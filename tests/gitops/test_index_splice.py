@@ -2,6 +2,7 @@
 or declines and writes nothing."""
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import subprocess
@@ -320,3 +321,35 @@ def test_a_write_that_fails_leaves_no_file_behind(repo: Path, monkeypatch: pytes
         spliced(repo, ours, ["d/b.yaml"])
     assert ours.read_bytes() == before
     assert sorted(p.name for p in ours.parent.glob("ours*")) == ["ours"]
+
+
+def test_a_seeming_entry_that_ends_where_the_real_one_ends_is_not_chosen(repo: Path) -> None:
+    """The mirror of the gid's case (a reviewer's): an mtime of 33188 s reads as a file's mode, and
+    a blob id whose bytes read as flags of the right length, so a seeming entry begins in the
+    header of the entry for T and ends where T ends. The splice declines, or agrees with git."""
+    import hashlib
+
+    first = "a" * 200 + "/" + "a" * 200 + "/" + "a" * 200  # long, so the search's probe lands in it
+    target = "z" * 200 + "/" + "z" * 99
+    for n in range(10 ** 6):  # about 1 blob in 8192 has such bytes
+        data = b"x%d\n" % n
+        oid = hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
+        if not oid[4] & 0x40 and (oid[4] << 8 | oid[5]) & 0xFFF == 16 + len(target) and 0 not in oid[6:] \
+                and oid[6] < ord("z"):
+            break
+    for rel, content in ((first, b"p\n"), (target, data)):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(content)
+    os.utime(repo / target, (33188, 33188))
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "base")
+    (repo / target).write_bytes(b"changed\n")
+    os.utime(repo / target, (33188, 33188))
+    (repo / "y.txt").write_text("added after it\n")
+    for paths in ([target], ["y.txt"]):
+        ours, theirs = copies(repo)
+        if spliced(repo, ours, paths):
+            by_git(repo, theirs, paths)
+            agree(repo, ours, theirs)
+        else:
+            assert ours.read_bytes() == (repo / ".git" / "index").read_bytes()
