@@ -26,15 +26,13 @@ import stat
 import struct
 from pathlib import Path
 
-from statedir.gitops import loose
+from statedir.gitops import indexfile, loose
 from statedir.gitops.object_ids import hashed
 
 _MODES = {struct.pack(">I", mode) for mode in (0o100644, 0o100755, 0o120000, 0o160000)}
-_STAT = struct.Struct(">10I")
 _EXTENDED, _UNUSUAL = 0x4000, 0xB000  # flags: extended flags follow; assume-valid or a conflict's stage
 _KNOWN_EXTENDED = 0x6000  # extended flags: skip-worktree, intent-to-add
 _KEPT = {b"REUC"}  # optional extensions keyed by path, not position: kept as they are
-_DROPPED = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
 _LONGEST = 4096 + 80  # bytes of the longest entry: a path of 4095 bytes and its header
 
 
@@ -115,14 +113,10 @@ def _fresh(worktree: Path, name: bytes, path: str, width: int, known: dict[str, 
         return None
     if not stat.S_ISREG(st.st_mode) or path not in known:
         raise _Unusual
-    mode = 0o100755 if st.st_mode & 0o100 else 0o100644
-    fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
-        st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
-        st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)))
     oid = bytes.fromhex(known[path])
     if len(oid) != width:
         raise _Unusual
-    body = fields + oid + struct.pack(">H", min(len(name), 0xFFF)) + name
+    body = indexfile.header(st, oid, name) + name
     return body + b"\0" * (8 - len(body) % 8)  # 1 to 8 NULs: the entry ends on 8 bytes
 
 
@@ -295,7 +289,7 @@ def _extensions(raw: bytes, at: int, width: int) -> list[bytes | memoryview]:
         size = int.from_bytes(raw[at + 4:at + 8], "big")
         if signature in _KEPT:
             kept.append(view[at:at + 8 + size])
-        elif signature not in _DROPPED:
+        elif signature not in indexfile.DROPPED:
             raise _Unusual
         at += 8 + size
     return kept

@@ -25,7 +25,7 @@ from statedir.gitops.object_ids import hashed
 # Entries are kept from here on; TREE, UNTR, FSMN, EOIE and IEOT describe entries by position
 # or by the trees over them, so they are dropped (git rebuilds them); any other optional one
 # (upper-case signature, e.g. REUC, keyed by path) is kept as it was.
-_DROPPED = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
+DROPPED = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
 _STAT = struct.Struct(">10I")
 _WIDTHS = (20, 32)  # bytes of an object id: SHA-1, SHA-256
 _EXTENDED = 0x4000
@@ -67,11 +67,7 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
         oid = bytes.fromhex(known[path]) if known and path in known else \
             loose.write(common, b"blob", (worktree / path).read_bytes(), width)
         blobs[path] = oid.hex()
-        mode = 0o100755 if st.st_mode & 0o100 else 0o100644
-        fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
-            st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
-            st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)))
-        fresh.append((name, fields + oid + struct.pack(">H", min(len(name), 0xFFF))))
+        fresh.append((name, header(st, oid, name)))
     kept = [(n, body) for n, body in entries if n not in touched]
     merged = sorted(kept + fresh, key=lambda e: e[0])
     out = bytearray(b"DIRC" + struct.pack(">II", version, len(merged)))
@@ -85,6 +81,16 @@ def update(gitdir: Path, worktree: Path, index: Path, paths: list[str], width: i
     tmp.write_bytes(out)
     os.replace(tmp, index)
     return blobs
+
+
+def header(st: os.stat_result, oid: bytes, name: bytes) -> bytes:
+    """An entry up to its path, for a regular file as lstat found it: stat data, mode (git's
+    two for a file), object id, and flags holding the path's length."""
+    mode = 0o100755 if st.st_mode & 0o100 else 0o100644
+    fields = _STAT.pack(*(v & 0xFFFFFFFF for v in (
+        st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
+        st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)))
+    return fields + oid + struct.pack(">H", min(len(name), 0xFFF))
 
 
 def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]] | None:
@@ -112,7 +118,7 @@ def _parse(raw: bytes, width: int) -> tuple[int, list[tuple[bytes, bytes]], list
             (size,) = struct.unpack(">I", raw[pos + 4:pos + 8])
             if not b"A" <= signature[:1] <= b"Z":
                 return None  # a required extension (a split index's link, a sparse index)
-            if signature not in _DROPPED:
+            if signature not in DROPPED:
                 extensions.append((signature, raw[pos + 8:pos + 8 + size]))
             pos += 8 + size
     except (ValueError, struct.error):

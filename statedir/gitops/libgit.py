@@ -146,31 +146,13 @@ class LibgitBackend:
         caller lists and writes those trees whole."""
         if self._common is None:
             return self._built(rev, ordered, files)
-        at: dict[str, bytes] = {"": self._read(self.repo[rev].peel(self._pygit2.Tree).id.raw) if rev else b""}
-        written: dict[str, str | None] = {}
-        for directory in ordered:
-            changes = tree_bytes.changes(directory, files, written)
-            self.entries_edited += len(changes)
-            edited = tree_bytes.edit(self._tree_at(at, directory), 20, changes)
-            if not edited and directory:
-                written[directory] = None  # an emptied directory leaves its parent
-                continue
-            large = len(edited) >= tree_bytes.LARGE
-            oid = loose.write(self._common, b"tree", edited, 20, level=0 if large else 1)
-            if large:
-                self._large = (oid, edited)
-            written[directory] = oid.hex()
-        return written.get("") or None
-
-    def _tree_at(self, at: dict[str, bytes], directory: str) -> bytes:
-        """The bytes of the parent's tree at `directory` (b"" where none is), `at` holding those
-        looked up already (the root's under "")."""
-        if directory not in at:
-            parent, _, name = directory.rpartition("/")
-            raw = self._tree_at(at, parent)
-            oid = tree_bytes.subtree(raw, 20, name) if raw else None
-            at[directory] = self._read(oid) if oid is not None else b""
-        return at[directory]
+        at: dict[str, bytes | None] = {"": self._read(self.repo[rev].peel(self._pygit2.Tree).id.raw) if rev else b""}
+        made = loose.write_trees(self._common, ordered, files, 20,
+                                 lambda directory: tree_bytes.tree_at(at, directory, 20, self._read) or b"")
+        self.entries_edited += made.edited
+        if made.large is not None:
+            self._large = made.large
+        return made.root
 
     def _read(self, oid: bytes) -> bytes:
         if self._large is not None and self._large[0] == oid:

@@ -14,7 +14,9 @@ import _thread
 import contextlib
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from statedir.gitops import tree_bytes
 from statedir.gitops.object_ids import hashed
@@ -89,22 +91,41 @@ def trees_at(common: Path, commit: str, dirs: list[str], width: int) -> dict[str
     if found is None or found[0] != b"commit" or not found[1].startswith(b"tree "):
         return None
     at: dict[str, bytes | None] = {"": _tree(common, found[1][5:5 + 2 * width].decode())}  # directory -> its tree
-
-    def tree(directory: str) -> bytes | None:
-        if directory not in at:
-            parent, _, name = directory.rpartition("/")
-            raw = tree(parent)
-            sub = tree_bytes.subtree(raw, width, name) if raw else None
-            at[directory] = raw if raw is None else _tree(common, sub.hex()) if sub is not None else b""
-        return at[directory]
-
     out: dict[str, bytes] = {}
     for directory in dirs:
-        raw = tree(directory)
+        raw = tree_bytes.tree_at(at, directory, width, lambda oid: _tree(common, oid.hex()))
         if raw is None:
             return None
         out[directory] = raw
     return out
+
+
+class Written(NamedTuple):
+    root: str | None  # the new root tree's id (hex)
+    large: tuple[bytes, bytes] | None  # the last large tree written: (raw id, bytes)
+    edited: int  # names changed in the trees
+
+
+def write_trees(common: Path, ordered: list[str], files: dict[str, dict[str, tree_bytes.Change]], width: int,
+                parent_tree: Callable[[str], bytes]) -> Written:
+    """A commit's trees: each directory of `ordered` (deepest first, root last) edited as bytes
+    from `parent_tree(directory)` (the parent commit's, b"" where none) with `files` and the
+    directories written before it, and written here (a large one at zlib level 0)."""
+    written: dict[str, str | None] = {}
+    large, edited = None, 0
+    for directory in ordered:
+        changes = tree_bytes.changes(directory, files, written)
+        edited += len(changes)
+        data = tree_bytes.edit(parent_tree(directory), width, changes)
+        if not data and directory:
+            written[directory] = None  # an emptied directory leaves its parent
+            continue
+        big = len(data) >= tree_bytes.LARGE
+        oid = write(common, b"tree", data, width, level=0 if big else 1)
+        if big:
+            large = (oid, data)
+        written[directory] = oid.hex()
+    return Written(written.get("") or None, large, edited)
 
 
 def _tree(common: Path, oid: str) -> bytes | None:

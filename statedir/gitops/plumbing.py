@@ -63,15 +63,7 @@ class Plumbing:
         """edit_trees with no git process where the parent's trees are loose (a transition's
         are): each tree edited as bytes and written as a loose object (statedir.gitops.loose)."""
         raws = loose.trees_at(common, rev, ordered, width) or _raw_trees(self.worktree, rev, ordered)
-        written: dict[str, str | None] = {}
-        for directory in ordered:
-            edited = tree_bytes.edit(raws[directory], width, tree_bytes.changes(directory, files, written))
-            if not edited and directory:
-                written[directory] = None  # an emptied directory leaves its parent
-                continue
-            level = 0 if len(edited) >= tree_bytes.LARGE else 1
-            written[directory] = loose.write(common, b"tree", edited, width, level).hex()
-        return written.get("") or None
+        return loose.write_trees(common, ordered, files, width, raws.__getitem__).root
 
     @contextlib.contextmanager
     def tree_writer(self) -> Iterator[Callable[[list[tuple[str, str, str, str]]], str]]:

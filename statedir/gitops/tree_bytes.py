@@ -14,6 +14,7 @@ many names at once scans the tree once in Python instead (`scanned`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 Change = tuple[str, str, str]  # (mode, type, object id); mode "": the name is removed
 
@@ -74,6 +75,19 @@ def edit(raw: bytes, width: int, changes: dict[str, Change]) -> bytes:
             kept = what  # type: ignore[assignment]
     out.append(raw[kept:])
     return b"".join(out)
+
+
+def tree_at(at: dict[str, bytes | None], directory: str, width: int,
+            read: Callable[[bytes], bytes | None]) -> bytes | None:
+    """The tree object at `directory` (b"" where no tree is), looked up name by name from the
+    root's in `at` (under "") with `read` (a raw id -> that tree's bytes, None where it cannot be
+    read: then None), each directory once: `at` keeps those looked up."""
+    if directory not in at:
+        parent, _, name = directory.rpartition("/")
+        raw = tree_at(at, parent, width, read)
+        sub = subtree(raw, width, name) if raw else None
+        at[directory] = raw if raw is None else read(sub) if sub is not None else b""
+    return at[directory]
 
 
 def subtree(raw: bytes, width: int, name: str) -> bytes | None:
