@@ -28,18 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:  # ^C during its ls-remote: as _main says it
             sys.stderr.write("aborted\n")
             return 130
+    from statedir.cli.words import CLI
     from statedir.hints import WORDS
 
-    from statedir.cli.render import Escaping
-    from statedir.cli.words import CLI
-
     words = WORDS.set(CLI)  # refusals name the flags (`--topic`) and say their next steps as command lines
-    # What a person reads arrives with its control characters escaped (text from another machine
-    # is never a terminal command); --json's document is JSON, which escapes its own.
-    streams = sys.stdout, sys.stderr
-    if "--json" not in args:
-        sys.stdout = Escaping(sys.stdout)  # type: ignore[assignment]
-    sys.stderr = Escaping(sys.stderr)  # type: ignore[assignment]
+    streams = _escaped("--json" in args)
     try:
         return _main(args)
     finally:
@@ -47,20 +40,31 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
-def _say_unmoved(found: dict[str, Any], as_json: bool) -> int:
-    """A no-op sync's answer, printed as `main` prints the whole sync's (its streams escaped and
-    reconfigured alike), with nothing else of the CLI loaded."""
-    from statedir.cli import render
+def _escaped(as_json: bool) -> tuple[Any, Any]:
+    """Put the streams a command prints on in place; returns the ones to put back. What a person
+    reads arrives with its control characters escaped (text from another machine is never a
+    terminal command; --json's document is JSON, which escapes its own), and undecodable argv
+    bytes never crash a print."""
+    from statedir.cli.render import Escaping
 
     streams = sys.stdout, sys.stderr
     if not as_json:
-        sys.stdout = render.Escaping(sys.stdout)  # type: ignore[assignment]
-    sys.stderr = render.Escaping(sys.stderr)  # type: ignore[assignment]
+        sys.stdout = Escaping(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = Escaping(sys.stderr)  # type: ignore[assignment]
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure:
+            reconfigure(errors="backslashreplace")
+    return streams
+
+
+def _say_unmoved(found: dict[str, Any], as_json: bool) -> int:
+    """A no-op sync's answer, printed as `main` prints the whole sync's (on the same streams),
+    with nothing else of the CLI loaded."""
+    from statedir.cli import render
+
+    streams = _escaped(as_json)
     try:
-        for stream in (sys.stdout, sys.stderr):
-            reconfigure = getattr(stream, "reconfigure", None)
-            if reconfigure:
-                reconfigure(errors="backslashreplace")
         render.done(found, as_json)
         sys.stdout.flush()
     finally:
@@ -77,10 +81,6 @@ def _main(args: list[str]) -> int:
         from statedir.api import places
 
         places.arm_faults(os.environ["STATEDIR_FAULT"])
-    for stream in (sys.stdout, sys.stderr):  # undecodable argv bytes must never crash a print
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure:
-            reconfigure(errors="backslashreplace")
     as_json = "--json" in args
     # The except clauses below name typer's errors through _typer(), evaluated only when an exception
     # gets that far: a call read without typer never loads it.
