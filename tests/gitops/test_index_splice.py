@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import index_splice
+from tests.support import indexes
 from tests.support.indexes import agree, by_git, copies, edit, populate, sh
 from tests.support.util import diverge
 
@@ -28,10 +29,7 @@ def spliced(repo: Path, index: Path, paths: list[str], width: int = 20) -> bool:
 
 
 def both(repo: Path, paths: list[str], width: int = 20) -> tuple[Path, Path]:
-    ours, theirs = copies(repo)
-    assert spliced(repo, ours, paths, width)
-    by_git(repo, theirs, paths)
-    return ours, theirs
+    return indexes.both(repo, paths, lambda ours: spliced(repo, ours, paths, width))
 
 
 @pytest.mark.parametrize("version", [2, 3])
@@ -79,11 +77,7 @@ def test_random_edits_agree_with_git(repo: Path) -> None:
     parts = ["a", "a-b", "a.b", "a0", "b", "-", ".x"]
     names = sorted({"/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) for _ in range(60)})
     files = [n for n in names if not any(m.startswith(n + "/") for m in names)]  # no file where a directory is
-    for rel in files:
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(f"{rel}\n")
-    sh(repo, "add", "-A")
-    sh(repo, "commit", "-q", "-m", "base")
+    populate(repo, tuple(files))
     ours, theirs = copies(repo)
     for round_ in range(8):
         touched = rng.sample(files, 6)
@@ -238,11 +232,7 @@ def test_an_entry_that_reads_as_another_at_an_offset_is_not_taken_for_one(repo: 
 
 def test_a_file_where_a_directory_is_with_names_between_is_left_to_git(repo: Path) -> None:
     """'d-x' sorts between 'd' and 'd/b': the directory is found all the same (git refuses)."""
-    for rel in ("d-x", "d.y", "d/b"):
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(rel)
-    sh(repo, "add", "-A")
-    sh(repo, "commit", "-q", "-m", "base")
+    populate(repo, ("d-x", "d.y", "d/b"))
     shutil.rmtree(repo / "d")
     (repo / "d").write_text("now a file\n")
     index = repo / ".git" / "index"

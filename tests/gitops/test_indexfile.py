@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import indexfile
-from tests.support.indexes import agree, by_git, copies, edit, populate, sh
+from tests.support import indexes
+from tests.support.indexes import agree, edit, populate, sh
 from tests.support.util import diverge
 
 pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or the CLI
@@ -17,10 +18,7 @@ pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git or 
 
 def both(repo: Path, paths: list[str], width: int = 20) -> tuple[Path, Path]:
     """The index updated here (ours) and by git (theirs), each from a copy of the repository's."""
-    ours, theirs = copies(repo)
-    assert indexfile.update(repo / ".git", repo, ours, paths, width)
-    by_git(repo, theirs, paths)
-    return ours, theirs
+    return indexes.both(repo, paths, lambda ours: indexfile.update(repo / ".git", repo, ours, paths, width))
 
 
 @pytest.mark.parametrize("version", [2, 3])

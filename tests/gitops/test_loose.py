@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from statedir.gitops import loose, store_commit, tree_bytes
-from tests.support.indexes import sh
+from tests.support.indexes import populate, sh
 
 pytestmark = pytest.mark.usefixtures("isolated")  # every test here runs git
 
@@ -26,11 +26,7 @@ def test_what_it_writes_git_reads(repo: Path, level: int) -> None:
 
 
 def test_the_trees_of_a_commit_read_loose_and_not_when_packed(repo: Path) -> None:
-    for rel in ("a/b/c.txt", "a/d.txt", "e.txt"):
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(rel)
-    sh(repo, "add", "-A")
-    sh(repo, "commit", "-q", "-m", "one")
+    populate(repo, ("a/b/c.txt", "a/d.txt", "e.txt"))
     head = sh(repo, "rev-parse", "HEAD").strip()
     dirs = ["a/b", "a", "", "missing/dir", "e.txt"]
     found = loose.trees_at(repo / ".git", head, dirs, 20)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -33,10 +34,20 @@ def agree(repo: Path, ours: Path, theirs: Path) -> None:
         assert sh(repo, *args, index=ours) == sh(repo, *args, index=theirs), args
 
 
-def populate(repo: Path) -> None:
-    """Files whose names sort around a directory's ('d-x.txt' < 'd/...' < 'd.txt' in git's
-    index order), committed, so the index holds a cache tree (TREE)."""
-    for rel in ("a.txt", "d/b.yaml", "d/c.yaml", "d/e/f.yaml", "z.txt", "d-x.txt", "d.txt"):
+def both(repo: Path, paths: list[str], write: Callable[[Path], object]) -> tuple[Path, Path]:
+    """The index updated by `write` (ours, which must not decline) and by git (theirs), each from
+    a copy of the repository's."""
+    ours, theirs = copies(repo)
+    assert write(ours)
+    by_git(repo, theirs, paths)
+    return ours, theirs
+
+
+def populate(repo: Path, rels: tuple[str, ...] = ("a.txt", "d/b.yaml", "d/c.yaml", "d/e/f.yaml", "z.txt", "d-x.txt",
+                                                  "d.txt")) -> None:
+    """Files (by default, names that sort around a directory's: 'd-x.txt' < 'd/...' < 'd.txt' in
+    git's index order), each holding its name, committed, so the index holds a cache tree (TREE)."""
+    for rel in rels:
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(f"{rel}\n")
     sh(repo, "add", "-A")
